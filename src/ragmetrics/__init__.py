@@ -1,0 +1,35 @@
+"""ragmetrics: retrieval evaluation for RAG, exact against trec_eval.
+
+Build :class:`Qrels` and a :class:`Run`, then call :func:`evaluate`; compare several runs
+with :func:`compare`. Metric names and their definitions are listed by :func:`list_metrics`.
+"""
+
+from ragmetrics._version import __version__
+from ragmetrics.dataset import RetrievalDataset
+from ragmetrics.errors import (
+    InputFormatError,
+    MissingQueryError,
+    RagMetricsError,
+    UndefinedMetricWarning,
+    UnknownMetricError,
+)
+from ragmetrics.evaluate import Counts, EvaluationResult, evaluate
+from ragmetrics.metrics import list_metrics
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+__all__ = [
+    "Counts",
+    "EvaluationResult",
+    "InputFormatError",
+    "MissingQueryError",
+    "Qrels",
+    "RagMetricsError",
+    "RetrievalDataset",
+    "Run",
+    "UndefinedMetricWarning",
+    "UnknownMetricError",
+    "__version__",
+    "evaluate",
+    "list_metrics",
+]

@@ -1,0 +1,7 @@
+"""``python -m ragmetrics`` runs the command line."""
+
+import sys
+
+from ragmetrics.cli import main
+
+sys.exit(main())

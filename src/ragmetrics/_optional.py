@@ -1,0 +1,30 @@
+"""Imports of optional dependencies, with a message that says how to install them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def import_pandas() -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(
+            "This needs pandas, which ragmetrics does not install by itself. "
+            "Install it with: pip install 'ragmetrics[pandas]'"
+        ) from None
+    return pandas
+
+
+def import_matplotlib_pyplot() -> Any:
+    try:
+        import matplotlib
+
+        if matplotlib.get_backend().lower() not in {"module://matplotlib_inline.backend_inline"}:
+            matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError(
+            "Plots need matplotlib. Install it with: pip install 'ragmetrics[plot]'"
+        ) from None
+    return plt

@@ -1,0 +1,82 @@
+"""Plain-text, markdown, CSV and HTML renderings of small tables."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+from collections.abc import Sequence
+
+Cell = str | float | int | None
+
+
+def format_cell(value: Cell, digits: int = 4) -> str:
+    if value is None:
+        return "NA"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        return "NA" if value != value else f"{value:.{digits}f}"
+    return str(value)
+
+
+def markdown_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4,
+    align_right_from: int = 1,
+) -> str:
+    cells = [[format_cell(c, digits) for c in row] for row in rows]
+    lines = ["| " + " | ".join(_escape_md(h) for h in headers) + " |"]
+    lines.append(
+        "|" + "|".join("---:" if i >= align_right_from else "---" for i in range(len(headers))) + "|"
+    )
+    lines += ["| " + " | ".join(_escape_md(c) for c in row) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4) -> str:
+    cells = [[format_cell(c, digits) for c in row] for row in rows]
+    widths = [len(h) for h in headers]
+    for row in cells:
+        widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+    def line(values: Sequence[str]) -> str:
+        first = values[0].ljust(widths[0])
+        rest = [v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+    rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(list(headers)), rule, *(line(r) for r in cells)])
+
+
+def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(headers)
+    for row in rows:
+        writer.writerow(["" if c is None else (repr(c) if isinstance(c, float) else c) for c in row])
+    return buffer.getvalue()
+
+
+def html_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4,
+    bold: set[tuple[int, int]] | None = None, caption: str | None = None,
+) -> str:
+    bold = bold or set()
+    parts = ["<table>"]
+    if caption:
+        parts.append(f"<caption>{html.escape(caption)}</caption>")
+    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead>")
+    parts.append("<tbody>")
+    for r, row in enumerate(rows):
+        tds = []
+        for c, value in enumerate(row):
+            text = html.escape(format_cell(value, digits))
+            if (r, c) in bold:
+                text = f"<b>{text}</b>"
+            align = ' style="text-align:right"' if c > 0 else ""
+            tds.append(f"<td{align}>{text}</td>")
+        parts.append("<tr>" + "".join(tds) + "</tr>")
+    parts.append("</tbody></table>")
+    return "".join(parts)
+
+
+def _escape_md(text: str) -> str:
+    return text.replace("|", "\\|")

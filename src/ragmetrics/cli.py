@@ -1,0 +1,158 @@
+"""The ``ragmetrics`` command line.
+
+Exit codes: 0 success, 1 unreadable input (a malformed file), 2 bad usage (an unknown option
+or metric, a bad value).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragmetrics._version import __version__
+from ragmetrics.errors import InputFormatError, RagMetricsError
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+_FORMATS = ("table", "json", "csv", "markdown")
+
+
+def _looks_like_json(path: str) -> bool:
+    if Path(path).suffix.lower() in {".json", ".jsonl"}:
+        return True
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    return line.lstrip()[0] in "{["
+    except (OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+def read_qrels(path: str) -> Qrels:
+    """Read qrels from a TREC file or JSON/JSONL (detected by extension or content)."""
+    return Qrels.from_json(path) if _looks_like_json(path) else Qrels.from_trec(path)
+
+
+def read_run(path: str) -> Run:
+    """Read a run from a TREC file or JSON/JSONL (detected by extension or content)."""
+    return Run.from_json(path) if _looks_like_json(path) else Run.from_trec(path)
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels file or JSON/JSONL")
+    parser.add_argument(
+        "-m", "--metric", dest="metrics", action="append", required=True, metavar="NAME",
+        help="a metric such as ndcg@10, P_5, mrr, ra_nwg@5 (repeat for several; "
+        "`ragmetrics metrics` lists them)",
+    )
+    parser.add_argument(
+        "--relevance-threshold", "-l", type=int, default=1, metavar="N",
+        help="lowest grade that counts as relevant (default 1)",
+    )
+    parser.add_argument(
+        "--missing", choices=("zero", "skip", "error"), default="zero",
+        help="judged queries with no ranking: score 0 (default), leave out as trec_eval "
+        "does, or fail",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragmetrics",
+        description="Retrieval evaluation for RAG, exact against trec_eval.",
+        epilog="Examples:\n  ragmetrics evaluate qrels.txt run.txt -m ndcg@10 -m recall@100\n"
+        "  ragmetrics evaluate qrels.json run.json -m ra_nwg@5 --per-query --format json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"ragmetrics {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    evaluate = commands.add_parser(
+        "evaluate", help="score one run against qrels",
+        description="Score one run against qrels and print the means (and per-query values).",
+    )
+    _add_common(evaluate)
+    evaluate.add_argument("run", metavar="RUN", help="results: TREC run file or JSON/JSONL")
+    evaluate.add_argument("--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics)")
+    evaluate.add_argument("--per-query", action="store_true", help="also print every query's values")
+    evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+
+    metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
+    metrics.add_argument("--format", choices=("table", "json"), default="table")
+    return parser
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    from ragmetrics.evaluate import evaluate
+
+    qrels = read_qrels(args.qrels)
+    run = read_run(args.run)
+    pool = read_run(args.pool) if args.pool else None
+    result = evaluate(
+        qrels, run, args.metrics, relevance_threshold=args.relevance_threshold,
+        missing=args.missing, pool=pool,
+    )
+    fmt = args.format
+    if fmt == "json":
+        print(result.to_json(per_query=args.per_query))
+    elif fmt == "csv":
+        print(result.to_csv(per_query=args.per_query), end="")
+    elif fmt == "markdown":
+        print(result.to_markdown())
+        if args.per_query:
+            print()
+            print(result.to_markdown(per_query=True).split("\n\n")[0])
+    else:
+        print(result.to_table())
+        if args.per_query:
+            print()
+            print(result.to_table(per_query=True).split("\n\n")[0])
+    return 0
+
+
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    from ragmetrics._table import text_table
+    from ragmetrics.metrics import list_metrics
+
+    listing = list_metrics()
+    if args.format == "json":
+        print(json.dumps(listing, indent=2))
+        return 0
+    rows: list[list[Any]] = [
+        [m["name"], m["cutoff"], ", ".join(m["aliases"]) or "-", m["summary"]]  # type: ignore[arg-type]
+        for m in listing
+    ]
+    print(text_table(["name", "@k", "aliases", "what it measures"], rows))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handlers = {"evaluate": _cmd_evaluate, "metrics": _cmd_metrics}
+    handlers.update(_extra_commands())
+    try:
+        return handlers[args.command](args)
+    except InputFormatError as exc:
+        print(f"ragmetrics: error: {exc}", file=sys.stderr)
+        return 1
+    except (RagMetricsError, ValueError, TypeError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"ragmetrics: error: {message}", file=sys.stderr)
+        return 2
+
+
+def _extra_commands() -> dict[str, Any]:
+    return {}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

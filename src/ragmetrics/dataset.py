@@ -1,0 +1,119 @@
+"""A retrieval evaluation set: queries, a corpus, and the relevant docs of each query."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from ragmetrics._io import PathLike
+from ragmetrics.errors import InputFormatError
+from ragmetrics.qrels import Qrels
+
+
+class RetrievalDataset(BaseModel):
+    """Queries, corpus and graded relevant docs, with a JSON round-trip.
+
+    ``relevant_docs`` maps a query id to a list of doc ids (grade 1 each) or to a mapping of
+    doc id to grade. ``from_json`` also reads the JSON that LlamaIndex's former
+    ``EmbeddingQAFinetuneDataset`` wrote (``queries``, ``corpus``, ``relevant_docs``, ``mode``).
+
+    Example:
+        >>> ds = RetrievalDataset(queries={"q1": "who?"}, corpus={"d1": "text"},
+        ...                       relevant_docs={"q1": ["d1"]})
+        >>> ds.qrels["q1"]["d1"]
+        1
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    queries: dict[str, str]
+    corpus: dict[str, str] = {}
+    relevant_docs: dict[str, dict[str, int]]
+    mode: str = "text"
+
+    @field_validator("relevant_docs", mode="before")
+    @classmethod
+    def _grades(cls, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value
+        normalized: dict[str, Any] = {}
+        for query_id, docs in value.items():
+            if isinstance(docs, str):
+                raise ValueError(
+                    f"the relevant docs of query '{query_id}' must be a list of ids or a "
+                    f'mapping of id to grade; got the string {docs!r} (write ["{docs}"])'
+                )
+            if isinstance(docs, Sequence):
+                normalized[query_id] = dict.fromkeys(docs, 1)
+            else:
+                normalized[query_id] = docs
+        return normalized
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RetrievalDataset:
+        unknown = [q for q in self.relevant_docs if q not in self.queries]
+        if unknown:
+            raise ValueError(
+                f"relevant_docs names queries that are not in queries: {unknown[:5]}"
+            )
+        if self.corpus:
+            absent = sorted(
+                {d for docs in self.relevant_docs.values() for d in docs if d not in self.corpus}
+            )
+            if absent:
+                raise ValueError(
+                    f"relevant_docs names docs that are not in the corpus: {absent[:5]}; "
+                    f"add them to the corpus or leave the corpus empty"
+                )
+        return self
+
+    @property
+    def qrels(self) -> Qrels:
+        """The relevant docs as :class:`Qrels`."""
+        return Qrels.from_dict(self.relevant_docs)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    @classmethod
+    def from_qrels(
+        cls, qrels: Qrels, queries: Mapping[str, str], corpus: Mapping[str, str] | None = None
+    ) -> RetrievalDataset:
+        """Build from judgments and the query texts (only judged queries are kept)."""
+        return cls(
+            queries={q: queries[q] for q in qrels.query_ids if q in queries},
+            corpus=dict(corpus or {}),
+            relevant_docs=qrels.to_dict(),
+        )
+
+    def to_json(self, path: PathLike | None = None, *, indent: int | None = None) -> str:
+        """Serialize; write to ``path`` when given. Grades are kept."""
+        text = json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    @classmethod
+    def from_json(cls, path: PathLike) -> RetrievalDataset:
+        """Read our JSON or the legacy ``EmbeddingQAFinetuneDataset`` JSON."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                payload = json.load(handle)
+        except FileNotFoundError:
+            raise InputFormatError(f"No such file: '{path}'.") from None
+        except json.JSONDecodeError as exc:
+            raise InputFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+        try:
+            return cls.model_validate(payload)
+        except ValidationError as exc:
+            raise InputFormatError(f"{path}: not a retrieval dataset: {_first_error(exc)}") from None
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(p) for p in error.get("loc", ()))
+    return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg"))

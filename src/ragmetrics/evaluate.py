@@ -1,0 +1,375 @@
+"""``evaluate()``: parse names, judge the run once, call the kernels, aggregate."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ragmetrics._table import csv_table, html_table, markdown_table, text_table
+from ragmetrics.errors import MissingQueryError, RagMetricsError, UndefinedMetricWarning
+from ragmetrics.judge import JudgedRun, judge
+from ragmetrics.metrics import Cutoff, Metric, parse_metrics
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+MissingPolicy = Literal["zero", "skip", "error"]
+_MISSING_POLICIES = ("zero", "skip", "error")
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What was counted, and what was left out and why.
+
+    Attributes:
+        queries: queries counted in the aggregate (before NA, per metric see ``valid``).
+        judged: queries in the qrels.
+        in_run: queries in the run.
+        missing_from_run: judged queries with no ranking in the run (scored 0 with
+            ``missing="zero"``, left out with ``"skip"``).
+        not_judged: queries in the run with no judgments (always left out).
+        empty_rankings: counted queries whose ranking is empty (scored as such).
+        repeated_ids_dropped: repeated doc ids dropped from the rankings.
+        valid: per metric, queries with a defined value.
+        na: per metric, queries for which the metric is NA (left out of its mean).
+    """
+
+    queries: int
+    judged: int
+    in_run: int
+    missing_from_run: int
+    not_judged: int
+    empty_rankings: int
+    repeated_ids_dropped: int
+    valid: dict[str, int] = field(default_factory=dict)
+    na: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class EvaluationResult:
+    """Per-query and aggregate values of several metrics over one run.
+
+    Attributes:
+        metrics: the metric labels, as the caller wrote them.
+        query_ids: the counted queries, one per row of ``values``.
+        values: array (queries x metrics); NaN where a metric is NA for a query.
+        aggregate: label -> mean over the queries where the metric is defined
+            (``None`` when it is defined for none).
+        counts: a :class:`Counts` of what was counted and what was left out.
+        missing_query_ids, unjudged_query_ids: the ids behind those counts.
+    """
+
+    def __init__(
+        self,
+        *,
+        metrics: Sequence[Metric],
+        query_ids: tuple[str, ...],
+        values: np.ndarray,
+        counts: Counts,
+        missing_query_ids: tuple[str, ...],
+        unjudged_query_ids: tuple[str, ...],
+        settings: dict[str, Any],
+        judged: JudgedRun | None = None,
+        run_name: str | None = None,
+    ) -> None:
+        self._metric_specs = tuple(metrics)
+        self.metrics = tuple(m.label for m in metrics)
+        self.query_ids = query_ids
+        self.values = values
+        self.counts = counts
+        self.missing_query_ids = missing_query_ids
+        self.unjudged_query_ids = unjudged_query_ids
+        self.settings = settings
+        self.run_name = run_name
+        self._judged = judged
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            means = np.nanmean(values, axis=0) if len(query_ids) else np.full(len(metrics), np.nan)
+        self.aggregate: dict[str, float | None] = {
+            label: (None if np.isnan(mean) else float(mean))
+            for label, mean in zip(self.metrics, means.tolist(), strict=True)
+        }
+
+    @cached_property
+    def per_query(self) -> dict[str, dict[str, float | None]]:
+        """query id -> label -> value (``None`` where the metric is NA)."""
+        labels = self.metrics
+        rows = np.where(np.isnan(self.values), None, self.values).tolist()
+        return {q: dict(zip(labels, row, strict=True)) for q, row in zip(self.query_ids, rows, strict=True)}
+
+    def column(self, metric: str) -> np.ndarray:
+        """The per-query values of one metric (NaN for NA), aligned with ``query_ids``."""
+        try:
+            return self.values[:, self.metrics.index(metric)]
+        except ValueError:
+            raise KeyError(
+                f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}."
+            ) from None
+
+    def __getitem__(self, metric: str) -> float | None:
+        """The aggregate value of one metric."""
+        if metric not in self.aggregate:
+            raise KeyError(f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}.")
+        return self.aggregate[metric]
+
+    # --- renderings ---------------------------------------------------------------------
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """``{"aggregate", "counts", "per_query"?}`` as plain Python values."""
+        payload: dict[str, Any] = {"aggregate": dict(self.aggregate), "counts": self.counts.to_dict()}
+        if self.missing_query_ids:
+            payload["missing_query_ids"] = list(self.missing_query_ids)
+        if self.unjudged_query_ids:
+            payload["unjudged_query_ids"] = list(self.unjudged_query_ids)
+        if per_query:
+            payload["per_query"] = self.per_query
+        return payload
+
+    def to_json(self, path: str | None = None, *, per_query: bool = True, indent: int | None = None) -> str:
+        """JSON with ``aggregate``, ``counts`` and (by default) ``per_query``; NA is null."""
+        text = json.dumps(self.to_dict(per_query=per_query), indent=indent, ensure_ascii=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def to_pandas(self, *, aggregate: bool = False) -> pd.DataFrame:
+        """Per-query DataFrame (index ``query_id``, one column per metric, NaN for NA);
+        with ``aggregate=True`` a one-row frame of the means."""
+        from ragmetrics._optional import import_pandas
+
+        pandas = import_pandas()
+        if aggregate:
+            return pandas.DataFrame([self.aggregate], index=[self.run_name or "run"])
+        frame = pandas.DataFrame(self.values, index=list(self.query_ids), columns=list(self.metrics))
+        frame.index.name = "query_id"
+        return frame
+
+    def _rows(self, per_query: bool) -> tuple[list[str], list[list[Any]]]:
+        if per_query:
+            headers = ["query_id", *self.metrics]
+            values = np.where(np.isnan(self.values), None, self.values).tolist()
+            return headers, [[q, *row] for q, row in zip(self.query_ids, values, strict=True)]
+        headers = ["metric", "mean", "queries", "NA"]
+        rows = [
+            [m, self.aggregate[m], self.counts.valid[m], self.counts.na[m]] for m in self.metrics
+        ]
+        return headers, rows
+
+    def to_markdown(self, *, per_query: bool = False, digits: int = 4) -> str:
+        """A markdown table of the means (or of every query), with a note of what was left out."""
+        headers, rows = self._rows(per_query)
+        table = markdown_table(headers, rows, digits=digits)
+        note = self._note()
+        return table + (f"\n\n{note}" if note else "")
+
+    def to_table(self, *, per_query: bool = False, digits: int = 4) -> str:
+        """A plain-text table for terminals."""
+        headers, rows = self._rows(per_query)
+        note = self._note()
+        return text_table(headers, rows, digits=digits) + (f"\n\n{note}" if note else "")
+
+    def to_csv(self, *, per_query: bool = False) -> str:
+        headers, rows = self._rows(per_query)
+        return csv_table(headers, rows)
+
+    def _note(self) -> str:
+        c = self.counts
+        parts = [f"{c.queries} queries counted"]
+        if c.missing_from_run:
+            verb = "scored 0" if self.settings.get("missing") == "zero" else "left out"
+            parts.append(f"{c.missing_from_run} judged but missing from the run ({verb})")
+        if c.not_judged:
+            parts.append(f"{c.not_judged} in the run but not judged (left out)")
+        if c.empty_rankings:
+            parts.append(f"{c.empty_rankings} with an empty ranking")
+        if c.repeated_ids_dropped:
+            parts.append(f"{c.repeated_ids_dropped} repeated doc ids dropped")
+        return "; ".join(parts) + "."
+
+    def _repr_html_(self) -> str:
+        headers, rows = self._rows(False)
+        caption = f"ragmetrics: {self.run_name}" if self.run_name else "ragmetrics evaluation"
+        return html_table(headers, rows, caption=caption) + f"<p><small>{self._note()}</small></p>"
+
+    def __repr__(self) -> str:
+        means = ", ".join(
+            f"{m}={'NA' if v is None else format(v, '.4f')}" for m, v in self.aggregate.items()
+        )
+        return f"EvaluationResult({means}; {self._note()[:-1]})"
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def evaluate(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Any],
+    metrics: str | Sequence[str],
+    *,
+    relevance_threshold: int = 1,
+    missing: MissingPolicy = "zero",
+    pool: Run | Mapping[str, Any] | None = None,
+    err_max_grade: float | None = None,
+    alpha: float = 1.0,
+    cap4: float = 1.0,
+    cap3: float = 0.25,
+    grade_map: Mapping[int, int] | None = None,
+) -> EvaluationResult:
+    """Evaluate a run against qrels on several metrics at once.
+
+    Args:
+        qrels: the judgments (a :class:`Qrels`, or a ``{qid: {doc: grade}}`` dict).
+        run: the rankings (a :class:`Run`, or a dict of scores or of ranked lists).
+        metrics: names such as ``"ndcg@10"``, ``"P_5"`` or ``"ra_nwg@5"``; results are keyed
+            by the name as written.
+        relevance_threshold: the lowest grade that counts as relevant (inclusive).
+        missing: what a judged query with no ranking scores: ``"zero"`` (counted, every
+            metric 0), ``"skip"`` (left out, as trec_eval) or ``"error"``.
+        pool: for the RAG set metrics, the candidate run the ranking was selected from;
+            by default each query's full ranking.
+        err_max_grade: fixes ``max_grade`` of ERR (default: the highest grade judged).
+        alpha, cap4, cap3, grade_map: weighting of the RAG set metrics (METRICS.md).
+
+    Returns:
+        An :class:`EvaluationResult` with ``aggregate``, ``per_query`` and ``counts``.
+
+    Raises:
+        UnknownMetricError: a metric name is not registered.
+        MissingQueryError: ``missing="error"`` and a judged query has no ranking.
+        RagMetricsError: empty qrels or run, or an option out of range.
+
+    Example:
+        >>> result = evaluate({"q1": {"a": 1, "b": 1}}, {"q1": {"a": 0.9, "x": 0.5}}, ["P@2", "mrr"])
+        >>> result.aggregate
+        {'P@2': 0.5, 'mrr': 1.0}
+    """
+    qrels = as_qrels(qrels)
+    run = as_run(run)
+    parsed = parse_metrics(list(metrics) if not isinstance(metrics, str) else metrics)
+    if not isinstance(relevance_threshold, (int, np.integer)) or isinstance(relevance_threshold, bool):
+        raise RagMetricsError(
+            f"relevance_threshold must be an integer grade such as 1; got {relevance_threshold!r}."
+        )
+    if missing not in _MISSING_POLICIES:
+        raise RagMetricsError(
+            f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}."
+        )
+    if len(qrels) == 0:
+        raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
+    if len(run) == 0:
+        raise RagMetricsError(
+            "The run is empty: it has no query. Check that the retriever ran and that the "
+            "file or dict is the one you meant."
+        )
+    missing_ids = tuple(q for q in qrels.query_ids if q not in run)
+    unjudged_ids = tuple(q for q in run.query_ids if q not in qrels)
+    if missing == "error" and missing_ids:
+        shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
+        raise MissingQueryError(
+            f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
+            f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
+        )
+    query_ids = [q for q in qrels.query_ids if q in run] if missing == "skip" else list(qrels.query_ids)
+    options: dict[str, Any] = {
+        "err_max_grade": err_max_grade,
+        "alpha": alpha,
+        "cap4": cap4,
+        "cap3": cap3,
+        "grade_map": dict(grade_map) if grade_map is not None else None,
+        "pool": as_run(pool) if pool is not None else None,
+    }
+    judged = judge(
+        qrels,
+        run,
+        query_ids,
+        depth=_depth_needed(parsed),
+        relevance_threshold=int(relevance_threshold),
+        options=options,
+    )
+    values = np.empty((len(query_ids), len(parsed)))
+    for column, metric in enumerate(parsed):
+        values[:, column] = metric.compute(judged)
+    na = np.isnan(values).sum(axis=0).tolist()
+    labels = [m.label for m in parsed]
+    docs, offsets, index = run.slices()
+    lengths = np.diff(offsets)
+    empty = sum(1 for q in query_ids if q in index and lengths[index[q]] == 0)
+    counts = Counts(
+        queries=len(query_ids),
+        judged=len(qrels),
+        in_run=len(run),
+        missing_from_run=len(missing_ids),
+        not_judged=len(unjudged_ids),
+        empty_rankings=empty,
+        repeated_ids_dropped=sum(run.duplicates.values()),
+        valid={label: len(query_ids) - n for label, n in zip(labels, na, strict=True)},
+        na=dict(zip(labels, na, strict=True)),
+    )
+    if not query_ids:
+        warnings.warn(
+            "No query was counted: the run and the qrels share no query id. Check that both "
+            "use the same ids (strings, same spelling).",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    return EvaluationResult(
+        metrics=parsed,
+        query_ids=tuple(query_ids),
+        values=values,
+        counts=counts,
+        missing_query_ids=missing_ids,
+        unjudged_query_ids=unjudged_ids,
+        settings={"relevance_threshold": int(relevance_threshold), "missing": missing,
+                  **{k: v for k, v in options.items() if k != "pool"},
+                  "pool": None if pool is None else (options["pool"].name or "given")},
+        judged=judged,
+        run_name=run.name,
+    )
+
+
+def _depth_needed(metrics: Sequence[Metric]) -> int | None:
+    """How deep each ranking must be judged; None for the whole ranking."""
+    depth = 0
+    for metric in metrics:
+        if metric.cutoff is None or metric.spec.cutoff is Cutoff.NONE:
+            return None
+        depth = max(depth, metric.cutoff)
+    return depth
+
+
+def as_qrels(value: Any) -> Qrels:
+    """Accept a :class:`Qrels` or a ``{qid: {doc: grade}}`` mapping."""
+    if isinstance(value, Qrels):
+        return value
+    if isinstance(value, Mapping):
+        return Qrels.from_dict(value)
+    raise RagMetricsError(
+        f"qrels must be a Qrels or a dict {{query_id: {{doc_id: grade}}}}; got {type(value).__name__}. "
+        f"Read files with Qrels.from_trec or Qrels.from_json."
+    )
+
+
+def as_run(value: Any) -> Run:
+    """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping."""
+    if isinstance(value, Run):
+        return value
+    if isinstance(value, Mapping):
+        lists = [v for v in value.values() if isinstance(v, (list, tuple))]
+        if lists and len(lists) == len(value):
+            return Run.from_lists(value)
+        return Run.from_dict(value)
+    raise RagMetricsError(
+        f"run must be a Run or a dict of {{query_id: {{doc_id: score}}}} or {{query_id: [doc_id, ...]}}; "
+        f"got {type(value).__name__}. Read files with Run.from_trec or Run.from_json."
+    )

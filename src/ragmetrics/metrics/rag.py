@@ -1,0 +1,1 @@
+"""RAG set metrics (filled in by the rarity-aware family)."""

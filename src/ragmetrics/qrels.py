@@ -1,0 +1,324 @@
+"""Relevance judgments: graded grades per (query, document), optionally in evidence groups."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmetrics._convert import (
+    check_ids,
+    int_grade,
+    iter_items,
+    pick_key,
+    read_json_or_jsonl,
+    require_mapping,
+)
+from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
+from ragmetrics.errors import InputFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Groups = tuple[tuple[str, ...], ...]
+
+_QUERY_KEYS = ("query_id", "qid", "query-id", "query")
+_DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id")
+_GRADE_KEYS = ("relevance", "grade", "rel", "score", "label")
+
+
+class Qrels(Mapping[str, Mapping[str, int]]):
+    """Graded relevance judgments, immutable once built.
+
+    ``qrels[qid]`` is a read-only mapping of doc id to integer grade; a grade of 0 or less is
+    non-relevant at the default threshold. Evidence groups (``from_groups``) state that a
+    question needs one document of each group; they drive ``group_recall@k`` and
+    ``recall_all@k``.
+
+    Example:
+        >>> qrels = Qrels.from_dict({"q1": {"d1": 2, "d2": 0}})
+        >>> qrels["q1"]["d1"], len(qrels), qrels.query_ids
+        (2, 1, ('q1',))
+    """
+
+    __slots__ = ("_data", "_groups")
+
+    def __init__(
+        self,
+        judgments: Mapping[str, Mapping[str, int]],
+        *,
+        groups: Mapping[str, Groups] | None = None,
+    ) -> None:
+        """Prefer the ``from_*`` constructors; this one validates and copies a dict."""
+        require_mapping(judgments, "Qrels", "{doc_id: grade}")
+        check_ids(judgments, "Query ids", "of the qrels")
+        data: dict[str, dict[str, int]] = {}
+        for query_id, docs in judgments.items():
+            require_mapping(docs, f"The judgments of query '{query_id}'", "grade")
+            check_ids(docs, "Doc ids", f"of query '{query_id}'")
+            if set(map(type, docs.values())) <= {int}:
+                data[query_id] = dict(docs)
+            else:
+                data[query_id] = {d: int_grade(g, query_id, d) for d, g in docs.items()}
+        self._data = data
+        self._groups: dict[str, Groups] = dict(groups) if groups else {}
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
+        """Build from ``{query_id: {doc_id: grade}}``; grades are integers."""
+        return cls(judgments)
+
+    @classmethod
+    def from_groups(
+        cls,
+        groups: Mapping[str, Sequence[Sequence[str] | Mapping[str, int]]],
+        *,
+        grade: int = 1,
+    ) -> Qrels:
+        """Build from evidence groups: a question needs one document of *each* group.
+
+        ``{"q": [["a", "b"], ["c"]]}`` reads "a or b, and c". A group may be a mapping of
+        doc id to grade (``[{"a": 5, "b": 4}, {"c": 3}]``); plain ids get ``grade``. A doc in
+        several groups keeps its highest grade.
+        """
+        require_mapping(groups, "Evidence groups", "a list of groups")
+        judgments: dict[str, dict[str, int]] = {}
+        kept: dict[str, Groups] = {}
+        for query_id, query_groups in groups.items():
+            if isinstance(query_groups, (str, Mapping)) or not isinstance(
+                query_groups, Sequence
+            ):
+                raise InputFormatError(
+                    f"The evidence groups of query '{query_id}' must be a list of groups, "
+                    f'e.g. [["a", "b"], ["c"]]; got {type(query_groups).__name__}.'
+                )
+            grades: dict[str, int] = {}
+            normalized: list[tuple[str, ...]] = []
+            for position, group in enumerate(query_groups):
+                if isinstance(group, str):
+                    raise InputFormatError(
+                        f"Group {position} of query '{query_id}' is the string {group!r}; "
+                        f'write a list of ids instead, e.g. ["{group}"].'
+                    )
+                members = dict(group) if isinstance(group, Mapping) else dict.fromkeys(group, grade)
+                if not members:
+                    raise InputFormatError(
+                        f"Group {position} of query '{query_id}' is empty; every group "
+                        f"needs at least one document."
+                    )
+                for doc_id, value in members.items():
+                    g = int_grade(value, query_id, doc_id)
+                    grades[doc_id] = max(g, grades.get(doc_id, g))
+                normalized.append(tuple(members))
+            judgments[query_id] = grades
+            kept[query_id] = tuple(normalized)
+        return cls(judgments, groups=kept)
+
+    @classmethod
+    def from_trec(cls, path: PathLike) -> Qrels:
+        """Read a TREC qrels file: ``query_id iteration doc_id grade`` per line."""
+        columns = read_trec_columns(
+            path,
+            n_columns=4,
+            query_col=0,
+            doc_col=2,
+            value_col=3,
+            value_kind="int",
+            layout="query_id iteration doc_id grade",
+        )
+        return cls._from_columns(columns.query_ids, columns.doc_ids, columns.values, path)
+
+    @classmethod
+    def _from_columns(
+        cls, query_ids: list[str], doc_ids: list[str], grades: np.ndarray, source: object
+    ) -> Qrels:
+        queries, lengths, docs, values = group_contiguous(query_ids, doc_ids, grades)
+        data: dict[str, dict[str, int]] = {}
+        ends = np.cumsum(lengths).tolist()
+        start = 0
+        grade_list = values.tolist()
+        for query_id, end in zip(queries, ends, strict=True):
+            judged = dict(zip(docs[start:end], grade_list[start:end], strict=True))
+            if len(judged) != end - start:
+                _check_conflicts(query_id, docs[start:end], grade_list[start:end], source)
+            data[query_id] = judged
+            start = end
+        qrels = cls.__new__(cls)
+        qrels._data = data
+        qrels._groups = {}
+        return qrels
+
+    @classmethod
+    def from_json(cls, path: PathLike) -> Qrels:
+        """Read JSON ``{qid: {doc: grade}}``, the ``to_json`` form (with groups), or JSONL
+        records ``{"query_id": ..., "doc_id": ..., "relevance": ...}``."""
+        return cls.from_obj(read_json_or_jsonl(path), source=os.fspath(path))
+
+    @classmethod
+    def from_obj(cls, obj: Any, *, source: str = "<object>") -> Qrels:
+        """Build from parsed JSON (see :meth:`from_json`)."""
+        if isinstance(obj, Mapping) and obj.get("format") == "ragmetrics.qrels":
+            groups = obj.get("groups") or {}
+            base = cls(obj["judgments"])
+            if groups:
+                base._groups = {q: tuple(tuple(g) for g in gs) for q, gs in groups.items()}
+            return base
+        if isinstance(obj, Mapping):
+            return cls(obj)
+        if isinstance(obj, list):
+            query_ids, doc_ids, grades = [], [], []
+            for number, record in enumerate(obj, start=1):
+                if not isinstance(record, Mapping):
+                    raise InputFormatError(f"{source}, record {number}: expected an object.")
+                query_ids.append(str(pick_key(record, _QUERY_KEYS, source, number)))
+                doc_ids.append(str(pick_key(record, _DOC_KEYS, source, number)))
+                value = pick_key(record, _GRADE_KEYS, source, number)
+                grades.append(int_grade(value, query_ids[-1], doc_ids[-1]))
+            return cls._from_columns(query_ids, doc_ids, np.asarray(grades, np.int64), source)
+        raise InputFormatError(
+            f"{source}: qrels JSON must be an object {{qid: {{doc: grade}}}} or a list of "
+            f"records; got {type(obj).__name__}."
+        )
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        query_col: str = "query_id",
+        doc_col: str = "doc_id",
+        grade_col: str = "relevance",
+    ) -> Qrels:
+        """Build from a DataFrame with one row per judgment."""
+        _require_columns(frame, (query_col, doc_col, grade_col))
+        grades = frame[grade_col].to_numpy()
+        if grades.dtype.kind not in "iub":
+            grades = np.asarray(
+                [
+                    int_grade(g, str(q), str(d))
+                    for q, d, g in zip(frame[query_col], frame[doc_col], grades, strict=True)
+                ],
+                dtype=np.int64,
+            )
+        return cls._from_columns(
+            frame[query_col].astype(str).tolist(),
+            frame[doc_col].astype(str).tolist(),
+            grades.astype(np.int64),
+            "DataFrame",
+        )
+
+    # --- export --------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, dict[str, int]]:
+        """A fresh ``{query_id: {doc_id: grade}}`` dict."""
+        return {q: dict(d) for q, d in self._data.items()}
+
+    def to_json(self, path: PathLike | None = None) -> str:
+        """Serialize (evidence groups included); write to ``path`` when given."""
+        payload: dict[str, Any] = {"format": "ragmetrics.qrels", "version": 1}
+        payload["judgments"] = self._data
+        if self._groups:
+            payload["groups"] = {q: [list(g) for g in gs] for q, gs in self._groups.items()}
+        text = json.dumps(payload, ensure_ascii=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def to_trec(self, path: PathLike) -> None:
+        """Write the standard 4-column TREC qrels file."""
+        with open(path, "w", encoding="utf-8") as handle:
+            for query_id, doc_id, grade in iter_items(self._data):
+                handle.write(f"{query_id} 0 {doc_id} {grade}\n")
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A DataFrame with columns ``query_id``, ``doc_id``, ``relevance``."""
+        from ragmetrics._optional import import_pandas
+
+        pandas = import_pandas()
+        rows = list(iter_items(self._data))
+        return pandas.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+
+    # --- access --------------------------------------------------------------------------
+
+    def __getitem__(self, query_id: str) -> Mapping[str, int]:
+        return MappingProxyType(self._data[query_id])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._data
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        """The judged queries, in the order they were given."""
+        return tuple(self._data)
+
+    @property
+    def n_judgments(self) -> int:
+        """How many (query, doc) pairs are judged."""
+        return sum(map(len, self._data.values()))
+
+    @property
+    def has_groups(self) -> bool:
+        """True when evidence groups were given (``from_groups``)."""
+        return bool(self._groups)
+
+    def groups(self, query_id: str, *, relevance_threshold: int = 1) -> Groups:
+        """The evidence groups of a query; without explicit groups, each relevant doc is one."""
+        if query_id in self._groups:
+            return self._groups[query_id]
+        judged = self._data.get(query_id, {})
+        return tuple((d,) for d, g in judged.items() if g >= relevance_threshold)
+
+    def relevant(self, query_id: str, *, relevance_threshold: int = 1) -> frozenset[str]:
+        """The docs of a query whose grade is at least ``relevance_threshold``."""
+        judged = self._data.get(query_id, {})
+        return frozenset(d for d, g in judged.items() if g >= relevance_threshold)
+
+    def raw(self) -> Mapping[str, dict[str, int]]:
+        """The internal dict, read-only by convention (used by the engine; do not mutate)."""
+        return self._data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Qrels):
+            return NotImplemented
+        return self._data == other._data and self._groups == other._groups
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        extra = f", groups for {len(self._groups)} queries" if self._groups else ""
+        return f"Qrels({len(self)} queries, {self.n_judgments} judgments{extra})"
+
+
+def _check_conflicts(
+    query_id: str, docs: list[str], grades: list[int], source: object
+) -> None:
+    seen: dict[str, int] = {}
+    for doc_id, grade in zip(docs, grades, strict=True):
+        if doc_id in seen and seen[doc_id] != grade:
+            raise InputFormatError(
+                f"{source}: '{doc_id}' is judged twice for query '{query_id}' with different "
+                f"grades ({seen[doc_id]} and {grade}); keep one judgment per pair."
+            )
+        seen[doc_id] = grade
+
+
+def _require_columns(frame: Any, names: tuple[str, ...]) -> None:
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise InputFormatError(
+            f"The DataFrame lacks the column(s) {', '.join(map(repr, missing))}; it has "
+            f"{', '.join(map(repr, frame.columns))}. Name the columns with the *_col keywords."
+        )

@@ -1,0 +1,445 @@
+"""Ranked results per query (a "run"), immutable once built.
+
+A scored run is ranked by score descending with ties broken by doc id descending, the rule of
+trec_eval; a run built from lists keeps the order it was given. A doc id repeated within one
+ranking keeps its first position; later copies are dropped and counted in ``duplicates``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmetrics._convert import (
+    check_ids,
+    float_values,
+    iter_items,
+    pick_key,
+    read_json_or_jsonl,
+    require_mapping,
+)
+from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
+from ragmetrics.errors import InputFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_QUERY_KEYS = ("query_id", "qid", "query-id", "query")
+_DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id")
+_SCORE_KEYS = ("score", "similarity", "relevance_score")
+
+
+class Run(Mapping[str, tuple[str, ...]]):
+    """Ranked results per query.
+
+    ``run[qid]`` is the ranking, best first, as a tuple of doc ids; ``run.scores(qid)`` the
+    matching scores (``None`` for a run built from lists).
+
+    Example:
+        >>> run = Run.from_dict({"q1": {"d1": 0.9, "d3": 0.4, "d2": 0.9}})
+        >>> run["q1"]
+        ('d2', 'd1', 'd3')
+    """
+
+    __slots__ = ("_query_ids", "_index", "_offsets", "_docs", "_scores", "_duplicates", "name")
+
+    _query_ids: tuple[str, ...]
+    _index: dict[str, int]
+    _offsets: np.ndarray
+    _docs: list[str]
+    _scores: np.ndarray | None
+    _duplicates: dict[str, int]
+    name: str | None
+
+    def __init__(self) -> None:
+        raise TypeError(
+            "Build a Run with Run.from_dict, Run.from_lists, Run.from_trec, Run.from_json "
+            "or Run.from_pandas."
+        )
+
+    # --- construction -------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(
+        cls, results: Mapping[str, Mapping[str, float]], *, name: str | None = None
+    ) -> Run:
+        """Build from ``{query_id: {doc_id: score}}``; higher scores rank first."""
+        require_mapping(results, "A run", "{doc_id: score}")
+        check_ids(results, "Query ids", "of the run")
+        per_query = list(results.values())
+        for query_id, docs in zip(results, per_query, strict=True):
+            if not isinstance(docs, Mapping):
+                hint = (
+                    " For ranked lists without scores use Run.from_lists."
+                    if isinstance(docs, (list, tuple))
+                    else ""
+                )
+                raise InputFormatError(
+                    f"The results of query '{query_id}' must be a mapping of doc id to score; "
+                    f"got {type(docs).__name__}.{hint}"
+                )
+        lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+        docs_flat = list(chain.from_iterable(per_query))
+        check_ids(docs_flat, "Doc ids", "of the run")
+        total = len(docs_flat)
+        scores = float_values(
+            chain.from_iterable(map(_values, per_query)),
+            total,
+            iter_items(results),
+            "score",
+        )
+        return cls._build(list(results), lengths, docs_flat, scores, False, name)
+
+    @classmethod
+    def from_lists(
+        cls, rankings: Mapping[str, Sequence[str]], *, name: str | None = None
+    ) -> Run:
+        """Build from ``{query_id: [doc_id, ...]}``, best first; the order is kept as given."""
+        require_mapping(rankings, "A run", "a list of doc ids")
+        check_ids(rankings, "Query ids", "of the run")
+        per_query = list(rankings.values())
+        for query_id, docs in zip(rankings, per_query, strict=True):
+            if isinstance(docs, (str, Mapping)) or not isinstance(docs, Sequence):
+                hint = " For scored results use Run.from_dict." if isinstance(docs, Mapping) else ""
+                raise InputFormatError(
+                    f"The ranking of query '{query_id}' must be a list of doc ids; "
+                    f"got {type(docs).__name__}.{hint}"
+                )
+        lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+        docs_flat = list(chain.from_iterable(per_query))
+        check_ids(docs_flat, "Doc ids", "of the run")
+        return cls._build(list(rankings), lengths, docs_flat, None, True, name)
+
+    @classmethod
+    def from_trec(cls, path: PathLike, *, name: str | None = None) -> Run:
+        """Read a TREC run file: ``query_id Q0 doc_id rank score tag`` per line.
+
+        The rank column is ignored, as trec_eval does: the ranking comes from the scores.
+        """
+        columns = read_trec_columns(
+            path,
+            n_columns=6,
+            query_col=0,
+            doc_col=2,
+            value_col=4,
+            value_kind="float",
+            layout="query_id Q0 doc_id rank score tag",
+            extra_fields=True,
+        )
+        queries, lengths, docs, scores = group_contiguous(
+            columns.query_ids, columns.doc_ids, columns.values
+        )
+        return cls._build(queries, lengths, docs, scores, True, name or Path(path).stem)
+
+    @classmethod
+    def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
+        """Read JSON ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}``, or JSONL records
+        ``{"query_id": ..., "doc_id": ..., "score": ...}``."""
+        return cls.from_obj(
+            read_json_or_jsonl(path), name=name or Path(path).stem, source=os.fspath(path)
+        )
+
+    @classmethod
+    def from_obj(cls, obj: Any, *, name: str | None = None, source: str = "<object>") -> Run:
+        """Build from parsed JSON (see :meth:`from_json`)."""
+        if isinstance(obj, Mapping):
+            if obj and all(isinstance(v, (list, tuple)) for v in obj.values()):
+                return cls.from_lists(obj, name=name)
+            return cls.from_dict(obj, name=name)
+        if isinstance(obj, list):
+            query_ids: list[str] = []
+            doc_ids: list[str] = []
+            scores: list[float] = []
+            for number, record in enumerate(obj, start=1):
+                if not isinstance(record, Mapping):
+                    raise InputFormatError(f"{source}, record {number}: expected an object.")
+                query_ids.append(str(pick_key(record, _QUERY_KEYS, source, number)))
+                doc_ids.append(str(pick_key(record, _DOC_KEYS, source, number)))
+                value = pick_key(record, _SCORE_KEYS, source, number)
+                try:
+                    scores.append(float(value))
+                except (TypeError, ValueError):
+                    raise InputFormatError(
+                        f"{source}, record {number}: the score must be a number; got {value!r}."
+                    ) from None
+            array = np.asarray(scores, dtype=np.float64)
+            if np.isnan(array).any():
+                raise InputFormatError(f"{source}: a score is NaN; give every result a number.")
+            queries, lengths, docs, values = group_contiguous(query_ids, doc_ids, array)
+            return cls._build(queries, lengths, docs, values, True, name)
+        raise InputFormatError(
+            f"{source}: run JSON must be an object {{qid: {{doc: score}}}} or "
+            f"{{qid: [doc, ...]}}, or a list of records; got {type(obj).__name__}."
+        )
+
+    @classmethod
+    def from_pandas(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        query_col: str = "query_id",
+        doc_col: str = "doc_id",
+        score_col: str | None = "score",
+        name: str | None = None,
+    ) -> Run:
+        """Build from a DataFrame with one row per result.
+
+        With ``score_col=None`` the row order within each query is the ranking.
+        """
+        from ragmetrics.qrels import _require_columns
+
+        needed = (query_col, doc_col) + ((score_col,) if score_col else ())
+        _require_columns(frame, needed)
+        query_ids = frame[query_col].astype(str).tolist()
+        doc_ids = frame[doc_col].astype(str).tolist()
+        if score_col is None:
+            values = np.zeros(len(query_ids))
+        else:
+            try:
+                values = frame[score_col].to_numpy(dtype=np.float64)
+            except (TypeError, ValueError):
+                raise InputFormatError(
+                    f"The column '{score_col}' must hold numbers (the retrieval scores)."
+                ) from None
+            if np.isnan(values).any():
+                row = int(np.flatnonzero(np.isnan(values))[0])
+                raise InputFormatError(
+                    f"The score of row {row} (query '{query_ids[row]}', doc '{doc_ids[row]}') "
+                    f"is NaN; give every result a number or drop the row."
+                )
+        queries, lengths, docs, scores = group_contiguous(query_ids, doc_ids, values)
+        return cls._build(queries, lengths, docs, None if score_col is None else scores, True, name)
+
+    @classmethod
+    def _build(
+        cls,
+        query_ids: list[str],
+        lengths: np.ndarray,
+        docs: list[str],
+        scores: np.ndarray | None,
+        may_repeat: bool,
+        name: str | None,
+    ) -> Run:
+        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        if scores is not None and len(docs):
+            order = _rank_by_score(scores, lengths, offsets, docs)
+            if not np.array_equal(order, np.arange(len(order))):
+                docs = list(map(docs.__getitem__, order.tolist()))
+                scores = scores[order]
+        duplicates: dict[str, int] = {}
+        if may_repeat:
+            docs, scores, offsets, duplicates = _drop_repeats(query_ids, docs, scores, offsets)
+        run = object.__new__(cls)
+        run._query_ids = tuple(query_ids)
+        run._index = {q: i for i, q in enumerate(query_ids)}
+        if len(run._index) != len(query_ids):
+            raise InputFormatError("A query id appears twice in the run.")
+        run._offsets = offsets
+        run._docs = docs
+        run._scores = scores
+        run._duplicates = duplicates
+        run.name = name
+        return run
+
+    # --- export --------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """``{query_id: {doc_id: score}}``; a run from lists gets scores n, n-1, ..., 1."""
+        return {q: dict(zip(self[q], self._scores_of(q), strict=True)) for q in self._query_ids}
+
+    def to_lists(self) -> dict[str, list[str]]:
+        """``{query_id: [doc_id, ...]}``, best first."""
+        return {q: list(self[q]) for q in self._query_ids}
+
+    def to_json(self, path: PathLike | None = None) -> str:
+        """Serialize as ``{qid: {doc: score}}`` (scored) or ``{qid: [doc, ...]}`` (lists)."""
+        payload: Any = self.to_lists() if self._scores is None else self.to_dict()
+        text = json.dumps(payload, ensure_ascii=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def to_trec(self, path: PathLike, *, tag: str | None = None) -> None:
+        """Write the standard 6-column TREC run file."""
+        label = tag or self.name or "ragmetrics"
+        with open(path, "w", encoding="utf-8") as handle:
+            for query_id in self._query_ids:
+                for rank, (doc_id, score) in enumerate(
+                    zip(self[query_id], self._scores_of(query_id), strict=True), start=1
+                ):
+                    handle.write(f"{query_id} Q0 {doc_id} {rank} {score!r} {label}\n")
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A DataFrame with columns ``query_id``, ``doc_id``, ``rank`` and ``score``."""
+        from ragmetrics._optional import import_pandas
+
+        pandas = import_pandas()
+        lengths = np.diff(self._offsets)
+        return pandas.DataFrame(
+            {
+                "query_id": np.repeat(np.asarray(self._query_ids, dtype=object), lengths),
+                "doc_id": self._docs,
+                "rank": np.arange(len(self._docs)) - np.repeat(self._offsets[:-1], lengths) + 1,
+                "score": self._scores
+                if self._scores is not None
+                else np.full(len(self._docs), np.nan),
+            }
+        )
+
+    # --- access --------------------------------------------------------------------------
+
+    def __getitem__(self, query_id: str) -> tuple[str, ...]:
+        position = self._index[query_id]
+        return tuple(self._docs[self._offsets[position] : self._offsets[position + 1]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._query_ids)
+
+    def __len__(self) -> int:
+        return len(self._query_ids)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._index
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        """The queries of the run, in the order they were given."""
+        return self._query_ids
+
+    @property
+    def is_scored(self) -> bool:
+        """True when the run carries scores (built from dicts, TREC files or scored JSON)."""
+        return self._scores is not None
+
+    @property
+    def duplicates(self) -> Mapping[str, int]:
+        """Per query, how many repeated doc ids were dropped (only queries with some)."""
+        return dict(self._duplicates)
+
+    @property
+    def n_results(self) -> int:
+        """The total number of (query, doc) results."""
+        return len(self._docs)
+
+    def scores(self, query_id: str) -> tuple[float, ...] | None:
+        """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""
+        if self._scores is None:
+            return None
+        position = self._index[query_id]
+        return tuple(self._scores[self._offsets[position] : self._offsets[position + 1]].tolist())
+
+    def _scores_of(self, query_id: str) -> list[float]:
+        scored = self.scores(query_id)
+        if scored is not None:
+            return list(scored)
+        n = len(self[query_id])
+        return [float(n - i) for i in range(n)]
+
+    def slices(self) -> tuple[list[str], np.ndarray, dict[str, int]]:
+        """The flat ranked doc ids, the offsets and the query index (used by the engine)."""
+        return self._docs, self._offsets, self._index
+
+    def truncate(self, depth: int) -> Run:
+        """A new run with each ranking cut to its first ``depth`` docs."""
+        if not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"The depth must be an int >= 1. Got {depth!r} instead.")
+        rankings = {q: self[q][:depth] for q in self._query_ids}
+        if self._scores is None:
+            return Run.from_lists(rankings, name=self.name)
+        return Run.from_dict(
+            {q: dict(zip(r, self._scores_of(q), strict=False)) for q, r in rankings.items()},
+            name=self.name,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Run):
+            return NotImplemented
+        return self.to_lists() == other.to_lists() and (
+            (self._scores is None) == (other._scores is None)
+            and (self._scores is None or np.array_equal(self._scores, other._scores))
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        label = f"{self.name!r}, " if self.name else ""
+        kind = "scored" if self._scores is not None else "ranked lists"
+        dropped = sum(self._duplicates.values())
+        extra = f", {dropped} repeated ids dropped" if dropped else ""
+        return f"Run({label}{len(self)} queries, {self.n_results} results, {kind}{extra})"
+
+
+def _values(mapping: Mapping[str, float]) -> Any:
+    return mapping.values()
+
+
+def _rank_by_score(
+    scores: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, docs: list[str]
+) -> np.ndarray:
+    """The permutation that sorts each query by score descending, ties by doc id descending."""
+    n_queries = len(lengths)
+    total = len(scores)
+    query_of = np.repeat(np.arange(n_queries), lengths)
+    depth = int(lengths.max())
+    if n_queries * depth <= 4 * total + 4096:
+        # One padded matrix argsort is an order of magnitude faster than a lexsort.
+        column = np.arange(total) - np.repeat(offsets[:-1], lengths)
+        padded = np.full((n_queries, depth), np.inf)
+        padded[query_of, column] = -scores
+        ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
+        order = ranked[np.arange(depth)[None, :] < lengths[:, None]]
+    else:
+        order = np.lexsort((-scores, query_of))
+    ranked_scores = scores[order]
+    ties = np.flatnonzero(ranked_scores[1:] == ranked_scores[:-1])
+    if len(ties):
+        ties = ties[query_of[ties] == query_of[ties + 1]]
+    if len(ties):
+        order = order.copy()
+        # Contiguous runs of tied positions: sort each run by doc id descending (trec_eval).
+        breaks = np.flatnonzero(np.diff(ties) != 1)
+        run_starts = np.concatenate(([ties[0]], ties[breaks + 1]))
+        run_ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
+        for start, end in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
+            block = order[start:end].tolist()
+            block.sort(key=docs.__getitem__, reverse=True)
+            order[start:end] = block
+    return order
+
+
+def _drop_repeats(
+    query_ids: list[str], docs: list[str], scores: np.ndarray | None, offsets: np.ndarray
+) -> tuple[list[str], np.ndarray | None, np.ndarray, dict[str, int]]:
+    bounds = offsets.tolist()
+    repeated = [
+        i
+        for i in range(len(query_ids))
+        if len(set(docs[bounds[i] : bounds[i + 1]])) != bounds[i + 1] - bounds[i]
+    ]
+    if not repeated:
+        return docs, scores, offsets, {}
+    keep = np.ones(len(docs), dtype=bool)
+    dropped: dict[str, int] = {}
+    for i in repeated:
+        seen: set[str] = set()
+        for position in range(bounds[i], bounds[i + 1]):
+            if docs[position] in seen:
+                keep[position] = False
+            else:
+                seen.add(docs[position])
+        dropped[query_ids[i]] = bounds[i + 1] - bounds[i] - len(seen)
+    kept_positions = np.flatnonzero(keep)
+    new_docs = list(map(docs.__getitem__, kept_positions.tolist()))
+    new_scores = None if scores is None else scores[kept_positions]
+    query_of = np.repeat(np.arange(len(query_ids)), np.diff(offsets))
+    new_offsets = np.zeros_like(offsets)
+    np.cumsum(np.bincount(query_of[keep], minlength=len(query_ids)), out=new_offsets[1:])
+    return new_docs, new_scores, new_offsets, dropped
