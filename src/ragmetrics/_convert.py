@@ -14,11 +14,9 @@ from ragmetrics.errors import InputFormatError
 
 
 def require_mapping(value: object, what: str, example: str) -> Mapping[Any, Any]:
+    """Raise unless ``value`` is a mapping; ``what`` must be ``example``."""
     if not isinstance(value, Mapping):
-        raise InputFormatError(
-            f"{what} must be a mapping of query id to {example}; "
-            f"got {type(value).__name__}."
-        )
+        raise InputFormatError(f"{what} must be {example}; got {type(value).__name__}.")
     return value
 
 
@@ -98,7 +96,10 @@ def read_json_or_jsonl(path: str | os.PathLike[str]) -> Any:
     stripped = text.lstrip()
     if not stripped:
         raise InputFormatError(f"{os.fspath(path)}: the file is empty.")
+    as_lines = os.fspath(path).lower().endswith(".jsonl")
     try:
+        if as_lines:
+            raise json.JSONDecodeError("JSON Lines", text, 0)
         return json.loads(text)
     except json.JSONDecodeError as whole_error:
         records = []

@@ -46,9 +46,9 @@ def read_trec_columns(
 
     Blank lines and lines whose first non-blank character is ``#`` are skipped. Any other
     line must have exactly ``n_columns`` fields (at least, with ``extra_fields``: trec_eval
-    reserves trailing text of a run line for future use and ignores it); the value field must parse as
-    ``value_kind`` ("int" or "float"). A line that does not gets an :class:`InputFormatError`
-    naming the file, the line number, the line and the expected layout.
+    reserves trailing text of a run line for future use and ignores it); the value field
+    must parse as ``value_kind`` ("int" or "float"). A line that does not gets an
+    :class:`InputFormatError` naming the file, the line number, the line and the expected layout.
     """
     query_ids: list[str] = []
     doc_ids: list[str] = []
@@ -81,7 +81,14 @@ def read_trec_columns(
                     clean = False
             if not clean:
                 rows, values = _parse_block_slowly(
-                    path, lines, rows, first_line, n_columns, value_col, dtype, layout,
+                    path,
+                    lines,
+                    rows,
+                    first_line,
+                    n_columns,
+                    value_col,
+                    dtype,
+                    layout,
                     extra_fields,
                 )
                 if not rows:
@@ -146,9 +153,7 @@ def _parse_block_slowly(
                 f"(expected layout: {layout})."
             ) from None
         if value != value:  # NaN
-            raise InputFormatError(
-                f"{where}: the score is NaN; give every result a real number."
-            )
+            raise InputFormatError(f"{where}: the score is NaN; give every result a real number.")
         kept.append(fields)
         values.append(value)
     return kept, np.asarray(values, dtype=dtype)
@@ -182,8 +187,6 @@ def group_contiguous(
     return queries, regrouped_lengths, regrouped, values[order]
 
 
-def lookup_values(
-    mapping: dict[str, Any], keys: Sequence[str], default: float
-) -> list[Any]:
+def lookup_values(mapping: dict[str, Any], keys: Sequence[str], default: float) -> list[Any]:
     """``[mapping.get(k, default) for k in keys]`` at C speed."""
     return list(map(mapping.get, keys, repeat(default)))

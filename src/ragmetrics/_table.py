@@ -21,13 +21,18 @@ def format_cell(value: Cell, digits: int = 4) -> str:
 
 
 def markdown_table(
-    headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    *,
+    digits: int = 4,
     align_right_from: int = 1,
 ) -> str:
     cells = [[format_cell(c, digits) for c in row] for row in rows]
     lines = ["| " + " | ".join(_escape_md(h) for h in headers) + " |"]
     lines.append(
-        "|" + "|".join("---:" if i >= align_right_from else "---" for i in range(len(headers))) + "|"
+        "|"
+        + "|".join("---:" if i >= align_right_from else "---" for i in range(len(headers)))
+        + "|"
     )
     lines += ["| " + " | ".join(_escape_md(c) for c in row) + " |" for row in cells]
     return "\n".join(lines)
@@ -38,10 +43,12 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits
     widths = [len(h) for h in headers]
     for row in cells:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+
     def line(values: Sequence[str]) -> str:
         first = values[0].ljust(widths[0])
         rest = [v.rjust(w) for v, w in zip(values[1:], widths[1:], strict=True)]
         return "  ".join([first, *rest]).rstrip()
+
     rule = "  ".join("-" * w for w in widths)
     return "\n".join([line(list(headers)), rule, *(line(r) for r in cells)])
 
@@ -51,19 +58,27 @@ def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)
     for row in rows:
-        writer.writerow(["" if c is None else (repr(c) if isinstance(c, float) else c) for c in row])
+        writer.writerow(
+            ["" if c is None else (repr(c) if isinstance(c, float) else c) for c in row]
+        )
     return buffer.getvalue()
 
 
 def html_table(
-    headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4,
-    bold: set[tuple[int, int]] | None = None, caption: str | None = None,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Cell]],
+    *,
+    digits: int = 4,
+    bold: set[tuple[int, int]] | None = None,
+    caption: str | None = None,
 ) -> str:
     bold = bold or set()
     parts = ["<table>"]
     if caption:
         parts.append(f"<caption>{html.escape(caption)}</caption>")
-    parts.append("<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead>")
+    parts.append(
+        "<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead>"
+    )
     parts.append("<tbody>")
     for r, row in enumerate(rows):
         tds = []

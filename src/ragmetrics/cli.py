@@ -47,16 +47,27 @@ def read_run(path: str) -> Run:
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("qrels", metavar="QRELS", help="judgments: TREC qrels file or JSON/JSONL")
     parser.add_argument(
-        "-m", "--metric", dest="metrics", action="append", required=True, metavar="NAME",
+        "-m",
+        "--metric",
+        dest="metrics",
+        action="append",
+        required=True,
+        metavar="NAME",
         help="a metric such as ndcg@10, P_5, mrr, ra_nwg@5 (repeat for several; "
         "`ragmetrics metrics` lists them)",
     )
     parser.add_argument(
-        "--relevance-threshold", "-l", type=int, default=1, metavar="N",
+        "--relevance-threshold",
+        "-l",
+        type=int,
+        default=1,
+        metavar="N",
         help="lowest grade that counts as relevant (default 1)",
     )
     parser.add_argument(
-        "--missing", choices=("zero", "skip", "error"), default="zero",
+        "--missing",
+        choices=("zero", "skip", "error"),
+        default="zero",
         help="judged queries with no ranking: score 0 (default), leave out as trec_eval "
         "does, or fail",
     )
@@ -75,13 +86,18 @@ def build_parser() -> argparse.ArgumentParser:
     commands.required = True
 
     evaluate = commands.add_parser(
-        "evaluate", help="score one run against qrels",
+        "evaluate",
+        help="score one run against qrels",
         description="Score one run against qrels and print the means (and per-query values).",
     )
     _add_common(evaluate)
     evaluate.add_argument("run", metavar="RUN", help="results: TREC run file or JSON/JSONL")
-    evaluate.add_argument("--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics)")
-    evaluate.add_argument("--per-query", action="store_true", help="also print every query's values")
+    evaluate.add_argument(
+        "--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics)"
+    )
+    evaluate.add_argument(
+        "--per-query", action="store_true", help="also print every query's values"
+    )
     evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
@@ -96,8 +112,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     run = read_run(args.run)
     pool = read_run(args.pool) if args.pool else None
     result = evaluate(
-        qrels, run, args.metrics, relevance_threshold=args.relevance_threshold,
-        missing=args.missing, pool=pool,
+        qrels,
+        run,
+        args.metrics,
+        relevance_threshold=args.relevance_threshold,
+        missing=args.missing,
+        pool=pool,
     )
     fmt = args.format
     if fmt == "json":

@@ -56,9 +56,7 @@ class RetrievalDataset(BaseModel):
     def _consistent(self) -> RetrievalDataset:
         unknown = [q for q in self.relevant_docs if q not in self.queries]
         if unknown:
-            raise ValueError(
-                f"relevant_docs names queries that are not in queries: {unknown[:5]}"
-            )
+            raise ValueError(f"relevant_docs names queries that are not in queries: {unknown[:5]}")
         if self.corpus:
             absent = sorted(
                 {d for docs in self.relevant_docs.values() for d in docs if d not in self.corpus}
@@ -106,11 +104,15 @@ class RetrievalDataset(BaseModel):
         except FileNotFoundError:
             raise InputFormatError(f"No such file: '{path}'.") from None
         except json.JSONDecodeError as exc:
-            raise InputFormatError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno}).") from None
+            raise InputFormatError(
+                f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})."
+            ) from None
         try:
             return cls.model_validate(payload)
         except ValidationError as exc:
-            raise InputFormatError(f"{path}: not a retrieval dataset: {_first_error(exc)}") from None
+            raise InputFormatError(
+                f"{path}: not a retrieval dataset: {_first_error(exc)}"
+            ) from None
 
 
 def _first_error(exc: ValidationError) -> str:

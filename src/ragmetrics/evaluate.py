@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
@@ -104,8 +104,11 @@ class EvaluationResult:
     def per_query(self) -> dict[str, dict[str, float | None]]:
         """query id -> label -> value (``None`` where the metric is NA)."""
         labels = self.metrics
-        rows = np.where(np.isnan(self.values), None, self.values).tolist()
-        return {q: dict(zip(labels, row, strict=True)) for q, row in zip(self.query_ids, rows, strict=True)}
+        rows = _with_none(self.values)
+        return {
+            q: dict(zip(labels, row, strict=True))
+            for q, row in zip(self.query_ids, rows, strict=True)
+        }
 
     def column(self, metric: str) -> np.ndarray:
         """The per-query values of one metric (NaN for NA), aligned with ``query_ids``."""
@@ -119,14 +122,19 @@ class EvaluationResult:
     def __getitem__(self, metric: str) -> float | None:
         """The aggregate value of one metric."""
         if metric not in self.aggregate:
-            raise KeyError(f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}.")
+            raise KeyError(
+                f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}."
+            )
         return self.aggregate[metric]
 
     # --- renderings ---------------------------------------------------------------------
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
         """``{"aggregate", "counts", "per_query"?}`` as plain Python values."""
-        payload: dict[str, Any] = {"aggregate": dict(self.aggregate), "counts": self.counts.to_dict()}
+        payload: dict[str, Any] = {
+            "aggregate": dict(self.aggregate),
+            "counts": self.counts.to_dict(),
+        }
         if self.missing_query_ids:
             payload["missing_query_ids"] = list(self.missing_query_ids)
         if self.unjudged_query_ids:
@@ -135,7 +143,9 @@ class EvaluationResult:
             payload["per_query"] = self.per_query
         return payload
 
-    def to_json(self, path: str | None = None, *, per_query: bool = True, indent: int | None = None) -> str:
+    def to_json(
+        self, path: str | None = None, *, per_query: bool = True, indent: int | None = None
+    ) -> str:
         """JSON with ``aggregate``, ``counts`` and (by default) ``per_query``; NA is null."""
         text = json.dumps(self.to_dict(per_query=per_query), indent=indent, ensure_ascii=False)
         if path is not None:
@@ -150,15 +160,19 @@ class EvaluationResult:
 
         pandas = import_pandas()
         if aggregate:
-            return pandas.DataFrame([self.aggregate], index=[self.run_name or "run"])
-        frame = pandas.DataFrame(self.values, index=list(self.query_ids), columns=list(self.metrics))
+            return cast(
+                "pd.DataFrame", pandas.DataFrame([self.aggregate], index=[self.run_name or "run"])
+            )
+        frame: pd.DataFrame = pandas.DataFrame(
+            self.values, index=list(self.query_ids), columns=list(self.metrics)
+        )
         frame.index.name = "query_id"
         return frame
 
     def _rows(self, per_query: bool) -> tuple[list[str], list[list[Any]]]:
         if per_query:
             headers = ["query_id", *self.metrics]
-            values = np.where(np.isnan(self.values), None, self.values).tolist()
+            values = _with_none(self.values)
             return headers, [[q, *row] for q, row in zip(self.query_ids, values, strict=True)]
         headers = ["metric", "mean", "queries", "NA"]
         rows = [
@@ -250,21 +264,22 @@ def evaluate(
         RagMetricsError: empty qrels or run, or an option out of range.
 
     Example:
-        >>> result = evaluate({"q1": {"a": 1, "b": 1}}, {"q1": {"a": 0.9, "x": 0.5}}, ["P@2", "mrr"])
+        >>> qrels = {"q1": {"a": 1, "b": 1}}
+        >>> result = evaluate(qrels, {"q1": {"a": 0.9, "x": 0.5}}, ["P@2", "mrr"])
         >>> result.aggregate
         {'P@2': 0.5, 'mrr': 1.0}
     """
     qrels = as_qrels(qrels)
     run = as_run(run)
     parsed = parse_metrics(list(metrics) if not isinstance(metrics, str) else metrics)
-    if not isinstance(relevance_threshold, (int, np.integer)) or isinstance(relevance_threshold, bool):
+    if not isinstance(relevance_threshold, (int, np.integer)) or isinstance(
+        relevance_threshold, bool
+    ):
         raise RagMetricsError(
             f"relevance_threshold must be an integer grade such as 1; got {relevance_threshold!r}."
         )
     if missing not in _MISSING_POLICIES:
-        raise RagMetricsError(
-            f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}."
-        )
+        raise RagMetricsError(f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}.")
     if len(qrels) == 0:
         raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
     if len(run) == 0:
@@ -272,15 +287,18 @@ def evaluate(
             "The run is empty: it has no query. Check that the retriever ran and that the "
             "file or dict is the one you meant."
         )
-    missing_ids = tuple(q for q in qrels.query_ids if q not in run)
-    unjudged_ids = tuple(q for q in run.query_ids if q not in qrels)
+    # A query with an empty set of judgments is not judged (trec_eval never sees it).
+    judgments = qrels.raw()
+    judged_ids = [q for q in qrels.query_ids if judgments[q]]
+    missing_ids = tuple(q for q in judged_ids if q not in run)
+    unjudged_ids = tuple(q for q in run.query_ids if not judgments.get(q))
     if missing == "error" and missing_ids:
         shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
         raise MissingQueryError(
             f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
             f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
         )
-    query_ids = [q for q in qrels.query_ids if q in run] if missing == "skip" else list(qrels.query_ids)
+    query_ids = [q for q in judged_ids if q in run] if missing == "skip" else judged_ids
     options: dict[str, Any] = {
         "err_max_grade": err_max_grade,
         "alpha": alpha,
@@ -302,12 +320,12 @@ def evaluate(
         values[:, column] = metric.compute(judged)
     na = np.isnan(values).sum(axis=0).tolist()
     labels = [m.label for m in parsed]
-    docs, offsets, index = run.slices()
+    _, offsets, index = run.slices()
     lengths = np.diff(offsets)
     empty = sum(1 for q in query_ids if q in index and lengths[index[q]] == 0)
     counts = Counts(
         queries=len(query_ids),
-        judged=len(qrels),
+        judged=len(judged_ids),
         in_run=len(run),
         missing_from_run=len(missing_ids),
         not_judged=len(unjudged_ids),
@@ -330,12 +348,25 @@ def evaluate(
         counts=counts,
         missing_query_ids=missing_ids,
         unjudged_query_ids=unjudged_ids,
-        settings={"relevance_threshold": int(relevance_threshold), "missing": missing,
-                  **{k: v for k, v in options.items() if k != "pool"},
-                  "pool": None if pool is None else (options["pool"].name or "given")},
+        settings={
+            "relevance_threshold": int(relevance_threshold),
+            "missing": missing,
+            **{k: v for k, v in options.items() if k != "pool"},
+            "pool": None if pool is None else (options["pool"].name or "given"),
+        },
         judged=judged,
         run_name=run.name,
     )
+
+
+def _with_none(values: np.ndarray) -> list[list[float | None]]:
+    """Rows of ``values`` as lists, with None in place of NaN."""
+    rows: list[list[float | None]] = values.tolist()
+    for row in rows:
+        for i, value in enumerate(row):
+            if value != value:
+                row[i] = None
+    return rows
 
 
 def _depth_needed(metrics: Sequence[Metric]) -> int | None:
@@ -355,7 +386,8 @@ def as_qrels(value: Any) -> Qrels:
     if isinstance(value, Mapping):
         return Qrels.from_dict(value)
     raise RagMetricsError(
-        f"qrels must be a Qrels or a dict {{query_id: {{doc_id: grade}}}}; got {type(value).__name__}. "
+        "qrels must be a Qrels or a dict {query_id: {doc_id: grade}}; "
+        f"got {type(value).__name__}. "
         f"Read files with Qrels.from_trec or Qrels.from_json."
     )
 
@@ -370,6 +402,7 @@ def as_run(value: Any) -> Run:
             return Run.from_lists(value)
         return Run.from_dict(value)
     raise RagMetricsError(
-        f"run must be a Run or a dict of {{query_id: {{doc_id: score}}}} or {{query_id: [doc_id, ...]}}; "
+        "run must be a Run or a dict of {query_id: {doc_id: score}} or "
+        "{query_id: [doc_id, ...]}; "
         f"got {type(value).__name__}. Read files with Run.from_trec or Run.from_json."
     )

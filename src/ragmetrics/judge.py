@@ -58,7 +58,8 @@ class JudgedRun:
     @cached_property
     def gains(self) -> np.ndarray:
         """``max(grade, 0)`` at each rank: the linear nDCG gain (trec_eval)."""
-        return np.maximum(self.grades, 0.0)
+        gains: np.ndarray = np.maximum(self.grades, 0.0)
+        return gains
 
     @cached_property
     def discounts(self) -> np.ndarray:

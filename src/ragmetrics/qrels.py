@@ -54,11 +54,13 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         groups: Mapping[str, Groups] | None = None,
     ) -> None:
         """Prefer the ``from_*`` constructors; this one validates and copies a dict."""
-        require_mapping(judgments, "Qrels", "{doc_id: grade}")
+        require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
         data: dict[str, dict[str, int]] = {}
         for query_id, docs in judgments.items():
-            require_mapping(docs, f"The judgments of query '{query_id}'", "grade")
+            require_mapping(
+                docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
+            )
             check_ids(docs, "Doc ids", f"of query '{query_id}'")
             if set(map(type, docs.values())) <= {int}:
                 data[query_id] = dict(docs)
@@ -87,13 +89,11 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         doc id to grade (``[{"a": 5, "b": 4}, {"c": 3}]``); plain ids get ``grade``. A doc in
         several groups keeps its highest grade.
         """
-        require_mapping(groups, "Evidence groups", "a list of groups")
+        require_mapping(groups, "Evidence groups", "a mapping of query id to a list of groups")
         judgments: dict[str, dict[str, int]] = {}
         kept: dict[str, Groups] = {}
         for query_id, query_groups in groups.items():
-            if isinstance(query_groups, (str, Mapping)) or not isinstance(
-                query_groups, Sequence
-            ):
+            if isinstance(query_groups, (str, Mapping)) or not isinstance(query_groups, Sequence):
                 raise InputFormatError(
                     f"The evidence groups of query '{query_id}' must be a list of groups, "
                     f'e.g. [["a", "b"], ["c"]]; got {type(query_groups).__name__}.'
@@ -243,7 +243,8 @@ class Qrels(Mapping[str, Mapping[str, int]]):
 
         pandas = import_pandas()
         rows = list(iter_items(self._data))
-        return pandas.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+        frame: pd.DataFrame = pandas.DataFrame(rows, columns=["query_id", "doc_id", "relevance"])
+        return frame
 
     # --- access --------------------------------------------------------------------------
 
@@ -302,9 +303,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return f"Qrels({len(self)} queries, {self.n_judgments} judgments{extra})"
 
 
-def _check_conflicts(
-    query_id: str, docs: list[str], grades: list[int], source: object
-) -> None:
+def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: object) -> None:
     seen: dict[str, int] = {}
     for doc_id, grade in zip(docs, grades, strict=True):
         if doc_id in seen and seen[doc_id] != grade:

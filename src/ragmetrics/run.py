@@ -47,7 +47,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         ('d2', 'd1', 'd3')
     """
 
-    __slots__ = ("_query_ids", "_index", "_offsets", "_docs", "_scores", "_duplicates", "name")
+    __slots__ = ("_docs", "_duplicates", "_index", "_offsets", "_query_ids", "_scores", "name")
 
     _query_ids: tuple[str, ...]
     _index: dict[str, int]
@@ -70,7 +70,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         cls, results: Mapping[str, Mapping[str, float]], *, name: str | None = None
     ) -> Run:
         """Build from ``{query_id: {doc_id: score}}``; higher scores rank first."""
-        require_mapping(results, "A run", "{doc_id: score}")
+        require_mapping(results, "A run", "a mapping of query id to {doc_id: score}")
         check_ids(results, "Query ids", "of the run")
         per_query = list(results.values())
         for query_id, docs in zip(results, per_query, strict=True):
@@ -97,11 +97,9 @@ class Run(Mapping[str, tuple[str, ...]]):
         return cls._build(list(results), lengths, docs_flat, scores, False, name)
 
     @classmethod
-    def from_lists(
-        cls, rankings: Mapping[str, Sequence[str]], *, name: str | None = None
-    ) -> Run:
+    def from_lists(cls, rankings: Mapping[str, Sequence[str]], *, name: str | None = None) -> Run:
         """Build from ``{query_id: [doc_id, ...]}``, best first; the order is kept as given."""
-        require_mapping(rankings, "A run", "a list of doc ids")
+        require_mapping(rankings, "A run", "a mapping of query id to a list of doc ids")
         check_ids(rankings, "Query ids", "of the run")
         per_query = list(rankings.values())
         for query_id, docs in zip(rankings, per_query, strict=True):
@@ -283,7 +281,7 @@ class Run(Mapping[str, tuple[str, ...]]):
 
         pandas = import_pandas()
         lengths = np.diff(self._offsets)
-        return pandas.DataFrame(
+        frame: pd.DataFrame = pandas.DataFrame(
             {
                 "query_id": np.repeat(np.asarray(self._query_ids, dtype=object), lengths),
                 "doc_id": self._docs,
@@ -293,6 +291,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                 else np.full(len(self._docs), np.nan),
             }
         )
+        return frame
 
     # --- access --------------------------------------------------------------------------
 
@@ -364,7 +363,11 @@ class Run(Mapping[str, tuple[str, ...]]):
             return NotImplemented
         return self.to_lists() == other.to_lists() and (
             (self._scores is None) == (other._scores is None)
-            and (self._scores is None or np.array_equal(self._scores, other._scores))
+            and (
+                self._scores is None
+                or other._scores is None
+                or np.array_equal(self._scores, other._scores)
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -397,7 +400,7 @@ def _rank_by_score(
         ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
         order = ranked[np.arange(depth)[None, :] < lengths[:, None]]
     else:
-        order = np.lexsort((-scores, query_of))
+        order = np.asarray(np.lexsort((-scores, query_of)))
     ranked_scores = scores[order]
     ties = np.flatnonzero(ranked_scores[1:] == ranked_scores[:-1])
     if len(ties):
@@ -412,7 +415,8 @@ def _rank_by_score(
             block = order[start:end].tolist()
             block.sort(key=docs.__getitem__, reverse=True)
             order[start:end] = block
-    return order
+    ranked_order: np.ndarray = order
+    return ranked_order
 
 
 def _drop_repeats(

@@ -72,7 +72,9 @@ def average_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     return _safe_divide(summed, judged.n_relevant)
 
 
-def _ndcg(judged: JudgedRun, cutoff: int | None, gains: np.ndarray, ideal: np.ndarray) -> np.ndarray:
+def _ndcg(
+    judged: JudgedRun, cutoff: int | None, gains: np.ndarray, ideal: np.ndarray
+) -> np.ndarray:
     gains = _cut(gains, cutoff)
     ideal = _cut(ideal, cutoff)
     discounts = judged.discounts
@@ -92,9 +94,7 @@ def ndcg(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 def ndcg_exp(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """nDCG with the exponential gain ``2^grade - 1`` (Burges et al., 2005)."""
-    return _ndcg(
-        judged, cutoff, np.exp2(judged.gains) - 1.0, np.exp2(judged.ideal_gains) - 1.0
-    )
+    return _ndcg(judged, cutoff, np.exp2(judged.gains) - 1.0, np.exp2(judged.ideal_gains) - 1.0)
 
 
 def r_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
@@ -122,7 +122,8 @@ def err(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     reach = np.cumprod(1.0 - stop, axis=1)
     reach = np.hstack([np.ones((judged.n_queries, 1)), reach[:, :-1]])
     ranks = np.arange(1, gains.shape[1] + 1, dtype=np.float64)
-    return (stop * reach / ranks).sum(axis=1)
+    values: np.ndarray = (stop * reach / ranks).sum(axis=1)
+    return values
 
 
 def recall_all(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
@@ -150,41 +151,97 @@ def group_recall(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 
 register(
-    MetricSpec("precision", precision, Cutoff.REQUIRED, "classic", "relevant docs in the top k / k",
-               perfect_is_one=False),
-    "p", "prec",
-)
-register(MetricSpec("recall", recall, Cutoff.REQUIRED, "classic", "relevant docs in the top k / R"), "r")
-register(MetricSpec("f1", f1, Cutoff.REQUIRED, "classic", "harmonic mean of precision@k and recall@k",
-                    perfect_is_one=False))
-register(
-    MetricSpec("hit_rate", hit_rate, Cutoff.REQUIRED, "classic", "1 if a relevant doc is in the top k"),
-    "success", "hit", "hitrate",
-)
-register(
-    MetricSpec("mrr", reciprocal_rank, Cutoff.OPTIONAL, "classic", "1 / rank of the first relevant doc"),
-    "rr", "recip_rank", "reciprocal_rank",
+    MetricSpec(
+        "precision",
+        precision,
+        Cutoff.REQUIRED,
+        "classic",
+        "relevant docs in the top k / k",
+        perfect_is_one=False,
+    ),
+    "p",
+    "prec",
 )
 register(
-    MetricSpec("map", average_precision, Cutoff.OPTIONAL, "classic", "average precision over relevant ranks"),
-    "ap", "map_cut", "average_precision",
+    MetricSpec("recall", recall, Cutoff.REQUIRED, "classic", "relevant docs in the top k / R"), "r"
+)
+register(
+    MetricSpec(
+        "f1",
+        f1,
+        Cutoff.REQUIRED,
+        "classic",
+        "harmonic mean of precision@k and recall@k",
+        perfect_is_one=False,
+    )
+)
+register(
+    MetricSpec(
+        "hit_rate", hit_rate, Cutoff.REQUIRED, "classic", "1 if a relevant doc is in the top k"
+    ),
+    "success",
+    "hit",
+    "hitrate",
+)
+register(
+    MetricSpec(
+        "mrr", reciprocal_rank, Cutoff.OPTIONAL, "classic", "1 / rank of the first relevant doc"
+    ),
+    "rr",
+    "recip_rank",
+    "reciprocal_rank",
+)
+register(
+    MetricSpec(
+        "map",
+        average_precision,
+        Cutoff.OPTIONAL,
+        "classic",
+        "average precision over relevant ranks",
+    ),
+    "ap",
+    "map_cut",
+    "average_precision",
 )
 register(
     MetricSpec("ndcg", ndcg, Cutoff.OPTIONAL, "classic", "normalized DCG, linear gain (trec_eval)"),
     "ndcg_cut",
 )
-register(MetricSpec("ndcg_exp", ndcg_exp, Cutoff.OPTIONAL, "classic", "normalized DCG, gain 2^grade - 1"))
+register(
+    MetricSpec("ndcg_exp", ndcg_exp, Cutoff.OPTIONAL, "classic", "normalized DCG, gain 2^grade - 1")
+)
 register(
     MetricSpec("r_precision", r_precision, Cutoff.NONE, "classic", "precision at rank R"),
-    "rprec", "r-precision", "rp",
-)
-register(MetricSpec("err", err, Cutoff.OPTIONAL, "classic", "expected reciprocal rank (graded)",
-                    perfect_is_one=False))
-register(
-    MetricSpec("recall_all", recall_all, Cutoff.REQUIRED, "classic",
-               "1 if every relevant doc / evidence group is in the top k", can_be_na=True),
+    "rprec",
+    "r-precision",
+    "rp",
 )
 register(
-    MetricSpec("group_recall", group_recall, Cutoff.REQUIRED, "classic",
-               "fraction of evidence groups with a member in the top k"),
+    MetricSpec(
+        "err",
+        err,
+        Cutoff.OPTIONAL,
+        "classic",
+        "expected reciprocal rank (graded)",
+        perfect_is_one=False,
+    )
+)
+register(
+    MetricSpec(
+        "recall_all",
+        recall_all,
+        Cutoff.REQUIRED,
+        "classic",
+        "1 if every relevant doc / evidence group is in the top k",
+        can_be_na=True,
+    ),
+)
+register(
+    MetricSpec(
+        "group_recall",
+        group_recall,
+        Cutoff.REQUIRED,
+        "classic",
+        "fraction of evidence groups with a member in the top k",
+    ),
 )

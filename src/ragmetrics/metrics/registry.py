@@ -131,9 +131,7 @@ def parse_metric(text: str) -> Metric:
     spec = _REGISTRY[_ALIASES[key]]
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
-        raise ValueError(
-            f"The cutoff of {label!r} must be an integer >= 1. Got {cutoff} instead."
-        )
+        raise ValueError(f"The cutoff of {label!r} must be an integer >= 1. Got {cutoff} instead.")
     if cutoff is None and (spec.cutoff is Cutoff.REQUIRED or key in _CUTOFF_ONLY_ALIASES):
         raise ValueError(f"{label!r} needs a cutoff: write '{base}@10' (or another k >= 1).")
     if cutoff is not None and spec.cutoff is Cutoff.NONE:
@@ -159,11 +157,7 @@ def _unknown_message(label: str, base: str) -> str:
     candidates = sorted(set(_ALIASES) | set(_REGISTRY))
     close = difflib.get_close_matches(base.lower(), candidates, n=4, cutoff=0.6)
     suffix = label[len(base) :] if label.startswith(base) else ""
-    hint = (
-        " Did you mean " + ", ".join(repr(c + suffix) for c in close) + "?"
-        if close
-        else ""
-    )
+    hint = " Did you mean " + ", ".join(repr(c + suffix) for c in close) + "?" if close else ""
     return (
         f"Unknown metric {label!r}.{hint} Known metrics: {', '.join(sorted(_REGISTRY))} "
         f"(see ragmetrics.list_metrics() for aliases)."

@@ -1,0 +1,185 @@
+"""Qrels, Run and RetrievalDataset: construction, order, round-trips and counting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import ragmetrics as rm
+from tests.conftest import shared_file
+
+
+def test_run_orders_by_score_then_doc_id_descending() -> None:
+    run = rm.Run.from_dict({"q": {"a": 0.5, "b": 0.9, "c": 0.5, "d": 0.1}})
+    assert run["q"] == ("b", "c", "a", "d")
+    assert run.scores("q") == (0.9, 0.5, 0.5, 0.1)
+
+
+def test_from_lists_keeps_the_given_order() -> None:
+    run = rm.Run.from_lists({"q": ["z", "a", "m"]})
+    assert run["q"] == ("z", "a", "m")
+    assert run.scores("q") is None
+    assert not run.is_scored
+
+
+def test_repeated_ids_keep_first_position_and_are_counted() -> None:
+    run = rm.Run.from_lists({"q": ["a", "b", "a", "c", "b"], "r": ["x"]})
+    assert run["q"] == ("a", "b", "c")
+    assert run.duplicates == {"q": 2}
+    result = rm.evaluate({"q": {"c": 1}}, run, ["mrr"])
+    assert result.aggregate["mrr"] == pytest.approx(1 / 3)
+    assert result.counts.repeated_ids_dropped == 2
+
+
+def test_repeated_ids_in_a_scored_file_keep_the_best_ranked_copy(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q Q0 a 1 0.2 t\nq Q0 b 2 0.5 t\nq Q0 a 3 0.9 t\n")
+    run = rm.Run.from_trec(path)
+    assert run["q"] == ("a", "b")
+    assert run.duplicates == {"q": 1}
+
+
+def test_queries_split_across_a_file_are_regrouped(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 0.2 t\nq2 Q0 b 1 0.5 t\nq1 Q0 c 2 0.9 t\n")
+    run = rm.Run.from_trec(path)
+    assert run.query_ids == ("q1", "q2")
+    assert run["q1"] == ("c", "a")
+
+
+def test_immutability() -> None:
+    qrels = rm.Qrels.from_dict({"q": {"a": 1}})
+    with pytest.raises(TypeError):
+        qrels["q"]["a"] = 2  # type: ignore[index]
+    run = rm.Run.from_lists({"q": ["a"]})
+    with pytest.raises(TypeError):
+        run["q"][0] = "b"  # type: ignore[index]
+    source = {"q": {"a": 1}}
+    copied = rm.Qrels.from_dict(source)
+    source["q"]["a"] = 5
+    assert copied["q"]["a"] == 1
+
+
+def test_len_ids_and_repr() -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}})
+    run = rm.Run.from_dict({"q1": {"d1": 0.9}}, name="bm25")
+    assert len(qrels) == 2 and qrels.query_ids == ("q1", "q2")
+    assert repr(qrels) == "Qrels(2 queries, 3 judgments)"
+    assert repr(run) == "Run('bm25', 1 queries, 1 results, scored)"
+
+
+@pytest.mark.parametrize("kind", ["trec", "json"])
+def test_round_trips(tmp_path: Path, kind: str) -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"d1": 2, "d2": 0, "d3": -1}, "q2": {"d4": 1}})
+    run = rm.Run.from_dict({"q1": {"d1": 0.25, "d9": 0.75}, "q2": {"d4": 1.0, "d5": 1.0}})
+    qpath, rpath = tmp_path / f"qrels.{kind}", tmp_path / f"run.{kind}"
+    getattr(qrels, f"to_{kind}")(qpath)
+    getattr(run, f"to_{kind}")(rpath)
+    assert getattr(rm.Qrels, f"from_{kind}")(qpath) == qrels
+    assert getattr(rm.Run, f"from_{kind}")(rpath).to_lists() == run.to_lists()
+
+
+def test_jsonl_records(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rows = [
+        {"query_id": "q", "doc_id": "a", "score": 0.1},
+        {"query_id": "q", "doc_id": "b", "score": 0.7},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    assert rm.Run.from_json(path)["q"] == ("b", "a")
+    qpath = tmp_path / "qrels.jsonl"
+    qpath.write_text(json.dumps({"qid": "q", "docid": "a", "relevance": 2}) + "\n")
+    assert rm.Qrels.from_json(qpath)["q"] == {"a": 2}
+
+
+def test_pandas_round_trip() -> None:
+    run = rm.Run.from_dict({"q1": {"a": 0.5, "b": 0.7}, "q2": {"c": 0.1}})
+    frame = run.to_pandas()
+    assert list(frame.columns) == ["query_id", "doc_id", "rank", "score"]
+    assert rm.Run.from_pandas(frame) == run
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}})
+    assert rm.Qrels.from_pandas(qrels.to_pandas()) == qrels
+    unscored = rm.Run.from_pandas(
+        pd.DataFrame({"query_id": ["q", "q"], "doc_id": ["y", "x"]}), score_col=None
+    )
+    assert unscored["q"] == ("y", "x")
+
+
+def test_pandas_missing_column_names_the_fix() -> None:
+    with pytest.raises(
+        rm.InputFormatError, match=r"lacks the column\(s\) 'score'.*\*_col keywords"
+    ):
+        rm.Run.from_pandas(pd.DataFrame({"query_id": ["q"], "doc_id": ["a"]}))
+
+
+def test_trec_file_with_comments_and_blank_lines() -> None:
+    with_comments = rm.Qrels.from_trec(shared_file("trec_eval", "qrels.test.with-comments"))
+    plain = rm.Qrels.from_trec(shared_file("trec_eval", "qrels.test"))
+    assert with_comments.n_judgments >= plain.n_judgments - 1
+    assert "CR#93E-1860" in with_comments["301"]  # a '#' inside a doc id is not a comment
+
+
+def test_dataset_round_trip_and_legacy_json(tmp_path: Path) -> None:
+    dataset = rm.RetrievalDataset(
+        queries={"q1": "who wrote it?", "q2": "when?"},
+        corpus={"d1": "text one", "d2": "text two"},
+        relevant_docs={"q1": {"d1": 3}, "q2": ["d2"]},
+    )
+    assert dataset.qrels["q1"] == {"d1": 3} and dataset.qrels["q2"] == {"d2": 1}
+    path = tmp_path / "ds.json"
+    dataset.to_json(path)
+    assert rm.RetrievalDataset.from_json(path) == dataset
+    legacy = tmp_path / "legacy.json"
+    legacy.write_text(
+        json.dumps(
+            {
+                "queries": {"q": "x?"},
+                "corpus": {"n1": "a", "n2": "b"},
+                "relevant_docs": {"q": ["n2"]},
+                "mode": "text",
+            }
+        )
+    )
+    loaded = rm.RetrievalDataset.from_json(legacy)
+    assert loaded.qrels["q"] == {"n2": 1} and loaded.mode == "text"
+
+
+def test_dataset_rejects_unknown_relevant_doc() -> None:
+    with pytest.raises(
+        ValueError, match=r"relevant_docs names docs that are not in the corpus: \['d9'\]"
+    ):
+        rm.RetrievalDataset(
+            queries={"q": "x"}, corpus={"d1": "t"}, relevant_docs={"q": ["d1", "d9"]}
+        )
+
+
+def test_counts_report_what_was_left_out() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}}
+    run = {"q1": {"a": 1.0}, "q3": {}, "extra": {"z": 1.0}}
+    zero = rm.evaluate(qrels, run, ["mrr"])
+    assert zero.counts.queries == 3 and zero.counts.missing_from_run == 1
+    assert zero.counts.not_judged == 1 and zero.counts.empty_rankings == 1
+    assert zero.missing_query_ids == ("q2",) and zero.unjudged_query_ids == ("extra",)
+    assert zero.aggregate["mrr"] == pytest.approx(1 / 3)
+    skip = rm.evaluate(qrels, run, ["mrr"], missing="skip")
+    assert skip.counts.queries == 2 and skip.aggregate["mrr"] == pytest.approx(1 / 2)
+    assert "1 judged but missing from the run (scored 0)" in zero.to_markdown()
+
+
+def test_result_renderings() -> None:
+    result = rm.evaluate(
+        {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": ["a"], "q2": ["x", "b"]}, ["mrr", "P@1"]
+    )
+    frame = result.to_pandas()
+    assert frame.loc["q2", "mrr"] == pytest.approx(0.5)
+    payload = json.loads(result.to_json())
+    assert payload["aggregate"]["mrr"] == pytest.approx(0.75)
+    assert payload["per_query"]["q1"]["P@1"] == 1.0
+    assert "<table>" in result._repr_html_()
+    assert "| mrr | 0.7500 | 2 | 0 |" in result.to_markdown()
+    assert result["mrr"] == pytest.approx(0.75)
+    with pytest.raises(KeyError, match=r"'ndcg' was not evaluated"):
+        result["ndcg"]

@@ -1,0 +1,125 @@
+"""The same invariants over every registered metric: a metric is tested once registered.
+
+Set metrics (family "set") read utility grades 1..5, so their cases are drawn on that scale;
+the "unjudged equals grade 0" rule is a classic-family rule (for set metrics an unjudged doc
+is, by definition, outside the labeled pool U, see METRICS.md).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.metrics import Cutoff, parse_metric, registered
+from ragmetrics.metrics.registry import aliases_of
+
+SPECS = sorted(registered().values(), key=lambda s: s.name)
+CUTOFFS = (1, 3, 10)
+
+
+def _names(spec) -> list[str]:  # type: ignore[no-untyped-def]
+    if spec.cutoff is Cutoff.NONE:
+        return [spec.name]
+    names = [f"{spec.name}@{k}" for k in CUTOFFS]
+    return names + ([spec.name] if spec.cutoff is Cutoff.OPTIONAL else [])
+
+
+def _case(seed: int, family: str) -> tuple[dict, dict]:
+    rng = random.Random(seed)
+    grades = [1, 2, 3, 4, 5] if family == "set" else [-1, 0, 1, 2, 3]
+    qrels, run = {}, {}
+    for q in range(40):
+        docs = [f"d{i}" for i in range(rng.randrange(1, 25))]
+        qrels[f"q{q}"] = {
+            d: rng.choice(grades) for d in rng.sample(docs, rng.randrange(1, len(docs) + 1))
+        }
+        ranking = rng.sample(docs + [f"x{i}" for i in range(5)], rng.randrange(0, len(docs) + 5))
+        run[f"q{q}"] = ranking
+    return qrels, run
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_values_lie_in_unit_interval(spec) -> None:  # type: ignore[no-untyped-def]
+    for seed in range(3):
+        qrels, run = _case(seed, spec.family)
+        result = rm.evaluate(qrels, run, _names(spec))
+        finite = result.values[~np.isnan(result.values)]
+        assert ((finite >= 0) & (finite <= 1 + 1e-12)).all()
+        if not spec.can_be_na:
+            assert not np.isnan(result.values).any(), "NA from a metric declared never NA"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_perfect_ranking_scores_one(spec) -> None:  # type: ignore[no-untyped-def]
+    if not spec.perfect_is_one:
+        pytest.skip(
+            f"{spec.name}: a perfect ranking need not score 1 (e.g. k > R, or lower is better)"
+        )
+    # every query has R = 3 relevant docs, so a perfect ranking is defined at k >= 3
+    rng = random.Random(7)
+    grades = [3, 4, 5] if spec.family == "set" else [1, 2, 3]
+    qrels = {f"q{q}": {f"d{i}": rng.choice(grades) for i in range(3)} for q in range(30)}
+    ideal = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
+    names = [n for n in _names(spec) if "@" not in n or int(n.split("@")[1]) >= 3]
+    result = rm.evaluate(qrels, ideal, names)
+    for label, value in result.aggregate.items():
+        assert value == pytest.approx(1.0), label
+
+
+@pytest.mark.parametrize(
+    "spec", [s for s in SPECS if s.cutoff is not Cutoff.NONE], ids=lambda s: s.name
+)
+def test_nothing_below_rank_k_changes_metric_at_k(spec) -> None:  # type: ignore[no-untyped-def]
+    qrels, run = _case(3, spec.family)
+    rng = random.Random(5)
+    for k in CUTOFFS:
+        name = f"{spec.name}@{k}"
+        if spec.family == "set":
+            # the pool of PROC@k is the whole ranking, so tail changes are meant to count there;
+            # fix the pool to isolate the top k
+            options = {"pool": rm.Run.from_lists(run)}
+        else:
+            options = {}
+        shuffled = {q: r[:k] + rng.sample(r[k:], len(r[k:])) for q, r in run.items()}
+        cut = {q: r[:k] for q, r in run.items()}
+        base = rm.evaluate(qrels, run, [name], **options).values
+        assert np.array_equal(
+            base, rm.evaluate(qrels, shuffled, [name], **options).values, equal_nan=True
+        )
+        assert np.array_equal(
+            base, rm.evaluate(qrels, cut, [name], **options).values, equal_nan=True
+        )
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.family == "classic"], ids=lambda s: s.name)
+def test_unjudged_doc_counts_as_grade_zero(spec) -> None:  # type: ignore[no-untyped-def]
+    qrels, run = _case(11, "classic")
+    explicit = {q: {**j, **{d: 0 for d in run[q] if d not in j}} for q, j in qrels.items()}
+    names = _names(spec)
+    assert np.array_equal(
+        rm.evaluate(qrels, run, names).values,
+        rm.evaluate(explicit, run, names).values,
+        equal_nan=True,
+    )
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_names_round_trip(spec) -> None:  # type: ignore[no-untyped-def]
+    for name in _names(spec):
+        metric = parse_metric(name)
+        assert metric.spec is spec
+        assert parse_metric(metric.name).name == metric.name
+        assert metric.label == name
+    suffix = "" if spec.cutoff is Cutoff.NONE else "@5"
+    for alias in aliases_of(spec.name):
+        assert parse_metric(alias + suffix).spec is spec
+        assert parse_metric(alias.upper() + suffix).spec is spec
+
+
+def test_results_are_keyed_by_the_name_written() -> None:
+    result = rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["nDCG@10", "ndcg_cut_10", "P@1", "P_1"])
+    assert list(result.aggregate) == ["nDCG@10", "ndcg_cut_10", "P@1", "P_1"]
+    assert len(set(result.aggregate.values())) == 1
