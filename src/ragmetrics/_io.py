@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -50,10 +51,13 @@ def read_trec_columns(
     must parse as ``value_kind`` ("int" or "float"). A line that does not gets an
     :class:`InputFormatError` naming the file, the line number, the line and the expected layout.
     """
+    dtype = np.int64 if value_kind == "int" else np.float64
+    fast = _read_whole_file(path, n_columns, query_col, doc_col, value_col, dtype)
+    if fast is not None:
+        return fast
     query_ids: list[str] = []
     doc_ids: list[str] = []
     value_blocks: list[np.ndarray] = []
-    dtype = np.int64 if value_kind == "int" else np.float64
     first_line = 1
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed in finally
@@ -72,7 +76,7 @@ def read_trec_columns(
             rows = list(map(str.split, lines))
             clean = set(map(len, rows)) == {n_columns}
             if clean:
-                columns = list(zip(*rows, strict=True))
+                columns = _columns(rows, n_columns)
                 # A token that starts with '#' in the first column marks a comment line.
                 clean = "\n#" not in "\n" + "\n".join(columns[0])
             if clean:
@@ -94,7 +98,7 @@ def read_trec_columns(
                 if not rows:
                     first_line += len(lines)
                     continue
-                columns = list(zip(*rows, strict=True))
+                columns = _columns(rows, n_columns)
             assert values is not None
             query_ids.extend(columns[query_col])
             doc_ids.extend(columns[doc_col])
@@ -104,6 +108,42 @@ def read_trec_columns(
         handle.close()
     values_all = np.concatenate(value_blocks) if value_blocks else np.zeros(0, dtype=dtype)
     return FlatColumns(query_ids, doc_ids, values_all)
+
+
+def _columns(rows: list[list[str]], n_columns: int) -> list[list[str]]:
+    return [list(map(itemgetter(i), rows)) for i in range(n_columns)]
+
+
+def _read_whole_file(
+    path: PathLike, n_columns: int, query_col: int, doc_col: int, value_col: int, dtype: type
+) -> FlatColumns | None:
+    """Split the whole file at once; None when it needs the careful line-by-line pass.
+
+    Taken only when every line is a plain record: no blank or comment line, as many tokens as
+    ``n_columns`` times the lines, and constant second and last columns (the ``Q0``/iteration
+    and tag fields), which rules out lines with too few and too many fields cancelling out.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text or text.startswith("#") or "\n#" in text or "\n\n" in text:
+        return None
+    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    tokens = text.split()
+    del text
+    if len(tokens) != n_columns * n_lines:
+        return None
+    constant = [1] if n_columns == 4 else [1, n_columns - 1]
+    for column in constant:
+        field = tokens[column::n_columns]
+        if field.count(field[0]) != len(field):
+            return None
+    values = _parse_values(tokens[value_col::n_columns], dtype)
+    if values is None:
+        return None
+    return FlatColumns(tokens[query_col::n_columns], tokens[doc_col::n_columns], values)
 
 
 def _parse_values(tokens: Sequence[str], dtype: type) -> np.ndarray | None:

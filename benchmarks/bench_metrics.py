@@ -1,0 +1,237 @@
+"""Side-by-side speed of ragmetrics, pytrec_eval and ranx on the same six metrics.
+
+Generates Q queries x 100 scored results with graded qrels (1-20 relevant docs per query),
+then times, for each tool in a fresh subprocess, the whole job from Python dicts
+(construction included) and from TREC files (parsing included). Prints medians, ratios and
+the peak memory each job added on top of the generated data.
+
+    python benchmarks/bench_metrics.py --queries 100000 --repeat 3
+
+ranx compiles with numba on first use; its timings are warm (one small call compiles first),
+and the compile time is printed separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+OURS = ["precision@10", "recall@100", "ndcg@10", "map@100", "mrr@10", "hit_rate@10"]
+PYTREC = {"P_10", "recall_100", "ndcg_cut_10", "map_cut_100", "recip_rank", "success_10"}
+DEPTH = 100
+
+
+def generate(n_queries: int, seed: int = 13) -> tuple[dict, dict]:
+    """Graded qrels (1-20 relevant docs, grades 1-3, plus judged non-relevant) and a run."""
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        qid = f"q{q}"
+        n_rel = rng.randint(1, 20)
+        judged = {f"d{rng.randrange(2000)}": rng.randint(0, 3) for _ in range(n_rel * 2)}
+        for doc in list(judged)[:n_rel]:
+            judged[doc] = max(judged[doc], 1)
+        qrels[qid] = judged
+        docs = rng.sample(range(2000), DEPTH)
+        run[qid] = {f"d{d}": rng.random() for d in docs}
+    return qrels, run
+
+
+def write_trec(qrels: dict, run: dict, folder: Path) -> tuple[Path, Path]:
+    qpath, rpath = folder / "qrels.txt", folder / "run.txt"
+    with open(qpath, "w") as handle:
+        for q, docs in qrels.items():
+            handle.writelines(f"{q} 0 {d} {g}\n" for d, g in docs.items())
+    with open(rpath, "w") as handle:
+        for q, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda item: -item[1])
+            handle.writelines(
+                f"{q} Q0 {d} {i} {s:.6f} bench\n" for i, (d, s) in enumerate(ranked, 1)
+            )
+    return qpath, rpath
+
+
+# --- one job per subprocess ---------------------------------------------------------------
+
+
+def _memory() -> tuple[int, int]:
+    """(current RSS, peak RSS) in bytes, from /proc."""
+    fields = {}
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            key, _, value = line.partition(":")
+            fields[key] = value
+    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
+
+
+def _reset_peak() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        pass
+
+
+def job(tool: str, source: str, n_queries: int, repeat: int, folder: str) -> dict:
+    qrels_dict, run_dict = generate(n_queries)
+    qpath, rpath = Path(folder) / "qrels.txt", Path(folder) / "run.txt"
+    compile_seconds = None
+    if tool == "ragmetrics":
+        import ragmetrics as rm
+
+        def once() -> dict:
+            if source == "dict":
+                qrels, run = rm.Qrels.from_dict(qrels_dict), rm.Run.from_dict(run_dict)
+            else:
+                qrels, run = rm.Qrels.from_trec(qpath), rm.Run.from_trec(rpath)
+            return rm.evaluate(qrels, run, OURS).aggregate
+
+    elif tool == "pytrec_eval":
+        import pytrec_eval
+
+        def once() -> dict:
+            if source == "dict":
+                qrels, run = qrels_dict, run_dict
+            else:
+                with open(qpath) as qf, open(rpath) as rf:
+                    qrels, run = pytrec_eval.parse_qrel(qf), pytrec_eval.parse_run(rf)
+            per_query = pytrec_eval.RelevanceEvaluator(qrels, PYTREC).evaluate(run)
+            keys = next(iter(per_query.values())).keys()
+            return {k: statistics.fmean(v[k] for v in per_query.values()) for k in keys}
+
+    elif tool == "ranx":
+        import ranx
+
+        small_q, small_r = generate(50, seed=1)
+        started = time.perf_counter()
+        ranx.evaluate(ranx.Qrels(small_q), ranx.Run(small_r), OURS)
+        compile_seconds = time.perf_counter() - started
+
+        def once() -> dict:
+            if source == "dict":
+                qrels, run = ranx.Qrels(qrels_dict), ranx.Run(run_dict)
+            else:
+                qrels = ranx.Qrels.from_file(str(qpath), kind="trec")
+                run = ranx.Run.from_file(str(rpath), kind="trec")
+            return dict(ranx.evaluate(qrels, run, OURS))
+
+    else:
+        raise SystemExit(f"unknown tool {tool}")
+
+    _reset_peak()
+    baseline, _ = _memory()
+    times, first, values = [], None, {}
+    for i in range(repeat):
+        started = time.perf_counter()
+        values = once()
+        elapsed = time.perf_counter() - started
+        times.append(elapsed)
+        if i == 0:
+            first = elapsed
+    _, peak = _memory()
+    return {
+        "tool": tool,
+        "source": source,
+        "median": statistics.median(times),
+        "first": first,
+        "times": times,
+        "peak_added_mb": (peak - baseline) / 2**20,
+        "compile": compile_seconds,
+        "values": {k: float(v) for k, v in values.items()},
+    }
+
+
+# --- driver --------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tools", default="ragmetrics,pytrec_eval,ranx")
+    parser.add_argument("--sources", default="dict,trec")
+    parser.add_argument(
+        "--job", nargs=3, metavar=("TOOL", "SOURCE", "FOLDER"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+    if args.job:
+        tool, source, folder = args.job
+        print(json.dumps(job(tool, source, args.queries, args.repeat, folder)))
+        return
+
+    with tempfile.TemporaryDirectory() as folder:
+        qrels, run = generate(args.queries)
+        write_trec(qrels, run, Path(folder))
+        del qrels, run
+        results = []
+        for source in args.sources.split(","):
+            for tool in args.tools.split(","):
+                command = [
+                    sys.executable,
+                    __file__,
+                    "--queries",
+                    str(args.queries),
+                    "--repeat",
+                    str(args.repeat),
+                    "--job",
+                    tool,
+                    source,
+                    folder,
+                ]
+                done = subprocess.run(command, capture_output=True, text=True, env=os.environ)
+                if done.returncode != 0:
+                    print(f"{tool}/{source} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+                    continue
+                results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                r = results[-1]
+                print(f"  {tool:<12} {source:<5} median {r['median']:.2f}s", file=sys.stderr)
+    report(results, args.queries)
+
+
+def report(results: list[dict], n_queries: int) -> None:
+    print(f"\n{n_queries:,} queries x {DEPTH} results; metrics: {', '.join(OURS)}")
+    print("times: median of the repeats; ratio = other tool's median / ragmetrics' median\n")
+    header = (
+        f"{'source':<6} {'tool':<12} {'median s':>9} {'first s':>8} {'ratio':>7} {'peak MB':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for source in ("dict", "trec"):
+        ours = next(
+            (r for r in results if r["tool"] == "ragmetrics" and r["source"] == source), None
+        )
+        for r in (r for r in results if r["source"] == source):
+            ratio = r["median"] / ours["median"] if ours else float("nan")
+            print(
+                f"{source:<6} {r['tool']:<12} {r['median']:>9.2f} {r['first']:>8.2f} "
+                f"{ratio:>6.1f}x {r['peak_added_mb']:>8.0f}"
+            )
+    for r in results:
+        if r["compile"] is not None and r["source"] == "dict":
+            print(f"\nranx numba compile (excluded above): {r['compile']:.1f}s")
+    # the values agree where the definitions agree (pytrec_eval has no rank cutoff on RR)
+    ours = next((r for r in results if r["tool"] == "ragmetrics"), None)
+    theirs = next((r for r in results if r["tool"] == "pytrec_eval"), None)
+    if ours and theirs:
+        pairs = {
+            "precision@10": "P_10",
+            "recall@100": "recall_100",
+            "ndcg@10": "ndcg_cut_10",
+            "map@100": "map_cut_100",
+            "hit_rate@10": "success_10",
+        }
+        worst = max(abs(ours["values"][a] - theirs["values"][b]) for a, b in pairs.items())
+        print(f"largest difference from pytrec_eval on the shared metrics: {worst:.2e}")
+
+
+if __name__ == "__main__":
+    main()
