@@ -6,6 +6,7 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 
 from ragmetrics._version import __version__
 from ragmetrics.dataset import RetrievalDataset
+from ragmetrics.diagnostics import Diagnosis, RobustnessResult, diagnose, robustness
 from ragmetrics.errors import (
     InputFormatError,
     MissingQueryError,
@@ -20,16 +21,20 @@ from ragmetrics.run import Run
 
 __all__ = [
     "Counts",
+    "Diagnosis",
     "EvaluationResult",
     "InputFormatError",
     "MissingQueryError",
     "Qrels",
     "RagMetricsError",
     "RetrievalDataset",
+    "RobustnessResult",
     "Run",
     "UndefinedMetricWarning",
     "UnknownMetricError",
     "__version__",
+    "diagnose",
     "evaluate",
     "list_metrics",
+    "robustness",
 ]

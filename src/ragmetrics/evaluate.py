@@ -21,6 +21,8 @@ from ragmetrics.run import Run
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmetrics.diagnostics import Diagnosis
+
 MissingPolicy = Literal["zero", "skip", "error"]
 _MISSING_POLICIES = ("zero", "skip", "error")
 
@@ -127,6 +129,46 @@ class EvaluationResult:
             )
         return self.aggregate[metric]
 
+    def worst(self, metric: str | None = None, n: int = 5) -> list[str]:
+        """The ``n`` query ids with the lowest value of ``metric`` (default: the first one);
+        queries where it is NA come last."""
+        label = metric or self.metrics[0]
+        column = self.column(label)
+        order = np.argsort(np.where(np.isnan(column), np.inf, column), kind="stable")
+        return [self.query_ids[i] for i in order[:n].tolist()]
+
+    def diagnose(self, query_id: str, k: int | None = None) -> Diagnosis:
+        """What the top-k set of one query holds and misses (see :func:`diagnose`).
+
+        ``k`` defaults to the cutoff of the first set metric evaluated (else of the first
+        metric with a cutoff).
+        """
+        from ragmetrics.diagnostics import diagnose
+
+        if self._judged is None:
+            raise RagMetricsError("This result keeps no judged data to diagnose.")
+        cutoff = k if k is not None else self._default_cutoff()
+        options = self._judged.options
+        return diagnose(
+            self._judged.qrels,
+            self._judged.run,
+            query_id,
+            cutoff,
+            pool=options.get("pool"),
+            grade_map=options.get("grade_map"),
+            alpha=options.get("alpha", 1.0),
+            cap4=options.get("cap4", 1.0),
+            cap3=options.get("cap3", 0.25),
+            values=self.per_query.get(query_id, {}),
+        )
+
+    def _default_cutoff(self) -> int:
+        ranked = sorted(self._metric_specs, key=lambda m: m.spec.family != "set")
+        for metric in ranked:
+            if metric.cutoff is not None:
+                return metric.cutoff
+        raise RagMetricsError("Pass k: no evaluated metric has a cutoff to diagnose at.")
+
     # --- renderings ---------------------------------------------------------------------
 
     def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
@@ -180,12 +222,19 @@ class EvaluationResult:
         ]
         return headers, rows
 
-    def to_markdown(self, *, per_query: bool = False, digits: int = 4) -> str:
-        """A markdown table of the means (or of every query), with a note of what was left out."""
+    def to_markdown(self, *, per_query: bool = False, digits: int = 4, diagnostics: int = 0) -> str:
+        """A markdown table of the means (or of every query), with a note of what was left
+        out; ``diagnostics=n`` appends the diagnosis of the n worst queries (by the first set
+        metric, else the first metric)."""
         headers, rows = self._rows(per_query)
         table = markdown_table(headers, rows, digits=digits)
-        note = self._note()
-        return table + (f"\n\n{note}" if note else "")
+        parts = [table, self._note()]
+        if diagnostics:
+            sets = [m.label for m in self._metric_specs if m.spec.family == "set"]
+            label = sets[0] if sets else self.metrics[0]
+            parts.append(f"### The {diagnostics} worst queries by {label}")
+            parts += [self.diagnose(q).to_markdown() for q in self.worst(label, diagnostics)]
+        return "\n\n".join(parts)
 
     def to_table(self, *, per_query: bool = False, digits: int = 4) -> str:
         """A plain-text table for terminals."""

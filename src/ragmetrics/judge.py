@@ -46,6 +46,7 @@ class JudgedRun:
     qrels: Qrels
     run: Run
     options: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_queries(self) -> int:

@@ -1,0 +1,278 @@
+"""Per-query diagnostics of the RAG set metrics, and the robustness grid of their weighting.
+
+``diagnose`` answers, for one query: which decisive or highly relevant docs (grade >= 4) were
+missed, whether they were in the candidate pool (a selection / reranking gap, what PROC vs
+%PROC measures) or absent from it (a retrieval gap), and which top-K docs are harmful or
+unjudged. ``robustness`` re-evaluates several runs over a grid of (alpha, cap4, cap3) and
+says whether the systems' order changes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmetrics._table import markdown_table
+from ragmetrics.errors import RagMetricsError
+from ragmetrics.metrics.rag import rarity_weights
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ragmetrics.evaluate import EvaluationResult
+
+
+@dataclass(frozen=True)
+class DocNote:
+    """A doc with its utility grade (None when unjudged) and rarity weight."""
+
+    doc_id: str
+    grade: int | None
+    weight: float
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the top-K of one query holds and misses.
+
+    Attributes:
+        selected: the first K distinct docs, in rank order.
+        missed_in_pool: docs of grade >= 4 in the candidate pool but not selected
+            (a reranking / selection gap).
+        missed_not_in_pool: docs of grade >= 4 not even in the pool (a retrieval gap).
+        harmful: selected docs graded 1 or 2 (weak or distracting).
+        unjudged: selected docs nobody graded.
+        values: this query's values of the evaluated metrics.
+    """
+
+    query_id: str
+    cutoff: int
+    selected: tuple[DocNote, ...]
+    missed_in_pool: tuple[DocNote, ...]
+    missed_not_in_pool: tuple[DocNote, ...]
+    harmful: tuple[DocNote, ...]
+    unjudged: tuple[DocNote, ...]
+    values: dict[str, float | None] = field(default_factory=dict)
+
+    def to_markdown(self) -> str:
+        def names(notes: Sequence[DocNote]) -> str:
+            if not notes:
+                return "none"
+            return ", ".join(
+                f"`{n.doc_id}`" + ("" if n.grade is None else f" (g{n.grade})") for n in notes
+            )
+
+        shown = ", ".join(
+            f"{k} = {'NA' if v is None else format(v, '.3f')}" for k, v in self.values.items()
+        )
+        lines = [
+            f"**{self.query_id}** (K = {self.cutoff}){': ' + shown if shown else ''}",
+            f"- selected: {names(self.selected)}",
+            f"- grade >= 4 in the pool, not selected (selection gap): {names(self.missed_in_pool)}",
+            f"- grade >= 4 not in the pool (retrieval gap): {names(self.missed_not_in_pool)}",
+            f"- harmful in the top K: {names(self.harmful)}",
+            f"- unjudged in the top K: {names(self.unjudged)}",
+        ]
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+
+def diagnose(
+    qrels: Qrels,
+    run: Run,
+    query_id: str,
+    cutoff: int,
+    *,
+    pool: Run | None = None,
+    grade_map: Mapping[int, int] | None = None,
+    alpha: float = 1.0,
+    cap4: float = 1.0,
+    cap3: float = 0.25,
+    values: dict[str, float | None] | None = None,
+) -> Diagnosis:
+    """Diagnose the top-``cutoff`` set of one query (see :class:`Diagnosis`)."""
+    if query_id not in qrels:
+        raise KeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
+    if not isinstance(cutoff, int) or cutoff < 1:
+        raise ValueError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
+    judged = qrels[query_id]
+    grades = {d: _utility_grade(g, query_id, grade_map) for d, g in judged.items()}
+    counts = np.zeros((1, 6), dtype=np.int64)
+    for g in grades.values():
+        counts[0, g] += 1
+    weights = rarity_weights(counts, alpha=alpha, cap4=cap4, cap3=cap3)[0]
+
+    def note(doc: str) -> DocNote:
+        grade = grades.get(doc)
+        return DocNote(doc, grade, 0.0 if grade is None else float(weights[grade]))
+
+    ranking = run.get(query_id, ())
+    selected = tuple(note(d) for d in ranking[:cutoff])
+    chosen = {n.doc_id for n in selected}
+    # as in PROC@k, a query the pool does not cover is its own pool
+    pool_docs = set(pool[query_id] if pool is not None and query_id in pool else ranking)
+    high = sorted(
+        (d for d, g in grades.items() if g >= 4 and d not in chosen), key=lambda d: (-grades[d], d)
+    )
+    return Diagnosis(
+        query_id=query_id,
+        cutoff=cutoff,
+        selected=selected,
+        missed_in_pool=tuple(note(d) for d in high if d in pool_docs),
+        missed_not_in_pool=tuple(note(d) for d in high if d not in pool_docs),
+        harmful=tuple(n for n in selected if n.grade is not None and n.grade <= 2),
+        unjudged=tuple(n for n in selected if n.grade is None),
+        values=dict(values or {}),
+    )
+
+
+def _utility_grade(grade: int, query_id: str, grade_map: Mapping[int, int] | None) -> int:
+    mapped = grade_map.get(grade, grade) if grade_map is not None else grade
+    if grade_map is not None and grade not in grade_map:
+        raise RagMetricsError(
+            f"Query '{query_id}' has grade {grade}, which grade_map does not map."
+        )
+    if not 1 <= mapped <= 5:
+        raise RagMetricsError(
+            f"The RAG set metrics need utility grades 1..5; query '{query_id}' has grade "
+            f"{grade}. Map your scale with grade_map={{...}}."
+        )
+    return int(mapped)
+
+
+def _order_text(runs: tuple[str, ...], means: list[float]) -> str:
+    """Runs best first, ``=`` between ties: ``hybrid > bm25 = dense``."""
+    ranked = sorted(zip(means, runs, strict=True), key=lambda pair: -np.nan_to_num(pair[0], nan=-1))
+    text = ranked[0][1]
+    for (previous, _), (value, name) in itertools.pairwise(ranked):
+        text += (" = " if value == previous else " > ") + name
+    return text
+
+
+DEFAULT_GRID: tuple[tuple[float, float, float], ...] = tuple(
+    itertools.product((0.0, 0.5, 1.0, 2.0), (0.5, 1.0), (0.1, 0.25, 0.5))
+)
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """Means of one metric for several runs over a grid of weighting settings.
+
+    Attributes:
+        metric: the metric evaluated (e.g. ``ra_nwg@10``).
+        settings: the (alpha, cap4, cap3) rows.
+        runs: the run names (columns).
+        means: array (settings x runs).
+        orders: per setting, the run names best first.
+        reference: the order at the paper's defaults (1.0, 1.0, 0.25).
+    """
+
+    metric: str
+    settings: tuple[tuple[float, float, float], ...]
+    runs: tuple[str, ...]
+    means: np.ndarray
+    orders: tuple[tuple[str, ...], ...]
+    reference: tuple[str, ...]
+
+    def _flips(self, row: int) -> bool:
+        """True when some pair of runs is strictly ordered one way here and the other way
+        at the defaults (ties never count as a change)."""
+        here = self.means[row]
+        there = self.means[self.settings.index((1.0, 1.0, 0.25))]
+        return bool(
+            (
+                np.sign(here[:, None] - here[None, :]) * np.sign(there[:, None] - there[None, :])
+                < 0
+            ).any()
+        )
+
+    @property
+    def stable(self) -> bool:
+        """True when no setting reverses the order of two runs relative to the defaults."""
+        return not self.changed
+
+    @property
+    def changed(self) -> tuple[tuple[float, float, float], ...]:
+        """The settings that reverse the order of some pair of runs."""
+        return tuple(s for i, s in enumerate(self.settings) if self._flips(i))
+
+    def to_markdown(self) -> str:
+        headers = ["alpha", "cap4", "cap3", *self.runs, "order"]
+        rows: list[list[Any]] = []
+        for row, (setting, means) in enumerate(
+            zip(self.settings, self.means.tolist(), strict=True)
+        ):
+            flag = " (changed)" if self._flips(row) else ""
+            rows.append([*map(str, setting), *means, _order_text(self.runs, means) + flag])
+        verdict = (
+            "The order of the runs is the same in every setting."
+            if self.stable
+            else f"The order changes in {len(self.changed)} of {len(self.settings)} settings."
+        )
+        return f"{markdown_table(headers, rows, align_right_from=3)}\n\n{verdict}"
+
+    def to_pandas(self) -> pd.DataFrame:
+        from ragmetrics._optional import import_pandas
+
+        pandas = import_pandas()
+        index = pandas.MultiIndex.from_tuples(self.settings, names=["alpha", "cap4", "cap3"])
+        frame: pd.DataFrame = pandas.DataFrame(self.means, index=index, columns=list(self.runs))
+        return frame
+
+
+def robustness(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Run | Mapping[str, Any]],
+    metric: str = "ra_nwg@10",
+    *,
+    grid: Sequence[tuple[float, float, float]] | None = None,
+    pools: Mapping[str, Run] | None = None,
+    grade_map: Mapping[int, int] | None = None,
+    missing: str = "zero",
+) -> RobustnessResult:
+    """Evaluate ``metric`` for each run over a grid of (alpha, cap4, cap3) settings.
+
+    The default grid crosses alpha in {0, 0.5, 1, 2}, cap4 in {0.5, 1} and cap3 in
+    {0.1, 0.25, 0.5}. ``pools`` gives each run's candidate pool (for PROC).
+    """
+    from ragmetrics.evaluate import as_qrels, as_run, evaluate
+
+    if not runs:
+        raise RagMetricsError("robustness needs at least one run, e.g. {'bm25': run}.")
+    qrels = as_qrels(qrels)
+    named = {name: as_run(run) for name, run in runs.items()}
+    settings = tuple(tuple(map(float, s)) for s in (grid or DEFAULT_GRID))
+    defaults = (1.0, 1.0, 0.25)
+    if defaults not in settings:
+        settings = (defaults, *settings)
+    means = np.zeros((len(settings), len(named)))
+    for row, (alpha, cap4, cap3) in enumerate(settings):
+        for column, (name, run) in enumerate(named.items()):
+            result: EvaluationResult = evaluate(
+                qrels,
+                run,
+                [metric],
+                alpha=alpha,
+                cap4=cap4,
+                cap3=cap3,
+                grade_map=grade_map,
+                pool=(pools or {}).get(name),
+                missing=missing,  # type: ignore[arg-type]
+            )
+            value = result.aggregate[metric]
+            means[row, column] = np.nan if value is None else value
+    names = tuple(named)
+    orders = tuple(
+        tuple(names[i] for i in np.argsort(-np.nan_to_num(row, nan=-1.0), kind="stable"))
+        for row in means
+    )
+    reference = orders[settings.index(defaults)]
+    return RobustnessResult(metric, settings, names, means, orders, reference)  # type: ignore[arg-type]
