@@ -21,9 +21,12 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
+INTEGRATION_SRC := $(wildcard integrations/*/src)
+
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks integrations
-	$(BIN)/mypy
+	$(BIN)/ruff check src tests benchmarks $(wildcard integrations)
+	$(BIN)/ruff format --check src tests benchmarks $(wildcard integrations)
+	$(BIN)/mypy src $(INTEGRATION_SRC)
 
 demo: $(STAMP)
 	$(BIN)/python -m ragmetrics.demo

@@ -42,6 +42,7 @@ class Counts:
         repeated_ids_dropped: repeated doc ids dropped from the rankings.
         valid: per metric, queries with a defined value.
         na: per metric, queries for which the metric is NA (left out of its mean).
+        unmatched_chunks: retrieved chunks that matched no original (chunk matching only).
     """
 
     queries: int
@@ -53,6 +54,7 @@ class Counts:
     repeated_ids_dropped: int
     valid: dict[str, int] = field(default_factory=dict)
     na: dict[str, int] = field(default_factory=dict)
+    unmatched_chunks: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -258,6 +260,8 @@ class EvaluationResult:
             parts.append(f"{c.empty_rankings} with an empty ranking")
         if c.repeated_ids_dropped:
             parts.append(f"{c.repeated_ids_dropped} repeated doc ids dropped")
+        if c.unmatched_chunks:
+            parts.append(f"{c.unmatched_chunks} retrieved chunks matched no original")
         return "; ".join(parts) + "."
 
     def _repr_html_(self) -> str:

@@ -1,0 +1,319 @@
+"""Map retrieved chunks back to the original documents they came from.
+
+The rules (METRICS.md, "Matching"): drop a leading ``Date: ...`` line, take what follows a
+``user: `` / ``assistant: `` role prefix, then test containment in the original as it is or
+JSON-escaped (as ``json.dumps`` writes it, without the quotes). An empty remainder matches
+nothing. :class:`MatchRules` holds these rules as data, with options for other prefixes.
+
+:class:`ChunkMatcher` answers the same question for many originals at once without scanning
+each of them. It indexes the whitespace-delimited words of every original. A word strictly
+inside the searched text (not its first or last, which may be cut mid-word) is a whole word of
+every original that contains the text, so the originals holding the text's rarest interior
+word are a complete candidate set; each candidate is then verified with the exact containment
+test, so the answers are those of :func:`is_chunk_from_original`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from tqdm.auto import tqdm
+
+from ragmetrics.errors import RagMetricsError
+from ragmetrics.run import Run
+
+if TYPE_CHECKING:
+    from ragmetrics.evaluate import EvaluationResult
+    from ragmetrics.qrels import Qrels
+
+_METADATA_LINE = re.compile(r"[^\s:][^:\n]{0,63}: [^\n]*")
+
+
+@dataclass(frozen=True)
+class MatchRules:
+    """How a chunk is reduced to the text searched for in an original.
+
+    Attributes:
+        drop_line_prefixes: a chunk starting with one of these loses its first line
+            (default ``("Date: ",)``).
+        role_prefixes: a remainder starting with one of these is replaced by what follows
+            its first ``": "`` (default ``("user: ", "assistant: ")``).
+        speaker_names: extra ``Name: `` prefixes to strip the same way (e.g. LoCoMo speakers).
+        prefix_patterns: regular expressions; the first one that matches at the start of the
+            remainder is cut off (e.g. ``r"\\(.*?\\) \\w+ said, "`` for quoted turns).
+        metadata_lines: strip the leading block of ``key: value`` lines and the blank line
+            after it, as LlamaIndex writes when content is taken with metadata.
+        strip: strip surrounding whitespace from the remainder.
+        normalize_whitespace: collapse runs of whitespace to one space, in chunk and original.
+        unicode_form: ``"NFC"`` or ``"NFKC"`` to normalize chunk and original, or None.
+        case_sensitive: compare case-sensitively (default True).
+        json_escaped: also accept the JSON-escaped remainder (default True).
+    """
+
+    drop_line_prefixes: tuple[str, ...] = ("Date: ",)
+    role_prefixes: tuple[str, ...] = ("user: ", "assistant: ")
+    speaker_names: tuple[str, ...] = ()
+    prefix_patterns: tuple[str, ...] = ()
+    metadata_lines: bool = False
+    strip: bool = False
+    normalize_whitespace: bool = False
+    unicode_form: str | None = None
+    case_sensitive: bool = True
+    json_escaped: bool = True
+    _compiled: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _roles: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    _normalizing: bool = field(default=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.unicode_form not in (None, "NFC", "NFKC", "NFD", "NFKD"):
+            raise RagMetricsError(
+                f"unicode_form must be 'NFC', 'NFKC', 'NFD', 'NFKD' or None; got {self.unicode_form!r}."
+            )
+        object.__setattr__(self, "_compiled", tuple(re.compile(p) for p in self.prefix_patterns))
+        speakers = tuple(f"{name}: " for name in self.speaker_names)
+        object.__setattr__(self, "_roles", self.role_prefixes + speakers)
+        normalizing = bool(
+            self.unicode_form or self.normalize_whitespace or not self.case_sensitive
+        )
+        object.__setattr__(self, "_normalizing", normalizing)
+
+    @classmethod
+    def llama_index(cls, **overrides: Any) -> MatchRules:
+        """Defaults plus the metadata lines LlamaIndex prepends (``MetadataMode.ALL/LLM``)."""
+        return replace(cls(metadata_lines=True), **overrides)
+
+    def chunk_text(self, chunk: str) -> str:
+        """The text of ``chunk`` that is searched for in an original (may be empty)."""
+        text = chunk
+        if text.startswith(self.drop_line_prefixes):
+            newline = text.find("\n")
+            text = "" if newline < 0 else text[newline + 1 :]
+        if self.metadata_lines:
+            text = _strip_metadata(text)
+        if self._roles and text.startswith(self._roles):
+            text = text[text.find(": ") + 2 :]
+        for pattern in self._compiled:
+            match = pattern.match(text)
+            if match:
+                text = text[match.end() :]
+                break
+        if self.strip:
+            text = text.strip()
+        return self.normalize(text) if self._normalizing else text
+
+    def normalize(self, text: str) -> str:
+        """The normalization applied to both sides (Unicode form, whitespace, case)."""
+        if self.unicode_form:
+            text = unicodedata.normalize(self.unicode_form, text)  # type: ignore[arg-type]
+        if self.normalize_whitespace:
+            text = " ".join(text.split())
+        if not self.case_sensitive:
+            text = text.casefold()
+        return text
+
+    def variants(self, chunk: str) -> tuple[str, ...]:
+        """The strings whose containment means a match: the text, and its JSON escape."""
+        text = self.chunk_text(chunk)
+        if not text:
+            return ()
+        if not self.json_escaped or (
+            text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+        ):
+            return (text,)  # JSON would write it unchanged
+        escaped = json.dumps(text)[1:-1]
+        return (text,) if escaped == text else (text, escaped)
+
+
+DEFAULT_RULES = MatchRules()
+
+
+def _strip_metadata(text: str) -> str:
+    lines = text.split("\n")
+    position = 0
+    while position < len(lines) and _METADATA_LINE.fullmatch(lines[position]):
+        position += 1
+    if position == 0 or position >= len(lines) or lines[position].strip():
+        return text  # no metadata block followed by a blank line
+    return "\n".join(lines[position + 1 :])
+
+
+def is_chunk_from_original(chunk: str, original: str, *, rules: MatchRules = DEFAULT_RULES) -> bool:
+    """True when ``chunk`` (after the prefix rules) occurs in ``original``, raw or JSON-escaped.
+
+    Example:
+        >>> is_chunk_from_original("Date: 1 May\\nuser: I moved to Paris", "...I moved to Paris...")
+        True
+        >>> is_chunk_from_original("Date: 1 May", "Date: 1 May")  # nothing left to look for
+        False
+    """
+    target = rules.normalize(original) if _normalizes(rules) else original
+    return any(variant in target for variant in rules.variants(chunk))
+
+
+def _normalizes(rules: MatchRules) -> bool:
+    return rules._normalizing
+
+
+@dataclass(frozen=True)
+class MatchedRun:
+    """Chunk rankings mapped onto original ids.
+
+    Attributes:
+        run: a :class:`Run` over original ids; each original keeps the rank of its first chunk.
+        chunk_matches: per query, the set of original ids of each chunk, in rank order.
+        unmatched: per query, how many chunks matched no original (only queries with some).
+        n_chunks: how many chunks were matched in all.
+    """
+
+    run: Run
+    chunk_matches: dict[str, list[frozenset[str]]]
+    unmatched: dict[str, int]
+    n_chunks: int
+
+    @property
+    def n_unmatched(self) -> int:
+        return sum(self.unmatched.values())
+
+    def evaluate(
+        self,
+        qrels: Qrels | Mapping[str, Mapping[str, int]],
+        metrics: str | Sequence[str],
+        **options: Any,
+    ) -> EvaluationResult:
+        """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched chunks counted."""
+        from ragmetrics.evaluate import evaluate
+
+        result = evaluate(qrels, self.run, metrics, **options)
+        result.counts = replace(result.counts, unmatched_chunks=self.n_unmatched)
+        return result
+
+
+class ChunkMatcher:
+    """An index over original documents that maps a chunk to the originals it came from.
+
+    Args:
+        originals: a mapping of id to text, or a sequence of texts (ids ``"0"``, ``"1"``, ...).
+        rules: the :class:`MatchRules` (default: METRICS.md's four rules).
+
+    Example:
+        >>> matcher = ChunkMatcher({"s1": "user: hi there", "s2": "assistant: hello you"})
+        >>> sorted(matcher.match("Date: today\\nassistant: hello"))
+        ['s2']
+    """
+
+    def __init__(
+        self,
+        originals: Mapping[str, str] | Sequence[str],
+        *,
+        rules: MatchRules = DEFAULT_RULES,
+    ) -> None:
+        if isinstance(originals, Mapping):
+            items = [(str(k), v) for k, v in originals.items()]
+        elif isinstance(originals, Sequence) and not isinstance(originals, str):
+            items = [(str(i), v) for i, v in enumerate(originals)]
+        else:
+            raise RagMetricsError(
+                "originals must be a mapping of id to text or a list of texts; "
+                f"got {type(originals).__name__}."
+            )
+        for key, text in items:
+            if not isinstance(text, str):
+                raise RagMetricsError(
+                    f"The original {key!r} must be a string; got {type(text).__name__}."
+                )
+        self.rules = rules
+        self.ids = tuple(k for k, _ in items)
+        normalize = _normalizes(rules)
+        self._texts = tuple(rules.normalize(t) if normalize else t for _, t in items)
+        self._everything = range(len(self._texts))
+        words: dict[str, list[int]] = {}
+        for position, text in enumerate(self._texts):
+            for word in set(text.split()):
+                owners = words.get(word)
+                if owners is None:
+                    words[word] = [position]
+                else:
+                    owners.append(position)
+        self._words = words
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"ChunkMatcher({len(self)} originals, {len(self._words)} distinct words)"
+
+    def _candidates(self, variant: str) -> Sequence[int] | set[int]:
+        interior = variant.split()[1:-1]
+        if not interior:
+            return self._everything  # too short to anchor: check every original
+        owner_lists = list(map(self._words.get, interior))
+        if None in owner_lists:
+            return ()  # a whole word of the text is in no original
+        owner_lists.sort(key=len)
+        rarest: list[int] = owner_lists[0]  # type: ignore[assignment]
+        if len(rarest) <= 2:
+            return rarest
+        # the originals holding each of the three rarest words
+        return set(rarest).intersection(*owner_lists[1:3])  # type: ignore[arg-type]
+
+    def match_indices(self, chunk: str) -> set[int]:
+        """Positions (in ``ids``) of the originals that ``chunk`` came from."""
+        found: set[int] = set()
+        texts = self._texts
+        for variant in self.rules.variants(chunk):
+            for position in self._candidates(variant):
+                if variant in texts[position]:
+                    found.add(position)
+        return found
+
+    def match(self, chunk: str) -> set[str]:
+        """Ids of the originals that ``chunk`` came from (empty when none)."""
+        return {self.ids[i] for i in self.match_indices(chunk)}
+
+    def match_many(self, chunks: Iterable[str]) -> list[set[str]]:
+        """``match`` for each chunk, in order."""
+        return [self.match(chunk) for chunk in chunks]
+
+    def match_run(
+        self,
+        chunks: Mapping[str, Sequence[str]],
+        *,
+        name: str | None = None,
+        progress: bool | None = None,
+    ) -> MatchedRun:
+        """Map ranked chunk texts per query onto a :class:`Run` over original ids.
+
+        Each original takes the rank of the first chunk that matched it; a chunk matching
+        several originals places them in index order; unmatched chunks are counted.
+        """
+        rankings: dict[str, list[str]] = {}
+        per_chunk: dict[str, list[frozenset[str]]] = {}
+        unmatched: dict[str, int] = {}
+        total = 0
+        show = progress if progress is not None else sum(map(len, chunks.values())) > 20_000
+        for query_id, texts in tqdm(chunks.items(), desc="matching chunks", disable=not show):
+            if isinstance(texts, str):
+                raise RagMetricsError(
+                    f"The chunks of query {query_id!r} must be a list of texts, not one string."
+                )
+            ranking: dict[str, None] = {}
+            matches: list[frozenset[str]] = []
+            missed = 0
+            for text in texts:
+                positions = sorted(self.match_indices(text))
+                ids = frozenset(self.ids[i] for i in positions)
+                matches.append(ids)
+                missed += not positions
+                for i in positions:
+                    ranking.setdefault(self.ids[i])
+            total += len(texts)
+            rankings[query_id] = list(ranking)
+            per_chunk[query_id] = matches
+            if missed:
+                unmatched[query_id] = missed
+        return MatchedRun(Run.from_lists(rankings, name=name), per_chunk, unmatched, total)

@@ -1,0 +1,183 @@
+"""Chunk-to-original matching: the four rules, each option, and LoCoMo at full size."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.matching import ChunkMatcher, MatchRules, is_chunk_from_original
+from tests import _locomo
+from tests.conftest import shared_file
+
+
+def test_date_line_is_dropped() -> None:
+    assert is_chunk_from_original("Date: 8 May 2023\nI moved to Paris", "so I moved to Paris.")
+    assert not is_chunk_from_original("Date: 8 May 2023\nI moved to Paris", "I moved to Rome")
+
+
+def test_role_prefix_keeps_the_whole_rest() -> None:
+    original = "we said: yes, note: the rest"
+    assert is_chunk_from_original("user: yes, note: the rest", original)
+    assert is_chunk_from_original("assistant: yes, note: the rest", original)
+    assert not is_chunk_from_original("system: yes, note: the rest", original)
+
+
+def test_date_then_role() -> None:
+    assert is_chunk_from_original(
+        "Date: today\nassistant: hello there", "user: hi\nassistant: hello there"
+    )
+
+
+def test_json_escaped_match() -> None:
+    original = json.dumps({"turns": [{"content": 'She said "hi"\nthen left — café'}]})
+    assert is_chunk_from_original('user: She said "hi"\nthen left — café', original)
+    assert not is_chunk_from_original(
+        'She said "hi"\nthen left — café', original, rules=MatchRules(json_escaped=False)
+    )
+
+
+def test_empty_remainder_matches_nothing() -> None:
+    assert not is_chunk_from_original("Date: 8 May 2023", "Date: 8 May 2023")
+    assert not is_chunk_from_original("Date: 8 May 2023\n", "anything")
+    assert not is_chunk_from_original("", "anything")
+    assert not is_chunk_from_original("user: ", "user: ")
+
+
+def test_metadata_lines_rule() -> None:
+    chunk = "file_name: report.pdf\npage_label: 3\n\nRevenue grew by 4%."
+    assert not is_chunk_from_original(chunk, "In 2023 Revenue grew by 4%.")
+    assert is_chunk_from_original(
+        chunk, "In 2023 Revenue grew by 4%.", rules=MatchRules.llama_index()
+    )
+    # a chunk without a metadata block is unchanged by the rule
+    assert is_chunk_from_original("Revenue grew", "Revenue grew", rules=MatchRules.llama_index())
+
+
+def test_speaker_names_rule() -> None:
+    rules = MatchRules(speaker_names=("Caroline",))
+    assert is_chunk_from_original(
+        "Caroline: I went hiking", "Mel asked and I went hiking", rules=rules
+    )
+    assert not is_chunk_from_original("Caroline: I went hiking", "Mel asked and I went hiking")
+
+
+def test_prefix_pattern_rule() -> None:
+    rules = MatchRules(prefix_patterns=(r'\(.*?\) \w+ said, "',), strip=True)
+    chunk = '(8 May 2023) Caroline said, "I went hiking'
+    assert is_chunk_from_original(chunk, "Caroline: I went hiking today", rules=rules)
+
+
+def test_whitespace_unicode_and_case_normalization() -> None:
+    assert is_chunk_from_original(
+        "a  b\n c", "x a b c y", rules=MatchRules(normalize_whitespace=True)
+    )
+    assert is_chunk_from_original("ﬁne", "fine", rules=MatchRules(unicode_form="NFKC"))
+    assert is_chunk_from_original("HELLO", "hello", rules=MatchRules(case_sensitive=False))
+    with pytest.raises(rm.RagMetricsError, match=r"unicode_form must be 'NFC'"):
+        MatchRules(unicode_form="nfc")
+
+
+def test_matcher_rejects_bad_input() -> None:
+    with pytest.raises(
+        rm.RagMetricsError,
+        match=r"originals must be a mapping of id to text or a list of texts; got str",
+    ):
+        ChunkMatcher("one text")  # type: ignore[arg-type]
+    with pytest.raises(rm.RagMetricsError, match=r"The original 'a' must be a string; got int"):
+        ChunkMatcher({"a": 3})  # type: ignore[dict-item]
+
+
+def test_short_chunks_and_lists() -> None:
+    matcher = ChunkMatcher(["alpha beta", "beta gamma"])
+    assert matcher.match("beta") == {"0", "1"}  # shorter than the window: checked everywhere
+    assert matcher.match("delta") == set()
+
+
+def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
+    matcher = ChunkMatcher(
+        {"s1": "user: one two three four five six", "s2": "assistant: seven eight nine ten"}
+    )
+    matched = matcher.match_run(
+        {"q": ["user: four five six", "nothing like it", "assistant: eight nine", "user: one two"]}
+    )
+    assert matched.run["q"] == ("s1", "s2")
+    assert matched.unmatched == {"q": 1} and matched.n_chunks == 4
+    result = matched.evaluate({"q": {"s2": 1}}, ["mrr", "recall@2"])
+    assert result.aggregate == {"mrr": 0.5, "recall@2": 1.0}
+    assert result.counts.unmatched_chunks == 1
+    assert "1 retrieved chunks matched no original" in result.to_markdown()
+
+
+@pytest.fixture(scope="module")
+def locomo() -> _locomo.Locomo:
+    return _locomo.load(shared_file("locomo", "locomo10.json"))
+
+
+@pytest.fixture(scope="module")
+def locomo_matcher(locomo: _locomo.Locomo) -> ChunkMatcher:
+    return ChunkMatcher(locomo.originals, rules=MatchRules(speaker_names=locomo.speakers))
+
+
+def test_locomo_every_turn_finds_its_session(
+    locomo: _locomo.Locomo, locomo_matcher: ChunkMatcher
+) -> None:
+    assert len(locomo.originals) == 272 and len(locomo.turns) > 5000
+    for turn in locomo.turns:
+        found = locomo_matcher.match(_locomo.turn_chunk(turn, style="speaker"))
+        assert locomo.original_id(turn.conversation, turn.session) in found, turn.dia_id
+
+
+def test_locomo_matcher_equals_pairwise(
+    locomo: _locomo.Locomo, locomo_matcher: ChunkMatcher
+) -> None:
+    rng = random.Random(3)
+    chunks = [_locomo.turn_chunk(t, style="speaker") for t in rng.sample(locomo.turns, 150)]
+    sessions: dict[tuple[str, int], list[_locomo.Turn]] = {}
+    for turn in locomo.turns:
+        sessions.setdefault((turn.conversation, turn.session), []).append(turn)
+    for turns in rng.sample(list(sessions.values()), 40):
+        start = rng.randrange(len(turns))
+        chunks.append(_locomo.window_chunk(turns[start : start + 3]))
+    chunks += ["Date: 1:56 pm on 8 May, 2023", "Hey", "no such sentence appears anywhere in it"]
+    for chunk in chunks:
+        expected = {
+            i
+            for i, text in locomo.originals.items()
+            if is_chunk_from_original(chunk, text, rules=locomo_matcher.rules)
+        }
+        assert locomo_matcher.match(chunk) == expected
+
+
+def test_locomo_json_originals_and_role_chunks() -> None:
+    data = _locomo.load(shared_file("locomo", "locomo10.json"), as_json=True)
+    matcher = ChunkMatcher(data.originals)
+    rng = random.Random(5)
+    for turn in rng.sample(data.turns, 300):
+        found = matcher.match(_locomo.turn_chunk(turn, style="role"))
+        assert data.original_id(turn.conversation, turn.session) in found
+
+
+def test_locomo_evidence_retrieval_scores_perfectly(
+    locomo: _locomo.Locomo, locomo_matcher: ChunkMatcher
+) -> None:
+    by_id = {(t.conversation, t.dia_id): t for t in locomo.turns}
+    samples = json.loads(shared_file("locomo", "locomo10.json").read_text())
+    chunks: dict[str, list[str]] = {}
+    for sample in samples:
+        for position, qa in enumerate(sample["qa"]):
+            turns = [by_id.get((sample["sample_id"], e)) for e in qa.get("evidence", [])]
+            if turns and all(turns):
+                chunks[f"{sample['sample_id']}:q{position}"] = [
+                    _locomo.turn_chunk(t, style="speaker") for t in turns
+                ]  # type: ignore[arg-type]
+    gold = {q: dict.fromkeys(ids, 1) for q, ids in locomo.questions if q in chunks}
+    matched = locomo_matcher.match_run(chunks)
+    result = matched.evaluate(gold, ["recall_all@50", "recall@50"], missing="error")
+    assert result.counts.queries > 1500
+    assert result.aggregate["recall_all@50"] == pytest.approx(
+        1.0
+    )  # one question has 15 gold sessions
+    assert matched.n_unmatched == 0
