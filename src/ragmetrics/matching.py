@@ -72,7 +72,8 @@ class MatchRules:
     def __post_init__(self) -> None:
         if self.unicode_form not in (None, "NFC", "NFKC", "NFD", "NFKD"):
             raise RagMetricsError(
-                f"unicode_form must be 'NFC', 'NFKC', 'NFD', 'NFKD' or None; got {self.unicode_form!r}."
+                "unicode_form must be 'NFC', 'NFKC', 'NFD', 'NFKD' or None; "
+                f"got {self.unicode_form!r}."
             )
         object.__setattr__(self, "_compiled", tuple(re.compile(p) for p in self.prefix_patterns))
         speakers = tuple(f"{name}: " for name in self.speaker_names)
@@ -251,15 +252,16 @@ class ChunkMatcher:
         interior = variant.split()[1:-1]
         if not interior:
             return self._everything  # too short to anchor: check every original
-        owner_lists = list(map(self._words.get, interior))
-        if None in owner_lists:
+        found = list(map(self._words.get, interior))
+        if None in found:
             return ()  # a whole word of the text is in no original
+        owner_lists: list[list[int]] = found  # type: ignore[assignment]
         owner_lists.sort(key=len)
-        rarest: list[int] = owner_lists[0]  # type: ignore[assignment]
+        rarest = owner_lists[0]
         if len(rarest) <= 2:
             return rarest
         # the originals holding each of the three rarest words
-        return set(rarest).intersection(*owner_lists[1:3])  # type: ignore[arg-type]
+        return set(rarest).intersection(*owner_lists[1:3])
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
