@@ -27,7 +27,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import Any
 
 from ragmetrics.errors import RagMetricsError
 
@@ -112,55 +112,31 @@ def _ndcg(gt: Groups, pred: Sequence[str]) -> float:
     return dcg / ideal if ideal > 0 else 0.0
 
 
-@overload
-def retrieval_precision(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_precision(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_precision(gt: Any, pred: Any) -> float | list[float]:
     """Retrieved ids that belong to some group / number retrieved."""
     return _apply(_precision, gt, pred)
 
 
-@overload
-def retrieval_recall(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_recall(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_recall(gt: Any, pred: Any) -> float | list[float]:
     """Groups with a retrieved member / number of groups."""
     return _apply(_recall, gt, pred)
 
 
-@overload
-def retrieval_f1(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_f1(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_f1(gt: Any, pred: Any) -> float | list[float]:
     """Harmonic mean of retrieval_precision and retrieval_recall."""
     return _apply(_f1, gt, pred)
 
 
-@overload
-def retrieval_mrr(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_mrr(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_mrr(gt: Any, pred: Any) -> float | list[float]:
     """Mean over groups of 1 / rank of the group's first retrieved member."""
     return _apply(_mrr, gt, pred)
 
 
-@overload
-def retrieval_map(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_map(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_map(gt: Any, pred: Any) -> float | list[float]:
     """Mean over groups of the mean precision at the ranks of the group's members."""
     return _apply(_map, gt, pred)
 
 
-@overload
-def retrieval_ndcg(gt: Groups, pred: Sequence[str]) -> float: ...
-@overload
-def retrieval_ndcg(gt: Sequence[Groups], pred: Sequence[Sequence[str]]) -> list[float]: ...
 def retrieval_ndcg(gt: Any, pred: Any) -> float | list[float]:
     """Binary nDCG over all ground-truth ids; the ideal has min(|gt|, |pred|) relevant slots."""
     return _apply(_ndcg, gt, pred)

@@ -50,9 +50,10 @@ def _check(
         )
     for position, (gold, chunks) in enumerate(zip(gold_docs, retrieved, strict=True)):
         if isinstance(gold, str) or isinstance(chunks, str):
+            single = gold if isinstance(gold, str) else chunks
             raise RagMetricsError(
                 f"Example {position}: gold_docs and retrieved_chunks hold lists of strings per "
-                f"example, not a single string (wrap it: [{(gold if isinstance(gold, str) else chunks)!r}])."
+                f"example, not a single string (wrap it: [{single!r}])."
             )
     if not k_list or any(not isinstance(k, int) or k < 1 for k in k_list):
         raise RagMetricsError(

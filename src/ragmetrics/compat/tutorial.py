@@ -62,7 +62,7 @@ def _scores(results: Sequence[RetrievalResult], k_values: Sequence[int]) -> list
         run = Run.from_lists(
             {i: list(r.retrieved_doc_ids) for i, r in zip(ids, results, strict=True)}
         )
-        core_rows = evaluate(Qrels.from_dict(judged), run, names + [f"hit_rate@{depth}"]).per_query
+        core_rows = evaluate(Qrels.from_dict(judged), run, [*names, f"hit_rate@{depth}"]).per_query
     rows = []
     for query_id, result in zip(ids, results, strict=True):
         core = core_rows.get(query_id, {})  # no relevant doc: every metric 0
@@ -199,7 +199,9 @@ class RetrievalBenchmark:
         keys = list(ordered[0][1])
         titles = {"mrr": "MRR", "hit_rate": "Hit Rate", "ndcg": "NDCG"}
         headers = ["Retriever", *(titles.get(key, key.upper()) for key in keys)]
-        rows = [[name, *(values[key] for key in keys)] for name, values in ordered]
+        rows: list[list[str | float]] = [
+            [name, *(values[key] for key in keys)] for name, values in ordered
+        ]
         return "# Retriever Comparison\n\n" + markdown_table(headers, rows, digits=3)
 
 
