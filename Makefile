@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
-EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e $(dir $(p)))
+EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 
 .PHONY: test demo lint bench bench-matching install clean
 
@@ -21,12 +21,10 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 
-INTEGRATION_SRC := $(wildcard integrations/*/src)
-
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks $(wildcard integrations)
 	$(BIN)/ruff format --check src tests benchmarks $(wildcard integrations)
-	$(BIN)/mypy src $(INTEGRATION_SRC)
+	$(BIN)/mypy -p ragmetrics $(if $(wildcard integrations/llama-index),-p llama_index.evaluation.ragmetrics) $(if $(wildcard integrations/langchain),-p langchain_ragmetrics)
 
 demo: $(STAMP)
 	$(BIN)/python -m ragmetrics.demo

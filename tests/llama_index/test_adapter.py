@@ -1,0 +1,325 @@
+"""The LlamaIndex adapter against real llama-index-core objects and real retrievers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+from pathlib import Path
+
+import pytest
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.evaluation import RetrieverEvaluator
+from llama_index.core.evaluation.retrieval.metrics import (
+    MRR,
+    NDCG,
+    AveragePrecision,
+    HitRate,
+    Precision,
+    Recall,
+)
+from llama_index.core.evaluation.retrieval.metrics_base import BaseRetrievalMetric
+from llama_index.core.llms import MockLLM
+from llama_index.core.postprocessor import SimilarityPostprocessor
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.retrievers.bm25 import BM25Retriever
+
+import llama_index.evaluation.ragmetrics as adapter
+import ragmetrics as rm
+from llama_index.evaluation.ragmetrics import (
+    RagMetricsMetric,
+    RagMetricsRetrieverEvaluator,
+    RetrievalRecorder,
+    node_ids,
+    node_texts,
+)
+
+
+def test_public_surface() -> None:
+    assert adapter.__all__ == sorted(adapter.__all__)
+    for name in adapter.__all__:
+        assert hasattr(adapter, name)
+    metric = RagMetricsMetric.from_name("ndcg@10")
+    assert isinstance(metric, BaseRetrievalMetric)
+    assert type(metric).metric_name == "ndcg@10"
+    assert type(RagMetricsMetric.from_name("ndcg@10")) is type(metric)  # one class per name
+
+
+def test_unknown_metric_fails_at_setup() -> None:
+    with pytest.raises(rm.UnknownMetricError, match=r"Did you mean 'ndcg@10'"):
+        RagMetricsMetric.from_name("ndgc@10")
+
+
+def test_plugins_in_retriever_evaluator_equal_the_core(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    names = ["hit_rate@1", "hit_rate@5", "ndcg@1", "ndcg@5", "mrr", "ra_nwg@3"]
+    retriever = vector_index.as_retriever(similarity_top_k=5)
+    # expected ids carry grade 1; the set metric reads it as a decisive 5
+    evaluator = RetrieverEvaluator(
+        metrics=[RagMetricsMetric.from_name(n, grade_map={1: 5}) for n in names],
+        retriever=retriever,
+    )
+    queries = list(dataset.queries.items())[:40]
+    results = [
+        evaluator.evaluate(query=text, expected_ids=list(dataset.relevant_docs[qid]))
+        for qid, text in queries
+    ]
+    run = rm.Run.from_lists(
+        {qid: r.retrieved_ids for (qid, _), r in zip(queries, results, strict=True)}
+    )
+    qrels = {qid: dict.fromkeys(dataset.relevant_docs[qid], 1) for qid, _ in queries}
+    core = rm.evaluate(qrels, run, names, grade_map={1: 5})
+    for (qid, _), result in zip(queries, results, strict=True):
+        assert set(result.metric_vals_dict) == set(names)  # several cutoffs side by side
+        for name in names:
+            assert result.metric_vals_dict[name] == pytest.approx(core.per_query[qid][name]), (
+                qid,
+                name,
+            )
+
+
+def test_next_to_llama_index_own_metrics(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    """Same numbers where the conventions agree; each difference is a documented convention."""
+    retriever = vector_index.as_retriever(similarity_top_k=4)
+    theirs = [HitRate(), MRR(), Precision(), Recall(), AveragePrecision(), NDCG()]
+    ours = {
+        "hit_rate": "hit_rate@4",
+        "mrr": "mrr",
+        "precision": "precision@4",
+        "recall": "recall@4",
+        "ap": "map",
+        "ndcg": "ndcg",
+    }
+    compared = 0
+    for qid, text in list(dataset.queries.items())[:60]:
+        retrieved = node_ids(retriever.retrieve(text))
+        assert len(retrieved) == 4
+        expected = [*dataset.relevant_docs[qid], "doc-extra-a"]  # two expected ids
+        for metric in theirs:
+            their_value = metric.compute(
+                query=text, expected_ids=expected, retrieved_ids=retrieved
+            ).score
+            our_value = (
+                RagMetricsMetric.from_name(ours[metric.metric_name])
+                .compute(query=text, expected_ids=expected, retrieved_ids=retrieved)
+                .score
+            )
+            # LlamaIndex's precision divides by the number retrieved, ours by k: equal at k = top_k.
+            # LlamaIndex's NDCG normalizes by all expected ids: that is our uncut "ndcg".
+            assert our_value == pytest.approx(their_value), (metric.metric_name, qid)
+            compared += 1
+    assert compared == 360
+    # the conventions that differ:
+    expected, retrieved = ["a", "b", "c"], ["a", "x"]
+    assert (
+        NDCG().compute(expected_ids=expected, retrieved_ids=retrieved).score
+        < RagMetricsMetric.from_name("ndcg@2")
+        .compute(expected_ids=expected, retrieved_ids=retrieved)
+        .score
+    )  # ideal cut at k
+    with pytest.raises(ValueError, match="Retrieved ids and expected ids must be provided"):
+        HitRate().compute(expected_ids=["a"], retrieved_ids=[])
+    assert (
+        RagMetricsMetric.from_name("hit_rate@5").compute(expected_ids=["a"], retrieved_ids=[]).score
+        == 0.0
+    )
+
+
+def test_graded_relevance_through_kwargs_and_grades() -> None:
+    metric = RagMetricsMetric.from_name("ndcg@2")
+    graded = metric.compute(
+        query="q",
+        expected_ids=["a", "b"],
+        retrieved_ids=["b", "a"],
+        expected_grades={"a": 3, "b": 1},
+    ).score
+    assert graded == pytest.approx(0.7967, abs=5e-5)  # METRICS.md's checked value
+    by_query = RagMetricsMetric.from_name("ndcg@2", grades={"q": {"a": 3, "b": 1}})
+    assert by_query.compute(
+        query="q", expected_ids=["a", "b"], retrieved_ids=["b", "a"]
+    ).score == pytest.approx(graded)
+
+
+def test_na_and_errors_do_not_raise() -> None:
+    metric = RagMetricsMetric.from_name("ra_nwg@2")
+    na = metric.compute(
+        query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 1}
+    )
+    assert math.isnan(na.score) and na.metadata["na"] is True
+    with pytest.warns(
+        UserWarning, match=r"ra_nwg@2: The RAG set metrics need utility grades 1\.\.5"
+    ):
+        bad = metric.compute(
+            query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 9}
+        )
+    assert math.isnan(bad.score)
+    strict = RagMetricsMetric.from_name("ra_nwg@2", raise_errors=True)
+    with pytest.raises(rm.RagMetricsError):
+        strict.compute(query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 9})
+
+
+def test_expected_texts_are_matched_when_ids_do_not_meet() -> None:
+    metric = RagMetricsMetric.from_name("recall@2")
+    score = metric.compute(
+        expected_ids=["doc-1", "doc-2"],
+        expected_texts=[
+            "Alice moved to Lyon in 2019. She loves figs.",
+            "Bob stayed home all year long.",
+        ],
+        retrieved_ids=["chunk-9", "chunk-4"],
+        retrieved_texts=["unrelated text here", "Alice moved to Lyon in 2019."],
+    ).score
+    assert score == 0.5
+
+
+def test_node_conversion() -> None:
+    node = TextNode(id_="n1", text="hello", metadata={"page": 3})
+    node.relationships = {}
+    scored = [NodeWithScore(node=node, score=0.5)]
+    assert node_ids(scored) == ["n1"]
+    assert node_ids(scored, "metadata:page") == ["3"]
+    assert node_texts(scored) == ["hello"]
+    with pytest.raises(
+        rm.RagMetricsError, match=r"Node 'n1' has no 'ref_doc_id'; choose another id_field"
+    ):
+        node_ids(scored, "ref_doc_id")
+    with pytest.raises(rm.RagMetricsError, match=r"Node 'n1' has no 'metadata:title'"):
+        node_ids(scored, "metadata:title")
+    with pytest.raises(
+        rm.RagMetricsError, match=r"id_field must be 'node_id', 'ref_doc_id' or 'metadata:<key>'"
+    ):
+        node_ids(scored, "title")
+
+
+def test_dataset_evaluator_with_bm25_on_hundreds_of_queries(nodes, dataset) -> None:  # type: ignore[no-untyped-def]
+    retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=10)
+    evaluator = RagMetricsRetrieverEvaluator(
+        retriever, ["hit_rate@1", "recall@10", "ndcg@10"], workers=8, show_progress=False
+    )
+    result = evaluator.evaluate_dataset(dataset)
+    assert result.counts.queries == 300 and not evaluator.errors
+    # the same numbers as retrieving query by query and evaluating with the core
+    manual = rm.Run.from_lists(
+        {q: node_ids(retriever.retrieve(t)) for q, t in dataset.queries.items()}
+    )
+    assert (
+        result.aggregate
+        == rm.evaluate(dataset.qrels, manual, ["hit_rate@1", "recall@10", "ndcg@10"]).aggregate
+    )
+    assert result.aggregate["recall@10"] > 0.9  # names are distinctive: BM25 finds them
+
+
+def test_postprocessors_make_the_pool(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    cut = SimilarityPostprocessor(similarity_cutoff=0.55)
+    evaluator = RagMetricsRetrieverEvaluator(
+        vector_index.as_retriever(similarity_top_k=8),
+        ["ra_nwg@3", "proc@3", "pct_proc@3"],
+        node_postprocessors=[cut],
+        show_progress=False,
+        grade_map={2: 5},
+    )
+    small = rm.RetrievalDataset(
+        queries=dict(list(dataset.queries.items())[:50]),
+        corpus=dataset.corpus,
+        relevant_docs={q: dataset.relevant_docs[q] for q in list(dataset.queries)[:50]},
+    )
+    result = evaluator.aevaluate_dataset(small)
+    result = asyncio.run(result)
+    assert evaluator.pool is not None and evaluator.run is not None
+    for qid in small.queries:
+        assert set(evaluator.run[qid]) <= set(evaluator.pool[qid])
+    assert result.aggregate["proc@3"] >= result.aggregate["ra_nwg@3"]
+
+
+def test_legacy_dataset_json_and_text_matching(tmp_path: Path, dataset) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "legacy.json"
+    first = list(dataset.queries)[:30]
+    path.write_text(
+        json.dumps(
+            {
+                "queries": {q: dataset.queries[q] for q in first},
+                "corpus": dataset.corpus,
+                "relevant_docs": {q: list(dataset.relevant_docs[q]) for q in first},
+                "mode": "text",
+            }
+        )
+    )
+    legacy = rm.RetrievalDataset.from_json(path)
+    # chunk the corpus into sentences: node ids no longer equal doc ids, texts still map back
+    chunks = [
+        TextNode(id_=f"{d}#{i}", text=s.strip() + ".")
+        for d, t in dataset.corpus.items()
+        for i, s in enumerate(t.split("."))
+        if s.strip()
+    ]
+    retriever = BM25Retriever.from_defaults(nodes=chunks, similarity_top_k=4)
+    result = RagMetricsRetrieverEvaluator(
+        retriever, ["recall@4"], match_texts=True, show_progress=False
+    ).evaluate_dataset(legacy)
+    assert result.counts.queries == 30 and result.aggregate["recall@4"] > 0.9
+
+
+class FlakyRetriever(BaseRetriever):
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if "Alran" in query_bundle.query_str:
+            raise RuntimeError("index offline")
+        return [NodeWithScore(node=TextNode(id_="doc1", text="x"), score=1.0)]
+
+
+def test_a_failing_query_is_recorded_not_raised(dataset) -> None:  # type: ignore[no-untyped-def]
+    evaluator = RagMetricsRetrieverEvaluator(FlakyRetriever(), ["mrr"], show_progress=False)
+    with pytest.warns(UserWarning, match=r"1 queries failed to retrieve"):
+        result = evaluator.evaluate_dataset(dataset)
+    assert evaluator.errors == {"q0": "RuntimeError: index offline"}
+    assert result.counts.queries == 300 and result.counts.empty_rankings == 1
+    with pytest.raises(RuntimeError, match="index offline"):
+        RagMetricsRetrieverEvaluator(
+            FlakyRetriever(), ["mrr"], show_progress=False, raise_errors=True
+        ).evaluate_dataset(dataset)
+
+
+def test_evaluator_input_errors(vector_index) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(
+        rm.RagMetricsError, match=r"retriever must be a LlamaIndex BaseRetriever; got str"
+    ):
+        RagMetricsRetrieverEvaluator("bm25", ["mrr"])  # type: ignore[arg-type]
+    with pytest.raises(
+        rm.RagMetricsError, match=r"dataset must be a ragmetrics.RetrievalDataset; got dict"
+    ):
+        RagMetricsRetrieverEvaluator(vector_index.as_retriever(), ["mrr"]).evaluate_dataset({})  # type: ignore[arg-type]
+
+
+def test_recorder_captures_a_query_engine(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    retriever = vector_index.as_retriever(similarity_top_k=3)
+    engine = RetrieverQueryEngine.from_args(retriever, llm=MockLLM())
+    first = dict(list(dataset.queries.items())[:20])
+    with RetrievalRecorder(query_ids={text: qid for qid, text in first.items()}) as recorder:
+        for text in first.values():
+            engine.query(text)
+    run = recorder.run
+    assert set(run.query_ids) == set(first)
+    for qid, text in first.items():
+        assert run[qid] == tuple(node_ids(retriever.retrieve(text)))
+    assert rm.evaluate(dataset.qrels, run, ["hit_rate@3"], missing="skip").counts.queries == 20
+    assert recorder.failures == 0
+
+
+def test_concurrent_capture_loses_nothing(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    retriever = vector_index.as_retriever(similarity_top_k=2)
+    texts = list(dataset.queries.values())[:60]
+    with RetrievalRecorder() as recorder:
+
+        async def many() -> None:
+            await asyncio.gather(*(retriever.aretrieve(t) for t in texts[:30]))
+
+        asyncio.run(many())
+        threads = [threading.Thread(target=retriever.retrieve, args=(t,)) for t in texts[30:]]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    records = recorder.records
+    assert len(records) == 60
+    assert sorted(r.query for r in records) == sorted(texts)
+    assert all(len(r.node_ids) == 2 for r in records)
