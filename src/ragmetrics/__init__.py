@@ -5,6 +5,7 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 """
 
 from ragmetrics._version import __version__
+from ragmetrics.compare import Comparison, PairedTest, compare
 from ragmetrics.dataset import RetrievalDataset
 from ragmetrics.diagnostics import Diagnosis, RobustnessResult, diagnose, robustness
 from ragmetrics.errors import (
@@ -20,11 +21,13 @@ from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
 __all__ = [
+    "Comparison",
     "Counts",
     "Diagnosis",
     "EvaluationResult",
     "InputFormatError",
     "MissingQueryError",
+    "PairedTest",
     "Qrels",
     "RagMetricsError",
     "RetrievalDataset",
@@ -33,6 +36,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "UnknownMetricError",
     "__version__",
+    "compare",
     "diagnose",
     "evaluate",
     "list_metrics",

@@ -100,6 +100,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
 
+    comparing = commands.add_parser(
+        "compare",
+        help="compare several runs with paired significance tests",
+        description="Compare runs on the same qrels: means, significance marks, paired tests. "
+        "Name a run with NAME=PATH; otherwise its file name is used.",
+    )
+    _add_common(comparing)
+    comparing.add_argument("runs", metavar="RUN", nargs="+", help="two or more runs (TREC or JSON)")
+    comparing.add_argument("--baseline", metavar="NAME", help="test every run against this one")
+    comparing.add_argument(
+        "--test", choices=("randomization", "t-test", "bootstrap"), default="randomization"
+    )
+    comparing.add_argument("--alpha", type=float, default=0.05)
+    comparing.add_argument("--correction", choices=("none", "holm", "bonferroni"), default="none")
+    comparing.add_argument("--permutations", type=int, default=10_000)
+    comparing.add_argument("--seed", type=int, default=0)
+    comparing.add_argument("--tests", action="store_true", help="also print every paired test")
+    comparing.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
     metrics.add_argument("--format", choices=("table", "json"), default="table")
     return parser
@@ -137,6 +156,48 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def named_runs(specs: Sequence[str]) -> dict[str, Run]:
+    """``NAME=PATH`` or ``PATH`` (named by its file stem) -> runs, in order."""
+    runs: dict[str, Run] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or (not Path(path).suffix and Path(spec).exists()):
+            name, path = Path(spec).stem, spec
+        if name in runs:
+            raise RagMetricsError(f"Two runs are named {name!r}; name them with NAME=PATH.")
+        runs[name] = read_run(path)
+    return runs
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from ragmetrics.compare import compare
+
+    comparison = compare(
+        read_qrels(args.qrels),
+        named_runs(args.runs),
+        args.metrics,
+        baseline=args.baseline,
+        test=args.test,
+        alpha=args.alpha,
+        correction=None if args.correction == "none" else args.correction,
+        n_permutations=args.permutations,
+        seed=args.seed,
+        relevance_threshold=args.relevance_threshold,
+        missing=args.missing,
+    )
+    if args.format == "json":
+        print(comparison.to_json())
+    elif args.format == "markdown":
+        print(comparison.to_markdown())
+        if args.tests:
+            print("\n" + comparison.tests_markdown())
+    else:
+        print(comparison.to_table())
+        if args.tests:
+            print("\n" + comparison.tests_markdown())
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     from ragmetrics._table import text_table
     from ragmetrics.metrics import list_metrics
@@ -157,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"evaluate": _cmd_evaluate, "metrics": _cmd_metrics}
+    handlers = {"evaluate": _cmd_evaluate, "compare": _cmd_compare, "metrics": _cmd_metrics}
     handlers.update(_extra_commands())
     try:
         return handlers[args.command](args)

@@ -1,0 +1,415 @@
+"""``compare()``: several runs on the same qrels, with paired significance tests."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ragmetrics._table import format_cell, html_table, markdown_table, text_table
+from ragmetrics.errors import RagMetricsError
+from ragmetrics.evaluate import EvaluationResult, MissingPolicy, as_qrels, as_run, evaluate
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+from ragmetrics.stats import (
+    adjust,
+    bootstrap_ci,
+    bootstrap_test,
+    effect_size,
+    randomization_test,
+    t_test,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TestName = Literal["randomization", "t-test", "bootstrap"]
+_TESTS = ("randomization", "t-test", "bootstrap")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One paired comparison of run ``b`` against run ``a`` on one metric.
+
+    Attributes:
+        diff: mean of ``b - a`` over the queries where both are defined (``n`` of them).
+        p_value, p_adjusted: the test's two-sided p-value, and after the correction.
+        significant: ``p_adjusted < alpha``.
+        effect_size: paired Cohen's d of ``b - a``.
+        ci_low, ci_high: bootstrap confidence interval of ``diff``.
+        wins, ties, losses: queries where ``b`` is above, equal to, below ``a``.
+    """
+
+    metric: str
+    a: str
+    b: str
+    mean_a: float
+    mean_b: float
+    diff: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+    effect_size: float
+    ci_low: float
+    ci_high: float
+    wins: int
+    ties: int
+    losses: int
+    n: int
+
+
+class Comparison:
+    """Means, confidence intervals and paired tests of several runs.
+
+    Attributes:
+        runs: the run names, in the order given.
+        metrics: the metric labels.
+        results: run name -> :class:`EvaluationResult`.
+        means: run name -> metric -> mean (None when NA for every query).
+        intervals: run name -> metric -> bootstrap CI of the mean.
+        tests: every :class:`PairedTest` (baseline vs each run, or all pairs).
+        baseline: the baseline run, or None for all pairs.
+    """
+
+    def __init__(
+        self,
+        *,
+        results: dict[str, EvaluationResult],
+        metrics: list[str],
+        tests: list[PairedTest],
+        intervals: dict[str, dict[str, tuple[float, float]]],
+        baseline: str | None,
+        settings: dict[str, Any],
+    ) -> None:
+        self.results = results
+        self.runs = tuple(results)
+        self.metrics = tuple(metrics)
+        self.tests = tests
+        self.intervals = intervals
+        self.baseline = baseline
+        self.settings = settings
+        self.means = {name: dict(r.aggregate) for name, r in results.items()}
+
+    def test(self, metric: str, a: str, b: str) -> PairedTest:
+        """The test of ``b`` against ``a`` on ``metric``."""
+        for test in self.tests:
+            if test.metric == metric and {test.a, test.b} == {a, b}:
+                return test
+        raise KeyError(f"No test of {b!r} against {a!r} on {metric!r} in this comparison.")
+
+    def best(self, metric: str) -> str | None:
+        """The run with the highest mean on ``metric`` (lower for harm/unjudged)."""
+        values = {r: v for r, v in ((r, self.means[r][metric]) for r in self.runs) if v is not None}
+        if not values:
+            return None
+        lower_better = metric.split("@")[0] in {"harm", "unjudged"}
+        return (min if lower_better else max)(values, key=values.__getitem__)
+
+    def per_query(self, metric: str) -> dict[str, np.ndarray]:
+        """run name -> per-query values of ``metric`` on the shared queries (NaN for NA)."""
+        return {name: r.column(metric) for name, r in self.results.items()}
+
+    # --- renderings -----------------------------------------------------------------------
+
+    def _marks(self) -> dict[tuple[str, str], str]:
+        marks: dict[tuple[str, str], str] = {}
+        for t in self.tests:
+            if not t.significant:
+                continue
+            if self.baseline is not None:
+                symbol = "▲" if t.diff > 0 else "▼"
+                marks[(t.b, t.metric)] = marks.get((t.b, t.metric), "") + symbol
+            else:
+                winner, loser = (t.b, t.a) if t.diff > 0 else (t.a, t.b)
+                letter = _LETTERS[self.runs.index(loser) % 26]
+                marks[(winner, t.metric)] = marks.get((winner, t.metric), "") + letter
+        return marks
+
+    def legend(self, *, bold: bool = True) -> str:
+        test = {
+            "randomization": "paired randomization test",
+            "t-test": "paired t-test",
+            "bootstrap": "paired bootstrap test",
+        }[self.settings["test"]]
+        correction = self.settings["correction"] or "no"
+        where = f"{test}, alpha = {self.settings['alpha']}, {correction} correction"
+        if self.baseline is not None:
+            text = (
+                f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
+                f"({where})."
+            )
+            return text + (" Bold: best in the column." if bold else "")
+        letters = ", ".join(f"{_LETTERS[i % 26]} = `{r}`" for i, r in enumerate(self.runs))
+        text = (
+            f"A letter marks a run that is significantly better than that run ({letters}; {where})."
+        )
+        return text + (" Bold: best in the column." if bold else "")
+
+    def _table(self, bold: str) -> tuple[list[str], list[list[str]]]:
+        marks = self._marks()
+        headers = ["run", *self.metrics]
+        rows = []
+        for name in self.runs:
+            label = f"{name} (baseline)" if name == self.baseline else name
+            row = [label]
+            for metric in self.metrics:
+                cell = format_cell(self.means[name][metric])
+                if self.best(metric) == name and bold:
+                    cell = f"{bold}{cell}{bold}"
+                row.append(cell + marks.get((name, metric), ""))
+            rows.append(row)
+        return headers, rows
+
+    def to_markdown(self) -> str:
+        """The means table (best per column in bold, significance marks) and its legend."""
+        headers, rows = self._table("**")
+        return f"{markdown_table(headers, cast(Any, rows))}\n\n{self.legend()}"
+
+    def to_table(self) -> str:
+        headers, rows = self._table("")
+        return f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"
+
+    def tests_markdown(self) -> str:
+        """Every paired test as a markdown table."""
+        headers = [
+            "metric",
+            "a",
+            "b",
+            "n",
+            "mean a",
+            "mean b",
+            "diff",
+            "95% CI",
+            "p",
+            "p adj.",
+            "d",
+            "W/T/L",
+        ]
+        rows = [
+            [
+                t.metric,
+                t.a,
+                t.b,
+                t.n,
+                t.mean_a,
+                t.mean_b,
+                t.diff,
+                f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
+                f"{t.p_value:.4g}",
+                f"{t.p_adjusted:.4g}",
+                t.effect_size,
+                f"{t.wins}/{t.ties}/{t.losses}",
+            ]
+            for t in self.tests
+        ]
+        return markdown_table(headers, cast(Any, rows), align_right_from=3)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """Means: one row per run, one column per metric."""
+        from ragmetrics._optional import import_pandas
+
+        frame: pd.DataFrame = import_pandas().DataFrame(self.means).T.loc[list(self.runs)]
+        frame.index.name = "run"
+        return frame
+
+    def tests_to_pandas(self) -> pd.DataFrame:
+        from ragmetrics._optional import import_pandas
+
+        frame: pd.DataFrame = import_pandas().DataFrame([asdict(t) for t in self.tests])
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": list(self.runs),
+            "metrics": list(self.metrics),
+            "baseline": self.baseline,
+            "settings": self.settings,
+            "means": self.means,
+            "intervals": {
+                r: {m: list(ci) for m, ci in v.items()} for r, v in self.intervals.items()
+            },
+            "tests": [_jsonable(asdict(t)) for t in self.tests],
+            "counts": {name: r.counts.to_dict() for name, r in self.results.items()},
+        }
+
+    def to_json(self, path: str | None = None, *, indent: int | None = None) -> str:
+        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    def _repr_html_(self) -> str:
+        headers, rows = self._table("")
+        bold = {
+            (r, c + 1)
+            for r, name in enumerate(self.runs)
+            for c, m in enumerate(self.metrics)
+            if self.best(m) == name
+        }
+        return (
+            html_table(headers, cast(Any, rows), bold=bold)
+            + f"<p><small>{self.legend()}</small></p>"
+        )
+
+    def __repr__(self) -> str:
+        shape = f"{len(self.runs)} runs x {len(self.metrics)} metrics"
+        return f"Comparison({shape}, {len(self.tests)} tests)"
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+def compare(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Run | Mapping[str, Any]],
+    metrics: str | Sequence[str],
+    *,
+    baseline: str | None = None,
+    test: TestName = "randomization",
+    alpha: float = 0.05,
+    correction: str | None = None,
+    n_permutations: int = 10_000,
+    n_bootstrap: int = 1_000,
+    seed: int = 0,
+    missing: MissingPolicy = "zero",
+    progress: bool | None = None,
+    **options: Any,
+) -> Comparison:
+    """Evaluate several runs and test their differences per query, paired.
+
+    Args:
+        qrels: the judgments.
+        runs: name -> run (a :class:`Run` or a dict).
+        metrics: metric names, as in :func:`evaluate`.
+        baseline: test every run against this one; None tests all pairs.
+        test: ``"randomization"`` (default), ``"t-test"`` or ``"bootstrap"``.
+        alpha: the significance level.
+        correction: None, ``"holm"`` or ``"bonferroni"``, over all the tests of the comparison.
+        n_permutations: permutations (randomization) or resamples (bootstrap test).
+        n_bootstrap: resamples of the confidence intervals.
+        seed: the random seed; the same inputs and seed give the same p-values.
+        missing, **options: as in :func:`evaluate`.
+
+    Queries are paired by id; a query where a metric is NA for either run is left out of that
+    pair's test (``n`` says how many remain).
+    """
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        raise RagMetricsError(
+            "compare needs a mapping of at least two runs, e.g. {'bm25': a, 'dense': b}."
+        )
+    if baseline is not None and baseline not in runs:
+        raise RagMetricsError(
+            f"The baseline {baseline!r} is not one of the runs: {', '.join(runs)}."
+        )
+    if test not in _TESTS:
+        raise RagMetricsError(f"test must be one of {', '.join(map(repr, _TESTS))}; got {test!r}.")
+    if not 0 < alpha < 1:
+        raise RagMetricsError(f"alpha must be between 0 and 1. Got {alpha!r} instead.")
+    adjust([], correction)  # validates the name
+    qrels = as_qrels(qrels)
+    results = {
+        name: evaluate(qrels, as_run(run), metrics, missing=missing, **options)
+        for name, run in runs.items()
+    }
+    labels = list(next(iter(results.values())).metrics)
+    names = list(results)
+    pairs = (
+        [(baseline, other) for other in names if other != baseline]
+        if baseline is not None
+        else [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    )
+    show = progress if progress is not None else len(pairs) * len(labels) * n_permutations > 5e6
+    raw: list[PairedTest] = []
+    intervals = {name: {} for name in names}  # type: dict[str, dict[str, tuple[float, float]]]
+    for metric in labels:
+        for name in names:
+            column = _aligned(results[name], metric, results[names[0]].query_ids)
+            intervals[name][metric] = bootstrap_ci(
+                column[~np.isnan(column)], n_resamples=n_bootstrap, seed=seed
+            )
+    for metric, (a, b) in tqdm(
+        [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
+    ):
+        raw.append(_paired(metric, a, b, results, test, n_permutations, n_bootstrap, seed))
+    adjusted = adjust([t.p_value for t in raw], correction)
+    tests = [
+        PairedTest(**{**asdict(t), "p_adjusted": p, "significant": bool(p < alpha)})
+        for t, p in zip(raw, adjusted, strict=True)
+    ]
+    settings = {
+        "test": test,
+        "alpha": alpha,
+        "correction": correction,
+        "seed": seed,
+        "n_permutations": n_permutations,
+        "missing": missing,
+    }
+    return Comparison(
+        results=results,
+        metrics=labels,
+        tests=tests,
+        intervals=intervals,
+        baseline=baseline,
+        settings=settings,
+    )
+
+
+def _aligned(result: EvaluationResult, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
+    """``result``'s values of ``metric`` in the order of ``query_ids`` (NaN where absent)."""
+    position = {q: i for i, q in enumerate(result.query_ids)}
+    column = result.column(metric)
+    return np.array([column[position[q]] if q in position else np.nan for q in query_ids])
+
+
+def _paired(
+    metric: str,
+    a: str,
+    b: str,
+    results: dict[str, EvaluationResult],
+    test: str,
+    n_permutations: int,
+    n_bootstrap: int,
+    seed: int,
+) -> PairedTest:
+    shared = tuple(q for q in results[a].query_ids if q in set(results[b].query_ids))
+    x = _aligned(results[a], metric, shared)
+    y = _aligned(results[b], metric, shared)
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if test == "randomization":
+        p = randomization_test(y, x, n_permutations=n_permutations, seed=seed)
+    elif test == "t-test":
+        p = t_test(y, x)
+    else:
+        p = bootstrap_test(y, x, n_resamples=n_permutations, seed=seed)
+    d = y - x
+    low, high = bootstrap_ci(d, n_resamples=n_bootstrap, seed=seed)
+    return PairedTest(
+        metric=metric,
+        a=a,
+        b=b,
+        mean_a=float(x.mean()) if len(x) else math.nan,
+        mean_b=float(y.mean()) if len(y) else math.nan,
+        diff=float(d.mean()) if len(d) else math.nan,
+        p_value=p,
+        p_adjusted=p,
+        significant=False,
+        effect_size=effect_size(y, x),
+        ci_low=low,
+        ci_high=high,
+        wins=int((d > 1e-12).sum()),
+        ties=int((np.abs(d) <= 1e-12).sum()),
+        losses=int((d < -1e-12).sum()),
+        n=len(d),
+    )
