@@ -119,6 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--tests", action="store_true", help="also print every paired test")
     comparing.add_argument("--format", choices=("table", "markdown", "json"), default="table")
 
+    reporting = commands.add_parser(
+        "report",
+        help="write an HTML or markdown report comparing runs",
+        description="Compare runs and write a self-contained report: tables, plots, worst queries.",
+    )
+    _add_common(reporting)
+    reporting.add_argument(
+        "runs", metavar="RUN", nargs="+", help="one or more runs (NAME=PATH or PATH)"
+    )
+    reporting.add_argument(
+        "-o", "--output", required=True, help="report path ending in .html or .md"
+    )
+    reporting.add_argument("--baseline", metavar="NAME")
+    reporting.add_argument(
+        "--test", choices=("randomization", "t-test", "bootstrap"), default="randomization"
+    )
+    reporting.add_argument("--correction", choices=("none", "holm", "bonferroni"), default="holm")
+    reporting.add_argument("--title", default="Retrieval evaluation")
+    reporting.add_argument("--worst", type=int, default=5, help="diagnose this many worst queries")
+
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
     metrics.add_argument("--format", choices=("table", "json"), default="table")
     return parser
@@ -198,6 +218,38 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from ragmetrics.compare import compare
+    from ragmetrics.report import write_report
+
+    qrels = read_qrels(args.qrels)
+    runs = named_runs(args.runs)
+    if len(runs) == 1:  # a report of one run: compare it with itself to reuse the layout
+        only = next(iter(runs.values()))
+        runs = {**runs, f"{next(iter(runs))} (copy)": only}
+    options = {"relevance_threshold": args.relevance_threshold, "missing": args.missing}
+    comparison = compare(
+        qrels,
+        runs,
+        args.metrics,
+        baseline=args.baseline or next(iter(runs)),
+        test=args.test,
+        correction=None if args.correction == "none" else args.correction,
+        **options,
+    )
+    path = write_report(
+        comparison,
+        args.output,
+        qrels=qrels,
+        runs=runs,
+        title=args.title,
+        worst=args.worst,
+        **options,
+    )
+    print(f"wrote {path}")
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     from ragmetrics._table import text_table
     from ragmetrics.metrics import list_metrics
@@ -218,7 +270,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    handlers = {"evaluate": _cmd_evaluate, "compare": _cmd_compare, "metrics": _cmd_metrics}
+    handlers = {
+        "evaluate": _cmd_evaluate,
+        "compare": _cmd_compare,
+        "report": _cmd_report,
+        "metrics": _cmd_metrics,
+    }
     handlers.update(_extra_commands())
     try:
         return handlers[args.command](args)

@@ -59,6 +59,7 @@ class Diagnosis:
     harmful: tuple[DocNote, ...]
     unjudged: tuple[DocNote, ...]
     values: dict[str, float | None] = field(default_factory=dict)
+    utility_scale: bool = True
 
     def to_markdown(self) -> str:
         def names(notes: Sequence[DocNote]) -> str:
@@ -71,14 +72,16 @@ class Diagnosis:
         shown = ", ".join(
             f"{k} = {'NA' if v is None else format(v, '.3f')}" for k, v in self.values.items()
         )
+        wanted = "grade >= 4" if self.utility_scale else "relevant"
         lines = [
             f"**{self.query_id}** (K = {self.cutoff}){': ' + shown if shown else ''}",
             f"- selected: {names(self.selected)}",
-            f"- grade >= 4 in the pool, not selected (selection gap): {names(self.missed_in_pool)}",
-            f"- grade >= 4 not in the pool (retrieval gap): {names(self.missed_not_in_pool)}",
-            f"- harmful in the top K: {names(self.harmful)}",
-            f"- unjudged in the top K: {names(self.unjudged)}",
+            f"- {wanted} in the pool, not selected (selection gap): {names(self.missed_in_pool)}",
+            f"- {wanted} not in the pool (retrieval gap): {names(self.missed_not_in_pool)}",
         ]
+        if self.utility_scale:
+            lines.append(f"- harmful in the top K: {names(self.harmful)}")
+        lines.append(f"- unjudged in the top K: {names(self.unjudged)}")
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:
@@ -96,23 +99,40 @@ def diagnose(
     alpha: float = 1.0,
     cap4: float = 1.0,
     cap3: float = 0.25,
+    relevance_threshold: int = 1,
     values: dict[str, float | None] | None = None,
 ) -> Diagnosis:
-    """Diagnose the top-``cutoff`` set of one query (see :class:`Diagnosis`)."""
+    """Diagnose the top-``cutoff`` set of one query (see :class:`Diagnosis`).
+
+    Grades on the 1..5 utility scale (or mapped onto it by ``grade_map``) list missed docs of
+    grade >= 4 and harmful ones (grade <= 2); other scales list missed docs at or above
+    ``relevance_threshold``.
+    """
     if query_id not in qrels:
         raise KeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
     if not isinstance(cutoff, int) or cutoff < 1:
         raise ValueError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
     judged = qrels[query_id]
-    grades = {d: _utility_grade(g, query_id, grade_map) for d, g in judged.items()}
+    try:
+        grades = {d: _utility_grade(g, query_id, grade_map) for d, g in judged.items()}
+        utility_scale = True
+    except RagMetricsError:
+        if grade_map is not None:
+            raise
+        # not a 1..5 utility scale: list relevant docs by the threshold instead
+        grades = dict(judged)
+        utility_scale = False
     counts = np.zeros((1, 6), dtype=np.int64)
     for g in grades.values():
-        counts[0, g] += 1
+        if utility_scale:
+            counts[0, g] += 1
     weights = rarity_weights(counts, alpha=alpha, cap4=cap4, cap3=cap3)[0]
+    high_grade = 4 if utility_scale else relevance_threshold
 
     def note(doc: str) -> DocNote:
         grade = grades.get(doc)
-        return DocNote(doc, grade, 0.0 if grade is None else float(weights[grade]))
+        weight = float(weights[grade]) if utility_scale and grade is not None else 0.0
+        return DocNote(doc, grade, weight)
 
     ranking = run.get(query_id, ())
     selected = tuple(note(d) for d in ranking[:cutoff])
@@ -120,7 +140,8 @@ def diagnose(
     # as in PROC@k, a query the pool does not cover is its own pool
     pool_docs = set(pool[query_id] if pool is not None and query_id in pool else ranking)
     high = sorted(
-        (d for d, g in grades.items() if g >= 4 and d not in chosen), key=lambda d: (-grades[d], d)
+        (d for d, g in grades.items() if g >= high_grade and d not in chosen),
+        key=lambda d: (-grades[d], d),
     )
     return Diagnosis(
         query_id=query_id,
@@ -128,9 +149,12 @@ def diagnose(
         selected=selected,
         missed_in_pool=tuple(note(d) for d in high if d in pool_docs),
         missed_not_in_pool=tuple(note(d) for d in high if d not in pool_docs),
-        harmful=tuple(n for n in selected if n.grade is not None and n.grade <= 2),
+        harmful=tuple(
+            n for n in selected if utility_scale and n.grade is not None and n.grade <= 2
+        ),
         unjudged=tuple(n for n in selected if n.grade is None),
         values=dict(values or {}),
+        utility_scale=utility_scale,
     )
 
 

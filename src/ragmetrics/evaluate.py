@@ -161,6 +161,7 @@ class EvaluationResult:
             alpha=options.get("alpha", 1.0),
             cap4=options.get("cap4", 1.0),
             cap3=options.get("cap3", 0.25),
+            relevance_threshold=self.settings["relevance_threshold"],
             values=self.per_query.get(query_id, {}),
         )
 

@@ -1,0 +1,145 @@
+"""Plots of evaluations and comparisons (needs matplotlib: ``pip install 'ragmetrics[plot]'``).
+
+Every function returns a matplotlib ``Figure`` and shows nothing by itself; save it with
+``fig.savefig(path)`` or let a notebook display it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ragmetrics._optional import import_matplotlib_pyplot
+from ragmetrics.errors import RagMetricsError
+from ragmetrics.evaluate import as_qrels, as_run, evaluate
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from ragmetrics.compare import Comparison
+
+_COLORS = ["#1b6ca8", "#e07b39", "#3a923a", "#c03d3e", "#8c6bb1", "#7f7f7f", "#b8a02b", "#17a2b8"]
+
+
+def plot_metric_at_k(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Run | Mapping[str, Any]],
+    metric: str = "ndcg",
+    ks: Sequence[int] = (1, 3, 5, 10, 20),
+    **options: Any,
+) -> Figure:
+    """``metric@k`` against k, one line per run."""
+    plt = import_matplotlib_pyplot()
+    qrels = as_qrels(qrels)
+    names = [f"{metric}@{k}" for k in ks]
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    for i, (name, run) in enumerate(runs.items()):
+        result = evaluate(qrels, as_run(run), names, **options)
+        values = [result.aggregate[n] for n in names]
+        ax.plot(
+            list(ks),
+            [np.nan if v is None else v for v in values],
+            marker="o",
+            color=_COLORS[i % len(_COLORS)],
+            label=name,
+        )
+    ax.set_xlabel("k")
+    ax.set_ylabel(f"{metric}@k")
+    ax.set_xticks(list(ks))
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(frameon=False)
+    ax.set_title(f"{metric}@k")
+    fig.tight_layout()
+    return cast("Figure", fig)
+
+
+def plot_per_query_distribution(comparison: Comparison, metric: str) -> Figure:
+    """Per-query values of ``metric`` for each run: a box plot with the queries as dots."""
+    plt = import_matplotlib_pyplot()
+    _require(comparison, metric)
+    columns = comparison.per_query(metric)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(columns), 4.0))
+    data = [v[~np.isnan(v)] for v in columns.values()]
+    ax.boxplot(data, showmeans=True, widths=0.5)
+    rng = np.random.default_rng(0)
+    for i, values in enumerate(data, start=1):
+        ax.scatter(
+            i + rng.uniform(-0.15, 0.15, len(values)),
+            values,
+            s=8,
+            alpha=0.45,
+            color=_COLORS[(i - 1) % len(_COLORS)],
+        )
+    ax.set_xticks(range(1, len(columns) + 1), list(columns))
+    ax.set_ylabel(metric)
+    ax.set_title(f"per-query {metric}")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return cast("Figure", fig)
+
+
+def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = None) -> Figure:
+    """Per-query difference of each run from the baseline, sorted (green: win, red: loss)."""
+    plt = import_matplotlib_pyplot()
+    _require(comparison, metric)
+    base = baseline or comparison.baseline or comparison.runs[0]
+    others = [r for r in comparison.runs if r != base]
+    fig, axes = plt.subplots(len(others), 1, figsize=(7.0, 2.4 * len(others)), squeeze=False)
+    base_values = comparison.results[base].column(metric)
+    for ax, name in zip(axes[:, 0], others, strict=True):
+        diff = comparison.results[name].column(metric) - base_values
+        diff = np.sort(diff[~np.isnan(diff)])[::-1]
+        colors = np.where(diff > 1e-12, "#3a923a", np.where(diff < -1e-12, "#c03d3e", "#bbbbbb"))
+        ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
+        wins, losses = int((diff > 1e-12).sum()), int((diff < -1e-12).sum())
+        ax.set_title(
+            f"{name} vs {base}: {wins} wins, {len(diff) - wins - losses} ties, {losses} losses",
+            fontsize=10,
+        )
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.set_ylabel(f"Δ {metric}")
+        ax.set_xticks([])
+    fig.tight_layout()
+    return cast("Figure", fig)
+
+
+def plot_rag_decomposition(comparison: Comparison, k: int) -> Figure:
+    """RA-nWG@k split into PROC@k (what the pool allows) and %PROC@k (what selection
+    realized), one group of bars per run."""
+    plt = import_matplotlib_pyplot()
+    names = [f"ra_nwg@{k}", f"proc@{k}", f"pct_proc@{k}"]
+    for name in names:
+        _require(comparison, name)
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(comparison.runs), 4.0))
+    width = 0.26
+    x = np.arange(len(comparison.runs))
+    labels = ["RA-nWG", "PROC (retrieval)", "%PROC (selection)"]
+    for j, (name, label) in enumerate(zip(names, labels, strict=True)):
+        values = [comparison.means[r][name] for r in comparison.runs]
+        ax.bar(
+            x + (j - 1) * width,
+            [np.nan if v is None else v for v in values],
+            width,
+            label=label,
+            color=_COLORS[j],
+        )
+    ax.set_xticks(x, list(comparison.runs))
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"RA-nWG@{k} = PROC@{k} x %PROC@{k} (per query)")
+    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return cast("Figure", fig)
+
+
+def _require(comparison: Comparison, metric: str) -> None:
+    if metric not in comparison.metrics:
+        raise RagMetricsError(
+            f"{metric!r} was not compared; this comparison has {', '.join(comparison.metrics)}. "
+            f"Add it to the metrics of compare()."
+        )
