@@ -111,7 +111,7 @@ def write_report(
     figures = _figures(comparison, qrels, runs, options) if plots else []
     run, metric, diagnoses = _worst(comparison, worst) if worst else ("", "", [])
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    counts = [
+    counts: list[list[Any]] = [
         [
             name,
             r.counts.queries,
