@@ -22,12 +22,12 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks $(wildcard integrations)
-	$(BIN)/ruff format --check src tests benchmarks $(wildcard integrations)
+	$(BIN)/ruff check src tests benchmarks examples $(wildcard integrations)
+	$(BIN)/ruff format --check src tests benchmarks examples $(wildcard integrations)
 	$(BIN)/mypy -p ragmetrics $(if $(wildcard integrations/llama-index),-p llama_index.evaluation.ragmetrics) $(if $(wildcard integrations/langchain),-p langchain_ragmetrics)
 
 demo: $(STAMP)
-	$(BIN)/python -m ragmetrics.demo
+	$(BIN)/python examples/demo/run.py
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet ".[bench]"

@@ -1,0 +1,131 @@
+"""Build the demo's evaluation set from ``facts.py``: originals, questions, graded judgments.
+
+Conversation facts become ``Date:``-headed sessions of ``user:`` / ``assistant:`` turns; each
+fact's four turns land in four different sessions. Handbook facts become policy pages, FAQ
+pages, procedure pages and archived pages. Grades (1..5): the answering original 5, the
+confirming one 4, the same-topic one 3, the misleading one 1.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from facts import CONVERSATION, HANDBOOK
+
+import ragmetrics as rm
+
+REPLIES = [
+    "That sounds like a big step. How are you feeling about it?",
+    "Thanks for telling me, I will keep that in mind.",
+    "Good to know! Is there anything you would like help planning?",
+    "I hope the rest of the week is calmer for you.",
+    "That is lovely to hear. What are you looking forward to next?",
+    "Understood. Do you want a reminder about that later?",
+]
+FILLER = [
+    "Work was quiet today, mostly emails.",
+    "I made soup and watched a documentary about bridges.",
+    "The tram was late again so I walked part of the way.",
+    "Nothing special to report, just a slow Sunday.",
+    "I tidied the kitchen and finally fixed the shelf.",
+    "We had a long meeting about the new shared calendar.",
+    "I tried a new bakery, their rye bread is excellent.",
+    "It rained all day so I stayed in and read the news.",
+    "My phone screen cracked, I need to find a repair shop.",
+    "I called my grandmother, she is doing well.",
+    "The heating in the flat makes a strange ticking noise.",
+    "I spent the evening sorting old photos into albums.",
+    "A friend recommended a podcast about the history of maps.",
+    "The supermarket had no oat milk, which ruined my plans.",
+    "I walked along the canal at sunset, it was beautiful.",
+    "We played board games until midnight.",
+]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+N_SESSIONS = 24
+GRADES = (5, 4, 3, 1)  # decisive, supporting, partial, distractor
+
+
+def _date(index: int) -> str:
+    hour = 9 + (index * 5) % 10
+    return (
+        f"{hour % 12 or 12}:{(index * 17) % 60:02d} {'am' if hour < 12 else 'pm'} on "
+        f"{1 + (index * 7) % 27} {MONTHS[(index // 2) % 12]}, 2024"
+    )
+
+
+def build(seed: int = 7) -> rm.RetrievalDataset:
+    """The demo evaluation set (deterministic for a seed)."""
+    rng = random.Random(seed)
+    sessions: list[list[str]] = [[] for _ in range(N_SESSIONS)]
+    queries: dict[str, str] = {}
+    judgments: dict[str, dict[str, int]] = {}
+    for key, question, *turns in CONVERSATION:
+        query_id = f"chat-{key}"
+        queries[query_id] = question
+        first = rng.randrange(0, N_SESSIONS - 8)
+        places = [first, rng.randrange(first + 1, N_SESSIONS)]  # the update comes later
+        others = [s for s in range(N_SESSIONS) if s not in places]
+        places += rng.sample(others, 2)
+        judgments[query_id] = {}
+        for turn, session, grade in zip(turns, places, GRADES, strict=True):
+            sessions[session].append(turn)
+            judgments[query_id][f"session-{session + 1:02d}"] = grade
+    corpus: dict[str, str] = {}
+    for index, user_turns in enumerate(sessions):
+        rng.shuffle(user_turns)
+        lines = [f"Date: {_date(index)}"]
+        for turn in user_turns + rng.sample(FILLER, 7):
+            lines += [f"user: {turn}", f"assistant: {rng.choice(REPLIES)}"]
+        corpus[f"session-{index + 1:02d}"] = "\n".join(lines)
+
+    faq_pages = [HANDBOOK[i::3] for i in range(3)]
+    for key, question, decisive, *_ in HANDBOOK:
+        query_id = f"handbook-{key}"
+        queries[query_id] = question
+        corpus[f"policy-{key}"] = (
+            f"{key.title()} policy\n\n{decisive} This policy applies to all permanent staff. "
+            f"Questions about it can be sent to the HR service desk."
+        )
+        faq = next(i for i, page in enumerate(faq_pages) if any(f[0] == key for f in page))
+        procedures = ["procedures-a", "procedures-b"][len(key) % 2]
+        archive = ["archive-2018", "archive-2019"][len(question) % 2]
+        judgments[query_id] = {f"policy-{key}": 5, f"faq-{faq + 1}": 4, procedures: 3, archive: 1}
+    for number, page in enumerate(faq_pages, start=1):
+        corpus[f"faq-{number}"] = "Frequently asked questions\n\n" + "\n\n".join(f[3] for f in page)
+    for name, parity in (("procedures-a", 0), ("procedures-b", 1)):
+        corpus[name] = "Procedures\n\n" + " ".join(
+            f[4] for f in HANDBOOK if len(f[0]) % 2 == parity
+        )
+    for name, parity in (("archive-2018", 0), ("archive-2019", 1)):
+        corpus[name] = "Archived policies (no longer valid)\n\n" + "\n".join(
+            f[5] for f in HANDBOOK if len(f[1]) % 2 == parity
+        )
+    return rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=judgments)
+
+
+def write(folder: Path) -> Path:
+    """Write the evaluation set as ``dataset.json`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "dataset.json"
+    build().to_json(path, indent=1)
+    return path
+
+
+if __name__ == "__main__":
+    dataset = build()
+    print(f"{len(dataset.queries)} questions, {len(dataset.corpus)} originals")
+    print(dataset.corpus["session-01"][:400])
