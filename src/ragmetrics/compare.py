@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ragmetrics._table import format_cell, html_table, markdown_table, text_table
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.evaluate import EvaluationResult, MissingPolicy, as_qrels, as_run, evaluate
+from ragmetrics.progress import progress_bar
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 from ragmetrics.stats import (
@@ -338,7 +338,7 @@ def compare(
             intervals[name][metric] = bootstrap_ci(
                 column[~np.isnan(column)], n_resamples=n_bootstrap, seed=seed
             )
-    for metric, (a, b) in tqdm(
+    for metric, (a, b) in progress_bar(
         [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
     ):
         raw.append(_paired(metric, a, b, results, test, n_permutations, n_bootstrap, seed))

@@ -293,6 +293,7 @@ def evaluate(
     cap4: float = 1.0,
     cap3: float = 0.25,
     grade_map: Mapping[int, int] | None = None,
+    progress: bool | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
 
@@ -308,6 +309,7 @@ def evaluate(
             by default each query's full ranking.
         err_max_grade: fixes ``max_grade`` of ERR (default: the highest grade judged).
         alpha, cap4, cap3, grade_map: weighting of the RAG set metrics (METRICS.md).
+        progress: a progress bar while judging; by default shown from 200,000 queries on.
 
     Returns:
         An :class:`EvaluationResult` with ``aggregate``, ``per_query`` and ``counts``.
@@ -368,6 +370,7 @@ def evaluate(
         depth=_depth_needed(parsed),
         relevance_threshold=int(relevance_threshold),
         options=options,
+        progress=progress if progress is not None else len(query_ids) >= 200_000,
     )
     values = np.empty((len(query_ids), len(parsed)))
     for column, metric in enumerate(parsed):

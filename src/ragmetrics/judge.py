@@ -114,6 +114,7 @@ def judge(
     depth: int | None,
     relevance_threshold: int,
     options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> JudgedRun:
     """Judge the first ``depth`` docs (all when None) of ``run`` for each of ``query_ids``.
 
@@ -125,7 +126,12 @@ def judge(
     n_queries = len(query_ids)
     lengths = np.zeros(n_queries, dtype=np.int64)
     grade_lists: list[Any] = []
-    for row, query_id in enumerate(query_ids):
+    rows_of_queries: Any = enumerate(query_ids)
+    if progress:
+        from ragmetrics.progress import progress_bar
+
+        rows_of_queries = progress_bar(rows_of_queries, total=n_queries, desc="judging")
+    for row, query_id in rows_of_queries:
         position = index.get(query_id)
         if position is None:
             continue

@@ -22,9 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from tqdm.auto import tqdm
-
 from ragmetrics.errors import RagMetricsError
+from ragmetrics.progress import progress_bar
 from ragmetrics.run import Run
 
 if TYPE_CHECKING:
@@ -298,7 +297,9 @@ class ChunkMatcher:
         unmatched: dict[str, int] = {}
         total = 0
         show = progress if progress is not None else sum(map(len, chunks.values())) > 20_000
-        for query_id, texts in tqdm(chunks.items(), desc="matching chunks", disable=not show):
+        for query_id, texts in progress_bar(
+            chunks.items(), desc="matching chunks", disable=not show
+        ):
             if isinstance(texts, str):
                 raise RagMetricsError(
                     f"The chunks of query {query_id!r} must be a list of texts, not one string."

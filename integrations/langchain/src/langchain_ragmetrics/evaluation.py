@@ -8,7 +8,6 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable
-from tqdm.auto import tqdm
 
 from langchain_ragmetrics._documents import document_ids, document_texts
 from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run, evaluate
@@ -16,6 +15,7 @@ from ragmetrics.errors import RagMetricsError
 from ragmetrics.evaluate import as_qrels
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.metrics import parse_metrics
+from ragmetrics.progress import progress_bar
 
 
 def _check_documents(value: Any, query_id: str) -> list[Document]:
@@ -93,7 +93,7 @@ def evaluate_retriever(
     found: dict[str, list[Document]] = {}
     errors: dict[str, str] = {}
     step = max_concurrency * 4
-    with tqdm(total=len(items), desc="retrieving", disable=not show_progress) as bar:
+    with progress_bar(total=len(items), desc="retrieving", disable=not show_progress) as bar:
         for start in range(0, len(items), step):
             chunk = items[start : start + step]
             outputs = retriever.batch(

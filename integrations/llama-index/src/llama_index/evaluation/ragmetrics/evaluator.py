@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
-from tqdm.auto import tqdm
 
 from llama_index.evaluation.ragmetrics._nodes import node_ids, node_texts
 from ragmetrics import EvaluationResult, RetrievalDataset, Run, evaluate
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
+from ragmetrics.progress import progress_bar
 
 T = TypeVar("T")
 
@@ -104,7 +104,9 @@ class RagMetricsRetrieverEvaluator:
                 f"Load legacy JSON with RetrievalDataset.from_json(path)."
             )
         limit = asyncio.Semaphore(self.workers)
-        bar = tqdm(total=len(dataset.queries), desc="retrieving", disable=not self.show_progress)
+        bar = progress_bar(
+            total=len(dataset.queries), desc="retrieving", disable=not self.show_progress
+        )
         self.errors = {}
 
         async def one(

@@ -1,0 +1,462 @@
+"""Write the notebooks from the cells below and execute them, keeping their outputs.
+
+python notebooks/build_notebooks.py          # rebuild and execute all
+python notebooks/build_notebooks.py 03       # only the ones whose name starts with 03
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+HERE = Path(__file__).resolve().parent
+
+SETUP = """import sys
+from pathlib import Path
+
+# the demo's evaluation set, written by this project (examples/demo/dataset.py)
+sys.path.insert(0, str(Path.cwd().parent / "examples" / "demo"))
+import dataset as demo_data
+
+import ragmetrics as rm"""
+
+NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
+
+NOTEBOOKS["01_quickstart"] = [
+    (
+        "md",
+        "# 01 · Quickstart\n\nQrels and runs from dicts and files, `evaluate`, the per-query table, and `compare`.",
+    ),
+    ("code", SETUP),
+    (
+        "md",
+        "## From dicts\n\nJudgments are graded integers; a run is either scored (`from_dict`, ranked by score with trec_eval's tie rule) or ranked lists (`from_lists`).",
+    ),
+    (
+        "code",
+        """qrels = rm.Qrels.from_dict({
+    "q1": {"d1": 2, "d2": 0, "d3": 1},
+    "q2": {"d4": 1, "d5": 1},
+    "q3": {"d6": 1},
+})
+run = rm.Run.from_dict({
+    "q1": {"d1": 0.9, "d3": 0.4, "d9": 0.3},
+    "q2": {"d5": 0.8, "d7": 0.7, "d4": 0.1},
+    "q4": {"d1": 0.5},          # not judged: left out and counted
+})
+qrels, run""",
+    ),
+    (
+        "code",
+        """result = rm.evaluate(qrels, run, ["ndcg@10", "P@2", "recall@10", "mrr", "map"])
+result""",
+    ),
+    (
+        "md",
+        '`q3` is judged but missing from the run: by default (`missing="zero"`) it scores 0 and is counted; `q4` is in the run but not judged. Nothing is dropped silently:',
+    ),
+    ("code", """result.counts, result.missing_query_ids, result.unjudged_query_ids"""),
+    ("code", """result.to_pandas()"""),
+    (
+        "code",
+        """rm.evaluate(qrels, run, ["ndcg@10", "P@2"], missing="skip").aggregate  # trec_eval's default""",
+    ),
+    (
+        "md",
+        "## From files\n\nTREC qrels and run files (JSON and JSONL too). Here we write them from the demo set first.",
+    ),
+    (
+        "code",
+        """import tempfile
+
+data = demo_data.build()
+folder = Path(tempfile.mkdtemp())
+data.qrels.to_trec(folder / "qrels.txt")
+print((folder / "qrels.txt").read_text().splitlines()[:3])
+
+# a toy retriever: rank originals by words shared with the question
+def overlap(question, text):
+    return len(set(question.lower().split()) & set(text.lower().split()))
+
+scores = {q: {d: overlap(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()}
+rm.Run.from_dict(scores, name="overlap").to_trec(folder / "overlap.txt")
+from_files = rm.evaluate(rm.Qrels.from_trec(folder / "qrels.txt"), rm.Run.from_trec(folder / "overlap.txt"),
+                         ["ndcg@10", "recall@10"], relevance_threshold=4)
+from_files.aggregate""",
+    ),
+    (
+        "md",
+        "## Compare two runs\n\nPaired randomization tests per query, Holm correction, best values in bold.",
+    ),
+    (
+        "code",
+        """def longest_words(question, text):
+    words = [w for w in question.lower().split() if len(w) > 4]
+    return sum(w in text.lower() for w in words)
+
+runs = {
+    "overlap": scores,
+    "long-words": {q: {d: longest_words(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()},
+}
+comparison = rm.compare(data.qrels, runs, ["ndcg@10", "recall@10", "mrr"], baseline="overlap",
+                        correction="holm", relevance_threshold=4)
+comparison""",
+    ),
+    ("code", """print(comparison.tests_markdown())"""),
+]
+
+NOTEBOOKS["02_rag_set_metrics"] = [
+    (
+        "md",
+        "# 02 · RAG set metrics: RA-nWG, PROC and %PROC\n\nAn LLM reads the top K as one block of context, so what matters is *which* evidence got in, not its order. RA-nWG@K measures the share of the best achievable evidence (weighted by utility and rarity) that the K slots hold; PROC@K is the ceiling the candidate pool allows (retrieval), %PROC@K how much of it the selection realized (reranking).",
+    ),
+    ("code", SETUP),
+    (
+        "md",
+        "Grades run from 1 (distractor) to 5 (decisive). A grade's weight grows when it is rare for the query:",
+    ),
+    (
+        "code",
+        """import numpy as np
+from ragmetrics.metrics.rag import rarity_weights
+
+# one query with 1 decisive, 2 highly relevant, 3 partial, 1 weak, 1 distractor passage
+counts = np.array([[0, 1, 1, 3, 2, 1]])  # index = grade
+dict(zip(range(6), rarity_weights(counts)[0].round(4)))""",
+    ),
+    (
+        "md",
+        '## A first stage and a reranker\n\nThe first stage retrieves 20 originals per question; two "rerankers" keep 5. Passing the first stage as `pool=` lets PROC@5 see what the reranker could have chosen.',
+    ),
+    (
+        "code",
+        """data = demo_data.build()
+
+def overlap(question, text):
+    return len(set(question.lower().split()) & set(text.lower().split()))
+
+first_stage = rm.Run.from_dict(
+    {q: dict(sorted(((d, overlap(t, body)) for d, body in data.corpus.items()), key=lambda x: -x[1])[:20])
+     for q, t in data.queries.items()}, name="first-stage")
+
+def rerank_by_length(q):            # prefers short originals
+    return sorted(first_stage[q], key=lambda d: len(data.corpus[d]))[:5]
+
+def rerank_by_rarest_word(q):       # prefers originals with the question's rarest word
+    words = sorted(data.queries[q].lower().split(), key=lambda w: sum(w in b.lower() for b in data.corpus.values()))
+    return sorted(first_stage[q], key=lambda d: -sum(w in data.corpus[d].lower() for w in words[:2]))[:5]
+
+runs = {
+    "first-stage top 5": rm.Run.from_lists({q: list(first_stage[q][:5]) for q in first_stage}),
+    "shortest 5": rm.Run.from_lists({q: rerank_by_length(q) for q in first_stage}),
+    "rarest-word 5": rm.Run.from_lists({q: rerank_by_rarest_word(q) for q in first_stage}),
+}
+metrics = ["ra_nwg@5", "proc@5", "pct_proc@5", "n_recall_4plus@5", "harm@5", "ndcg@5"]
+comparison = rm.compare(data.qrels, runs, metrics, baseline="first-stage top 5", pool=first_stage,
+                        relevance_threshold=4)
+comparison""",
+    ),
+    (
+        "md",
+        "PROC@5 is the same for every reranker (same pool); the differences in RA-nWG@5 are all selection, which %PROC@5 isolates.",
+    ),
+    (
+        "code",
+        """from ragmetrics import plots
+plots.plot_rag_decomposition(comparison, 5)""",
+    ),
+    (
+        "md",
+        "## Where did a query fail?\n\n`diagnose` separates evidence that was in the pool but not selected (a reranking gap) from evidence that never made the pool (a retrieval gap).",
+    ),
+    (
+        "code",
+        """shortest = comparison.results["shortest 5"]
+worst = shortest.worst("ra_nwg@5", 1)[0]
+shortest.diagnose(worst)""",
+    ),
+    (
+        "md",
+        "## Is the ranking of systems robust to the weighting?\n\n`robustness` re-evaluates over a grid of (alpha, cap4, cap3):",
+    ),
+    (
+        "code",
+        """grid = rm.robustness(data.qrels, runs, "ra_nwg@5", pools={n: first_stage for n in runs})
+print(grid.stable, len(grid.settings))
+grid.to_pandas().head(8)""",
+    ),
+]
+
+NOTEBOOKS["03_llamaindex"] = [
+    (
+        "md",
+        "# 03 · LlamaIndex\n\nOur metrics inside `RetrieverEvaluator`, a whole dataset through `RagMetricsRetrieverEvaluator`, and every retrieval of a query engine captured by `RetrievalRecorder`. Everything runs offline: a hashing embedding stands in for a model.",
+    ),
+    (
+        "code",
+        SETUP
+        + '''
+
+import hashlib
+import numpy as np
+from llama_index.core import Document, Settings, VectorStoreIndex
+from llama_index.core.embeddings import BaseEmbedding
+from llama_index.core.llms import MockLLM
+
+class HashingEmbedding(BaseEmbedding):
+    """Words hashed into 256 dimensions: deterministic and local (a stand-in for a real model)."""
+    def _vec(self, text):
+        v = np.zeros(256)
+        for w in text.lower().split():
+            v[int(hashlib.md5(w.strip(".,?!:").encode()).hexdigest(), 16) % 256] += 1
+        return (v / (np.linalg.norm(v) or 1)).tolist()
+    def _get_query_embedding(self, query): return self._vec(query)
+    async def _aget_query_embedding(self, query): return self._vec(query)
+    def _get_text_embedding(self, text): return self._vec(text)
+
+Settings.embed_model = HashingEmbedding()
+Settings.llm = MockLLM()
+data = demo_data.build()
+documents = [Document(text=t, id_=d) for d, t in data.corpus.items()]
+index = VectorStoreIndex.from_documents(documents)
+len(documents)''',
+    ),
+    (
+        "md",
+        "## 1. Plug-ins for `RetrieverEvaluator`\n\nOne class per metric name, so several cutoffs sit side by side; graded relevance comes through the `grades` mapping; an empty retrieval scores 0.",
+    ),
+    (
+        "code",
+        """from llama_index.core.evaluation import RetrieverEvaluator
+from llama_index.evaluation.ragmetrics import RagMetricsMetric, node_ids
+
+grades = {data.queries[q]: g for q, g in data.relevant_docs.items()}
+metrics = [RagMetricsMetric.from_name(n, grades=grades, relevance_threshold=4)
+           for n in ("hit_rate@1", "hit_rate@5", "ndcg@5", "ra_nwg@5")]
+# nodes are chunks of the documents: score by their source document
+retriever = index.as_retriever(similarity_top_k=10)
+evaluator = RetrieverEvaluator(metrics=metrics, retriever=retriever)
+question = data.queries["chat-dog"]
+nodes = retriever.retrieve(question)
+ids = node_ids(nodes, "ref_doc_id")
+{m.metric_name: round(m.compute(query=question, expected_ids=list(data.relevant_docs["chat-dog"]),
+                                retrieved_ids=ids).score, 4) for m in metrics}""",
+    ),
+    (
+        "md",
+        "## 2. A whole dataset, concurrently\n\n`RagMetricsRetrieverEvaluator` replaces the dataset runner that `llama-index-core` 0.14.21 removed, and returns a ragmetrics result.",
+    ),
+    (
+        "code",
+        """from llama_index.evaluation.ragmetrics import RagMetricsRetrieverEvaluator
+
+evaluator = RagMetricsRetrieverEvaluator(
+    index.as_retriever(similarity_top_k=10), ["hit_rate@5", "recall@10", "ndcg@10", "ra_nwg@5"],
+    id_field="ref_doc_id", workers=4, show_progress=False, relevance_threshold=4)
+result = evaluator.evaluate_dataset(data)
+result""",
+    ),
+    ("code", """result.to_pandas().sort_values("ra_nwg@5").head()"""),
+    ("md", "## 3. Capture the retrievals of a query engine"),
+    (
+        "code",
+        """from llama_index.evaluation.ragmetrics import RetrievalRecorder
+
+engine = index.as_query_engine(similarity_top_k=5)
+with RetrievalRecorder(query_ids={t: q for q, t in data.queries.items()}, id_field="ref_doc_id") as recorder:
+    for question in list(data.queries.values())[:10]:
+        engine.query(question)
+print(len(recorder.records), "retrievals recorded")
+rm.evaluate(data.qrels, recorder.run, ["hit_rate@5", "ndcg@5"], missing="skip", relevance_threshold=4)""",
+    ),
+]
+
+NOTEBOOKS["04_langchain"] = [
+    (
+        "md",
+        "# 04 · LangChain\n\nA callback that scores every retrieval of a chain, `evaluate_retriever` over a dataset, and a LangSmith-style evaluator. Offline: an in-memory vector store with a hashing embedding.",
+    ),
+    (
+        "code",
+        SETUP
+        + '''
+
+import hashlib
+import numpy as np
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import InMemoryVectorStore
+
+class HashingEmbeddings(Embeddings):
+    """Words hashed into 256 dimensions: deterministic and local (a stand-in for a real model)."""
+    def _vec(self, text):
+        v = np.zeros(256)
+        for w in text.lower().split():
+            v[int(hashlib.md5(w.strip(".,?!:").encode()).hexdigest(), 16) % 256] += 1
+        return (v / (np.linalg.norm(v) or 1)).tolist()
+    def embed_documents(self, texts): return [self._vec(t) for t in texts]
+    def embed_query(self, text): return self._vec(text)
+
+data = demo_data.build()
+store = InMemoryVectorStore(embedding=HashingEmbeddings())
+store.add_documents([Document(page_content=t, metadata={"doc_id": d}) for d, t in data.corpus.items()])
+retriever = store.as_retriever(search_kwargs={"k": 5})''',
+    ),
+    (
+        "md",
+        "## 1. A callback inside a chain\n\nThe handler pairs retriever start and end events by run id, keeps live per-query metrics, and never raises into the chain.",
+    ),
+    (
+        "code",
+        """from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
+from langchain_ragmetrics import RetrievalEvalCallbackHandler
+
+handler = RetrievalEvalCallbackHandler(data, ["hit_rate@1", "ndcg@5", "ra_nwg@5"], id_key="doc_id",
+                                       relevance_threshold=4)
+format_docs = RunnableLambda(lambda docs: "\\n\\n".join(d.page_content for d in docs))
+chain = RunnableParallel(context=retriever | format_docs, question=RunnablePassthrough()) | RunnableLambda(
+    lambda x: f"(an LLM would answer here from {len(x['context'])} characters of context)")
+
+answer = chain.invoke(data.queries["handbook-vacation"],
+                      config={"callbacks": [handler], "metadata": {"query_id": "handbook-vacation"}})
+print(answer)
+handler.live["handbook-vacation"]""",
+    ),
+    (
+        "code",
+        """chain.batch(list(data.queries.values()), config={"callbacks": [handler], "max_concurrency": 8})
+handler.evaluate()""",
+    ),
+    ("md", "## 2. `evaluate_retriever` over the dataset"),
+    (
+        "code",
+        """from langchain_ragmetrics import evaluate_retriever
+
+result = evaluate_retriever(store.as_retriever(search_kwargs={"k": 10}), data,
+                            ["hit_rate@5", "recall@10", "ndcg@10", "ra_nwg@5"], id_key="doc_id",
+                            show_progress=False, relevance_threshold=4)
+result.to_pandas().describe().loc[["mean", "min"]]""",
+    ),
+    (
+        "md",
+        "## 3. A LangSmith-style evaluator\n\nOne result per metric key; called here offline with `(outputs, reference_outputs)`. The same function works with `langsmith.evaluation.run_evaluator` on `(run, example)`.",
+    ),
+    (
+        "code",
+        """from langchain_ragmetrics import langsmith_evaluator
+
+evaluator = langsmith_evaluator(["ndcg@5", "mrr"], id_key="doc_id", relevance_threshold=4)
+docs = retriever.invoke(data.queries["chat-city"])
+evaluator(outputs={"documents": docs}, reference_outputs={"relevant_docs": data.relevant_docs["chat-city"]})""",
+    ),
+]
+
+NOTEBOOKS["05_chunk_matching"] = [
+    (
+        "md",
+        "# 05 · Chunks of different sizes, judged against the same originals\n\nGround truth names original documents (a session, a page); retrievers return chunks. Mapping every chunk back to its originals lets chunkings of any size be scored against the same judgments.",
+    ),
+    (
+        "code",
+        SETUP
+        + """
+from ragmetrics.matching import ChunkMatcher, MatchRules, is_chunk_from_original
+
+data = demo_data.build()
+print(data.corpus["session-03"][:300])""",
+    ),
+    (
+        "md",
+        "## The matching rules\n\nA leading `Date:` line is dropped, a `user:`/`assistant:` prefix is removed, and the rest must occur in the original, raw or JSON-escaped. An empty remainder matches nothing.",
+    ),
+    (
+        "code",
+        """original = data.corpus["session-03"]
+first_turn = original.split("\\n")[1]
+checks = {
+    "date + turn": f"Date: whenever\\n{first_turn}",
+    "turn without role": first_turn.split(": ", 1)[1],
+    "date only": "Date: 1 May 2024",
+    "not in it": "user: something nobody said",
+}
+{name: is_chunk_from_original(chunk, original) for name, chunk in checks.items()}""",
+    ),
+    ("md", "## Two chunkings, one set of judgments"),
+    (
+        "code",
+        """from langchain_text_splitters import RecursiveCharacterTextSplitter
+from rank_bm25 import BM25Okapi
+
+def tokens(text):
+    return "".join(c.lower() if c.isalnum() else " " for c in text).split()
+
+def chunk_run(size):
+    splitter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=0)
+    chunks = [c for text in data.corpus.values() for c in splitter.split_text(text)]
+    bm25 = BM25Okapi([tokens(c) for c in chunks])
+    ranked = {}
+    for q, question in data.queries.items():
+        scores = bm25.get_scores(tokens(question))
+        ranked[q] = [chunks[i] for i in sorted(range(len(chunks)), key=lambda i: -scores[i])[:15]]
+    return len(chunks), ranked
+
+matcher = ChunkMatcher(data.corpus)
+runs = {}
+for size in (200, 800):
+    n_chunks, chunk_texts = chunk_run(size)
+    matched = matcher.match_run(chunk_texts, name=f"{size} chars")
+    runs[f"{size} chars"] = matched.run
+    print(f"{size:>4} chars: {n_chunks} chunks, {matched.n_unmatched} retrieved chunks matched no original")
+runs["200 chars"]["chat-dog"][:5]""",
+    ),
+    (
+        "code",
+        """comparison = rm.compare(data.qrels, runs, ["recall@5", "ndcg@10", "ra_nwg@5", "harm@5"],
+                        baseline="800 chars", relevance_threshold=4)
+comparison""",
+    ),
+    (
+        "md",
+        "## Speed\n\n`ChunkMatcher` indexes the words of the originals and only verifies a chunk against the few originals that hold its rarest words, so it gives the pairwise test's answers without the all-pairs scan (`benchmarks/bench_matching.py` measures it on LoCoMo).",
+    ),
+    (
+        "code",
+        """import time
+_, chunk_texts = chunk_run(200)
+all_chunks = [c for texts in chunk_texts.values() for c in texts]
+t = time.perf_counter(); fast = [matcher.match(c) for c in all_chunks]; fast_s = time.perf_counter() - t
+t = time.perf_counter()
+slow = [{d for d, o in data.corpus.items() if is_chunk_from_original(c, o)} for c in all_chunks]
+slow_s = time.perf_counter() - t
+print(f"{len(all_chunks)} chunks: same answers {fast == slow}; pairwise {slow_s*1e3:.0f} ms, matcher {fast_s*1e3:.0f} ms")""",
+    ),
+]
+
+
+def build(name: str, cells: list[tuple[str, str]]) -> Path:
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
+        for kind, src in cells
+    ]
+    NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
+    ).execute()
+    path = HERE / f"{name}.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+if __name__ == "__main__":
+    wanted = sys.argv[1:]
+    for name, cells in NOTEBOOKS.items():
+        if not wanted or any(name.startswith(w) for w in wanted):
+            print("built", build(name, cells))
