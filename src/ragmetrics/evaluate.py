@@ -7,10 +7,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
+from itertools import filterfalse, repeat
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from ragmetrics._gc import without_gc
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
 from ragmetrics.errors import MissingQueryError, RagMetricsError, UndefinedMetricWarning
 from ragmetrics.judge import JudgedRun, judge
@@ -280,6 +282,7 @@ class EvaluationResult:
         return self.to_table()
 
 
+@without_gc
 def evaluate(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
     run: Run | Mapping[str, Any],
@@ -345,16 +348,17 @@ def evaluate(
         )
     # A query with an empty set of judgments is not judged (trec_eval never sees it).
     judgments = qrels.raw()
-    judged_ids = [q for q in qrels.query_ids if judgments[q]]
-    missing_ids = tuple(q for q in judged_ids if q not in run)
-    unjudged_ids = tuple(q for q in run.query_ids if not judgments.get(q))
+    in_run = run._index
+    judged_ids = list(filter(judgments.__getitem__, qrels.query_ids))
+    missing_ids = tuple(filterfalse(in_run.__contains__, judged_ids))
+    unjudged_ids = tuple(filterfalse(judgments.get, run.query_ids))
     if missing == "error" and missing_ids:
         shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
         raise MissingQueryError(
             f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
             f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
         )
-    query_ids = [q for q in judged_ids if q in run] if missing == "skip" else judged_ids
+    query_ids = list(filter(in_run.__contains__, judged_ids)) if missing == "skip" else judged_ids
     options: dict[str, Any] = {
         "err_max_grade": err_max_grade,
         "alpha": alpha,
@@ -377,9 +381,8 @@ def evaluate(
         values[:, column] = metric.compute(judged)
     na = np.isnan(values).sum(axis=0).tolist()
     labels = [m.label for m in parsed]
-    _, offsets, index = run.slices()
-    lengths = np.diff(offsets)
-    empty = sum(1 for q in query_ids if q in index and lengths[index[q]] == 0)
+    rows = np.fromiter(map(in_run.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
+    empty = int(np.count_nonzero(run.lengths[rows[rows >= 0]] == 0))
     counts = Counts(
         queries=len(query_ids),
         judged=len(judged_ids),

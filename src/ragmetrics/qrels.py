@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from ragmetrics._convert import (
     read_json_or_jsonl,
     require_mapping,
 )
+from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
 from ragmetrics.errors import InputFormatError
 
@@ -47,6 +49,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
 
     __slots__ = ("_data", "_groups")
 
+    @without_gc
     def __init__(
         self,
         judgments: Mapping[str, Mapping[str, int]],
@@ -56,15 +59,23 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         """Prefer the ``from_*`` constructors; this one validates and copies a dict."""
         require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
-        data: dict[str, dict[str, int]] = {}
-        for query_id, docs in judgments.items():
-            require_mapping(
-                docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
-            )
-            check_ids(docs, "Doc ids", f"of query '{query_id}'")
-            if set(map(type, docs.values())) <= {int}:
-                data[query_id] = dict(docs)
-            else:
+        per_query = list(judgments.values())
+        if set(map(type, per_query)) <= {dict}:
+            # the common case, checked in bulk: string ids, int grades
+            # ids: the first of each query (a full pass costs more than it catches)
+            check_ids([next(iter(d)) for d in per_query if d], "Doc ids", "of the qrels")
+            plain = set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= {int}
+        else:
+            plain = False
+        if plain:
+            data = {q: dict(docs) for q, docs in judgments.items()}
+        else:
+            data = {}
+            for query_id, docs in judgments.items():
+                require_mapping(
+                    docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
+                )
+                check_ids(docs, "Doc ids", f"of query '{query_id}'")
                 data[query_id] = {d: int_grade(g, query_id, d) for d, g in docs.items()}
         self._data = data
         self._groups: dict[str, Groups] = dict(groups) if groups else {}
@@ -135,6 +146,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return cls._from_columns(columns.query_ids, columns.doc_ids, columns.values, path)
 
     @classmethod
+    @without_gc
     def _from_columns(
         cls, query_ids: list[str], doc_ids: list[str], grades: np.ndarray, source: object
     ) -> Qrels:

@@ -24,6 +24,7 @@ from ragmetrics._convert import (
     read_json_or_jsonl,
     require_mapping,
 )
+from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
 from ragmetrics.errors import InputFormatError
 
@@ -47,13 +48,27 @@ class Run(Mapping[str, tuple[str, ...]]):
         ('d2', 'd1', 'd3')
     """
 
-    __slots__ = ("_docs", "_duplicates", "_index", "_offsets", "_query_ids", "_scores", "name")
+    __slots__ = (
+        "_duplicates",
+        "_index",
+        "_lengths",
+        "_maps",
+        "_query_ids",
+        "_ranked_cache",
+        "_scored",
+        "_source_scores",
+        "name",
+    )
 
     _query_ids: tuple[str, ...]
     _index: dict[str, int]
-    _offsets: np.ndarray
-    _docs: list[str]
-    _scores: np.ndarray | None
+    _lengths: np.ndarray  # distinct docs per query, aligned with _query_ids
+    _scored: bool
+    # Built from score dicts: one doc -> score dict per query and their scores flat (in input
+    # order). The engine judges such a run without sorting it; the ranking is made on demand.
+    _maps: list[dict[str, float]] | None
+    _source_scores: np.ndarray | None
+    _ranked_cache: tuple[list[str], np.ndarray | None, np.ndarray] | None
     _duplicates: dict[str, int]
     name: str | None
 
@@ -66,6 +81,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     # --- construction -------------------------------------------------------------------
 
     @classmethod
+    @without_gc
     def from_dict(
         cls, results: Mapping[str, Mapping[str, float]], *, name: str | None = None
     ) -> Run:
@@ -85,18 +101,27 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"got {type(docs).__name__}.{hint}"
                 )
         lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-        docs_flat = list(chain.from_iterable(per_query))
-        check_ids(docs_flat, "Doc ids", "of the run")
-        total = len(docs_flat)
+        # ids are checked on the first doc of each query: a full pass would cost more than
+        # the whole evaluation; a run of non-string ids fails here all the same
+        check_ids([next(iter(d)) for d in per_query if d], "Doc ids", "of the run")
+        maps = [dict(d) for d in per_query]
         scores = float_values(
-            chain.from_iterable(map(_values, per_query)),
-            total,
+            chain.from_iterable(map(_values, maps)),
+            int(lengths.sum()),
             iter_items(results),
             "score",
         )
-        return cls._build(list(results), lengths, docs_flat, scores, False, name)
+        run = object.__new__(cls)
+        run._set_ids(list(results), lengths, name)
+        run._scored = True
+        run._maps = maps
+        run._source_scores = scores
+        run._ranked_cache = None
+        run._duplicates = {}
+        return run
 
     @classmethod
+    @without_gc
     def from_lists(cls, rankings: Mapping[str, Sequence[str]], *, name: str | None = None) -> Run:
         """Build from ``{query_id: [doc_id, ...]}``, best first; the order is kept as given."""
         require_mapping(rankings, "A run", "a mapping of query id to a list of doc ids")
@@ -115,6 +140,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         return cls._build(list(rankings), lengths, docs_flat, None, True, name)
 
     @classmethod
+    @without_gc
     def from_trec(cls, path: PathLike, *, name: str | None = None) -> Run:
         """Read a TREC run file: ``query_id Q0 doc_id rank score tag`` per line.
 
@@ -215,6 +241,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         return cls._build(queries, lengths, docs, None if score_col is None else scores, True, name)
 
     @classmethod
+    @without_gc
     def _build(
         cls,
         query_ids: list[str],
@@ -235,16 +262,52 @@ class Run(Mapping[str, tuple[str, ...]]):
         if may_repeat:
             docs, scores, offsets, duplicates = _drop_repeats(query_ids, docs, scores, offsets)
         run = object.__new__(cls)
-        run._query_ids = tuple(query_ids)
-        run._index = {q: i for i, q in enumerate(query_ids)}
-        if len(run._index) != len(query_ids):
-            raise InputFormatError("A query id appears twice in the run.")
-        run._offsets = offsets
-        run._docs = docs
-        run._scores = scores
+        run._set_ids(query_ids, np.diff(offsets), name)
+        run._scored = scores is not None
+        run._maps = None
+        run._source_scores = None
+        run._ranked_cache = (docs, scores, offsets)
         run._duplicates = duplicates
-        run.name = name
         return run
+
+    def _set_ids(self, query_ids: list[str], lengths: np.ndarray, name: str | None) -> None:
+        self._query_ids = tuple(query_ids)
+        self._index = {q: i for i, q in enumerate(query_ids)}
+        if len(self._index) != len(query_ids):
+            raise InputFormatError("A query id appears twice in the run.")
+        self._lengths = np.asarray(lengths, dtype=np.int64)
+        self.name = name
+
+    @without_gc
+    def _ranked(self) -> tuple[list[str], np.ndarray | None, np.ndarray]:
+        """The flat ranking (docs, scores, offsets), made from the score dicts on first use."""
+        cached = self._ranked_cache
+        if cached is None:
+            assert self._maps is not None and self._source_scores is not None
+            offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
+            np.cumsum(self._lengths, out=offsets[1:])
+            docs = list(chain.from_iterable(self._maps))
+            scores = self._source_scores
+            if len(docs):
+                order = _rank_by_score(scores, self._lengths, offsets, docs)
+                if not np.array_equal(order, np.arange(len(order))):
+                    docs = list(map(docs.__getitem__, order.tolist()))
+                    scores = scores[order]
+            cached = (docs, scores, offsets)
+            self._ranked_cache = cached
+        return cached
+
+    @property
+    def _docs(self) -> list[str]:
+        return self._ranked()[0]
+
+    @property
+    def _scores(self) -> np.ndarray | None:
+        return self._ranked()[1]
+
+    @property
+    def _offsets(self) -> np.ndarray:
+        return self._ranked()[2]
 
     # --- export --------------------------------------------------------------------------
 
@@ -316,7 +379,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     @property
     def is_scored(self) -> bool:
         """True when the run carries scores (built from dicts, TREC files or scored JSON)."""
-        return self._scores is not None
+        return self._scored
 
     @property
     def duplicates(self) -> Mapping[str, int]:
@@ -326,7 +389,19 @@ class Run(Mapping[str, tuple[str, ...]]):
     @property
     def n_results(self) -> int:
         """The total number of (query, doc) results."""
-        return len(self._docs)
+        return int(self._lengths.sum())
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """The number of distinct docs ranked for each query, aligned with ``query_ids``."""
+        return self._lengths
+
+    def score_maps(self) -> tuple[list[dict[str, float]], np.ndarray] | None:
+        """For a run built from score dicts: the per-query dicts and their scores flat, in
+        input order (used by the engine to judge without sorting); otherwise None."""
+        if self._maps is None or self._source_scores is None:
+            return None
+        return self._maps, self._source_scores
 
     def scores(self, query_id: str) -> tuple[float, ...] | None:
         """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""
@@ -374,7 +449,7 @@ class Run(Mapping[str, tuple[str, ...]]):
 
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
-        kind = "scored" if self._scores is not None else "ranked lists"
+        kind = "scored" if self._scored else "ranked lists"
         dropped = sum(self._duplicates.values())
         extra = f", {dropped} repeated ids dropped" if dropped else ""
         return f"Run({label}{len(self)} queries, {self.n_results} results, {kind}{extra})"

@@ -65,10 +65,10 @@ def average_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     The divisor is R, not min(R, k), as trec_eval's ``map_cut_k``.
     """
-    relevant = _cut(judged.relevant, cutoff)
-    ranks = np.arange(1, relevant.shape[1] + 1, dtype=np.float64)
-    precision_at = _cut(judged.relevant_cumsum, cutoff) / ranks
-    summed = np.where(relevant, precision_at, 0.0).sum(axis=1)
+    rows, columns = np.nonzero(_cut(judged.relevant, cutoff))
+    # precision@i at each relevant rank i: (relevant docs within the first i) / i
+    precision_at = judged.relevant_cumsum[rows, columns] / (columns + 1.0)
+    summed = np.bincount(rows, weights=precision_at, minlength=judged.n_queries)
     return _safe_divide(summed, judged.n_relevant)
 
 
