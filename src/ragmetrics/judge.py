@@ -6,6 +6,7 @@ shorter than the common depth are padded (``retrieved`` is False there, grade 0)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
@@ -158,7 +159,7 @@ Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def _judge_dense(
-    judgments: dict[str, dict[str, int]],
+    judgments: Mapping[str, dict[str, int]],
     run: Run,
     query_ids: list[str],
     depth: int | None,
@@ -270,9 +271,9 @@ def _judge_sparse(
         judged_docs = list(chain.from_iterable(per_query))
         for t in tied.tolist():
             doc = judged_docs[int(hit[t])]
-            value = float(hit_scores[t])
+            tie_score = float(hit_scores[t])
             scored = maps[int(run_rows[judged_rows[t]])]
-            rank[t] += sum(1 for other, s in scored.items() if s == value and other > doc)
+            rank[t] += sum(1 for other, s in scored.items() if s == tie_score and other > doc)
     width = full_width if depth is None else min(full_width, depth)
     keep = rank < width
     grades = np.zeros((n_queries, width))
@@ -295,9 +296,9 @@ def _padded_scores(
     all_lengths = run.lengths
     if len(all_lengths) and (all_lengths == all_lengths[0]).all() and all_lengths[0] == width:
         # every ranking has the same length (top-k retrieval): a reshape and a row gather
-        padded = scores.reshape(len(all_lengths), width)[np.maximum(run_rows, 0)]
-        padded[~present] = -np.inf
-        return padded
+        gathered: np.ndarray = scores.reshape(len(all_lengths), width)[np.maximum(run_rows, 0)]
+        gathered[~present] = -np.inf
+        return gathered
     offsets = np.zeros(len(all_lengths) + 1, dtype=np.int64)
     np.cumsum(all_lengths, out=offsets[1:])
     kept = lengths[present]

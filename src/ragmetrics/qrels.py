@@ -59,7 +59,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         """Prefer the ``from_*`` constructors; this one validates and copies a dict."""
         require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
-        per_query = list(judgments.values())
+        per_query: list[Any] = list(judgments.values())
         if set(map(type, per_query)) <= {dict}:
             # the common case, checked in bulk: string ids, int grades
             # ids: the first of each query (a full pass costs more than it catches)

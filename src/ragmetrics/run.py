@@ -283,7 +283,8 @@ class Run(Mapping[str, tuple[str, ...]]):
         """The flat ranking (docs, scores, offsets), made from the score dicts on first use."""
         cached = self._ranked_cache
         if cached is None:
-            assert self._maps is not None and self._source_scores is not None
+            assert self._maps is not None
+            assert self._source_scores is not None
             offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
             np.cumsum(self._lengths, out=offsets[1:])
             docs = list(chain.from_iterable(self._maps))
