@@ -137,7 +137,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
         docs_flat = list(chain.from_iterable(per_query))
         check_ids(docs_flat, "Doc ids", "of the run")
-        return cls._build(list(rankings), lengths, docs_flat, None, True, name)
+        return cls._from_ranked_lists(list(rankings), lengths, docs_flat, name)
 
     @classmethod
     @without_gc
@@ -159,7 +159,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         queries, lengths, docs, scores = group_contiguous(
             columns.query_ids, columns.doc_ids, columns.values
         )
-        return cls._build(queries, lengths, docs, scores, True, name or Path(path).stem)
+        return cls._from_scored_columns(queries, lengths, docs, scores, name or Path(path).stem)
 
     @classmethod
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
@@ -196,7 +196,7 @@ class Run(Mapping[str, tuple[str, ...]]):
             if np.isnan(array).any():
                 raise InputFormatError(f"{source}: a score is NaN; give every result a number.")
             queries, lengths, docs, values = group_contiguous(query_ids, doc_ids, array)
-            return cls._build(queries, lengths, docs, values, True, name)
+            return cls._from_scored_columns(queries, lengths, docs, values, name)
         raise InputFormatError(
             f"{source}: run JSON must be an object {{qid: {{doc: score}}}} or "
             f"{{qid: [doc, ...]}}, or a list of records; got {type(obj).__name__}."
@@ -238,35 +238,70 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"is NaN; give every result a number or drop the row."
                 )
         queries, lengths, docs, scores = group_contiguous(query_ids, doc_ids, values)
-        return cls._build(queries, lengths, docs, None if score_col is None else scores, True, name)
+        if score_col is None:
+            return cls._from_ranked_lists(queries, lengths, docs, name)
+        return cls._from_scored_columns(queries, lengths, docs, scores, name)
 
     @classmethod
     @without_gc
-    def _build(
+    def _from_scored_columns(
         cls,
         query_ids: list[str],
         lengths: np.ndarray,
         docs: list[str],
-        scores: np.ndarray | None,
-        may_repeat: bool,
+        scores: np.ndarray,
         name: str | None,
     ) -> Run:
+        """A scored run from flat columns grouped by query, kept as score dicts (unsorted).
+
+        A doc repeated within a query keeps its highest score (its best-ranked copy); the
+        copies dropped are counted in ``duplicates``.
+        """
+        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+        values = scores.tolist()
+        maps: list[dict[str, float]] = []
+        duplicates: dict[str, int] = {}
+        for i, query_id in enumerate(query_ids):
+            start, end = bounds[i], bounds[i + 1]
+            scored = dict(zip(docs[start:end], values[start:end], strict=True))
+            if len(scored) != end - start:
+                scored = {}
+                for doc, value in zip(docs[start:end], values[start:end], strict=True):
+                    if doc not in scored or value > scored[doc]:
+                        scored[doc] = value
+                duplicates[query_id] = end - start - len(scored)
+            maps.append(scored)
+        if duplicates:
+            kept = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
+            scores = np.fromiter(
+                chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(kept.sum())
+            )
+        else:
+            kept = np.asarray(lengths, dtype=np.int64)
+        run = object.__new__(cls)
+        run._set_ids(query_ids, kept, name)
+        run._scored = True
+        run._maps = maps
+        run._source_scores = scores
+        run._ranked_cache = None
+        run._duplicates = duplicates
+        return run
+
+    @classmethod
+    @without_gc
+    def _from_ranked_lists(
+        cls, query_ids: list[str], lengths: np.ndarray, docs: list[str], name: str | None
+    ) -> Run:
+        """An unscored run: the order given is the ranking; repeats keep their first place."""
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        if scores is not None and len(docs):
-            order = _rank_by_score(scores, lengths, offsets, docs)
-            if not np.array_equal(order, np.arange(len(order))):
-                docs = list(map(docs.__getitem__, order.tolist()))
-                scores = scores[order]
-        duplicates: dict[str, int] = {}
-        if may_repeat:
-            docs, scores, offsets, duplicates = _drop_repeats(query_ids, docs, scores, offsets)
+        docs, offsets, duplicates = _drop_repeats(query_ids, docs, offsets)
         run = object.__new__(cls)
         run._set_ids(query_ids, np.diff(offsets), name)
-        run._scored = scores is not None
+        run._scored = False
         run._maps = None
         run._source_scores = None
-        run._ranked_cache = (docs, scores, offsets)
+        run._ranked_cache = (docs, None, offsets)
         run._duplicates = duplicates
         return run
 
@@ -496,8 +531,9 @@ def _rank_by_score(
 
 
 def _drop_repeats(
-    query_ids: list[str], docs: list[str], scores: np.ndarray | None, offsets: np.ndarray
-) -> tuple[list[str], np.ndarray | None, np.ndarray, dict[str, int]]:
+    query_ids: list[str], docs: list[str], offsets: np.ndarray
+) -> tuple[list[str], np.ndarray, dict[str, int]]:
+    """Drop the later copies of a doc repeated within a ranking, counting them per query."""
     bounds = offsets.tolist()
     repeated = [
         i
@@ -505,7 +541,7 @@ def _drop_repeats(
         if len(set(docs[bounds[i] : bounds[i + 1]])) != bounds[i + 1] - bounds[i]
     ]
     if not repeated:
-        return docs, scores, offsets, {}
+        return docs, offsets, {}
     keep = np.ones(len(docs), dtype=bool)
     dropped: dict[str, int] = {}
     for i in repeated:
@@ -518,8 +554,7 @@ def _drop_repeats(
         dropped[query_ids[i]] = bounds[i + 1] - bounds[i] - len(seen)
     kept_positions = np.flatnonzero(keep)
     new_docs = list(map(docs.__getitem__, kept_positions.tolist()))
-    new_scores = None if scores is None else scores[kept_positions]
     query_of = np.repeat(np.arange(len(query_ids)), np.diff(offsets))
     new_offsets = np.zeros_like(offsets)
     np.cumsum(np.bincount(query_of[keep], minlength=len(query_ids)), out=new_offsets[1:])
-    return new_docs, new_scores, new_offsets, dropped
+    return new_docs, new_offsets, dropped
