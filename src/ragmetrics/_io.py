@@ -8,10 +8,8 @@ malformed line, so that the error can name the file and the line number.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from itertools import repeat
-from operator import itemgetter
+from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -20,203 +18,150 @@ from ragmetrics.errors import InputFormatError
 
 PathLike = str | os.PathLike[str]
 
-_BLOCK_BYTES = 1 << 23  # lines are read and split in blocks of about 8 MB
 
-
-@dataclass(frozen=True)
-class FlatColumns:
-    """Query ids, doc ids and values of a table of judgments or results, in file order."""
-
-    query_ids: list[str]
-    doc_ids: list[str]
-    values: np.ndarray
-
-
-def read_trec_columns(
+def read_trec_maps(
     path: PathLike,
     *,
     n_columns: int,
-    query_col: int,
     doc_col: int,
     value_col: int,
     value_kind: str,
     layout: str,
     extra_fields: bool = False,
-) -> FlatColumns:
-    """Read a whitespace-separated TREC file into flat columns.
+    on_repeat: str = "max",
+) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
+    """Read a whitespace-separated TREC file straight into ``{query: {doc: value}}``.
 
     Blank lines and lines whose first non-blank character is ``#`` are skipped. Any other
     line must have exactly ``n_columns`` fields (at least, with ``extra_fields``: trec_eval
-    reserves trailing text of a run line for future use and ignores it); the value field
-    must parse as ``value_kind`` ("int" or "float"). A line that does not gets an
-    :class:`InputFormatError` naming the file, the line number, the line and the expected layout.
+    reserves trailing text of a run line for future use and ignores it), and its value field
+    must parse as ``value_kind`` ("int" or "float", not NaN). Otherwise an
+    :class:`InputFormatError` names the file, the line number, the line and the layout.
+
+    A doc repeated within a query keeps its highest value (``on_repeat="max"``: the best
+    ranked copy of a run) or must repeat the same value (``"same"``: qrels); the repeats
+    dropped are counted per query.
     """
-    dtype = np.int64 if value_kind == "int" else np.float64
-    fast = _read_whole_file(path, n_columns, query_col, doc_col, value_col, dtype)
-    if fast is not None:
-        return fast
-    query_ids: list[str] = []
-    doc_ids: list[str] = []
-    value_blocks: list[np.ndarray] = []
-    first_line = 1
+    convert: Callable[[str], Any] = int if value_kind == "int" else float
+    maps: dict[str, dict[str, Any]] = {}
+    repeats: dict[str, int] = {}
+    current_query: str | None = None
+    current: dict[str, Any] = {}
+    number = 0
     try:
         handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed in finally
     except FileNotFoundError:
         raise InputFormatError(f"No such file: '{os.fspath(path)}'.") from None
     try:
-        while True:
-            try:
-                lines = handle.readlines(_BLOCK_BYTES)
-            except UnicodeDecodeError as exc:
-                raise InputFormatError(
-                    f"{os.fspath(path)}: the file is not UTF-8 text ({exc.reason})."
-                ) from None
-            if not lines:
-                break
-            rows = list(map(str.split, lines))
-            clean = set(map(len, rows)) == {n_columns}
-            if clean:
-                columns = _columns(rows, n_columns)
-                # A token that starts with '#' in the first column marks a comment line.
-                clean = "\n#" not in "\n" + "\n".join(columns[0])
-            if clean:
-                values = _parse_values(columns[value_col], dtype)
-                if values is None:
-                    clean = False
-            if not clean:
-                rows, values = _parse_block_slowly(
-                    path,
-                    lines,
-                    rows,
-                    first_line,
-                    n_columns,
-                    value_col,
-                    dtype,
-                    layout,
-                    extra_fields,
-                )
-                if not rows:
-                    first_line += len(lines)
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if len(fields) != n_columns:
+                if not fields or fields[0].startswith("#"):
                     continue
-                columns = _columns(rows, n_columns)
-            assert values is not None
-            query_ids.extend(columns[query_col])
-            doc_ids.extend(columns[doc_col])
-            value_blocks.append(values)
-            first_line += len(lines)
+                if not (extra_fields and len(fields) > n_columns):
+                    expected = f"at least {n_columns}" if extra_fields else str(n_columns)
+                    raise InputFormatError(
+                        f"{os.fspath(path)}, line {number}: expected {expected} "
+                        f"whitespace-separated fields ({layout}), found {len(fields)}: "
+                        f"{line.strip()!r}."
+                    )
+            elif fields[0][0] == "#":
+                continue
+            query_id = fields[0]
+            if query_id != current_query:
+                current = maps.setdefault(query_id, {})
+                current_query = query_id
+            value = convert(fields[value_col])
+            doc_id = fields[doc_col]
+            if doc_id in current:
+                _repeat(current, doc_id, value, on_repeat, query_id, path, number)
+                repeats[query_id] = repeats.get(query_id, 0) + 1
+            else:
+                current[doc_id] = value
+    except ValueError as error:
+        if isinstance(error, InputFormatError):
+            raise
+        token = line.split()[value_col]
+        kind = "an integer" if value_kind == "int" else "a number"
+        raise InputFormatError(
+            f"{os.fspath(path)}, line {number}: field {value_col + 1} must be {kind}, got "
+            f"{token!r} (expected layout: {layout})."
+        ) from None
+    except UnicodeDecodeError as error:
+        raise InputFormatError(
+            f"{os.fspath(path)}: the file is not UTF-8 text ({error.reason})."
+        ) from None
     finally:
         handle.close()
-    values_all = np.concatenate(value_blocks) if value_blocks else np.zeros(0, dtype=dtype)
-    return FlatColumns(query_ids, doc_ids, values_all)
+    if value_kind == "float":
+        _check_finite(maps, path)
+    return maps, repeats
 
 
-def _columns(rows: list[list[str]], n_columns: int) -> list[list[str]]:
-    return [list(map(itemgetter(i), rows)) for i in range(n_columns)]
-
-
-def _read_whole_file(
-    path: PathLike, n_columns: int, query_col: int, doc_col: int, value_col: int, dtype: type
-) -> FlatColumns | None:
-    """Split the whole file at once; None when it needs the careful line-by-line pass.
-
-    Taken only when every line is a plain record: no blank or comment line, as many tokens as
-    ``n_columns`` times the lines, and constant second and last columns (the ``Q0``/iteration
-    and tag fields), which rules out lines with too few and too many fields cancelling out.
-    """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not text or text.startswith("#") or "\n#" in text or "\n\n" in text:
-        return None
-    n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    tokens = text.split()
-    del text
-    if len(tokens) != n_columns * n_lines:
-        return None
-    constant = [1] if n_columns == 4 else [1, n_columns - 1]
-    for column in constant:
-        field = tokens[column::n_columns]
-        if field.count(field[0]) != len(field):
-            return None
-    values = _parse_values(tokens[value_col::n_columns], dtype)
-    if values is None:
-        return None
-    return FlatColumns(tokens[query_col::n_columns], tokens[doc_col::n_columns], values)
-
-
-def _parse_values(tokens: Sequence[str], dtype: type) -> np.ndarray | None:
-    try:
-        if dtype is np.int64:
-            return np.fromiter(map(int, tokens), dtype=np.int64, count=len(tokens))
-        values = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
-    except ValueError:
-        return None
-    if np.isnan(values).any():
-        return None
-    return values
-
-
-def _parse_block_slowly(
+def _repeat(
+    current: dict[str, Any],
+    doc_id: str,
+    value: Any,
+    on_repeat: str,
+    query_id: str,
     path: PathLike,
-    lines: list[str],
-    rows: list[list[str]],
-    first_line: int,
-    n_columns: int,
-    value_col: int,
-    dtype: type,
-    layout: str,
-    extra_fields: bool,
-) -> tuple[list[list[str]], np.ndarray]:
-    kept: list[list[str]] = []
-    values: list[float | int] = []
-    convert: Callable[[str], Any] = int if dtype is np.int64 else float
-    kind = "an integer" if dtype is np.int64 else "a number"
-    for offset, (line, fields) in enumerate(zip(lines, rows, strict=True)):
-        if not fields or fields[0].startswith("#"):
-            continue
-        where = f"{os.fspath(path)}, line {first_line + offset}"
-        if len(fields) != n_columns and not (extra_fields and len(fields) > n_columns):
-            expected = f"at least {n_columns}" if extra_fields else str(n_columns)
-            raise InputFormatError(
-                f"{where}: expected {expected} whitespace-separated fields ({layout}), "
-                f"found {len(fields)}: {line.strip()!r}."
-            )
-        fields = fields[:n_columns]
-        token = fields[value_col]
-        try:
-            value = convert(token)
-        except ValueError:
-            raise InputFormatError(
-                f"{where}: field {value_col + 1} must be {kind}, got {token!r} "
-                f"(expected layout: {layout})."
-            ) from None
-        if value != value:  # NaN
-            raise InputFormatError(f"{where}: the score is NaN; give every result a real number.")
-        kept.append(fields)
-        values.append(value)
-    return kept, np.asarray(values, dtype=dtype)
+    number: int,
+) -> None:
+    if on_repeat == "max":
+        if value > current[doc_id]:
+            current[doc_id] = value
+    elif current[doc_id] != value:
+        raise InputFormatError(
+            f"{os.fspath(path)}, line {number}: '{doc_id}' is judged twice for query "
+            f"'{query_id}' with different grades ({current[doc_id]} and {value}); keep one "
+            f"judgment per pair."
+        )
+
+
+def _check_finite(maps: dict[str, dict[str, Any]], path: PathLike) -> None:
+    """Reject NaN scores (a NaN has no place in a ranking), naming the line."""
+    values = np.fromiter(chain.from_iterable(map(dict.values, maps.values())), dtype=np.float64)
+    if not np.isnan(values).any():
+        return
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            fields = line.split()
+            if len(fields) >= 5 and fields[4].lower() in {"nan", "-nan", "+nan"}:
+                raise InputFormatError(
+                    f"{os.fspath(path)}, line {number}: the score is NaN; give every result "
+                    f"a real number."
+                )
+    raise InputFormatError(f"{os.fspath(path)}: a score is NaN; give every result a number.")
+
+
+def _extend_runs(query_ids: list[str], query_lengths: list[int], column: list[str]) -> None:
+    """Append ``column`` to a run-length encoding of query ids."""
+    if not column:
+        return
+    values = np.empty(len(column), dtype=object)
+    values[:] = column
+    starts = np.concatenate(([0], np.flatnonzero(values[1:] != values[:-1]) + 1))
+    lengths = np.diff(np.append(starts, len(column))).tolist()
+    firsts = values[starts].tolist()
+    if query_ids and query_ids[-1] == firsts[0]:
+        query_lengths[-1] += lengths[0]
+        firsts, lengths = firsts[1:], lengths[1:]
+    query_ids.extend(firsts)
+    query_lengths.extend(lengths)
 
 
 def group_contiguous(
-    query_ids: list[str], doc_ids: list[str], values: np.ndarray
+    block_queries: list[str], block_lengths: list[int], doc_ids: list[str], values: np.ndarray
 ) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
-    """Group flat rows by query, keeping the first-seen order of queries and of rows.
+    """Group rows by query (given as runs of equal query ids), keeping the first-seen order of
+    queries and the order of rows within each query.
 
     Returns ``(queries, lengths, doc_ids, values)`` with each query's rows contiguous.
     """
-    n = len(query_ids)
-    if n == 0:
-        return [], np.zeros(0, dtype=np.int64), [], values
-    column = np.empty(n, dtype=object)
-    column[:] = query_ids
-    starts = np.concatenate(([0], np.flatnonzero(column[1:] != column[:-1]) + 1))
-    block_queries = column[starts].tolist()
-    lengths = np.diff(np.append(starts, n))
+    lengths = np.asarray(block_lengths, dtype=np.int64)
     first_seen = dict.fromkeys(block_queries)
     if len(first_seen) == len(block_queries):
-        return block_queries, lengths, doc_ids, values
+        return list(block_queries), lengths, doc_ids, values
     # Some query's rows are split across the file: regroup them, keeping row order.
     code_of = {query: code for code, query in enumerate(first_seen)}
     codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), lengths)
@@ -227,6 +172,9 @@ def group_contiguous(
     return queries, regrouped_lengths, regrouped, values[order]
 
 
-def lookup_values(mapping: dict[str, Any], keys: Sequence[str], default: float) -> list[Any]:
-    """``[mapping.get(k, default) for k in keys]`` at C speed."""
-    return list(map(mapping.get, keys, repeat(default)))
+def runs_of(column: list[str]) -> tuple[list[str], list[int]]:
+    """The run-length encoding of a column of query ids."""
+    queries: list[str] = []
+    lengths: list[int] = []
+    _extend_runs(queries, lengths, column)
+    return queries, lengths

@@ -20,7 +20,7 @@ from ragmetrics._convert import (
     require_mapping,
 )
 from ragmetrics._gc import without_gc
-from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
+from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -134,23 +134,33 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     @classmethod
     def from_trec(cls, path: PathLike) -> Qrels:
         """Read a TREC qrels file: ``query_id iteration doc_id grade`` per line."""
-        columns = read_trec_columns(
+        maps, _ = read_trec_maps(
             path,
             n_columns=4,
-            query_col=0,
             doc_col=2,
             value_col=3,
             value_kind="int",
             layout="query_id iteration doc_id grade",
+            on_repeat="same",
         )
-        return cls._from_columns(columns.query_ids, columns.doc_ids, columns.values, path)
+        qrels = cls.__new__(cls)
+        qrels._data = maps
+        qrels._groups = {}
+        return qrels
 
     @classmethod
     @without_gc
     def _from_columns(
-        cls, query_ids: list[str], doc_ids: list[str], grades: np.ndarray, source: object
+        cls,
+        block_queries: list[str],
+        block_lengths: list[int],
+        doc_ids: list[str],
+        grades: np.ndarray,
+        source: object,
     ) -> Qrels:
-        queries, lengths, docs, values = group_contiguous(query_ids, doc_ids, grades)
+        queries, lengths, docs, values = group_contiguous(
+            block_queries, block_lengths, doc_ids, grades
+        )
         data: dict[str, dict[str, int]] = {}
         ends = np.cumsum(lengths).tolist()
         start = 0
@@ -192,7 +202,9 @@ class Qrels(Mapping[str, Mapping[str, int]]):
                 doc_ids.append(str(pick_key(record, _DOC_KEYS, source, number)))
                 value = pick_key(record, _GRADE_KEYS, source, number)
                 grades.append(int_grade(value, query_ids[-1], doc_ids[-1]))
-            return cls._from_columns(query_ids, doc_ids, np.asarray(grades, np.int64), source)
+            return cls._from_columns(
+                *runs_of(query_ids), doc_ids, np.asarray(grades, np.int64), source
+            )
         raise InputFormatError(
             f"{source}: qrels JSON must be an object {{qid: {{doc: grade}}}} or a list of "
             f"records; got {type(obj).__name__}."
@@ -219,7 +231,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
                 dtype=np.int64,
             )
         return cls._from_columns(
-            frame[query_col].astype(str).tolist(),
+            *runs_of(frame[query_col].astype(str).tolist()),
             frame[doc_col].astype(str).tolist(),
             grades.astype(np.int64),
             "DataFrame",

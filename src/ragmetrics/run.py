@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +25,7 @@ from ragmetrics._convert import (
     require_mapping,
 )
 from ragmetrics._gc import without_gc
-from ragmetrics._io import PathLike, group_contiguous, read_trec_columns
+from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -146,20 +146,39 @@ class Run(Mapping[str, tuple[str, ...]]):
 
         The rank column is ignored, as trec_eval does: the ranking comes from the scores.
         """
-        columns = read_trec_columns(
+        maps, repeats = read_trec_maps(
             path,
             n_columns=6,
-            query_col=0,
             doc_col=2,
             value_col=4,
             value_kind="float",
             layout="query_id Q0 doc_id rank score tag",
             extra_fields=True,
+            on_repeat="max",
         )
-        queries, lengths, docs, scores = group_contiguous(
-            columns.query_ids, columns.doc_ids, columns.values
+        return cls._from_maps(list(maps), list(maps.values()), repeats, name or Path(path).stem)
+
+    @classmethod
+    def _from_maps(
+        cls,
+        query_ids: list[str],
+        maps: list[dict[str, float]],
+        duplicates: dict[str, int],
+        name: str | None,
+    ) -> Run:
+        """A scored run kept as one doc -> score dict per query (already validated)."""
+        lengths = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
+        scores = np.fromiter(
+            chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(lengths.sum())
         )
-        return cls._from_scored_columns(queries, lengths, docs, scores, name or Path(path).stem)
+        run = object.__new__(cls)
+        run._set_ids(query_ids, lengths, name)
+        run._scored = True
+        run._maps = maps
+        run._source_scores = scores
+        run._ranked_cache = None
+        run._duplicates = duplicates
+        return run
 
     @classmethod
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
@@ -195,7 +214,7 @@ class Run(Mapping[str, tuple[str, ...]]):
             array = np.asarray(scores, dtype=np.float64)
             if np.isnan(array).any():
                 raise InputFormatError(f"{source}: a score is NaN; give every result a number.")
-            queries, lengths, docs, values = group_contiguous(query_ids, doc_ids, array)
+            queries, lengths, docs, values = group_contiguous(*runs_of(query_ids), doc_ids, array)
             return cls._from_scored_columns(queries, lengths, docs, values, name)
         raise InputFormatError(
             f"{source}: run JSON must be an object {{qid: {{doc: score}}}} or "
@@ -237,7 +256,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The score of row {row} (query '{query_ids[row]}', doc '{doc_ids[row]}') "
                     f"is NaN; give every result a number or drop the row."
                 )
-        queries, lengths, docs, scores = group_contiguous(query_ids, doc_ids, values)
+        queries, lengths, docs, scores = group_contiguous(*runs_of(query_ids), doc_ids, values)
         if score_col is None:
             return cls._from_ranked_lists(queries, lengths, docs, name)
         return cls._from_scored_columns(queries, lengths, docs, scores, name)
@@ -257,20 +276,34 @@ class Run(Mapping[str, tuple[str, ...]]):
         A doc repeated within a query keeps its highest score (its best-ranked copy); the
         copies dropped are counted in ``duplicates``.
         """
-        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
-        values = scores.tolist()
-        maps: list[dict[str, float]] = []
+        counts = np.asarray(lengths, dtype=np.int64)
+        docs_left, values_left = iter(docs), iter(scores.tolist())
+        # one dict per query, built at C speed from consecutive slices of the columns
+        maps: list[dict[str, float]] = list(
+            map(
+                dict,
+                map(
+                    zip,
+                    map(islice, repeat(docs_left), counts.tolist()),
+                    map(islice, repeat(values_left), counts.tolist()),
+                ),
+            )
+        )
         duplicates: dict[str, int] = {}
-        for i, query_id in enumerate(query_ids):
-            start, end = bounds[i], bounds[i + 1]
-            scored = dict(zip(docs[start:end], values[start:end], strict=True))
-            if len(scored) != end - start:
-                scored = {}
-                for doc, value in zip(docs[start:end], values[start:end], strict=True):
-                    if doc not in scored or value > scored[doc]:
-                        scored[doc] = value
-                duplicates[query_id] = end - start - len(scored)
-            maps.append(scored)
+        sizes = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
+        repeated = np.flatnonzero(sizes != counts)
+        if len(repeated):
+            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+            values = scores.tolist()
+            for i in repeated.tolist():
+                best: dict[str, float] = {}
+                for doc, value in zip(
+                    docs[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True
+                ):
+                    if doc not in best or value > best[doc]:
+                        best[doc] = value  # a repeated doc keeps its best-ranked copy
+                maps[i] = best
+                duplicates[query_ids[i]] = int(counts[i]) - len(best)
         if duplicates:
             kept = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
             scores = np.fromiter(
