@@ -175,8 +175,8 @@ class Comparison:
         headers, rows = self._table("")
         return f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"
 
-    def tests_markdown(self) -> str:
-        """Every paired test as a markdown table."""
+    def test_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """Headers and one row per paired test (``*`` marks a significant adjusted p)."""
         headers = [
             "metric",
             "a",
@@ -188,7 +188,7 @@ class Comparison:
             "95% CI",
             "p",
             "p adj.",
-            "d",
+            "effect d",
             "W/T/L",
         ]
         rows = [
@@ -202,13 +202,18 @@ class Comparison:
                 t.diff,
                 f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
                 f"{t.p_value:.4g}",
-                f"{t.p_adjusted:.4g}",
+                f"{t.p_adjusted:.4g}" + (" *" if t.significant else ""),
                 t.effect_size,
                 f"{t.wins}/{t.ties}/{t.losses}",
             ]
             for t in self.tests
         ]
-        return markdown_table(headers, cast(Any, rows), align_right_from=3)
+        return headers, rows
+
+    def tests_markdown(self) -> str:
+        """Every paired test as a markdown table (``*``: significant after correction)."""
+        headers, rows = self.test_rows()
+        return markdown_table(headers, rows, align_right_from=3)
 
     def to_pandas(self) -> pd.DataFrame:
         """Means: one row per run, one column per metric."""

@@ -163,7 +163,7 @@ def write_report(
         "<h2>Means</h2>",
         comparison._repr_html_(),
         "<h2>Paired tests</h2>",
-        _markdown_to_html_table(comparison),
+        _tests_html(comparison),
         "<h2>What was counted</h2>",
         html_table(count_headers, counts),
     ]
@@ -191,39 +191,8 @@ def write_report(
     return target
 
 
-def _markdown_to_html_table(comparison: Comparison) -> str:
-    t = comparison.tests
-    headers = [
-        "metric",
-        "a",
-        "b",
-        "n",
-        "mean a",
-        "mean b",
-        "diff",
-        "95% CI",
-        "p",
-        "p adj.",
-        "effect d",
-        "W/T/L",
-    ]
-    rows: list[list[Any]] = [
-        [
-            x.metric,
-            x.a,
-            x.b,
-            x.n,
-            x.mean_a,
-            x.mean_b,
-            x.diff,
-            f"[{x.ci_low:+.4f}, {x.ci_high:+.4f}]",
-            f"{x.p_value:.4g}",
-            f"{x.p_adjusted:.4g}" + (" *" if x.significant else ""),
-            x.effect_size,
-            f"{x.wins}/{x.ties}/{x.losses}",
-        ]
-        for x in t
-    ]
+def _tests_html(comparison: Comparison) -> str:
+    headers, rows = comparison.test_rows()
     return html_table(headers, rows) + "<p><small>* significant after correction.</small></p>"
 
 

@@ -111,14 +111,7 @@ class Run(Mapping[str, tuple[str, ...]]):
             iter_items(results),
             "score",
         )
-        run = object.__new__(cls)
-        run._set_ids(list(results), lengths, name)
-        run._scored = True
-        run._maps = maps
-        run._source_scores = scores
-        run._ranked_cache = None
-        run._duplicates = {}
-        return run
+        return cls._from_maps(list(results), maps, {}, name, scores=scores)
 
     @classmethod
     @without_gc
@@ -165,12 +158,16 @@ class Run(Mapping[str, tuple[str, ...]]):
         maps: list[dict[str, float]],
         duplicates: dict[str, int],
         name: str | None,
+        *,
+        scores: np.ndarray | None = None,
     ) -> Run:
-        """A scored run kept as one doc -> score dict per query (already validated)."""
+        """A scored run kept as one doc -> score dict per query (already validated);
+        ``scores`` are their values flat, when the caller has them."""
         lengths = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
-        scores = np.fromiter(
-            chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(lengths.sum())
-        )
+        if scores is None:
+            scores = np.fromiter(
+                chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(lengths.sum())
+            )
         run = object.__new__(cls)
         run._set_ids(query_ids, lengths, name)
         run._scored = True
@@ -304,21 +301,9 @@ class Run(Mapping[str, tuple[str, ...]]):
                         best[doc] = value  # a repeated doc keeps its best-ranked copy
                 maps[i] = best
                 duplicates[query_ids[i]] = int(counts[i]) - len(best)
-        if duplicates:
-            kept = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
-            scores = np.fromiter(
-                chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(kept.sum())
-            )
-        else:
-            kept = np.asarray(lengths, dtype=np.int64)
-        run = object.__new__(cls)
-        run._set_ids(query_ids, kept, name)
-        run._scored = True
-        run._maps = maps
-        run._source_scores = scores
-        run._ranked_cache = None
-        run._duplicates = duplicates
-        return run
+        return cls._from_maps(
+            query_ids, maps, duplicates, name, scores=None if duplicates else scores
+        )
 
     @classmethod
     @without_gc

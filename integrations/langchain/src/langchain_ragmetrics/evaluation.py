@@ -27,6 +27,21 @@ def _check_documents(value: Any, query_id: str) -> list[Document]:
     return value
 
 
+def _collect(
+    items: Sequence[tuple[str, str]],
+    outputs: Sequence[Any],
+    found: dict[str, list[Document]],
+    errors: dict[str, str],
+) -> None:
+    """Record each query's documents, or its error (then an empty ranking)."""
+    for (query_id, _), output in zip(items, outputs, strict=True):
+        if isinstance(output, Exception):
+            errors[query_id] = f"{type(output).__name__}: {output}"
+            found[query_id] = []
+        else:
+            found[query_id] = _check_documents(output, query_id)
+
+
 def _to_run(
     found: dict[str, list[Document]], id_key: str | None, matcher: ChunkMatcher | None
 ) -> Run:
@@ -101,12 +116,7 @@ def evaluate_retriever(
                 config={"max_concurrency": max_concurrency},
                 return_exceptions=not raise_errors,
             )
-            for (query_id, _), output in zip(chunk, outputs, strict=True):
-                if isinstance(output, Exception):
-                    errors[query_id] = f"{type(output).__name__}: {output}"
-                    found[query_id] = []
-                else:
-                    found[query_id] = _check_documents(output, query_id)
+            _collect(chunk, outputs, found, errors)
             bar.update(len(chunk))
     return _finish(dataset, found, errors, metrics, id_key, match_texts, match_rules, options)
 
@@ -133,12 +143,7 @@ async def aevaluate_retriever(
     )
     found: dict[str, list[Document]] = {}
     errors: dict[str, str] = {}
-    for (query_id, _), output in zip(items, outputs, strict=True):
-        if isinstance(output, Exception):
-            errors[query_id] = f"{type(output).__name__}: {output}"
-            found[query_id] = []
-        else:
-            found[query_id] = _check_documents(output, query_id)
+    _collect(items, outputs, found, errors)
     return _finish(dataset, found, errors, metrics, id_key, match_texts, match_rules, options)
 
 
