@@ -1,4 +1,8 @@
-"""The sparse judge (score dicts, no sort) and the dense judge (sorted ranking) agree exactly."""
+"""A scored run is judged without sorting it; the ranks it finds are those of the sorted run.
+
+Each case judges the same results twice, as scored dicts (ranks counted from the scores) and
+as the ranked lists of the sorted run (ranks are positions), and requires equal matrices.
+"""
 
 from __future__ import annotations
 
@@ -8,19 +12,24 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.judge import _judge_dense, _judge_sparse
+from ragmetrics.judge import judge
 
 
-def _sparse(qrels: rm.Qrels, run: rm.Run, query_ids: list[str], depth: int | None):  # type: ignore[no-untyped-def]
-    per_query = [qrels.raw()[q] for q in query_ids]
-    counts = np.array([len(d) for d in per_query], dtype=np.int64)
-    flat = np.array([g for d in per_query for g in d.values()], dtype=np.float64)
-    return _judge_sparse(per_query, counts, flat, run, query_ids, depth)
+def _assert_same_judgments(
+    qrels: dict[str, dict[str, int]], scored: rm.Run, depth: int | None
+) -> None:
+    qrels_obj = rm.Qrels.from_dict(qrels)
+    ranked = rm.Run.from_lists(scored.to_lists())
+    query_ids = list(qrels)
+    a = judge(qrels_obj, scored, query_ids, depth=depth, relevance_threshold=1)
+    b = judge(qrels_obj, ranked, query_ids, depth=depth, relevance_threshold=1)
+    for name in ("grades", "judged", "retrieved", "relevant"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
 
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("depth", [None, 1, 5, 30])
-def test_sparse_equals_dense(seed: int, depth: int | None) -> None:
+def test_counted_ranks_equal_sorted_positions(seed: int, depth: int | None) -> None:
     rng = random.Random(seed)
     qrels, run = {}, {}
     for q in range(150):
@@ -35,46 +44,46 @@ def test_sparse_equals_dense(seed: int, depth: int | None) -> None:
                 d: rng.choice([0.1, 0.2, 0.3, rng.random()])
                 for d in rng.sample(docs, rng.randrange(0, len(docs) + 1))
             }
-    qrels_obj, run_obj = rm.Qrels.from_dict(qrels), rm.Run.from_dict(run)
-    query_ids = list(qrels)
-    sparse = _sparse(qrels_obj, run_obj, query_ids, depth)
-    assert sparse is not None, "the sparse path should apply to this run"
-    dense = _judge_dense(qrels_obj.raw(), run_obj, query_ids, depth, False)
-    for a, b in zip(sparse, dense, strict=True):
-        assert np.array_equal(a, b)
+    _assert_same_judgments(qrels, rm.Run.from_dict(run), depth)
 
 
 @pytest.mark.parametrize("depth", [None, 3])
 def test_equal_length_rankings_in_another_order(depth: int | None) -> None:
-    """The reshape fast path: every ranking has the same length; queries in another order,
-    some judged queries absent from the run."""
+    """Every ranking has the same length (the reshape path); queries in another order, some
+    judged queries absent from the run."""
     rng = random.Random(11)
     run = {f"q{q}": {f"d{i}": round(rng.random(), 1) for i in range(10)} for q in range(60)}
     qrels = {
         f"q{q}": {f"d{i}": rng.choice([0, 1, 2]) for i in rng.sample(range(14), 4)}
-        for q in range(70)
+        for q in reversed(range(70))
     }
-    query_ids = list(reversed(list(qrels)))
-    qrels_obj, run_obj = rm.Qrels.from_dict(qrels), rm.Run.from_dict(run)
-    sparse = _sparse(qrels_obj, run_obj, query_ids, depth)
-    dense = _judge_dense(qrels_obj.raw(), run_obj, query_ids, depth, False)
-    assert sparse is not None
-    for a, b in zip(sparse, dense, strict=True):
-        assert np.array_equal(a, b)
+    _assert_same_judgments(qrels, rm.Run.from_dict(run), depth)
 
 
-def test_dense_judgments_fall_back_to_sorting() -> None:
-    qrels = {"q": {f"d{i}": 1 for i in range(100)}}
-    run = rm.Run.from_dict({"q": {f"d{i}": float(i) for i in range(100)}})
-    assert _sparse(rm.Qrels.from_dict(qrels), run, ["q"], None) is None
-    assert rm.evaluate(qrels, run, ["P@10"]).aggregate["P@10"] == 1.0
+def test_very_uneven_rankings_are_sorted_instead() -> None:
+    """One long ranking among short ones: padding would dwarf the run, so it is sorted."""
+    run = {f"q{q}": {f"d{i}": float(i % 3) for i in range(2)} for q in range(50)}
+    run["long"] = {f"d{i}": float(i % 7) for i in range(5000)}
+    qrels = {q: {"d1": 1, "d0": 2, "d4": 1} for q in run}
+    scored = rm.Run.from_dict(run)
+    _assert_same_judgments(qrels, scored, None)
 
 
-def test_infinite_scores_use_the_dense_path() -> None:
-    run = rm.Run.from_dict({"q": {"a": float("-inf"), "b": 0.0, "c": float("inf")}})
-    assert _sparse(rm.Qrels.from_dict({"q": {"a": 1}}), run, ["q"], None) is None
+def test_infinite_scores_and_padding() -> None:
+    run = rm.Run.from_dict(
+        {"q": {"a": float("-inf"), "b": 0.0, "c": float("inf")}, "r": {"x": float("-inf")}}
+    )
     assert run["q"] == ("c", "b", "a")
+    _assert_same_judgments({"q": {"a": 1, "c": 1}, "r": {"x": 1}}, run, None)
     assert rm.evaluate({"q": {"a": 1}}, run, ["mrr"]).aggregate["mrr"] == pytest.approx(1 / 3)
+
+
+def test_ties_with_a_missing_judged_doc() -> None:
+    # all scores equal: the rank is the number of greater doc ids
+    run = rm.Run.from_dict({"q": {d: 1.0 for d in "abcde"}})
+    qrels = {"q": {"b": 1, "z": 1}}
+    _assert_same_judgments(qrels, run, None)
+    assert rm.evaluate(qrels, run, ["mrr"]).aggregate["mrr"] == pytest.approx(1 / 4)
 
 
 def test_ranking_is_made_only_when_asked() -> None:

@@ -6,18 +6,16 @@ shorter than the common depth are padded (``retrieved`` is False there, grade 0)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
+from operator import and_, gt
 from typing import Any
 
 import numpy as np
 
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
-
-_NOT_JUDGED = float("nan")
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,13 +97,13 @@ class JudgedRun:
         n_groups = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
         width = int(n_groups.max()) if len(groups) else 0
         first = np.full((len(groups), max(width, 1)), np.inf)
-        docs, offsets, index = self.run.slices()
+        rankings, index = self.run.rankings(), self.run._index
         for row, (query_id, query_groups) in enumerate(zip(self.query_ids, groups, strict=True)):
             position = index.get(query_id)
             if position is None or not query_groups:
                 continue
-            start, end = int(offsets[position]), int(offsets[position + 1])
-            rank_of = dict(zip(docs[start:end], range(end - start), strict=True))
+            ranking = rankings[position]
+            rank_of = dict(zip(ranking, range(len(ranking)), strict=True))
             for column, members in enumerate(query_groups):
                 ranks = [rank_of[d] for d in members if d in rank_of]
                 if ranks:
@@ -133,10 +131,7 @@ def judge(
     flat_grades = np.fromiter(
         chain.from_iterable(map(dict.values, per_query)), dtype=np.float64, count=int(counts.sum())
     )
-    matrices = _judge_sparse(per_query, counts, flat_grades, run, query_ids, depth)
-    if matrices is None:
-        matrices = _judge_dense(judgments, run, query_ids, depth, progress)
-    grades, judged, retrieved = matrices
+    grades, judged, retrieved = _judge(per_query, run, query_ids, depth, progress)
     relevant = judged & (grades >= relevance_threshold)
 
     n_relevant, ideal = _ideal(counts, flat_grades, relevance_threshold)
@@ -158,155 +153,128 @@ def judge(
 Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def _judge_dense(
-    judgments: Mapping[str, dict[str, int]],
+def _judge(
+    per_query: list[dict[str, int]],
     run: Run,
     query_ids: list[str],
     depth: int | None,
     progress: bool,
 ) -> Matrices:
-    """Look up the grade of every ranked doc (up to ``depth``), in rank order."""
-    docs, offsets, index = run.slices()
-    bounds = offsets.tolist()
+    """Place the grade of every judged doc of each query at its rank, up to ``depth``.
+
+    Metrics only see the ranks of judged docs, so only those are located: each query's
+    judged docs are intersected with its results at C speed (``keys & results``), which
+    finds the few that were retrieved without a lookup per result in Python. For a run from
+    lists a doc's position is its rank. A scored run is not sorted: the rank of a judged doc
+    is the number of results of its query with a higher score, plus those with an equal
+    score and a greater doc id (trec_eval's order), counted in vectorized blocks.
+    """
+    docs, scores = run.judging_view()
     n_queries = len(query_ids)
-    lengths = np.zeros(n_queries, dtype=np.int64)
-    grade_lists: list[Any] = []
-    rows_of_queries: Any = enumerate(query_ids)
+    run_rows = np.fromiter(
+        map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=n_queries
+    )
+    # a query absent from the run (row -1) gets the empty ranking appended at the end
+    own_docs = list(map([*docs, ()].__getitem__, run_rows.tolist()))
+    keys: Any = map(dict.keys, per_query)
     if progress:
         from ragmetrics.progress import progress_bar
 
-        rows_of_queries = progress_bar(rows_of_queries, total=n_queries, desc="judging")
-    for row, query_id in rows_of_queries:
-        position = index.get(query_id)
-        if position is None:
-            continue
-        start, end = bounds[position], bounds[position + 1]
-        if depth is not None:
-            end = min(end, start + depth)
-        lengths[row] = end - start
-        grade_lists.append(map(judgments[query_id].get, docs[start:end], repeat(_NOT_JUDGED)))
-    total = int(lengths.sum())
-    flat = np.fromiter(chain.from_iterable(grade_lists), dtype=np.float64, count=total)
-    width = int(lengths.max()) if n_queries else 0
-    rows = np.repeat(np.arange(n_queries), lengths)
-    starts = np.cumsum(lengths) - lengths
-    columns = np.arange(total) - np.repeat(starts, lengths)
-    is_judged = ~np.isnan(flat)
-    grades = np.zeros((n_queries, width))
-    grades[rows, columns] = np.where(is_judged, flat, 0.0)
-    judged = np.zeros((n_queries, width), dtype=bool)
-    judged[rows, columns] = is_judged
-    retrieved = np.zeros((n_queries, width), dtype=bool)
-    retrieved[rows, columns] = True
-    return grades, judged, retrieved
-
-
-_BLOCK_CELLS = 1 << 24  # comparisons per vectorized block of the sparse judge
-
-
-def _judge_sparse(
-    per_query: list[dict[str, int]],
-    counts: np.ndarray,
-    flat_grades: np.ndarray,
-    run: Run,
-    query_ids: list[str],
-    depth: int | None,
-) -> Matrices | None:
-    """Judge a run built from score dicts without sorting it.
-
-    Metrics only see the ranks of judged docs, and the rank of a judged doc is the number of
-    docs of its query with a higher score, plus those with an equal score and a greater doc id
-    (trec_eval's order). So only the judged docs are looked up, and their ranks are counted
-    against the query's scores, vectorized. Returns None when this would not pay off (most
-    retrieved docs judged, or infinite scores that collide with the padding); the dense path
-    then applies.
-    """
-    source = run.score_maps()
-    if source is None:
-        return None
-    maps, scores = source
-    if len(scores) and np.isinf(scores).any():
-        return None
-    index = run._index
-    run_rows = np.fromiter(
-        map(index.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids)
+        keys = progress_bar(keys, total=n_queries, desc="judging")
+    found = list(map(and_, keys, own_docs))
+    n_found = np.fromiter(map(len, found), dtype=np.int64, count=n_queries)
+    hit_docs = list(chain.from_iterable(found))
+    hit_rows = np.repeat(np.arange(n_queries), n_found)
+    positions = np.fromiter(
+        map(tuple.index, chain.from_iterable(map(repeat, own_docs, n_found.tolist())), hit_docs),
+        dtype=np.int64,
+        count=len(hit_docs),
     )
-    present = run_rows >= 0
-    lengths = np.where(present, run.lengths[np.maximum(run_rows, 0)], 0)
-    n_queries = len(query_ids)
-    full_width = int(lengths.max()) if n_queries else 0
-    # judged docs: their scores in the run (NaN when not retrieved) and grades, all looked up
-    # at C speed: map(dict.get, owning score dict repeated per judged doc, doc ids)
-    total_judged = len(flat_grades)
-    no_scores: dict[str, float] = {}
-    owners = [maps[r] if r >= 0 else no_scores for r in run_rows.tolist()]
-    judged_scores = np.fromiter(
+    hit_grades = np.fromiter(
         map(
-            dict.get,
-            chain.from_iterable(map(repeat, owners, counts.tolist())),
-            chain.from_iterable(per_query),
-            repeat(_NOT_JUDGED),
+            dict.__getitem__,
+            chain.from_iterable(map(repeat, per_query, n_found.tolist())),
+            hit_docs,
         ),
         dtype=np.float64,
-        count=total_judged,
+        count=len(hit_docs),
     )
-    hit = np.flatnonzero(~np.isnan(judged_scores))
-    if len(hit) * full_width > 8 * int(lengths.sum()) + 4096:
-        return None  # dense judgments: sorting once is cheaper
-    judged_grades = flat_grades
-    judged_rows = np.repeat(np.arange(n_queries), counts)[hit]
-    hit_scores = judged_scores[hit]
-    padded = _padded_scores(run, scores, run_rows, present, lengths, full_width)
-    above = np.empty(len(hit), dtype=np.int64)
-    equal = np.empty(len(hit), dtype=np.int64)
-    step = max(1, _BLOCK_CELLS // max(full_width, 1))
-    for start in range(0, len(hit), step):
-        block = padded[judged_rows[start : start + step]]
-        value = hit_scores[start : start + step, None]
-        above[start : start + step] = (block > value).sum(axis=1)
-        equal[start : start + step] = (block == value).sum(axis=1) - 1
-    rank = above
-    tied = np.flatnonzero(equal > 0)
-    if len(tied):
-        judged_docs = list(chain.from_iterable(per_query))
-        for t in tied.tolist():
-            doc = judged_docs[int(hit[t])]
-            tie_score = float(hit_scores[t])
-            scored = maps[int(run_rows[judged_rows[t]])]
-            rank[t] += sum(1 for other, s in scored.items() if s == tie_score and other > doc)
+    if scores is None:
+        ranks = positions
+    else:
+        ranks = _count_ranks(run, docs, scores, run_rows[hit_rows], positions, hit_docs)
+    lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
+    full_width = int(lengths.max()) if n_queries else 0
     width = full_width if depth is None else min(full_width, depth)
-    keep = rank < width
+    keep = ranks < width
     grades = np.zeros((n_queries, width))
     judged = np.zeros((n_queries, width), dtype=bool)
-    grades[judged_rows[keep], rank[keep]] = judged_grades[hit][keep]
-    judged[judged_rows[keep], rank[keep]] = True
+    grades[hit_rows[keep], ranks[keep]] = hit_grades[keep]
+    judged[hit_rows[keep], ranks[keep]] = True
     retrieved = np.arange(width)[None, :] < np.minimum(lengths, width)[:, None]
     return grades, judged, retrieved
 
 
-def _padded_scores(
+_BLOCK_CELLS = 1 << 22  # score comparisons per vectorized block when counting ranks
+
+
+def _count_ranks(
     run: Run,
+    docs: list[tuple[str, ...]],
     scores: np.ndarray,
-    run_rows: np.ndarray,
-    present: np.ndarray,
-    lengths: np.ndarray,
-    width: int,
+    rows: np.ndarray,
+    positions: np.ndarray,
+    hit_docs: list[str],
 ) -> np.ndarray:
-    """The scores of each judged query in input order, padded with -inf to ``width``."""
-    all_lengths = run.lengths
-    if len(all_lengths) and (all_lengths == all_lengths[0]).all() and all_lengths[0] == width:
-        # every ranking has the same length (top-k retrieval): a reshape and a row gather
-        gathered: np.ndarray = scores.reshape(len(all_lengths), width)[np.maximum(run_rows, 0)]
-        gathered[~present] = -np.inf
-        return gathered
-    offsets = np.zeros(len(all_lengths) + 1, dtype=np.int64)
-    np.cumsum(all_lengths, out=offsets[1:])
-    kept = lengths[present]
-    rows = np.repeat(np.flatnonzero(present), kept)
-    columns = np.arange(int(kept.sum())) - np.repeat(np.cumsum(kept) - kept, kept)
-    padded = np.full((len(run_rows), width), -np.inf)
-    padded[rows, columns] = scores[np.repeat(offsets[run_rows[present]], kept) + columns]
-    return padded
+    """The 0-based rank of each located doc: ``positions[i]`` in run row ``rows[i]``.
+
+    Rank = results of the query scored higher, plus results scored equal with a greater
+    doc id. Each located doc is compared with its query's scores as one padded row.
+    """
+    lengths = run.lengths
+    offsets = run._offsets
+    width = int(lengths.max()) if len(lengths) else 0
+    uniform = bool((lengths == width).all())
+    if not uniform and len(lengths) * width > 4 * len(scores) + 4096:
+        # very uneven rankings: a padded matrix would dwarf the run; sort it once instead
+        ranked = run.rankings()
+        return np.fromiter(
+            map(tuple.index, map(ranked.__getitem__, rows.tolist()), hit_docs),
+            dtype=np.int64,
+            count=len(hit_docs),
+        )
+    if uniform:
+        padded = scores.reshape(len(lengths), width)
+    else:
+        padded = np.full((len(lengths), width), np.nan)  # NaN compares false: no padding
+        columns = np.arange(len(scores)) - np.repeat(offsets[:-1], lengths)
+        padded[np.repeat(np.arange(len(lengths)), lengths), columns] = scores
+    values = scores[offsets[rows] + positions]
+    ranks = np.empty(len(rows), dtype=np.int64)
+    tied: list[np.ndarray] = []
+    step = max(1, _BLOCK_CELLS // max(width, 1))
+    for start in range(0, len(rows), step):
+        stop = start + step
+        block = padded[rows[start:stop]]
+        value = values[start:stop, None]
+        ranks[start:stop] = (block > value).sum(axis=1)
+        located, columns = np.nonzero(block == value)
+        other = columns != positions[start:stop][located]  # a doc does not tie with itself
+        if other.any():
+            tied.append(np.stack((located[other] + start, columns[other])))
+    if tied:
+        # ties are broken by doc id descending: count the tied docs with a greater id
+        pairs = np.concatenate(tied, axis=1)
+        tied_docs = map(
+            tuple.__getitem__, map(docs.__getitem__, rows[pairs[0]].tolist()), pairs[1].tolist()
+        )
+        greater = np.fromiter(
+            map(gt, tied_docs, map(hit_docs.__getitem__, pairs[0].tolist())),
+            dtype=bool,
+            count=pairs.shape[1],
+        )
+        ranks += np.bincount(pairs[0][greater], minlength=len(rows))
+    return ranks
 
 
 def _ideal(

@@ -51,24 +51,25 @@ class Run(Mapping[str, tuple[str, ...]]):
     __slots__ = (
         "_duplicates",
         "_index",
+        "_input",
         "_lengths",
-        "_maps",
+        "_offsets_cache",
         "_query_ids",
         "_ranked_cache",
         "_scored",
-        "_source_scores",
         "name",
     )
 
     _query_ids: tuple[str, ...]
     _index: dict[str, int]
     _lengths: np.ndarray  # distinct docs per query, aligned with _query_ids
+    _offsets_cache: np.ndarray  # where each query's scores start in the flat score array
     _scored: bool
-    # Built from score dicts: one doc -> score dict per query and their scores flat (in input
-    # order). The engine judges such a run without sorting it; the ranking is made on demand.
-    _maps: list[dict[str, float]] | None
-    _source_scores: np.ndarray | None
-    _ranked_cache: tuple[list[str], np.ndarray | None, np.ndarray] | None
+    # A scored run keeps its results as given: a tuple of doc ids per query, in input order,
+    # and their scores flat. The engine judges it without sorting; the ranking is made on
+    # demand. (A snapshot, not the caller's dicts: the run stays immutable.)
+    _input: tuple[list[tuple[str, ...]], np.ndarray] | None
+    _ranked_cache: tuple[list[tuple[str, ...]], np.ndarray | None] | None
     _duplicates: dict[str, int]
     name: str | None
 
@@ -100,18 +101,18 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The results of query '{query_id}' must be a mapping of doc id to score; "
                     f"got {type(docs).__name__}.{hint}"
                 )
-        lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
         # ids are checked on the first doc of each query: a full pass would cost more than
         # the whole evaluation; a run of non-string ids fails here all the same
         check_ids([next(iter(d)) for d in per_query if d], "Doc ids", "of the run")
-        maps = [dict(d) for d in per_query]
+        docs = list(map(tuple, per_query))
+        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
         scores = float_values(
-            chain.from_iterable(map(_values, maps)),
+            chain.from_iterable(map(_values, per_query)),
             int(lengths.sum()),
             iter_items(results),
             "score",
         )
-        return cls._from_maps(list(results), maps, {}, name, scores=scores)
+        return cls._from_scored(list(results), docs, scores, {}, name)
 
     @classmethod
     @without_gc
@@ -127,10 +128,9 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The ranking of query '{query_id}' must be a list of doc ids; "
                     f"got {type(docs).__name__}.{hint}"
                 )
-        lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-        docs_flat = list(chain.from_iterable(per_query))
-        check_ids(docs_flat, "Doc ids", "of the run")
-        return cls._from_ranked_lists(list(rankings), lengths, docs_flat, name)
+        docs = list(map(tuple, per_query))
+        check_ids(chain.from_iterable(docs), "Doc ids", "of the run")
+        return cls._from_ranked_lists(list(rankings), docs, name)
 
     @classmethod
     @without_gc
@@ -158,21 +158,27 @@ class Run(Mapping[str, tuple[str, ...]]):
         maps: list[dict[str, float]],
         duplicates: dict[str, int],
         name: str | None,
-        *,
-        scores: np.ndarray | None = None,
     ) -> Run:
-        """A scored run kept as one doc -> score dict per query (already validated);
-        ``scores`` are their values flat, when the caller has them."""
-        lengths = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
-        if scores is None:
-            scores = np.fromiter(
-                chain.from_iterable(map(_values, maps)), dtype=np.float64, count=int(lengths.sum())
-            )
+        """A scored run from one validated doc -> score dict per query."""
+        docs = list(map(tuple, maps))
+        total = sum(map(len, docs))
+        scores = np.fromiter(chain.from_iterable(map(_values, maps)), np.float64, total)
+        return cls._from_scored(query_ids, docs, scores, duplicates, name)
+
+    @classmethod
+    def _from_scored(
+        cls,
+        query_ids: list[str],
+        docs: list[tuple[str, ...]],
+        scores: np.ndarray,
+        duplicates: dict[str, int],
+        name: str | None,
+    ) -> Run:
+        """A scored run from validated doc tuples (each doc once) and their scores flat."""
         run = object.__new__(cls)
-        run._set_ids(query_ids, lengths, name)
+        run._set_ids(query_ids, docs, name)
         run._scored = True
-        run._maps = maps
-        run._source_scores = scores
+        run._input = (docs, scores)
         run._ranked_cache = None
         run._duplicates = duplicates
         return run
@@ -255,7 +261,8 @@ class Run(Mapping[str, tuple[str, ...]]):
                 )
         queries, lengths, docs, scores = group_contiguous(*runs_of(query_ids), doc_ids, values)
         if score_col is None:
-            return cls._from_ranked_lists(queries, lengths, docs, name)
+            per_query = _split(docs, lengths)
+            return cls._from_ranked_lists(queries, per_query, name)
         return cls._from_scored_columns(queries, lengths, docs, scores, name)
 
     @classmethod
@@ -268,7 +275,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         scores: np.ndarray,
         name: str | None,
     ) -> Run:
-        """A scored run from flat columns grouped by query, kept as score dicts (unsorted).
+        """A scored run from flat columns grouped by query (kept unsorted).
 
         A doc repeated within a query keeps its highest score (its best-ranked copy); the
         copies dropped are counted in ``duplicates``.
@@ -301,59 +308,62 @@ class Run(Mapping[str, tuple[str, ...]]):
                         best[doc] = value  # a repeated doc keeps its best-ranked copy
                 maps[i] = best
                 duplicates[query_ids[i]] = int(counts[i]) - len(best)
-        return cls._from_maps(
-            query_ids, maps, duplicates, name, scores=None if duplicates else scores
-        )
+        if not duplicates:
+            per_query = _split(docs, counts)
+            return cls._from_scored(query_ids, per_query, scores, {}, name)
+        return cls._from_maps(query_ids, maps, duplicates, name)
 
     @classmethod
-    @without_gc
     def _from_ranked_lists(
-        cls, query_ids: list[str], lengths: np.ndarray, docs: list[str], name: str | None
+        cls, query_ids: list[str], docs: list[tuple[str, ...]], name: str | None
     ) -> Run:
         """An unscored run: the order given is the ranking; repeats keep their first place."""
-        offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=offsets[1:])
-        docs, offsets, duplicates = _drop_repeats(query_ids, docs, offsets)
+        duplicates: dict[str, int] = {}
+        sizes = map(len, map(set, docs))
+        for i in [i for i, (n, d) in enumerate(zip(sizes, docs)) if n != len(d)]:
+            distinct = tuple(dict.fromkeys(docs[i]))  # first occurrences, in order
+            duplicates[query_ids[i]] = len(docs[i]) - len(distinct)
+            docs[i] = distinct
         run = object.__new__(cls)
-        run._set_ids(query_ids, np.diff(offsets), name)
+        run._set_ids(query_ids, docs, name)
         run._scored = False
-        run._maps = None
-        run._source_scores = None
-        run._ranked_cache = (docs, None, offsets)
+        run._input = None
+        run._ranked_cache = (docs, None)
         run._duplicates = duplicates
         return run
 
-    def _set_ids(self, query_ids: list[str], lengths: np.ndarray, name: str | None) -> None:
+    def _set_ids(self, query_ids: list[str], docs: list[tuple[str, ...]], name: str | None) -> None:
         self._query_ids = tuple(query_ids)
         self._index = {q: i for i, q in enumerate(query_ids)}
         if len(self._index) != len(query_ids):
             raise InputFormatError("A query id appears twice in the run.")
-        self._lengths = np.asarray(lengths, dtype=np.int64)
+        self._lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        self._offsets_cache = np.zeros(len(self._lengths) + 1, dtype=np.int64)
+        np.cumsum(self._lengths, out=self._offsets_cache[1:])
         self.name = name
 
     @without_gc
-    def _ranked(self) -> tuple[list[str], np.ndarray | None, np.ndarray]:
-        """The flat ranking (docs, scores, offsets), made from the score dicts on first use."""
+    def _ranked(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
+        """The rankings (a tuple of doc ids per query) and their scores flat, sorted from the
+        input on first use."""
         cached = self._ranked_cache
         if cached is None:
-            assert self._maps is not None
-            assert self._source_scores is not None
-            offsets = np.zeros(len(self._lengths) + 1, dtype=np.int64)
-            np.cumsum(self._lengths, out=offsets[1:])
-            docs = list(chain.from_iterable(self._maps))
-            scores = self._source_scores
-            if len(docs):
-                order = _rank_by_score(scores, self._lengths, offsets, docs)
+            assert self._input is not None
+            docs, scores = self._input
+            flat = list(chain.from_iterable(docs))
+            if flat:
+                order = _rank_by_score(scores, self._lengths, self._offsets_cache, flat)
                 if not np.array_equal(order, np.arange(len(order))):
-                    docs = list(map(docs.__getitem__, order.tolist()))
+                    docs = _split(list(map(flat.__getitem__, order.tolist())), self._lengths)
                     scores = scores[order]
-            cached = (docs, scores, offsets)
+            cached = (docs, scores)
             self._ranked_cache = cached
         return cached
 
     @property
     def _docs(self) -> list[str]:
-        return self._ranked()[0]
+        """Every ranked doc id, flat."""
+        return list(chain.from_iterable(self._ranked()[0]))
 
     @property
     def _scores(self) -> np.ndarray | None:
@@ -361,7 +371,7 @@ class Run(Mapping[str, tuple[str, ...]]):
 
     @property
     def _offsets(self) -> np.ndarray:
-        return self._ranked()[2]
+        return self._offsets_cache
 
     # --- export --------------------------------------------------------------------------
 
@@ -397,15 +407,14 @@ class Run(Mapping[str, tuple[str, ...]]):
         from ragmetrics._optional import import_pandas
 
         pandas = import_pandas()
-        lengths = np.diff(self._offsets)
+        lengths = self._lengths
+        docs = self._docs
         frame: pd.DataFrame = pandas.DataFrame(
             {
                 "query_id": np.repeat(np.asarray(self._query_ids, dtype=object), lengths),
-                "doc_id": self._docs,
-                "rank": np.arange(len(self._docs)) - np.repeat(self._offsets[:-1], lengths) + 1,
-                "score": self._scores
-                if self._scores is not None
-                else np.full(len(self._docs), np.nan),
+                "doc_id": docs,
+                "rank": np.arange(len(docs)) - np.repeat(self._offsets[:-1], lengths) + 1,
+                "score": self._scores if self._scores is not None else np.full(len(docs), np.nan),
             }
         )
         return frame
@@ -413,8 +422,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     # --- access --------------------------------------------------------------------------
 
     def __getitem__(self, query_id: str) -> tuple[str, ...]:
-        position = self._index[query_id]
-        return tuple(self._docs[self._offsets[position] : self._offsets[position + 1]])
+        return self._ranked()[0][self._index[query_id]]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._query_ids)
@@ -450,12 +458,20 @@ class Run(Mapping[str, tuple[str, ...]]):
         """The number of distinct docs ranked for each query, aligned with ``query_ids``."""
         return self._lengths
 
-    def score_maps(self) -> tuple[list[dict[str, float]], np.ndarray] | None:
-        """For a run built from score dicts: the per-query dicts and their scores flat, in
-        input order (used by the engine to judge without sorting); otherwise None."""
-        if self._maps is None or self._source_scores is None:
-            return None
-        return self._maps, self._source_scores
+    def judging_view(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
+        """``(docs, scores)`` for the engine, without sorting: a tuple of doc ids per query
+        and the scores flat (offsets: ``lengths``).
+
+        A scored run gives its docs in input order with their scores (a doc's rank is
+        counted from them); a run from lists gives its rankings and ``None``.
+        """
+        if self._input is not None:
+            return self._input
+        return self._ranked()[0], None
+
+    def rankings(self) -> list[tuple[str, ...]]:
+        """Every query's ranking, best first, aligned with ``query_ids``."""
+        return self._ranked()[0]
 
     def scores(self, query_id: str) -> tuple[float, ...] | None:
         """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""
@@ -470,10 +486,6 @@ class Run(Mapping[str, tuple[str, ...]]):
             return list(scored)
         n = len(self[query_id])
         return [float(n - i) for i in range(n)]
-
-    def slices(self) -> tuple[list[str], np.ndarray, dict[str, int]]:
-        """The flat ranked doc ids, the offsets and the query index (used by the engine)."""
-        return self._docs, self._offsets, self._index
 
     def truncate(self, depth: int) -> Run:
         """A new run with each ranking cut to its first ``depth`` docs."""
@@ -513,6 +525,12 @@ def _values(mapping: Mapping[str, float]) -> Any:
     return mapping.values()
 
 
+def _split(flat: list[str], lengths: np.ndarray) -> list[tuple[str, ...]]:
+    """Cut a flat list of doc ids into one tuple per query (at C speed)."""
+    rest = iter(flat)
+    return list(map(tuple, map(islice, repeat(rest), lengths.tolist())))
+
+
 def _rank_by_score(
     scores: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, docs: list[str]
 ) -> np.ndarray:
@@ -546,33 +564,3 @@ def _rank_by_score(
             order[start:end] = block
     ranked_order: np.ndarray = order
     return ranked_order
-
-
-def _drop_repeats(
-    query_ids: list[str], docs: list[str], offsets: np.ndarray
-) -> tuple[list[str], np.ndarray, dict[str, int]]:
-    """Drop the later copies of a doc repeated within a ranking, counting them per query."""
-    bounds = offsets.tolist()
-    repeated = [
-        i
-        for i in range(len(query_ids))
-        if len(set(docs[bounds[i] : bounds[i + 1]])) != bounds[i + 1] - bounds[i]
-    ]
-    if not repeated:
-        return docs, offsets, {}
-    keep = np.ones(len(docs), dtype=bool)
-    dropped: dict[str, int] = {}
-    for i in repeated:
-        seen: set[str] = set()
-        for position in range(bounds[i], bounds[i + 1]):
-            if docs[position] in seen:
-                keep[position] = False
-            else:
-                seen.add(docs[position])
-        dropped[query_ids[i]] = bounds[i + 1] - bounds[i] - len(seen)
-    kept_positions = np.flatnonzero(keep)
-    new_docs = list(map(docs.__getitem__, kept_positions.tolist()))
-    query_of = np.repeat(np.arange(len(query_ids)), np.diff(offsets))
-    new_offsets = np.zeros_like(offsets)
-    np.cumsum(np.bincount(query_of[keep], minlength=len(query_ids)), out=new_offsets[1:])
-    return new_docs, new_offsets, dropped
