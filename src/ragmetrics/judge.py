@@ -1,7 +1,10 @@
 """Judge a run once: turn ``Run`` + ``Qrels`` into aligned arrays for every metric kernel.
 
-Row ``i`` of every matrix is query ``query_ids[i]``; column ``j`` is rank ``j + 1``. Rankings
-shorter than the common depth are padded (``retrieved`` is False there, grade 0).
+The judged docs a ranking holds are few next to its length, so they are kept as coordinates:
+``hit_rows[i]`` (the query's row), ``hit_ranks[i]`` (0-based rank) and ``hit_grades[i]``,
+sorted by row then rank. Kernels that need whole matrices over (query, rank) use the dense
+views (``grades``, ``judged``, ``retrieved``, ``relevant``), built on first use: row ``i`` is
+query ``query_ids[i]``, column ``j`` is rank ``j + 1``, padded past a ranking's end.
 """
 
 from __future__ import annotations
@@ -20,25 +23,28 @@ from ragmetrics.run import Run
 
 @dataclass(frozen=True, eq=False)
 class JudgedRun:
-    """A run judged against qrels, as matrices over (query, rank).
+    """A run judged against qrels, to the depth the metrics need.
 
     Attributes:
         query_ids: the counted queries, one per row.
-        grades: judged grade of the doc at each rank; 0 where unjudged or padding.
-        judged: True where the doc at that rank has a judgment for its query.
-        retrieved: True where a doc is ranked (False in the padding).
-        relevant: True where the grade is at least ``relevance_threshold``.
+        hit_rows, hit_ranks, hit_grades: every judged doc within the depth: its query's
+            row, its 0-based rank and its grade, sorted by row then rank.
+        lengths: how many docs each query ranks within the depth.
+        depth: the width of the dense views (the longest ranking, cut at the depth).
         n_relevant: ``R``, the number of judged docs at or above the threshold, per query.
-        ideal_gains: the judged grades clipped at 0, sorted descending, per query.
+        judged_counts, judged_grades: how many docs each query has judged, and all their
+            grades flat (query by query), for the ideal rankings.
     """
 
     query_ids: tuple[str, ...]
-    grades: np.ndarray
-    judged: np.ndarray
-    retrieved: np.ndarray
-    relevant: np.ndarray
+    hit_rows: np.ndarray
+    hit_ranks: np.ndarray
+    hit_grades: np.ndarray
+    lengths: np.ndarray
+    depth: int
     n_relevant: np.ndarray
-    ideal_gains: np.ndarray
+    judged_counts: np.ndarray
+    judged_grades: np.ndarray
     relevance_threshold: int
     qrels: Qrels
     run: Run
@@ -57,9 +63,33 @@ class JudgedRun:
     def n_queries(self) -> int:
         return len(self.query_ids)
 
-    @property
-    def depth(self) -> int:
-        return int(self.grades.shape[1])
+    # --- dense views --------------------------------------------------------------------
+
+    def _dense(self, values: np.ndarray, dtype: type) -> np.ndarray:
+        matrix = np.zeros((self.n_queries, self.depth), dtype=dtype)
+        matrix[self.hit_rows, self.hit_ranks] = values
+        return matrix
+
+    @cached_property
+    def grades(self) -> np.ndarray:
+        """The grade of the doc at each rank; 0 where unjudged or in the padding."""
+        return self._dense(self.hit_grades, np.float64)
+
+    @cached_property
+    def judged(self) -> np.ndarray:
+        """True where the doc at that rank has a judgment for its query."""
+        return self._dense(np.ones(len(self.hit_rows), dtype=bool), np.bool_)
+
+    @cached_property
+    def relevant(self) -> np.ndarray:
+        """True where the grade is at least ``relevance_threshold``."""
+        return self._dense(self.hit_grades >= self.relevance_threshold, np.bool_)
+
+    @cached_property
+    def retrieved(self) -> np.ndarray:
+        """True where a doc is ranked (False in the padding)."""
+        retrieved: np.ndarray = np.arange(self.depth)[None, :] < self.lengths[:, None]
+        return retrieved
 
     @cached_property
     def gains(self) -> np.ndarray:
@@ -68,22 +98,32 @@ class JudgedRun:
         return gains
 
     @cached_property
+    def ideal_gains(self) -> np.ndarray:
+        """Per query, the judged grades clipped at 0, sorted descending (padded with 0)."""
+        return _ideal(self.judged_counts, self.judged_grades)
+
+    # --- sparse views -------------------------------------------------------------------
+
+    @cached_property
     def discounts(self) -> np.ndarray:
         """``1 / log2(rank + 1)`` for ranks 1..max(depth, ideal depth)."""
-        size = max(self.depth, self.ideal_gains.shape[1], 1)
+        longest = int(self.judged_counts.max()) if self.n_queries else 0
+        size = max(self.depth, longest, 1)
         return 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
 
     @cached_property
-    def relevant_cumsum(self) -> np.ndarray:
-        """Number of relevant docs within the first j+1 ranks."""
-        return np.cumsum(self.relevant, axis=1, dtype=np.int64)
+    def relevant_at(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, ranks)`` of every relevant doc, by query then rank."""
+        relevant = self.hit_grades >= self.relevance_threshold
+        return self.hit_rows[relevant], self.hit_ranks[relevant]
 
     def hits(self, cutoff: int | None) -> np.ndarray:
         """Relevant docs within the first ``cutoff`` ranks (all ranks when None)."""
-        if self.depth == 0:
-            return np.zeros(self.n_queries, dtype=np.int64)
-        last = self.depth if cutoff is None else min(cutoff, self.depth)
-        return self.relevant_cumsum[:, last - 1]
+        rows, ranks = self.relevant_at
+        if cutoff is not None:
+            rows = rows[ranks < cutoff]
+        counts: np.ndarray = np.bincount(rows, minlength=self.n_queries)
+        return counts
 
     @cached_property
     def group_first_ranks(self) -> tuple[np.ndarray, np.ndarray]:
@@ -125,24 +165,26 @@ def judge(
 
     A query absent from the run gets an empty ranking.
     """
-    judgments = qrels.raw()
-    per_query = [judgments[q] for q in query_ids]
-    counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-    flat_grades = np.fromiter(
-        chain.from_iterable(map(dict.values, per_query)), dtype=np.float64, count=int(counts.sum())
-    )
-    grades, judged, retrieved = _judge(per_query, run, query_ids, depth, progress)
-    relevant = judged & (grades >= relevance_threshold)
-
-    n_relevant, ideal = _ideal(counts, flat_grades, relevance_threshold)
+    per_query, counts, grades = qrels.flat_grades(query_ids)
+    rows, ranks, hit_grades, lengths = _locate(per_query, run, query_ids, progress)
+    width = int(lengths.max()) if len(lengths) else 0
+    if depth is not None:
+        width = min(width, depth)
+        keep = ranks < width
+        rows, ranks, hit_grades = rows[keep], ranks[keep], hit_grades[keep]
+    order = np.argsort(rows * (width + 1) + ranks, kind="stable")
+    ends = np.cumsum(counts)
+    relevant_before = np.concatenate(([0], np.cumsum(grades >= relevance_threshold)))
     return JudgedRun(
         query_ids=tuple(query_ids),
-        grades=grades,
-        judged=judged,
-        retrieved=retrieved,
-        relevant=relevant,
-        n_relevant=n_relevant,
-        ideal_gains=ideal,
+        hit_rows=rows[order],
+        hit_ranks=ranks[order],
+        hit_grades=hit_grades[order],
+        lengths=np.minimum(lengths, width),
+        depth=width,
+        n_relevant=relevant_before[ends] - relevant_before[ends - counts],
+        judged_counts=counts,
+        judged_grades=grades,
         relevance_threshold=relevance_threshold,
         qrels=qrels,
         run=run,
@@ -150,24 +192,20 @@ def judge(
     )
 
 
-Matrices = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def _judge(
+def _locate(
     per_query: list[dict[str, int]],
     run: Run,
     query_ids: list[str],
-    depth: int | None,
     progress: bool,
-) -> Matrices:
-    """Place the grade of every judged doc of each query at its rank, up to ``depth``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths)``.
 
-    Metrics only see the ranks of judged docs, so only those are located: each query's
-    judged docs are intersected with its results at C speed (``keys & results``), which
-    finds the few that were retrieved without a lookup per result in Python. For a run from
-    lists a doc's position is its rank. A scored run is not sorted: the rank of a judged doc
-    is the number of results of its query with a higher score, plus those with an equal
-    score and a greater doc id (trec_eval's order), counted in vectorized blocks.
+    Only judged docs matter to the metrics, so only they are located: each query's judged
+    docs are intersected with its results at C speed (``keys & results``), which finds the
+    few that were retrieved without a Python-level lookup per result. For a run from lists a
+    doc's position is its rank. A scored run is not sorted: the rank of a judged doc is the
+    number of results of its query with a higher score, plus those with an equal score and a
+    greater doc id (trec_eval's order), counted in vectorized blocks.
     """
     docs, scores = run.judging_view()
     n_queries = len(query_ids)
@@ -204,18 +242,10 @@ def _judge(
     else:
         ranks = _count_ranks(run, docs, scores, run_rows[hit_rows], positions, hit_docs)
     lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
-    full_width = int(lengths.max()) if n_queries else 0
-    width = full_width if depth is None else min(full_width, depth)
-    keep = ranks < width
-    grades = np.zeros((n_queries, width))
-    judged = np.zeros((n_queries, width), dtype=bool)
-    grades[hit_rows[keep], ranks[keep]] = hit_grades[keep]
-    judged[hit_rows[keep], ranks[keep]] = True
-    retrieved = np.arange(width)[None, :] < np.minimum(lengths, width)[:, None]
-    return grades, judged, retrieved
+    return hit_rows, ranks, hit_grades, lengths
 
 
-_BLOCK_CELLS = 1 << 22  # score comparisons per vectorized block when counting ranks
+_BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting ranks
 
 
 def _count_ranks(
@@ -277,19 +307,14 @@ def _count_ranks(
     return ranks
 
 
-def _ideal(
-    counts: np.ndarray, flat: np.ndarray, relevance_threshold: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per query: R, and the judged grades clipped at 0 sorted descending (padded with 0)."""
+def _ideal(counts: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """Per query, the judged grades clipped at 0 sorted descending (padded with 0)."""
     n_queries = len(counts)
-    total = len(flat)
-    rows = np.repeat(np.arange(n_queries), counts)
-    n_relevant = np.bincount(
-        rows, weights=(flat >= relevance_threshold), minlength=n_queries
-    ).astype(np.int64)
     width = int(counts.max()) if n_queries else 0
-    padded = np.zeros((n_queries, width))
+    # each query's grades are contiguous in ``grades``: shift them onto a row of the matrix
     starts = np.cumsum(counts) - counts
-    padded[rows, np.arange(total) - np.repeat(starts, counts)] = np.maximum(flat, 0.0)
-    ideal = -np.sort(-padded, axis=1)
-    return n_relevant, ideal
+    shift = np.repeat(np.arange(n_queries) * width - starts, counts)
+    padded = np.zeros(n_queries * width)
+    padded[np.arange(len(grades)) + shift] = np.maximum(grades, 0.0)
+    ideal: np.ndarray = np.sort(padded.reshape(n_queries, width), axis=1)[:, ::-1]
+    return ideal

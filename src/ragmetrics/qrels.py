@@ -63,7 +63,9 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         if set(map(type, per_query)) <= {dict}:
             # the common case, checked in bulk: string ids, int grades
             # ids: the first of each query (a full pass costs more than it catches)
-            check_ids([next(iter(d)) for d in per_query if d], "Doc ids", "of the qrels")
+            check_ids(
+                list(map(next, map(iter, filter(None, per_query)))), "Doc ids", "of the qrels"
+            )
             plain = set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= {int}
         else:
             plain = False
@@ -310,6 +312,20 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         """The docs of a query whose grade is at least ``relevance_threshold``."""
         judged = self._data.get(query_id, {})
         return frozenset(d for d, g in judged.items() if g >= relevance_threshold)
+
+    def flat_grades(
+        self, query_ids: Sequence[str]
+    ) -> tuple[list[dict[str, int]], np.ndarray, np.ndarray]:
+        """The judgments of ``query_ids``, in that order: one dict per query, how many docs
+        each judges, and all their grades flat (float64, query by query)."""
+        per_query = list(map(self._data.__getitem__, query_ids))
+        counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+        grades = np.fromiter(
+            chain.from_iterable(map(dict.values, per_query)),
+            dtype=np.float64,
+            count=int(counts.sum()),
+        )
+        return per_query, counts, grades
 
     def raw(self) -> Mapping[str, dict[str, int]]:
         """The internal dict, read-only by convention (used by the engine; do not mutate)."""

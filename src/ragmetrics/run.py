@@ -11,6 +11,7 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,21 +91,22 @@ class Run(Mapping[str, tuple[str, ...]]):
         require_mapping(results, "A run", "a mapping of query id to {doc_id: score}")
         check_ids(results, "Query ids", "of the run")
         per_query = list(results.values())
-        for query_id, docs in zip(results, per_query, strict=True):
-            if not isinstance(docs, Mapping):
-                hint = (
-                    " For ranked lists without scores use Run.from_lists."
-                    if isinstance(docs, (list, tuple))
-                    else ""
-                )
-                raise InputFormatError(
-                    f"The results of query '{query_id}' must be a mapping of doc id to score; "
-                    f"got {type(docs).__name__}.{hint}"
-                )
+        if not set(map(type, per_query)) <= {dict}:  # plain dicts need no check one by one
+            for query_id, docs in zip(results, per_query, strict=True):
+                if not isinstance(docs, Mapping):
+                    hint = (
+                        " For ranked lists without scores use Run.from_lists."
+                        if isinstance(docs, (list, tuple))
+                        else ""
+                    )
+                    raise InputFormatError(
+                        f"The results of query '{query_id}' must be a mapping of doc id to "
+                        f"score; got {type(docs).__name__}.{hint}"
+                    )
+        docs = list(map(tuple, per_query))
         # ids are checked on the first doc of each query: a full pass would cost more than
         # the whole evaluation; a run of non-string ids fails here all the same
-        check_ids([next(iter(d)) for d in per_query if d], "Doc ids", "of the run")
-        docs = list(map(tuple, per_query))
+        check_ids(list(map(itemgetter(0), filter(None, docs))), "Doc ids", "of the run")
         lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
         scores = float_values(
             chain.from_iterable(map(_values, per_query)),
@@ -334,7 +336,7 @@ class Run(Mapping[str, tuple[str, ...]]):
 
     def _set_ids(self, query_ids: list[str], docs: list[tuple[str, ...]], name: str | None) -> None:
         self._query_ids = tuple(query_ids)
-        self._index = {q: i for i, q in enumerate(query_ids)}
+        self._index = dict(zip(query_ids, range(len(query_ids))))
         if len(self._index) != len(query_ids):
             raise InputFormatError("A query id appears twice in the run.")
         self._lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))

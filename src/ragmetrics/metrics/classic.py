@@ -6,6 +6,8 @@ value per query; NaN marks a query for which the metric is not defined (NA).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ragmetrics.judge import JudgedRun
@@ -52,12 +54,14 @@ def hit_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 def reciprocal_rank(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """``1 / rank`` of the first relevant doc within the first k; 0 if there is none."""
-    relevant = _cut(judged.relevant, cutoff)
-    if relevant.shape[1] == 0:
-        return np.zeros(judged.n_queries)
-    first = np.argmax(relevant, axis=1)
-    found = relevant[np.arange(judged.n_queries), first]
-    return np.where(found, 1.0 / (first + 1.0), 0.0)
+    rows, columns = judged.relevant_at
+    if cutoff is not None:
+        keep = columns < cutoff
+        rows, columns = rows[keep], columns[keep]
+    first = np.flatnonzero(np.diff(rows, prepend=-1))  # each query's first relevant doc
+    values = np.zeros(judged.n_queries)
+    values[rows[first]] = 1.0 / (columns[first] + 1.0)
+    return values
 
 
 def average_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
@@ -65,22 +69,40 @@ def average_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     The divisor is R, not min(R, k), as trec_eval's ``map_cut_k``.
     """
-    rows, columns = np.nonzero(_cut(judged.relevant, cutoff))
-    # precision@i at each relevant rank i: (relevant docs within the first i) / i
-    precision_at = judged.relevant_cumsum[rows, columns] / (columns + 1.0)
-    summed = np.bincount(rows, weights=precision_at, minlength=judged.n_queries)
+    rows, columns = judged.relevant_at
+    if cutoff is not None:
+        keep = columns < cutoff
+        rows, columns = rows[keep], columns[keep]
+    # the i-th relevant doc of a query (i = 1, 2, ...) at rank c + 1 adds precision i / (c + 1)
+    ordinal = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows)
+    summed = np.bincount(rows, weights=ordinal / (columns + 1.0), minlength=judged.n_queries)
     return _safe_divide(summed, judged.n_relevant)
 
 
 def _ndcg(
-    judged: JudgedRun, cutoff: int | None, gains: np.ndarray, ideal: np.ndarray
+    judged: JudgedRun, cutoff: int | None, gain: Callable[[np.ndarray], np.ndarray]
 ) -> np.ndarray:
-    gains = _cut(gains, cutoff)
-    ideal = _cut(ideal, cutoff)
+    rows, ranks, grades = judged.hit_rows, judged.hit_ranks, judged.hit_grades
+    if cutoff is not None:
+        keep = ranks < cutoff
+        rows, ranks, grades = rows[keep], ranks[keep], grades[keep]
     discounts = judged.discounts
-    dcg = gains @ discounts[: gains.shape[1]]
-    idcg = ideal @ discounts[: ideal.shape[1]]
+    # summed rank by rank, as trec_eval does; unjudged docs add nothing
+    dcg = np.bincount(
+        rows, weights=gain(np.maximum(grades, 0.0)) * discounts[ranks], minlength=judged.n_queries
+    )
+    ideal = _cut(judged.ideal_gains, cutoff)
+    idcg = gain(ideal) @ discounts[: ideal.shape[1]]
     return _safe_divide(dcg, idcg)
+
+
+def _linear(gains: np.ndarray) -> np.ndarray:
+    return gains
+
+
+def _exponential(gains: np.ndarray) -> np.ndarray:
+    exponential: np.ndarray = np.exp2(gains) - 1.0
+    return exponential
 
 
 def ndcg(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
@@ -89,22 +111,20 @@ def ndcg(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     The ideal ranks every judged doc by grade (Järvelin and Kekäläinen, as trec_eval);
     the threshold does not change the gain. 0 when IDCG = 0.
     """
-    return _ndcg(judged, cutoff, judged.gains, judged.ideal_gains)
+    return _ndcg(judged, cutoff, _linear)
 
 
 def ndcg_exp(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """nDCG with the exponential gain ``2^grade - 1`` (Burges et al., 2005)."""
-    return _ndcg(judged, cutoff, np.exp2(judged.gains) - 1.0, np.exp2(judged.ideal_gains) - 1.0)
+    return _ndcg(judged, cutoff, _exponential)
 
 
 def r_precision(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """Precision at rank R (the number of relevant docs); 0 if R = 0 (trec_eval ``Rprec``)."""
     n_relevant = judged.n_relevant
-    if judged.depth == 0:
-        return np.zeros(judged.n_queries)
-    last = np.clip(np.minimum(n_relevant, judged.depth) - 1, 0, None)
-    hits = judged.relevant_cumsum[np.arange(judged.n_queries), last]
-    return _safe_divide(np.where(n_relevant > 0, hits, 0).astype(np.float64), n_relevant)
+    rows, columns = judged.relevant_at
+    hits = np.bincount(rows[columns < n_relevant[rows]], minlength=judged.n_queries)
+    return _safe_divide(hits.astype(np.float64), n_relevant)
 
 
 def err(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
