@@ -76,6 +76,13 @@ def test_non_string_doc_id() -> None:
         rm.Run.from_dict({"q": {7: 1.0}})  # type: ignore[dict-item]
 
 
+def test_non_string_doc_id_in_lists() -> None:
+    with pytest.raises(
+        rm.InputFormatError, match=r"Doc ids of the run must be strings; got 3 of type int"
+    ):
+        rm.Run.from_lists({"q": ["a", 3]})  # type: ignore[list-item]
+
+
 def test_lists_given_to_from_dict() -> None:
     with pytest.raises(
         rm.InputFormatError,

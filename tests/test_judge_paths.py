@@ -80,7 +80,7 @@ def test_infinite_scores_and_padding() -> None:
 
 def test_ties_with_a_missing_judged_doc() -> None:
     # all scores equal: the rank is the number of greater doc ids
-    run = rm.Run.from_dict({"q": {d: 1.0 for d in "abcde"}})
+    run = rm.Run.from_dict({"q": dict.fromkeys("abcde", 1.0)})
     qrels = {"q": {"b": 1, "z": 1}}
     _assert_same_judgments(qrels, run, None)
     assert rm.evaluate(qrels, run, ["mrr"]).aggregate["mrr"] == pytest.approx(1 / 4)

@@ -66,7 +66,7 @@ class JudgedRun:
     # --- dense views --------------------------------------------------------------------
 
     def _dense(self, values: np.ndarray, dtype: type) -> np.ndarray:
-        matrix = np.zeros((self.n_queries, self.depth), dtype=dtype)
+        matrix: np.ndarray = np.zeros((self.n_queries, self.depth), dtype=dtype)
         matrix[self.hit_rows, self.hit_ranks] = values
         return matrix
 

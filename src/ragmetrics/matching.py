@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.errors import RagMetricsError
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from ragmetrics.evaluate import EvaluationResult
     from ragmetrics.qrels import Qrels
 
+_FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _METADATA_LINE = re.compile(r"[^\s:][^:\n]{0,63}: [^\n]*")
 
 
@@ -231,15 +234,11 @@ class ChunkMatcher:
         normalize = _normalizes(rules)
         self._texts = tuple(rules.normalize(t) if normalize else t for _, t in items)
         self._everything = range(len(self._texts))
-        words: dict[str, list[int]] = {}
+        words: defaultdict[str, list[int]] = defaultdict(list)
         for position, text in enumerate(self._texts):
             for word in set(text.split()):
-                owners = words.get(word)
-                if owners is None:
-                    words[word] = [position]
-                else:
-                    owners.append(position)
-        self._words = words
+                words[word].append(position)
+        self._words: dict[str, list[int]] = dict(words)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -248,37 +247,43 @@ class ChunkMatcher:
         return f"ChunkMatcher({len(self)} originals, {len(self._words)} distinct words)"
 
     def _candidates(self, variant: str) -> Sequence[int] | set[int]:
-        interior = variant.split()[1:-1]
-        if not interior:
-            return self._everything  # too short to anchor: check every original
-        found = list(map(self._words.get, interior))
-        if None in found:
-            return ()  # a whole word of the text is in no original
-        owner_lists: list[list[int]] = found  # type: ignore[assignment]
-        owner_lists.sort(key=len)
-        rarest = owner_lists[0]
-        if len(rarest) <= 2:
+        words = variant.split()
+        if len(words) < 3:
+            return self._everything  # no interior word to anchor on: check every original
+        # Any interior word's owners are a complete candidate set; the smallest is the
+        # cheapest to verify. A word no original has gives the empty set: no match.
+        found = list(map(self._words.get, words[1:-1], repeat(())))
+        rarest = min(found, key=len)
+        if len(rarest) <= _FEW_CANDIDATES:
             return rarest
-        # the originals holding each of the three rarest words
-        return set(rarest).intersection(*owner_lists[1:3])
+        found.sort(key=len)  # narrow by the next rarest words
+        return set(rarest).intersection(*found[1:3])
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
-        found: set[int] = set()
-        texts = self._texts
-        for variant in self.rules.variants(chunk):
-            for position in self._candidates(variant):
-                if variant in texts[position]:
-                    found.add(position)
-        return found
+        return self._match_positions([chunk])[0]
+
+    def _match_positions(self, chunks: Iterable[str]) -> list[set[int]]:
+        """``match_indices`` of each chunk, in one loop with its lookups bound once."""
+        texts, variants_of, candidates = self._texts, self.rules.variants, self._candidates
+        matched: list[set[int]] = []
+        for chunk in chunks:
+            found: set[int] = set()
+            for variant in variants_of(chunk):
+                for position in candidates(variant):
+                    if variant in texts[position]:
+                        found.add(position)
+            matched.append(found)
+        return matched
 
     def match(self, chunk: str) -> set[str]:
         """Ids of the originals that ``chunk`` came from (empty when none)."""
-        return {self.ids[i] for i in self.match_indices(chunk)}
+        return self.match_many([chunk])[0]
 
     def match_many(self, chunks: Iterable[str]) -> list[set[str]]:
         """``match`` for each chunk, in order."""
-        return [self.match(chunk) for chunk in chunks]
+        name_of = self.ids.__getitem__
+        return [set(map(name_of, found)) for found in self._match_positions(chunks)]
 
     def match_run(
         self,

@@ -103,18 +103,18 @@ class Run(Mapping[str, tuple[str, ...]]):
                         f"The results of query '{query_id}' must be a mapping of doc id to "
                         f"score; got {type(docs).__name__}.{hint}"
                     )
-        docs = list(map(tuple, per_query))
+        snapshot: list[tuple[str, ...]] = list(map(tuple, per_query))
         # ids are checked on the first doc of each query: a full pass would cost more than
         # the whole evaluation; a run of non-string ids fails here all the same
-        check_ids(list(map(itemgetter(0), filter(None, docs))), "Doc ids", "of the run")
-        lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        check_ids(list(map(itemgetter(0), filter(None, snapshot))), "Doc ids", "of the run")
+        lengths = np.fromiter(map(len, snapshot), dtype=np.int64, count=len(snapshot))
         scores = float_values(
             chain.from_iterable(map(_values, per_query)),
             int(lengths.sum()),
             iter_items(results),
             "score",
         )
-        return cls._from_scored(list(results), docs, scores, {}, name)
+        return cls._from_scored(list(results), snapshot, scores, {}, name)
 
     @classmethod
     @without_gc
@@ -130,9 +130,9 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The ranking of query '{query_id}' must be a list of doc ids; "
                     f"got {type(docs).__name__}.{hint}"
                 )
-        docs = list(map(tuple, per_query))
-        check_ids(chain.from_iterable(docs), "Doc ids", "of the run")
-        return cls._from_ranked_lists(list(rankings), docs, name)
+        ranked: list[tuple[str, ...]] = list(map(tuple, per_query))
+        check_ids(list(chain.from_iterable(ranked)), "Doc ids", "of the run")
+        return cls._from_ranked_lists(list(rankings), ranked, name)
 
     @classmethod
     @without_gc
