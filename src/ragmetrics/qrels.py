@@ -21,6 +21,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics._trec_fast import read_plain_trec
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -136,6 +137,12 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     @classmethod
     def from_trec(cls, path: PathLike) -> Qrels:
         """Read a TREC qrels file: ``query_id iteration doc_id grade`` per line."""
+        plain = read_plain_trec(path, n_columns=4, doc_col=2, value_col=3, integer=True)
+        if plain is not None:
+            try:
+                return cls._from_columns(*plain, source=os.fspath(path))
+            except InputFormatError:
+                pass  # a doc judged twice: the careful reader names the line
         maps, _ = read_trec_maps(
             path,
             n_columns=4,

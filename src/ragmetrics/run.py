@@ -27,6 +27,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics._trec_fast import read_plain_trec
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -141,6 +142,10 @@ class Run(Mapping[str, tuple[str, ...]]):
 
         The rank column is ignored, as trec_eval does: the ranking comes from the scores.
         """
+        plain = read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False)
+        if plain is not None:
+            queries, lengths, docs, scores = group_contiguous(*plain)
+            return cls._from_scored_columns(queries, lengths, docs, scores, name or Path(path).stem)
         maps, repeats = read_trec_maps(
             path,
             n_columns=6,
@@ -283,36 +288,26 @@ class Run(Mapping[str, tuple[str, ...]]):
         copies dropped are counted in ``duplicates``.
         """
         counts = np.asarray(lengths, dtype=np.int64)
-        docs_left, values_left = iter(docs), iter(scores.tolist())
-        # one dict per query, built at C speed from consecutive slices of the columns
-        maps: list[dict[str, float]] = list(
-            map(
-                dict,
-                map(
-                    zip,
-                    map(islice, repeat(docs_left), counts.tolist()),
-                    map(islice, repeat(values_left), counts.tolist()),
-                ),
-            )
-        )
-        duplicates: dict[str, int] = {}
-        sizes = np.fromiter(map(len, maps), dtype=np.int64, count=len(maps))
-        repeated = np.flatnonzero(sizes != counts)
-        if len(repeated):
-            bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-            values = scores.tolist()
-            for i in repeated.tolist():
-                best: dict[str, float] = {}
-                for doc, value in zip(
-                    docs[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True
-                ):
-                    if doc not in best or value > best[doc]:
-                        best[doc] = value  # a repeated doc keeps its best-ranked copy
-                maps[i] = best
-                duplicates[query_ids[i]] = int(counts[i]) - len(best)
-        if not duplicates:
-            per_query = _split(docs, counts)
+        per_query = _split(docs, counts)
+        distinct = np.fromiter(map(len, map(set, per_query)), dtype=np.int64, count=len(counts))
+        repeated = np.flatnonzero(distinct != counts).tolist()
+        if not repeated:
             return cls._from_scored(query_ids, per_query, scores, {}, name)
+        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+        maps = [
+            dict(zip(t, scores[bounds[i] : bounds[i + 1]].tolist(), strict=True))
+            for i, t in enumerate(per_query)
+        ]
+        duplicates: dict[str, int] = {}
+        for i in repeated:
+            best: dict[str, float] = {}
+            for doc, value in zip(
+                per_query[i], scores[bounds[i] : bounds[i + 1]].tolist(), strict=True
+            ):
+                if doc not in best or value > best[doc]:
+                    best[doc] = value  # a repeated doc keeps its best-ranked copy
+            maps[i] = best
+            duplicates[query_ids[i]] = int(counts[i]) - len(best)
         return cls._from_maps(query_ids, maps, duplicates, name)
 
     @classmethod

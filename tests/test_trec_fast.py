@@ -1,0 +1,123 @@
+"""The vectorized TREC reader gives exactly what the line-by-line reader gives.
+
+Files are written with awkward but valid formatting (signs, exponents, long decimals, tabs,
+CRLF, no final newline, a query split across the file, repeated docs), and with content the
+fast reader must hand over to the careful one (comments, blank lines, non-ASCII, extra
+fields). Either way the values must equal ``float()`` / ``int()`` of the fields.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics import _trec_fast
+from ragmetrics._io import read_trec_maps
+from ragmetrics._trec_fast import read_plain_trec
+
+_SCORES = [
+    "0.5", "-0.25", "+3", "12", "1e-3", "-2.5E+2", "inf", "-inf", "0.1234567890123456789",
+    "123456789012345678", ".5", "7.", "-0", "000.0100", "9007199254740993", "3.14159265358979",
+]  # fmt: skip
+
+
+def _careful_run(path: Path) -> dict[str, dict[str, float]]:
+    maps, _ = read_trec_maps(
+        path, n_columns=6, doc_col=2, value_col=4, value_kind="float",
+        layout="query_id Q0 doc_id rank score tag", extra_fields=True, on_repeat="max",
+    )  # fmt: skip
+    return maps
+
+
+def _write_run(path: Path, rng: random.Random, *, crlf: bool, final_newline: bool) -> None:
+    lines = []
+    for q in rng.sample(range(40), 30):
+        for rank in range(rng.randrange(1, 25)):
+            score = rng.choice([*_SCORES, f"{rng.random():.6f}", f"{rng.uniform(-9, 9):.3f}"])
+            doc = f"doc-{rng.randrange(60)}"
+            sep = rng.choice([" ", "\t", "  "])
+            lines.append(sep.join([f"q{q}", "Q0", doc, str(rank), score, "tag"]))
+    lines += lines[:7]  # a query comes back at the end, with repeated docs
+    newline = "\r\n" if crlf else "\n"
+    text = newline.join(lines) + (newline if final_newline else "")
+    path.write_bytes(text.encode("ascii"))
+
+
+@pytest.mark.parametrize("block_bytes", [97, 1 << 25], ids=["tiny blocks", "one block"])
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_run_reader_equals_careful_reader(
+    tmp_path: Path, seed: int, block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    rng = random.Random(seed)
+    path = tmp_path / "run.txt"
+    _write_run(path, rng, crlf=seed % 2 == 1, final_newline=seed % 3 != 0)
+    assert read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False) is not None
+    run = rm.Run.from_trec(path)
+    careful = _careful_run(path)
+    assert run.query_ids == tuple(careful)
+    for query_id, docs in careful.items():
+        got = dict(zip(run[query_id], run.scores(query_id) or (), strict=True))
+        assert got.keys() == docs.keys()
+        for doc, score in docs.items():  # bit for bit, -0.0 and inf included
+            assert np.array_equal(np.float64(got[doc]), np.float64(score))
+            assert np.signbit(got[doc]) == np.signbit(score)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# a comment\nq1 Q0 d1 1 0.5 t\n",
+        "q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4 t\n",
+        "q1 Q0 dé 1 0.5 t\n",
+        "q1 Q0 d1 1 0.5 t extra\n",
+        "q1 Q0 d1 1 0x10 t\n",
+    ],
+    ids=["comment", "blank line", "non-ascii", "extra field", "hex score"],
+)
+def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text(text, encoding="utf-8")
+    assert read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    if "0x10" in text:
+        with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1: field 5 must be"):
+            rm.Run.from_trec(path)
+    else:
+        assert len(rm.Run.from_trec(path)) == 1
+
+
+def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    lines = [
+        f"q{q} 0 d{d} {rng.choice(['0', '1', '2', '-1', '+3', '007', '1_0'])}"
+        for q in range(50)
+        for d in rng.sample(range(80), rng.randrange(1, 30))
+    ]
+    path = tmp_path / "qrels.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="ascii")
+    assert read_plain_trec(path, n_columns=4, doc_col=2, value_col=3, integer=True) is not None
+    careful, _ = read_trec_maps(
+        path, n_columns=4, doc_col=2, value_col=3, value_kind="int",
+        layout="query_id iteration doc_id grade", on_repeat="same",
+    )  # fmt: skip
+    qrels = rm.Qrels.from_trec(path)
+    assert {q: dict(qrels[q]) for q in qrels} == careful
+    assert all(type(grade) is int for q in qrels for grade in qrels[q].values())
+
+
+def test_conflicting_grades_still_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n", encoding="ascii")
+    with pytest.raises(rm.InputFormatError, match=r"qrels\.txt, line 3: 'd1' is judged twice"):
+        rm.Qrels.from_trec(path)
+
+
+def test_nan_score_still_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 nan t\n", encoding="ascii")
+    with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 2: the score is NaN"):
+        rm.Run.from_trec(path)
