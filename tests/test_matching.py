@@ -111,6 +111,34 @@ def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
     assert "1 retrieved chunks matched no original" in result.to_markdown()
 
 
+class _CountingRules(MatchRules):
+    """Default rules that count how often a chunk is reduced (one per matching)."""
+
+    calls: list[str]
+
+    def variants(self, chunk: str) -> tuple[str, ...]:
+        self.calls.append(chunk)
+        return super().variants(chunk)
+
+
+def test_a_chunk_repeated_across_queries_is_matched_once() -> None:
+    rules = _CountingRules()
+    object.__setattr__(rules, "calls", [])
+    matcher = ChunkMatcher({"s1": "user: one two three four", "s2": "five six seven"}, rules=rules)
+    shared, other = "user: two three four", "six seven"
+    matched = matcher.match_run(
+        {"q1": [shared, other, "gone"], "q2": [other, shared], "q3": ["gone", shared]}
+    )
+    assert sorted(rules.calls) == sorted([shared, other, "gone"])
+    assert matched.run.to_lists() == {"q1": ["s1", "s2"], "q2": ["s2", "s1"], "q3": ["s1"]}
+    assert matched.unmatched == {"q1": 1, "q3": 1} and matched.n_chunks == 7
+    assert matched.chunk_matches["q2"] == [frozenset({"s2"}), frozenset({"s1"})]
+    # answers handed out are the caller's own: changing one changes no other
+    first = matcher.match_indices(shared)
+    first.add(99)
+    assert matcher.match_indices(shared) == {0}
+
+
 @pytest.fixture(scope="module")
 def locomo() -> _locomo.Locomo:
     return _locomo.load(shared_file("locomo", "locomo10.json"))

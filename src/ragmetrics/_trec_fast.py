@@ -134,7 +134,8 @@ def _text(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> str:
     np.minimum(positions, len(data) - 1, out=positions)  # the last field may end the block
     text = data[positions]
     text[np.cumsum(widths) - 1] = ord(" ")
-    return text.tobytes().decode("ascii")
+    raw: bytes = text.tobytes()
+    return raw.decode("ascii")
 
 
 def _rows(padded: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:

@@ -21,7 +21,7 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import repeat
+from itertools import chain, islice, repeat
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics.errors import RagMetricsError
@@ -261,18 +261,26 @@ class ChunkMatcher:
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
-        return self._match_positions([chunk])[0]
+        return set(self._match_positions([chunk])[0])
 
-    def _match_positions(self, chunks: Iterable[str]) -> list[set[int]]:
-        """``match_indices`` of each chunk, in one loop with its lookups bound once."""
+    def _match_positions(self, chunks: Iterable[str]) -> list[frozenset[int]]:
+        """``match_indices`` of each chunk, in one loop with its lookups bound once.
+
+        Each distinct chunk text is matched once: a retriever hands the same chunk to many
+        queries, and a run of them repeats it all the time.
+        """
         texts, variants_of, candidates = self._texts, self.rules.variants, self._candidates
-        matched: list[set[int]] = []
+        known: dict[str, frozenset[int]] = {}
+        matched: list[frozenset[int]] = []
         for chunk in chunks:
-            found: set[int] = set()
-            for variant in variants_of(chunk):
-                for position in candidates(variant):
-                    if variant in texts[position]:
-                        found.add(position)
+            found = known.get(chunk)
+            if found is None:
+                positions: set[int] = set()
+                for variant in variants_of(chunk):
+                    for position in candidates(variant):
+                        if variant in texts[position]:
+                            positions.add(position)
+                found = known[chunk] = frozenset(positions)
             matched.append(found)
         return matched
 
@@ -297,31 +305,35 @@ class ChunkMatcher:
         Each original takes the rank of the first chunk that matched it; a chunk matching
         several originals places them in index order; unmatched chunks are counted.
         """
-        rankings: dict[str, list[str]] = {}
-        per_chunk: dict[str, list[frozenset[str]]] = {}
-        unmatched: dict[str, int] = {}
-        total = 0
-        show = progress if progress is not None else sum(map(len, chunks.values())) > 20_000
-        for query_id, texts in progress_bar(
-            chunks.items(), desc="matching chunks", disable=not show
-        ):
+        for query_id, texts in chunks.items():
             if isinstance(texts, str):
                 raise RagMetricsError(
                     f"The chunks of query {query_id!r} must be a list of texts, not one string."
                 )
+        total = sum(map(len, chunks.values()))
+        show = progress if progress is not None else total > 20_000
+        flat = progress_bar(
+            chain.from_iterable(chunks.values()), total=total, desc="matching chunks",
+            disable=not show,
+        )  # fmt: skip
+        found = iter(self._match_positions(flat))
+        names = self.ids
+        named: dict[frozenset[int], frozenset[str]] = {}
+        rankings: dict[str, list[str]] = {}
+        per_chunk: dict[str, list[frozenset[str]]] = {}
+        unmatched: dict[str, int] = {}
+        for query_id, texts in chunks.items():
             ranking: dict[str, None] = {}
             matches: list[frozenset[str]] = []
-            missed = 0
-            for text in texts:
-                positions = sorted(self.match_indices(text))
-                ids = frozenset(self.ids[i] for i in positions)
+            for positions in islice(found, len(texts)):
+                ids = named.get(positions)
+                if ids is None:
+                    ids = named[positions] = frozenset(names[i] for i in positions)
                 matches.append(ids)
-                missed += not positions
-                for i in positions:
-                    ranking.setdefault(self.ids[i])
-            total += len(texts)
+                ranking.update(dict.fromkeys(names[i] for i in sorted(positions)))
             rankings[query_id] = list(ranking)
             per_chunk[query_id] = matches
+            missed = matches.count(frozenset())
             if missed:
                 unmatched[query_id] = missed
         return MatchedRun(Run.from_lists(rankings, name=name), per_chunk, unmatched, total)
