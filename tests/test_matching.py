@@ -96,6 +96,16 @@ def test_short_chunks_and_lists() -> None:
     assert matcher.match("delta") == set()
 
 
+@pytest.mark.parametrize("n_words", [3, 4, 13, 14, 40])
+def test_chunks_cut_mid_word_at_both_ends_still_match(n_words: int) -> None:
+    words = [f"w{i}x" for i in range(60)]
+    original = " ".join(words)
+    chunk = " ".join(words[10 : 10 + n_words])[1:-1]  # first and last words cut
+    matcher = ChunkMatcher({"s": original, "other": " ".join(reversed(words))})
+    assert matcher.match(chunk) == {"s"}
+    assert is_chunk_from_original(chunk, original)
+
+
 def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
     matcher = ChunkMatcher(
         {"s1": "user: one two three four five six", "s2": "assistant: seven eight nine ten"}
