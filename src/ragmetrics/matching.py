@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _ANCHOR_WORDS = 12  # interior words looked up per searched text
+_WINDOW_CHARS = 160  # a longer text is split only in a window around its middle
 _METADATA_LINE = re.compile(r"[^\s:][^:\n]{0,63}: [^\n]*")
 
 
@@ -146,6 +147,23 @@ def _strip_metadata(text: str) -> str:
     return "\n".join(lines[position + 1 :])
 
 
+def _interior_words(text: str) -> list[str]:
+    """Up to ``_ANCHOR_WORDS`` whole words from the middle of ``text``, never its first or
+    last word (either may be cut mid-word). Every original containing ``text`` contains each
+    of them as a whole word, which is what makes the word index complete."""
+    middle = len(text) // 2
+    if len(text) > _WINDOW_CHARS:
+        # tokens strictly inside a window are whole words strictly inside the text
+        half = _WINDOW_CHARS // 2
+        words = text[middle - half : middle + half].split()[1:-1]
+        if words:
+            return words[:_ANCHOR_WORDS]
+    words = text.split()
+    middle = len(words) // 2
+    half = _ANCHOR_WORDS // 2
+    return words[max(1, middle - half) : min(len(words) - 1, middle + half)]
+
+
 def is_chunk_from_original(chunk: str, original: str, *, rules: MatchRules = DEFAULT_RULES) -> bool:
     """True when ``chunk`` (after the prefix rules) occurs in ``original``, raw or JSON-escaped.
 
@@ -248,16 +266,11 @@ class ChunkMatcher:
         return f"ChunkMatcher({len(self)} originals, {len(self._words)} distinct words)"
 
     def _candidates(self, variant: str) -> Sequence[int] | set[int]:
-        words = variant.split()
-        if len(words) < 3:
+        interior = _interior_words(variant)
+        if not interior:
             return self._everything  # no interior word to anchor on: check every original
         # Any interior word's owners are a complete candidate set; the smallest is the
-        # cheapest to verify. A word no original has gives the empty set: no match. A dozen
-        # interior words around the middle anchor about as well as all of them.
-        middle = len(words) // 2
-        interior = words[
-            max(1, middle - _ANCHOR_WORDS // 2) : min(len(words) - 1, middle + _ANCHOR_WORDS // 2)
-        ]
+        # cheapest to verify. A word no original has gives the empty set: no match.
         found = list(map(self._words.get, interior, repeat(())))
         rarest = min(found, key=len)
         if len(rarest) <= _FEW_CANDIDATES:
