@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ragmetrics.qrels import Qrels
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
+_MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates
 _ANCHOR_WORDS = 12  # interior words looked up per searched text
 _WINDOW_CHARS = 160  # a longer text is split only in a window around its middle
 _METADATA_LINE = re.compile(r"[^\s:][^:\n]{0,63}: [^\n]*")
@@ -276,7 +277,10 @@ class ChunkMatcher:
         if len(rarest) <= _FEW_CANDIDATES:
             return rarest
         found.sort(key=len)  # narrow by the next rarest words
-        return set(rarest).intersection(*found[1:3])
+        narrowed = set(rarest).intersection(*found[1:3])
+        if len(narrowed) > _MANY_CANDIDATES:  # only common words so far: use them all
+            narrowed.intersection_update(*found[3:])
+        return narrowed
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
