@@ -9,7 +9,9 @@ fields). Either way the values must equal ``float()`` / ``int()`` of the fields.
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ import ragmetrics as rm
 from ragmetrics import _trec_fast
 from ragmetrics._io import read_trec_maps
 from ragmetrics._trec_fast import read_plain_trec
+from tests.conftest import shared_file
 
 _SCORES = [
     "0.5", "-0.25", "+3", "12", "1e-3", "-2.5E+2", "inf", "-inf", "0.1234567890123456789",
@@ -121,3 +124,46 @@ def test_nan_score_still_names_the_line(tmp_path: Path) -> None:
     path.write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 nan t\n", encoding="ascii")
     with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 2: the score is NaN"):
         rm.Run.from_trec(path)
+
+
+_REAL_FILES = [
+    ("cacm", "qrels.cacm.txt"),
+    ("cacm", "cacm-bm25.run.txt"),
+    ("trec-qrels", "qrels.dl19-passage.txt"),
+    ("trec-qrels", "qrels.rag24.test.txt"),
+    ("trec_eval", "qrels.test"),
+    ("trec_eval", "qrels.rel_level"),
+    ("trec_eval", "qrels.123"),
+    ("trec_eval", "results.test"),
+    ("trec_eval", "results.comment.test"),
+    ("trec_eval", "results.trunc"),
+]
+
+
+def _careful_qrels(path: Path) -> dict[str, dict[str, int]]:
+    maps, _ = read_trec_maps(
+        path, n_columns=4, doc_col=2, value_col=3, value_kind="int",
+        layout="query_id iteration doc_id grade", on_repeat="same",
+    )  # fmt: skip
+    return maps
+
+
+def _as_dicts(path: Path, *, is_qrels: bool) -> dict[str, dict[str, float]]:
+    if is_qrels:
+        return {q: dict(docs) for q, docs in rm.Qrels.from_trec(path).items()}
+    run = rm.Run.from_trec(path)
+    return {q: dict(zip(run[q], run.scores(q) or (), strict=True)) for q in run}
+
+
+@pytest.mark.parametrize("parts", _REAL_FILES, ids=["/".join(p) for p in _REAL_FILES])
+def test_real_files_read_the_same_either_way(parts: tuple[str, str]) -> None:
+    """Whichever reader takes a real file, the result (or the error) is the careful one's."""
+    path = shared_file(*parts)
+    is_qrels = "qrels" in parts[1]
+    try:
+        expected: dict[str, Any] = _careful_qrels(path) if is_qrels else _careful_run(path)
+    except rm.InputFormatError as error:
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
+            _as_dicts(path, is_qrels=is_qrels)
+        return
+    assert _as_dicts(path, is_qrels=is_qrels) == expected
