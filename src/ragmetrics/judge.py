@@ -207,7 +207,7 @@ def _locate(
     number of results of its query with a higher score, plus those with an equal score and a
     greater doc id (trec_eval's order), counted in vectorized blocks.
     """
-    docs, scores = run.judging_view()
+    docs, scores = run._judging_view()
     n_queries = len(query_ids)
     run_rows = np.fromiter(
         map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=n_queries

@@ -455,7 +455,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         """The number of distinct docs ranked for each query, aligned with ``query_ids``."""
         return self._lengths
 
-    def judging_view(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
+    def _judging_view(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
         """``(docs, scores)`` for the engine, without sorting: a tuple of doc ids per query
         and the scores flat (offsets: ``lengths``).
 
