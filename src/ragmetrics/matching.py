@@ -152,17 +152,15 @@ def _interior_words(text: str) -> list[str]:
     """Up to ``_ANCHOR_WORDS`` whole words from the middle of ``text``, never its first or
     last word (either may be cut mid-word). Every original containing ``text`` contains each
     of them as a whole word, which is what makes the word index complete."""
-    middle = len(text) // 2
     if len(text) > _WINDOW_CHARS:
         # tokens strictly inside a window are whole words strictly inside the text
-        half = _WINDOW_CHARS // 2
-        words = text[middle - half : middle + half].split()[1:-1]
+        start = (len(text) - _WINDOW_CHARS) // 2
+        words = text[start : start + _WINDOW_CHARS].split()[1:-1]
         if words:
             return words[:_ANCHOR_WORDS]
     words = text.split()
-    middle = len(words) // 2
-    half = _ANCHOR_WORDS // 2
-    return words[max(1, middle - half) : min(len(words) - 1, middle + half)]
+    start = max(1, (len(words) - _ANCHOR_WORDS) // 2)
+    return words[start : min(len(words) - 1, start + _ANCHOR_WORDS)]
 
 
 def is_chunk_from_original(chunk: str, original: str, *, rules: MatchRules = DEFAULT_RULES) -> bool:
