@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from itertools import filterfalse, repeat
+from itertools import filterfalse
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
@@ -381,8 +381,7 @@ def evaluate(
         values[:, column] = metric.compute(judged)
     na = np.isnan(values).sum(axis=0).tolist()
     labels = [m.label for m in parsed]
-    rows = np.fromiter(map(in_run.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids))
-    empty = int(np.count_nonzero(run.lengths[rows[rows >= 0]] == 0))
+    empty = int(np.count_nonzero(judged.in_run & (judged.lengths == 0)))
     counts = Counts(
         queries=len(query_ids),
         judged=len(judged_ids),

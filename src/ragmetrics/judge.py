@@ -30,6 +30,7 @@ class JudgedRun:
         hit_rows, hit_ranks, hit_grades: every judged doc within the depth: its query's
             row, its 0-based rank and its grade, sorted by row then rank.
         lengths: how many docs each query ranks within the depth.
+        in_run: True for the queries the run has a ranking for (possibly empty).
         depth: the width of the dense views (the longest ranking, cut at the depth).
         n_relevant: ``R``, the number of judged docs at or above the threshold, per query.
         judged_counts, judged_grades: how many docs each query has judged, and all their
@@ -41,6 +42,7 @@ class JudgedRun:
     hit_ranks: np.ndarray
     hit_grades: np.ndarray
     lengths: np.ndarray
+    in_run: np.ndarray
     depth: int
     n_relevant: np.ndarray
     judged_counts: np.ndarray
@@ -166,7 +168,7 @@ def judge(
     A query absent from the run gets an empty ranking.
     """
     per_query, counts, grades = qrels.flat_grades(query_ids)
-    rows, ranks, hit_grades, lengths = _locate(per_query, run, query_ids, progress)
+    rows, ranks, hit_grades, lengths, run_rows = _locate(per_query, run, query_ids, progress)
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
         width = min(width, depth)
@@ -181,6 +183,7 @@ def judge(
         hit_ranks=ranks[order],
         hit_grades=hit_grades[order],
         lengths=np.minimum(lengths, width),
+        in_run=run_rows >= 0,
         depth=width,
         n_relevant=relevant_before[ends] - relevant_before[ends - counts],
         judged_counts=counts,
@@ -197,8 +200,9 @@ def _locate(
     run: Run,
     query_ids: list[str],
     progress: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths)``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths,
+    each query's row in the run or -1)``.
 
     Only judged docs matter to the metrics, so only they are located: each query's judged
     docs are intersected with its results at C speed (``keys & results``), which finds the
@@ -242,7 +246,7 @@ def _locate(
     else:
         ranks = _count_ranks(run, docs, scores, run_rows[hit_rows], positions, hit_docs)
     lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
-    return hit_rows, ranks, hit_grades, lengths
+    return hit_rows, ranks, hit_grades, lengths, run_rows
 
 
 _BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting ranks
