@@ -41,7 +41,7 @@ def _write_run(path: Path, rng: random.Random, *, crlf: bool, final_newline: boo
     for q in rng.sample(range(40), 30):
         for rank in range(rng.randrange(1, 25)):
             score = rng.choice([*_SCORES, f"{rng.random():.6f}", f"{rng.uniform(-9, 9):.3f}"])
-            doc = f"doc-{rng.randrange(60)}"
+            doc = f"doc-{rng.randrange(60)}" + "x" * rng.choice([0, 0, 0, 90, 200])
             sep = rng.choice([" ", "\t", "  "])
             lines.append(sep.join([f"q{q}", "Q0", doc, str(rank), score, "tag"]))
     lines += lines[:7]  # a query comes back at the end, with repeated docs
@@ -79,8 +79,9 @@ def test_fast_run_reader_equals_careful_reader(
         "q1 Q0 dé 1 0.5 t\n",
         "q1 Q0 d1 1 0.5 t extra\n",
         "q1 Q0 d1 1 0x10 t\n",
+        f"q1 Q0 {'d' * 300} 1 0.5 t\n",
     ],
-    ids=["comment", "blank line", "non-ascii", "extra field", "hex score"],
+    ids=["comment", "blank line", "non-ascii", "extra field", "hex score", "300-byte doc id"],
 )
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.txt"

@@ -20,6 +20,7 @@ import numpy as np
 
 _BLOCK_BYTES = 1 << 25  # the file is read in blocks of about 32 MB, cut at line ends
 _MAX_ID_WIDTH = 64  # query ids compared as fixed-width rows up to this many bytes
+_MAX_FIELD_WIDTH = 256  # a wider field sends the file to the careful reader
 _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an exact double
 
 # Byte classes: 0 inside a field, 1 whitespace as ``str.split`` sees it, 2 needs the careful
@@ -76,15 +77,15 @@ def _read_block(
     block: bytes, n_columns: int, doc_col: int, value_col: int, integer: bool
 ) -> Columns | None:
     # zero bytes past the end, so that a field's bytes can be copied as a fixed-width row
-    padded = np.frombuffer(block + bytes(_MAX_ID_WIDTH + 8), dtype=np.uint8)
+    padded = np.frombuffer(block + bytes(_MAX_FIELD_WIDTH), dtype=np.uint8)
     data = padded[: len(block)]
-    classes = _BYTE_CLASS[data]
+    # byte classes with a whitespace sentinel on each side: flips are field boundaries
+    classes = np.empty(len(data) + 2, dtype=np.uint8)
+    classes[0] = classes[-1] = 1
+    np.take(_BYTE_CLASS, data, out=classes[1:-1])
     if classes.max() == 2:
         return None
-    # whitespace flags with a whitespace sentinel on each side: flips are field boundaries
-    space = np.ones(len(data) + 2, dtype=bool)
-    np.equal(classes, 1, out=space[1:-1])
-    edges = np.flatnonzero(space[1:] != space[:-1])
+    edges = np.flatnonzero(classes[1:] != classes[:-1])
     starts, ends = edges[0::2], edges[1::2]
     if len(starts) == 0 or len(starts) % n_columns:
         return None
@@ -94,7 +95,10 @@ def _read_block(
     line_starts = starts[0::n_columns]
     if (data[line_starts] == ord("#")).any():
         return None  # a comment line
-    doc_ids = _text(data, starts[doc_col::n_columns], ends[doc_col::n_columns]).split()
+    doc_text = _text(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
+    if doc_text is None:
+        return None
+    doc_ids = doc_text.split()
     if len(doc_ids) != n_lines:
         return None
     values = _numbers(padded, starts[value_col::n_columns], ends[value_col::n_columns], integer)
@@ -104,7 +108,10 @@ def _read_block(
     if runs is None:
         return None
     first_lines, run_lengths = runs
-    queries = _text(data, line_starts[first_lines], ends[0::n_columns][first_lines]).split()
+    query_text = _text(padded, line_starts[first_lines], ends[0::n_columns][first_lines])
+    if query_text is None:
+        return None
+    queries = query_text.split()
     return queries, run_lengths.tolist(), doc_ids, values
 
 
@@ -126,15 +133,16 @@ def _one_line_per_record(
     return bool(((newlines >= after_last_field) & (newlines <= next_record)).all())
 
 
-def _text(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> str:
-    """The fields ``data[starts:ends]`` with the whitespace byte after each, as one string."""
-    widths = ends - starts + 1
-    offsets = np.cumsum(widths) - widths
-    positions = np.arange(int(widths.sum())) + np.repeat(starts - offsets, widths)
-    np.minimum(positions, len(data) - 1, out=positions)  # the last field may end the block
-    text = data[positions]
-    text[np.cumsum(widths) - 1] = ord(" ")
-    raw: bytes = text.tobytes()
+def _text(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> str | None:
+    """The fields ``[starts, ends)`` as one string, each followed by spaces (for ``split``);
+    None when a field is too wide for the fast reader."""
+    widths = ends - starts
+    width = int(widths.max()) + 1  # room for at least one space after the widest field
+    if width > _MAX_FIELD_WIDTH:
+        return None
+    rows = _rows(padded, starts, width)
+    rows[np.arange(width)[None, :] >= widths[:, None]] = ord(" ")
+    raw: bytes = rows.tobytes()
     return raw.decode("ascii")
 
 
@@ -208,7 +216,10 @@ def _numbers(
         values = np.where(negative, -magnitude, magnitude)
     other = np.flatnonzero(~simple)
     if len(other):
-        fields = _text(padded, starts[other], ends[other]).split()
+        text = _text(padded, starts[other], ends[other])
+        if text is None:
+            return None
+        fields = text.split()
         convert = int if integer else float
         try:
             values[other] = list(map(convert, fields))
