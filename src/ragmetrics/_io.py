@@ -1,8 +1,8 @@
-"""Readers for the TREC qrels and run formats, and shared helpers for flat columns.
+"""The careful TREC reader, and shared helpers for flat columns.
 
-The TREC readers split whole blocks of lines at C speed (``map(str.split, lines)``) and
-only fall back to a line-by-line pass for a block that holds a comment, a blank line or a
-malformed line, so that the error can name the file and the line number.
+``read_trec_maps`` reads a qrels or run file line by line, so that any error names the file
+and the line. Plain files (ASCII, one record per line) are first tried by the vectorized
+reader of ``_trec_fast``, which hands over to this one for anything else.
 """
 
 from __future__ import annotations
