@@ -313,12 +313,17 @@ def _count_ranks(
 
 def _ideal(counts: np.ndarray, grades: np.ndarray) -> np.ndarray:
     """Per query, the judged grades clipped at 0 sorted descending (padded with 0)."""
-    n_queries = len(counts)
-    width = int(counts.max()) if n_queries else 0
-    # each query's grades are contiguous in ``grades``: shift them onto a row of the matrix
-    starts = np.cumsum(counts) - counts
-    shift = np.repeat(np.arange(n_queries) * width - starts, counts)
-    padded = np.zeros(n_queries * width)
-    padded[np.arange(len(grades)) + shift] = np.maximum(grades, 0.0)
-    ideal: np.ndarray = np.sort(padded.reshape(n_queries, width), axis=1)[:, ::-1]
+    ideal: np.ndarray = np.sort(pad_rows(counts, np.maximum(grades, 0.0)), axis=1)[:, ::-1]
     return ideal
+
+
+def pad_rows(counts: np.ndarray, values: np.ndarray, *, min_width: int = 0) -> np.ndarray:
+    """Values given query by query (the first ``counts[0]`` for row 0, and so on) as a
+    matrix with one row per query, padded with zeros."""
+    n_rows = len(counts)
+    width = max(int(counts.max()) if n_rows else 0, min_width)
+    starts = np.cumsum(counts) - counts
+    padded = np.zeros(n_rows * width, dtype=values.dtype)
+    # each row's values are contiguous: shift them to the start of their row
+    padded[np.arange(len(values)) + np.repeat(np.arange(n_rows) * width - starts, counts)] = values
+    return padded.reshape(n_rows, width)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.judge import JudgedRun, judge
+from ragmetrics.judge import JudgedRun, judge, pad_rows
 from ragmetrics.metrics.registry import Cutoff, Kernel, MetricSpec, register
 from ragmetrics.run import Run
 
@@ -117,15 +117,10 @@ def utility(judged: JudgedRun) -> Utility:
         return cached  # type: ignore[no-any-return]
     options = judged.options
     grade_map = options.get("grade_map")
-    judgments = judged.qrels.raw()
-    per_query = [judgments[q] for q in judged.query_ids]
-    lengths = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-    rows = np.repeat(np.arange(len(per_query)), lengths)
-    raw_u = np.fromiter(
-        (g for d in per_query for g in d.values()), dtype=np.int64, count=int(lengths.sum())
-    )
-    u_grades = map_grades(raw_u, rows, judged.query_ids, grade_map)
-    n_grade = np.zeros((len(per_query), 6), dtype=np.int64)
+    lengths = judged.judged_counts
+    rows = np.repeat(np.arange(judged.n_queries), lengths)
+    u_grades = map_grades(judged.judged_grades.astype(np.int64), rows, judged.query_ids, grade_map)
+    n_grade = np.zeros((judged.n_queries, 6), dtype=np.int64)
     np.add.at(n_grade, (rows, u_grades), 1)
     grade_weights = rarity_weights(
         n_grade,
@@ -134,22 +129,23 @@ def utility(judged: JudgedRun) -> Utility:
         cap3=float(options.get("cap3", 0.25)),
     )
     # oracle: U's weights sorted descending, cumulated
-    width = int(lengths.max()) if len(per_query) else 0
-    padded = np.zeros((len(per_query), max(width, 1)))
-    starts = np.cumsum(lengths) - lengths
-    padded[rows, np.arange(len(rows)) - np.repeat(starts, lengths)] = grade_weights[rows, u_grades]
+    padded = pad_rows(lengths, grade_weights[rows, u_grades], min_width=1)
     oracle = np.cumsum(-np.sort(-padded, axis=1), axis=1)
     # ranked docs: raw grade -> utility grade -> weight
-    ranked = np.zeros(judged.grades.shape, dtype=np.int64)
-    where = np.nonzero(judged.judged)
-    if len(where[0]):
-        ranked[where] = map_grades(
-            judged.grades[where].astype(np.int64), where[0], judged.query_ids, grade_map
-        )
+    ranked = _utility_grades(judged, grade_map)
     weights = np.take_along_axis(grade_weights, ranked, axis=1)
     result = Utility(ranked, weights, grade_weights, oracle, n_grade)
     judged.cache["utility"] = result
     return result
+
+
+def _utility_grades(judged: JudgedRun, grade_map: Mapping[int, int] | None) -> np.ndarray:
+    """The utility grade (1..5) of the doc at each rank; 0 where unjudged or padding."""
+    grades = np.zeros((judged.n_queries, judged.depth), dtype=np.int64)
+    grades[judged.hit_rows, judged.hit_ranks] = map_grades(
+        judged.hit_grades.astype(np.int64), judged.hit_rows, judged.query_ids, grade_map
+    )
+    return grades
 
 
 def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
@@ -177,15 +173,7 @@ def _pool_cumsum(judged: JudgedRun) -> np.ndarray:
         depth=None,
         relevance_threshold=judged.relevance_threshold,
     )
-    grades = np.zeros(pooled.grades.shape, dtype=np.int64)
-    where = np.nonzero(pooled.judged)
-    if len(where[0]):
-        grades[where] = map_grades(
-            pooled.grades[where].astype(np.int64),
-            where[0],
-            judged.query_ids,
-            judged.options.get("grade_map"),
-        )
+    grades = _utility_grades(pooled, judged.options.get("grade_map"))
     weights = np.take_along_axis(util.grade_weights, grades, axis=1)
     table = (
         np.cumsum(-np.sort(-weights, axis=1), axis=1)
