@@ -183,3 +183,20 @@ def test_result_renderings() -> None:
     assert result["mrr"] == pytest.approx(0.75)
     with pytest.raises(KeyError, match=r"'ndcg' was not evaluated"):
         result["ndcg"]
+
+
+def test_repeated_evaluations_reuse_the_qrels_grades_safely() -> None:
+    """Each run of a comparison asks the qrels for the same grades: they are kept, read-only,
+    and a different set of queries gets its own."""
+    qrels = rm.Qrels.from_dict({"q1": {"a": 2, "b": 0}, "q2": {"c": 1}, "q3": {"d": 1}})
+    full = rm.Run.from_dict({"q1": {"a": 0.2, "b": 0.9}, "q2": {"c": 1.0}, "q3": {"x": 1.0}})
+    partial = rm.Run.from_dict({"q2": {"c": 1.0}})
+    first = rm.evaluate(qrels, full, ["ndcg@2", "mrr"])
+    assert rm.evaluate(qrels, full, ["ndcg@2", "mrr"]).per_query == first.per_query
+    skipped = rm.evaluate(qrels, partial, ["mrr"], missing="skip")
+    assert skipped.per_query == {"q2": {"mrr": 1.0}}
+    assert rm.evaluate(qrels, full, ["mrr"]).aggregate["mrr"] == pytest.approx((0.5 + 1 + 0) / 3)
+    _, counts, grades = qrels.flat_grades(["q1", "q2", "q3"])
+    with pytest.raises(ValueError, match="read-only"):
+        grades[0] = 5.0
+    assert counts.tolist() == [2, 1, 1]

@@ -48,7 +48,11 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         (2, 1, ('q1',))
     """
 
-    __slots__ = ("_data", "_groups")
+    __slots__ = ("_data", "_flat", "_groups")
+
+    # the last answer of flat_grades, kept because every evaluation against these qrels asks
+    # the same (e.g. each run of a comparison); set on first use
+    _flat: tuple[list[str], list[dict[str, int]], np.ndarray, np.ndarray]
 
     @without_gc
     def __init__(
@@ -324,7 +328,10 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         self, query_ids: Sequence[str]
     ) -> tuple[list[dict[str, int]], np.ndarray, np.ndarray]:
         """The judgments of ``query_ids``, in that order: one dict per query, how many docs
-        each judges, and all their grades flat (float64, query by query)."""
+        each judges, and all their grades flat (float64, query by query; read-only)."""
+        cached = getattr(self, "_flat", None)
+        if cached is not None and cached[0] == query_ids:
+            return cached[1], cached[2], cached[3]
         per_query = list(map(self._data.__getitem__, query_ids))
         counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
         grades = np.fromiter(
@@ -332,6 +339,8 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             dtype=np.float64,
             count=int(counts.sum()),
         )
+        counts.flags.writeable = grades.flags.writeable = False
+        self._flat = (list(query_ids), per_query, counts, grades)
         return per_query, counts, grades
 
     def raw(self) -> Mapping[str, dict[str, int]]:
