@@ -185,7 +185,7 @@ def _numbers(
     """
     widths = ends - starts
     width = int(widths.max())
-    if width > _MAX_ID_WIDTH:
+    if width > _MAX_FIELD_WIDTH:
         return None
     rows = _rows(padded, starts, width)
     rows[np.arange(width)[None, :] >= widths[:, None]] = 0  # bytes past the field

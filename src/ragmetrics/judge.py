@@ -277,12 +277,10 @@ def _count_ranks(
             dtype=np.int64,
             count=len(hit_docs),
         )
-    if uniform:
-        padded = scores.reshape(len(lengths), width)
-    else:
-        padded = np.full((len(lengths), width), np.nan)  # NaN compares false: no padding
-        columns = np.arange(len(scores)) - np.repeat(offsets[:-1], lengths)
-        padded[np.repeat(np.arange(len(lengths)), lengths), columns] = scores
+    # NaN padding compares false with every score: it is never above or tied
+    padded = (
+        scores.reshape(len(lengths), width) if uniform else pad_rows(lengths, scores, fill=np.nan)
+    )
     values = scores[offsets[rows] + positions]
     ranks = np.empty(len(rows), dtype=np.int64)
     tied: list[np.ndarray] = []
@@ -317,13 +315,15 @@ def _ideal(counts: np.ndarray, grades: np.ndarray) -> np.ndarray:
     return ideal
 
 
-def pad_rows(counts: np.ndarray, values: np.ndarray, *, min_width: int = 0) -> np.ndarray:
+def pad_rows(
+    counts: np.ndarray, values: np.ndarray, *, min_width: int = 0, fill: float = 0.0
+) -> np.ndarray:
     """Values given query by query (the first ``counts[0]`` for row 0, and so on) as a
-    matrix with one row per query, padded with zeros."""
+    matrix with one row per query, padded with ``fill``."""
     n_rows = len(counts)
     width = max(int(counts.max()) if n_rows else 0, min_width)
     starts = np.cumsum(counts) - counts
-    padded = np.zeros(n_rows * width, dtype=values.dtype)
+    padded = np.full(n_rows * width, fill, dtype=values.dtype)
     # each row's values are contiguous: shift them to the start of their row
     padded[np.arange(len(values)) + np.repeat(np.arange(n_rows) * width - starts, counts)] = values
     return padded.reshape(n_rows, width)
