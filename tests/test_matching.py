@@ -106,6 +106,52 @@ def test_chunks_cut_mid_word_at_both_ends_still_match(n_words: int) -> None:
     assert is_chunk_from_original(chunk, original)
 
 
+def test_one_word_chunk_found_inside_words_of_the_originals() -> None:
+    # no whitespace: the vocabulary alone answers, including a piece from a word's middle
+    matcher = ChunkMatcher({"a": "say Thanks!! now", "b": "no thanks", "c": "xThanks!y", "d": ""})
+    assert matcher.match("Thanks!") == {"a", "c"}
+    assert matcher.match("hanks") == {"a", "b", "c"}
+    assert matcher.match("anks!! no") == {"a"}
+    assert matcher.match("Thanks! now") == set()
+    assert matcher.match(" now") == {"a"}  # leading whitespace: checked in full
+
+
+@pytest.mark.parametrize("last", ["u", "up", "up!", "up!x"])
+def test_common_words_narrowed_by_a_last_word_cut_short(last: str) -> None:
+    # every interior word is in every original: the last word (a word's start) narrows
+    common = "it was so great and it was fun"
+    originals = {f"s{i}": f"{common} keep {common} {tail}" for i, tail in enumerate(["up!", "on"])}
+    originals.update({f"t{i}": f"{common} it {common}" for i in range(40)})
+    matcher = ChunkMatcher(originals)
+    chunk = f"eep {common} {last}"
+    expected = {k for k, text in originals.items() if is_chunk_from_original(chunk, text)}
+    assert matcher.match(chunk) == expected
+    assert ("s0" in expected) == (last != "up!x")
+
+
+def test_matcher_equals_pairwise_on_a_tiny_vocabulary() -> None:
+    # a vocabulary of eight words makes every word common: the narrowing paths do the work;
+    # chunks are cut anywhere, including mid-word and at whitespace
+    rng = random.Random(5)
+    vocabulary = ["a", "ab", "abc", "b", "ba", "c!", "cab", "x"]
+    originals = {
+        f"o{i}": " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 60)))
+        for i in range(80)
+    }
+    texts = list(originals.values())
+    chunks = []
+    for _ in range(1500):
+        text = rng.choice(texts)
+        start = rng.randrange(len(text) + 1)
+        chunks.append(text[start : start + rng.randint(0, 40)])
+    chunks += [
+        " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 5))) for _ in range(300)
+    ]
+    matcher = ChunkMatcher(originals)
+    expected = [{k for k, t in originals.items() if is_chunk_from_original(c, t)} for c in chunks]
+    assert matcher.match_many(chunks) == expected
+
+
 def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
     matcher = ChunkMatcher(
         {"s1": "user: one two three four five six", "s2": "assistant: seven eight nine ten"}

@@ -11,6 +11,12 @@ inside the searched text (not its first or last, which may be cut mid-word) is a
 every original that contains the text, so the originals holding the text's rarest interior
 word are a complete candidate set; each candidate is then verified with the exact containment
 test, so the answers are those of :func:`is_chunk_from_original`.
+
+Short generic texts ("Thanks!", "Wow! What did you get?") have no rare interior word. For
+them the last word helps: it starts where a word of the original starts, so it is a prefix
+of some word of the original, and the vocabulary sorted gives every such word in a bisect.
+A text with no whitespace at all occurs in an original exactly when it occurs inside one of
+its words, so its owners come from a scan of the vocabulary alone, with nothing to verify.
 """
 
 from __future__ import annotations
@@ -18,12 +24,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import chain, islice, repeat
+from functools import cached_property
+from itertools import accumulate, chain, islice, repeat
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._gc import without_gc
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.progress import progress_bar
 from ragmetrics.run import Run
@@ -35,7 +44,9 @@ if TYPE_CHECKING:
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates
 _ANCHOR_WORDS = 12  # interior words looked up per searched text
-_WINDOW_CHARS = 160  # a longer text is split only in a window around its middle
+_WINDOW_CHARS = 100  # a longer text is split only in a window around its middle
+_AFFIX_WORDS = 64  # a last word that starts more words than this does not narrow
+_LAST_CHARACTER = chr(0x10FFFF)  # sorts after every other character
 _METADATA_LINE = re.compile(r"[^\s:][^:\n]{0,63}: [^\n]*")
 
 
@@ -227,6 +238,7 @@ class ChunkMatcher:
         ['s2']
     """
 
+    @without_gc
     def __init__(
         self,
         originals: Mapping[str, str] | Sequence[str],
@@ -267,7 +279,10 @@ class ChunkMatcher:
     def _candidates(self, variant: str) -> Sequence[int] | set[int]:
         interior = _interior_words(variant)
         if not interior:
-            return self._everything  # no interior word to anchor on: check every original
+            if len(variant.split()) < 2:
+                return self._everything  # one word: _verified searches the vocabulary
+            # no interior word to anchor on: the first and last words narrow
+            return self._affixes.narrow(variant, self._everything)
         # Any interior word's owners are a complete candidate set; the smallest is the
         # cheapest to verify. A word no original has gives the empty set: no match.
         found = list(map(self._words.get, interior, repeat(())))
@@ -278,30 +293,43 @@ class ChunkMatcher:
         narrowed = set(rarest).intersection(*found[1:3])
         if len(narrowed) > _MANY_CANDIDATES:  # only common words so far: use them all
             narrowed.intersection_update(*found[3:])
+            if len(narrowed) > _MANY_CANDIDATES:
+                return self._affixes.narrow(variant, narrowed)
         return narrowed
+
+    @cached_property
+    def _affixes(self) -> _Affixes:
+        return _Affixes(self._words)
+
+    def _verified(self, variant: str) -> Iterable[int]:
+        """The originals that contain ``variant``."""
+        candidates = self._candidates(variant)
+        if candidates is self._everything and variant.split() == [variant]:
+            # no whitespace at all: it is in an original exactly when inside one of its words
+            return self._affixes.containing(variant)
+        texts = self._texts
+        return [p for p in candidates if variant in texts[p]]
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
         return set(self._match_positions([chunk])[0])
 
+    @without_gc
     def _match_positions(self, chunks: Iterable[str]) -> list[frozenset[int]]:
         """``match_indices`` of each chunk, in one loop with its lookups bound once.
 
         Each distinct chunk text is matched once: a retriever hands the same chunk to many
         queries, and a run of them repeats it all the time.
         """
-        texts, variants_of, candidates = self._texts, self.rules.variants, self._candidates
+        variants_of, verified = self.rules.variants, self._verified
         known: dict[str, frozenset[int]] = {}
         matched: list[frozenset[int]] = []
         for chunk in chunks:
             found = known.get(chunk)
             if found is None:
-                positions: set[int] = set()
-                for variant in variants_of(chunk):
-                    for position in candidates(variant):
-                        if variant in texts[position]:
-                            positions.add(position)
-                found = known[chunk] = frozenset(positions)
+                found = known[chunk] = frozenset(
+                    chain.from_iterable(map(verified, variants_of(chunk)))
+                )
             matched.append(found)
         return matched
 
@@ -358,3 +386,63 @@ class ChunkMatcher:
             if missed:
                 unmatched[query_id] = missed
         return MatchedRun(Run.from_lists(rankings, name=name), per_chunk, unmatched, total)
+
+
+class _Affixes:
+    """The vocabulary of a :class:`ChunkMatcher`, arranged to find the words that start with
+    or contain a given string, and so the originals that own them (each arrangement is made
+    on first use)."""
+
+    def __init__(self, owners: dict[str, list[int]]) -> None:
+        self._owners = owners
+
+    @cached_property
+    def _sorted(self) -> list[str]:
+        return sorted(self._owners)
+
+    @cached_property
+    def _joined(self) -> tuple[str, list[str], list[int]]:
+        """Every word once, newline-separated (a newline is inside no word), with the
+        words and where each starts."""
+        words = list(self._owners)
+        starts = list(accumulate((len(word) + 1 for word in words), initial=0))
+        return "\n".join(words), words, starts
+
+    def _starting_with(self, start: str) -> list[str] | None:
+        """The words that start with ``start``; None when there are too many to help."""
+        words = self._sorted
+        first = bisect_left(words, start)
+        found = words[first : first + _AFFIX_WORDS + 1]
+        if found and found[-1].startswith(start):  # the range reaches past the slice's end
+            return None if len(found) > _AFFIX_WORDS else found
+        end = bisect_left(found, start + _LAST_CHARACTER)
+        while end < len(found) and found[end].startswith(start):
+            end += 1  # a word that goes on with the last character itself
+        return found[:end]
+
+    def narrow(
+        self, variant: str, candidates: Sequence[int] | set[int]
+    ) -> Sequence[int] | set[int]:
+        """``candidates`` narrowed to the originals with a word that starts with the last
+        word of ``variant`` (when it has two words or more: only then does that word start
+        where a word of the original starts), unless too many words start with it."""
+        words = variant.split()
+        if len(words) < 2:
+            return candidates
+        starting = self._starting_with(words[-1])
+        if starting is None:
+            return candidates
+        owners = self._owners
+        return set(chain.from_iterable(map(owners.__getitem__, starting))).intersection(candidates)
+
+    def containing(self, piece: str) -> set[int]:
+        """The originals with a word that contains ``piece`` (which holds no whitespace)."""
+        joined, words, starts = self._joined
+        owners = self._owners
+        found: set[int] = set()
+        at = joined.find(piece)
+        while at >= 0:
+            word = bisect_right(starts, at) - 1
+            found.update(owners[words[word]])
+            at = joined.find(piece, starts[word + 1])
+        return found
