@@ -9,6 +9,7 @@ query ``query_ids[i]``, column ``j`` is rank ``j + 1``, padded past a ranking's 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics import _packed
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -168,7 +170,9 @@ def judge(
     A query absent from the run gets an empty ranking.
     """
     per_query, counts, grades = qrels.flat_grades(query_ids)
-    rows, ranks, hit_grades, lengths, run_rows = _locate(per_query, run, query_ids, progress)
+    rows, ranks, hit_grades, lengths, run_rows = _locate(
+        qrels, (per_query, counts, grades), run, query_ids, progress
+    )
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
         width = min(width, depth)
@@ -196,7 +200,8 @@ def judge(
 
 
 def _locate(
-    per_query: list[dict[str, int]],
+    qrels: Qrels,
+    judgments: tuple[list[dict[str, int]], np.ndarray, np.ndarray],
     run: Run,
     query_ids: list[str],
     progress: bool,
@@ -211,11 +216,18 @@ def _locate(
     number of results of its query with a higher score, plus those with an equal score and a
     greater doc id (trec_eval's order), counted in vectorized blocks.
     """
-    docs, scores = run._judging_view()
+    per_query, counts, grades = judgments
     n_queries = len(query_ids)
     run_rows = np.fromiter(
         map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=n_queries
     )
+    lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
+    packed = run._packed_view()
+    if packed is not None:
+        located = _locate_packed(qrels, counts, grades, run, run_rows, packed, query_ids)
+        if located is not None:
+            return (*located, lengths, run_rows)
+    docs, scores = run._judging_view()
     # a query absent from the run (row -1) gets the empty ranking appended at the end
     own_docs = list(map([*docs, ()].__getitem__, run_rows.tolist()))
     keys: Any = map(dict.keys, per_query)
@@ -244,9 +256,110 @@ def _locate(
     if scores is None:
         ranks = positions
     else:
-        ranks = _count_ranks(run, docs, scores, run_rows[hit_rows], positions, hit_docs)
-    lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
+        rows = run_rows[hit_rows]
+
+        def greater(hits: np.ndarray, columns: np.ndarray) -> np.ndarray:
+            ranking = map(docs.__getitem__, rows[hits].tolist())
+            tied = map(tuple.__getitem__, ranking, columns.tolist())
+            hit = map(hit_docs.__getitem__, hits.tolist())
+            return np.fromiter(map(gt, tied, hit), dtype=bool, count=len(hits))
+
+        ranks = _count_ranks(run, scores, rows, positions, greater, lambda: hit_docs)
     return hit_rows, ranks, hit_grades, lengths, run_rows
+
+
+_HASH_BITS = np.uint64(0x7FFF_FFFF_FFFF_0000)  # the hash part of a join key
+_FROM_QRELS = 1 << 15  # the tag bit of a judged doc (a result's tag is its column)
+_TAG_BITS = (1 << 16) - 1
+_EMPTY = np.uint64(2**64 - 1)  # padding: sorts last, equal to no key
+
+
+def _locate_packed(
+    qrels: Qrels,
+    counts: np.ndarray,
+    grades: np.ndarray,
+    run: Run,
+    run_rows: np.ndarray,
+    packed: tuple[np.ndarray, np.ndarray],
+    query_ids: list[str],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``_locate`` for a run whose doc ids are bytes: ``(rows, ranks, grades)``, or None
+    when the string path must answer (a judged id that is not ASCII, a hash collision,
+    rankings too long or too uneven for one padded matrix).
+
+    Each query becomes one row of 64-bit keys: a hash of each result's id tagged with its
+    column, then a hash of each judged id tagged as judged. Sorting the rows puts a result
+    next to the judgment of the same id; every such pair is then checked byte for byte.
+    """
+    ids, scores = packed
+    judged_ids = qrels.packed_docs(query_ids)
+    if judged_ids is None:
+        return None
+    n_queries = len(query_ids)
+    lengths, offsets = run.lengths, run._offsets
+    run_width = int(lengths.max()) if len(lengths) else 0
+    judged_width = int(counts.max()) if n_queries else 0
+    width = run_width + judged_width
+    if (
+        max(run_width, judged_width) >= _FROM_QRELS
+        or n_queries * width > 4 * (len(ids) + len(judged_ids)) + 4096
+    ):
+        return None
+    words = _packed.n_words(ids, judged_ids)
+    keys = np.full((n_queries, max(width, 2)), _EMPTY, dtype=np.uint64)
+    # the results of each counted query, in its row
+    evaluated = np.flatnonzero(run_rows >= 0)
+    row_of_run = np.full(len(lengths), -1, dtype=np.int64)
+    row_of_run[run_rows[evaluated]] = evaluated
+    row_of_result = np.repeat(row_of_run, lengths)
+    column = np.arange(len(ids)) - np.repeat(offsets[:-1], lengths)
+    keep = np.flatnonzero(row_of_result >= 0)
+    keys[row_of_result[keep], column[keep]] = (
+        _packed.hashes(ids, words)[keep] & _HASH_BITS
+    ) | column[keep].astype(np.uint64)
+    # then its judged docs
+    judged_starts = np.cumsum(counts) - counts
+    judged_row = np.repeat(np.arange(n_queries), counts)
+    judged_column = np.arange(len(judged_ids)) - judged_starts[judged_row]
+    keys[judged_row, run_width + judged_column] = (
+        _packed.hashes(judged_ids, words) & _HASH_BITS
+    ) | (judged_column + _FROM_QRELS).astype(np.uint64)
+    found_rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+    firsts: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
+    seconds: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
+    step = max(1, _BLOCK_CELLS // keys.shape[1])
+    for start in range(0, n_queries, step):
+        block = keys[start : start + step]
+        block.sort(axis=1)
+        same = ((block[:, 1:] ^ block[:, :-1]) <= _TAG_BITS) & (block[:, :-1] != _EMPTY)
+        if (same[:, 1:] & same[:, :-1]).any():
+            return None  # three keys with one hash: a collision
+        row, at = np.nonzero(same)
+        found_rows.append(row + start)
+        firsts.append(block[row, at])
+        seconds.append(block[row, at + 1])
+    rows = np.concatenate(found_rows)
+    first = (np.concatenate(firsts) & np.uint64(_TAG_BITS)).astype(np.int64)
+    second = (np.concatenate(seconds) & np.uint64(_TAG_BITS)).astype(np.int64)
+    # a result first, its judgment second: anything else is two results or two judgments
+    # whose ids collide
+    if (first >= _FROM_QRELS).any() or (second < _FROM_QRELS).any():
+        return None
+    result_at = offsets[run_rows[rows]] + first
+    judged_at = judged_starts[rows] + second - _FROM_QRELS
+    if not (ids[result_at] == judged_ids[judged_at]).all():
+        return None  # a collision
+    run_of_hit = run_rows[rows]
+
+    def greater(hits: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        at = offsets[run_of_hit[hits]]
+        bigger: np.ndarray = ids[at + columns] > ids[at + first[hits]]
+        return bigger
+
+    ranks = _count_ranks(
+        run, scores, run_of_hit, first, greater, lambda: _packed.decode(ids[result_at])
+    )
+    return rows, ranks, grades[judged_at]
 
 
 _BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting ranks
@@ -254,16 +367,19 @@ _BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting r
 
 def _count_ranks(
     run: Run,
-    docs: list[tuple[str, ...]],
     scores: np.ndarray,
     rows: np.ndarray,
     positions: np.ndarray,
-    hit_docs: list[str],
+    greater: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    hit_docs: Callable[[], list[str]],
 ) -> np.ndarray:
     """The 0-based rank of each located doc: ``positions[i]`` in run row ``rows[i]``.
 
     Rank = results of the query scored higher, plus results scored equal with a greater
     doc id. Each located doc is compared with its query's scores as one padded row.
+    ``greater(hits, columns)`` tells, for each located doc ``hits[k]`` and a result at
+    ``columns[k]`` of its row, whether that result's id is greater; ``hit_docs()`` gives
+    the located docs' ids as strings.
     """
     lengths = run.lengths
     offsets = run._offsets
@@ -273,9 +389,9 @@ def _count_ranks(
         # very uneven rankings: a padded matrix would dwarf the run; sort it once instead
         ranked = run.rankings()
         return np.fromiter(
-            map(tuple.index, map(ranked.__getitem__, rows.tolist()), hit_docs),
+            map(tuple.index, map(ranked.__getitem__, rows.tolist()), hit_docs()),
             dtype=np.int64,
-            count=len(hit_docs),
+            count=len(rows),
         )
     # NaN padding compares false with every score: it is never above or tied
     padded = (
@@ -297,15 +413,8 @@ def _count_ranks(
     if tied:
         # ties are broken by doc id descending: count the tied docs with a greater id
         pairs = np.concatenate(tied, axis=1)
-        tied_docs = map(
-            tuple.__getitem__, map(docs.__getitem__, rows[pairs[0]].tolist()), pairs[1].tolist()
-        )
-        greater = np.fromiter(
-            map(gt, tied_docs, map(hit_docs.__getitem__, pairs[0].tolist())),
-            dtype=bool,
-            count=pairs.shape[1],
-        )
-        ranks += np.bincount(pairs[0][greater], minlength=len(rows))
+        above = greater(pairs[0], pairs[1])
+        ranks += np.bincount(pairs[0][above], minlength=len(rows))
     return ranks
 
 

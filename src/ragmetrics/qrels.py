@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics import _packed
 from ragmetrics._convert import (
     check_ids,
     int_grade,
@@ -48,11 +49,13 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         (2, 1, ('q1',))
     """
 
-    __slots__ = ("_data", "_flat", "_groups")
+    __slots__ = ("_data", "_flat", "_groups", "_packed_ids")
 
     # the last answer of flat_grades, kept because every evaluation against these qrels asks
     # the same (e.g. each run of a comparison); set on first use
     _flat: tuple[list[str], list[dict[str, int]], np.ndarray, np.ndarray]
+    # the judged doc ids of the last flat_grades as bytes (see packed_docs); set on first use
+    _packed_ids: tuple[list[str], np.ndarray | None]
 
     @without_gc
     def __init__(
@@ -342,6 +345,20 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         counts.flags.writeable = grades.flags.writeable = False
         self._flat = (list(query_ids), per_query, counts, grades)
         return per_query, counts, grades
+
+    def packed_docs(self, query_ids: Sequence[str]) -> np.ndarray | None:
+        """The doc ids judged for ``query_ids`` as one bytes array, aligned with the grades of
+        :meth:`flat_grades`; None when an id is not ASCII or holds a zero byte (such an id
+        cannot be in a run kept as bytes; the engine then compares strings)."""
+        cached: tuple[list[str], np.ndarray | None] | None = getattr(self, "_packed_ids", None)
+        if cached is not None and cached[0] == query_ids:
+            return cached[1]
+        per_query = self.flat_grades(query_ids)[0]
+        ids = _packed.encode(list(chain.from_iterable(per_query)))
+        if ids is not None:
+            ids.flags.writeable = False
+        self._packed_ids = (list(query_ids), ids)
+        return ids
 
     def raw(self) -> Mapping[str, dict[str, int]]:
         """The internal dict, read-only by convention (used by the engine; do not mutate)."""

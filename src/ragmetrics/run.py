@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics import _packed
 from ragmetrics._convert import (
     check_ids,
     float_values,
@@ -27,7 +28,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._trec_fast import read_plain_trec
+from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         "_input",
         "_lengths",
         "_offsets_cache",
+        "_packed",
         "_query_ids",
         "_ranked_cache",
         "_scored",
@@ -71,6 +73,9 @@ class Run(Mapping[str, tuple[str, ...]]):
     # and their scores flat. The engine judges it without sorting; the ranking is made on
     # demand. (A snapshot, not the caller's dicts: the run stays immutable.)
     _input: tuple[list[tuple[str, ...]], np.ndarray] | None
+    # A run read from a plain TREC file keeps its doc ids as bytes (``_packed``, aligned with
+    # the scores) and makes the tuples of ``_input`` only when something asks for strings.
+    _packed: tuple[np.ndarray, np.ndarray] | None
     _ranked_cache: tuple[list[tuple[str, ...]], np.ndarray | None] | None
     _duplicates: dict[str, int]
     name: str | None
@@ -142,10 +147,15 @@ class Run(Mapping[str, tuple[str, ...]]):
 
         The rank column is ignored, as trec_eval does: the ranking comes from the scores.
         """
-        plain = read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False)
+        label = name or Path(path).stem
+        plain = read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
         if plain is not None:
-            queries, lengths, docs, scores = group_contiguous(*plain)
-            return cls._from_scored_columns(queries, lengths, docs, scores, name or Path(path).stem)
+            queries, lengths, ids, scores = plain
+            if len(set(queries)) == len(queries):
+                return cls._from_packed(queries, np.asarray(lengths, np.int64), ids, scores, label)
+            # a query whose lines are split across the file: regroup as strings
+            grouped = group_contiguous(queries, lengths, _packed.decode(ids), scores)
+            return cls._from_scored_columns(*grouped, label)
         maps, repeats = read_trec_maps(
             path,
             n_columns=6,
@@ -156,7 +166,29 @@ class Run(Mapping[str, tuple[str, ...]]):
             extra_fields=True,
             on_repeat="max",
         )
-        return cls._from_maps(list(maps), list(maps.values()), repeats, name or Path(path).stem)
+        return cls._from_maps(list(maps), list(maps.values()), repeats, label)
+
+    @classmethod
+    def _from_packed(
+        cls,
+        query_ids: list[str],
+        lengths: np.ndarray,
+        ids: np.ndarray,
+        scores: np.ndarray,
+        name: str | None,
+    ) -> Run:
+        """A scored run from doc ids as bytes, grouped by query (each query once)."""
+        if _may_repeat(ids, lengths):
+            # a doc repeated within a query: the string path keeps its best copy and counts
+            return cls._from_scored_columns(query_ids, lengths, _packed.decode(ids), scores, name)
+        run = object.__new__(cls)
+        run._set_ids(query_ids, lengths, name)
+        run._scored = True
+        run._input = None
+        run._packed = (ids, scores)
+        run._ranked_cache = None
+        run._duplicates = {}
+        return run
 
     @classmethod
     def _from_maps(
@@ -183,9 +215,10 @@ class Run(Mapping[str, tuple[str, ...]]):
     ) -> Run:
         """A scored run from validated doc tuples (each doc once) and their scores flat."""
         run = object.__new__(cls)
-        run._set_ids(query_ids, docs, name)
+        run._set_ids(query_ids, _lengths_of(docs), name)
         run._scored = True
         run._input = (docs, scores)
+        run._packed = None
         run._ranked_cache = None
         run._duplicates = duplicates
         return run
@@ -322,19 +355,20 @@ class Run(Mapping[str, tuple[str, ...]]):
             duplicates[query_ids[i]] = len(docs[i]) - len(distinct)
             docs[i] = distinct
         run = object.__new__(cls)
-        run._set_ids(query_ids, docs, name)
+        run._set_ids(query_ids, _lengths_of(docs), name)
         run._scored = False
         run._input = None
+        run._packed = None
         run._ranked_cache = (docs, None)
         run._duplicates = duplicates
         return run
 
-    def _set_ids(self, query_ids: list[str], docs: list[tuple[str, ...]], name: str | None) -> None:
+    def _set_ids(self, query_ids: list[str], lengths: np.ndarray, name: str | None) -> None:
         self._query_ids = tuple(query_ids)
         self._index = dict(zip(query_ids, range(len(query_ids))))
         if len(self._index) != len(query_ids):
             raise InputFormatError("A query id appears twice in the run.")
-        self._lengths = np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+        self._lengths = lengths
         self._offsets_cache = np.zeros(len(self._lengths) + 1, dtype=np.int64)
         np.cumsum(self._lengths, out=self._offsets_cache[1:])
         self.name = name
@@ -345,8 +379,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         input on first use."""
         cached = self._ranked_cache
         if cached is None:
-            assert self._input is not None
-            docs, scores = self._input
+            docs, scores = self._scored_input()
             flat = list(chain.from_iterable(docs))
             if flat:
                 order = _rank_by_score(scores, self._lengths, self._offsets_cache, flat)
@@ -462,9 +495,23 @@ class Run(Mapping[str, tuple[str, ...]]):
         A scored run gives its docs in input order with their scores (a doc's rank is
         counted from them); a run from lists gives its rankings and ``None``.
         """
-        if self._input is not None:
-            return self._input
+        if self._scored:
+            return self._scored_input()
         return self._ranked()[0], None
+
+    @without_gc
+    def _scored_input(self) -> tuple[list[tuple[str, ...]], np.ndarray]:
+        """A scored run's doc ids per query in input order (as strings), and its scores."""
+        if self._input is None:
+            assert self._packed is not None
+            ids, scores = self._packed
+            self._input = (_split(_packed.decode(ids), self._lengths), scores)
+        return self._input
+
+    def _packed_view(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """For the engine: ``(doc ids as bytes, scores)``, flat in input order, for a run
+        read from a plain TREC file; None for any other run."""
+        return self._packed
 
     def rankings(self) -> list[tuple[str, ...]]:
         """Every query's ranking, best first, aligned with ``query_ids``."""
@@ -561,3 +608,34 @@ def _rank_by_score(
             order[start:end] = block
     ranked_order: np.ndarray = order
     return ranked_order
+
+
+def _lengths_of(docs: list[tuple[str, ...]]) -> np.ndarray:
+    return np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
+
+
+def _may_repeat(ids: np.ndarray, lengths: np.ndarray) -> bool:
+    """True when some query may list a doc id twice (``ids`` grouped by query): it does, or
+    its rankings are too uneven to check as one padded matrix."""
+    if not len(ids):
+        return False
+    from ragmetrics.judge import pad_rows
+
+    if len(lengths) * int(lengths.max()) > 4 * len(ids) + 4096:
+        return True
+    values = _packed.hashes(ids, _packed.n_words(ids))
+    np.minimum(values, np.uint64(2**64 - 2), out=values)  # the top value is the padding
+    padded = pad_rows(lengths, values, fill=2**64 - 1)
+    rows = np.sort(padded, axis=1)
+    row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
+    real = column + 1 < lengths[row]  # both members of the pair are docs, not padding
+    if not real.any():
+        return False
+    # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
+    row, column = row[real], column[real]
+    order = np.argsort(padded[row], axis=1, kind="stable")
+    starts = (np.cumsum(lengths) - lengths)[row]
+    pairs = np.arange(len(row))
+    first = starts + order[pairs, column]
+    second = starts + order[pairs, column + 1]
+    return bool((ids[first] == ids[second]).any())

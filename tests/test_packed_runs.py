@@ -1,0 +1,131 @@
+"""A run read from a plain TREC file keeps its doc ids as bytes and is judged by hashing them.
+
+Each case writes the same results to a TREC file and builds them from dicts too; the two runs
+must agree on every metric per query, on their rankings and on the repeats they drop, also
+when hashes collide on purpose (the join must notice and compare strings instead).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics import _packed
+
+METRICS = ["P@1", "P@5", "recall@20", "map", "mrr", "ndcg@10", "ndcg_exp", "r_precision", "err@5"]
+
+
+def _random_case(
+    seed: int, *, repeats: bool = False, split: bool = False
+) -> tuple[dict[str, dict[str, int]], list[tuple[str, str, float]]]:
+    """Graded qrels and run lines (query, doc, score) with ties, ids of many widths, queries
+    missing on either side, and (on request) repeated docs and queries split in two."""
+    rng = random.Random(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    lines: list[tuple[str, str, float]] = []
+    for q in range(120):
+        query = f"q{q}"
+        pool = [f"d{rng.randrange(10 ** rng.randint(1, 6))}x" for _ in range(60)]
+        if q % 7:
+            qrels[query] = {d: rng.choice([-1, 0, 1, 2, 3]) for d in rng.sample(pool, 12)}
+        if q % 11 == 0:
+            continue  # judged, never retrieved
+        docs = list(dict.fromkeys(rng.sample(pool, rng.randint(1, 40))))
+        if repeats and q % 5 == 0:
+            docs += rng.sample(docs, min(2, len(docs)))
+        for doc in docs:
+            lines.append((query, doc, float(rng.choice([1, 2, 3, rng.random()]))))
+    if split:  # move the first query's last line to the end of the file
+        lines.append(lines.pop(next(i for i, line in enumerate(lines) if line[0] != "q1") - 1))
+    return qrels, lines
+
+
+def _write(lines: list[tuple[str, str, float]], path: Path) -> Path:
+    with open(path, "w") as handle:
+        handle.writelines(f"{q} Q0 {d} 0 {s!r} tag\n" for q, d, s in lines)
+    return path
+
+
+def _as_dict(lines: list[tuple[str, str, float]]) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for query, doc, score in lines:
+        docs = run.setdefault(query, {})
+        docs[doc] = max(score, docs.get(doc, score))
+    return run
+
+
+def _assert_same(qrels: rm.Qrels, a: rm.Run, b: rm.Run) -> None:
+    for missing in ("zero", "skip"):
+        first = rm.evaluate(qrels, a, METRICS, missing=missing)
+        second = rm.evaluate(qrels, b, METRICS, missing=missing)
+        assert first.per_query == second.per_query
+        assert first.counts.queries == second.counts.queries
+    assert a.to_lists() == b.to_lists()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_packed_run_equals_the_same_run_from_dicts(seed: int, tmp_path: Path) -> None:
+    qrels, lines = _random_case(seed)
+    run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
+    assert run._packed_view() is not None  # the case exercises the bytes path
+    _assert_same(rm.Qrels.from_dict(qrels), run, rm.Run.from_dict(_as_dict(lines)))
+    assert run.duplicates == {}
+
+
+def test_repeated_docs_are_kept_once_and_counted(tmp_path: Path) -> None:
+    qrels, lines = _random_case(9, repeats=True)
+    run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
+    expected = rm.Run.from_dict(_as_dict(lines))
+    _assert_same(rm.Qrels.from_dict(qrels), run, expected)
+    assert sum(run.duplicates.values()) == len(lines) - expected.n_results > 0
+
+
+def test_a_query_split_across_the_file(tmp_path: Path) -> None:
+    qrels, lines = _random_case(3, split=True)
+    run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
+    _assert_same(rm.Qrels.from_dict(qrels), run, rm.Run.from_dict(_as_dict(lines)))
+
+
+def test_judged_ids_that_cannot_be_bytes(tmp_path: Path) -> None:
+    # a non-ASCII or zero-byte judged id never matches a packed run; strings answer instead
+    qrels, lines = _random_case(4)
+    qrels["q1"]["dé"] = 2
+    qrels["q2"][lines[0][1] + "\x00"] = 3
+    run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
+    judged = rm.Qrels.from_dict(qrels)
+    assert judged.packed_docs(list(qrels)) is None
+    _assert_same(judged, run, rm.Run.from_dict(_as_dict(lines)))
+
+
+@pytest.mark.parametrize("buckets", [1, 3, 1000])
+def test_colliding_hashes_change_nothing(
+    buckets: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every id hashed into a few buckets: equal hashes everywhere, equal ids rarely
+    real = _packed.hashes
+
+    def crowded(ids: np.ndarray, words: int) -> np.ndarray:
+        return real(ids, words) % np.uint64(buckets)
+
+    monkeypatch.setattr(_packed, "hashes", crowded)
+    qrels, lines = _random_case(5, repeats=buckets == 3)
+    run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
+    expected = rm.Run.from_dict(_as_dict(lines))
+    _assert_same(rm.Qrels.from_dict(qrels), run, expected)
+    assert sum(run.duplicates.values()) == len(lines) - expected.n_results
+
+
+def test_ids_as_bytes_round_trip() -> None:
+    ids = ["a", "abcdefgh", "abcdefghi", "x" * 40, "Q0-17"]
+    packed = _packed.encode(ids)
+    assert packed is not None and _packed.decode(packed) == ids
+    wide = np.array(ids, dtype="S64")  # the same ids in a wider array hash the same
+    words = _packed.n_words(packed, wide)
+    assert np.array_equal(_packed.hashes(packed, words), _packed.hashes(wide, words))
+    assert _packed.encode(["é"]) is None and _packed.encode(["a\x00"]) is None
+    empty = _packed.encode([])
+    assert empty is not None and _packed.decode(empty) == []
