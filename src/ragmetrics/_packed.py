@@ -13,6 +13,8 @@ import numpy as np
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
+# the first j bytes of a little-endian 8-byte word, for j = 0..8
+_WORD_MASKS = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")
 
 
 def n_words(*arrays: np.ndarray) -> int:
@@ -24,26 +26,49 @@ def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     """A 64-bit hash of each id, read as ``words`` 8-byte words (equal ids, equal hashes,
     whatever the width of the array they come from)."""
     width = ids.dtype.itemsize
-    matrix = np.zeros((len(ids), words * 8), dtype=np.uint8)
-    matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-    columns = matrix.view(np.uint64)
+    if width == words * 8:
+        columns = ids.view("<u8").reshape(len(ids), words)
+    else:
+        matrix = np.zeros((len(ids), words * 8), dtype=np.uint8)
+        matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
+        columns = matrix.view("<u8")
     value = columns[:, 0] * _MULTIPLIER
     for column in range(1, words):
         value ^= columns[:, column]
         value *= _MULTIPLIER
-    value ^= value >> np.uint64(31)
+    shifted = value >> np.uint64(31)
+    value ^= shifted
     value *= _MIX
-    value ^= value >> np.uint64(29)
+    np.right_shift(value, np.uint64(29), out=shifted)
+    value ^= shifted
     return value
 
 
 def encode(ids: Sequence[str]) -> np.ndarray | None:
     """``ids`` as an ``S`` array, or None when one is not ASCII or holds a zero byte (which
     the zero padding would hide)."""
-    joined = "".join(ids)
+    if not ids:
+        return np.zeros(0, dtype="S8")
+    joined = "\n".join(ids)
     if not joined.isascii() or "\x00" in joined:
         return None
-    return np.array(ids, dtype=np.bytes_) if len(ids) else np.zeros(0, dtype="S1")
+    if joined.count("\n") != len(ids) - 1:  # an id with a newline in it
+        return np.array(ids, dtype=np.bytes_)
+    # cut the joined bytes at the newlines, as rows of whole 8-byte words
+    data = np.frombuffer(joined.encode("ascii") + b"\n", dtype=np.uint8)
+    ends = np.flatnonzero(data == ord("\n"))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    widths = ends - starts
+    words = max(1, -(-int(widths.max()) // 8))
+    padded = np.concatenate((data, np.zeros(words * 8, dtype=np.uint8)))
+    windows = np.lib.stride_tricks.as_strided(
+        padded, shape=(len(data), words * 8), strides=(1, 1), writeable=False
+    )
+    rows = windows[starts]
+    columns = rows.view("<u8")
+    for k in range(words):
+        columns[:, k] &= _WORD_MASKS[np.clip(widths - 8 * k, 0, 8)]
+    return rows.view(f"S{words * 8}").ravel()
 
 
 def decode(ids: np.ndarray) -> list[str]:

@@ -280,7 +280,7 @@ def _locate_packed(
     grades: np.ndarray,
     run: Run,
     run_rows: np.ndarray,
-    packed: tuple[np.ndarray, np.ndarray],
+    packed: tuple[np.ndarray, np.ndarray, np.ndarray],
     query_ids: list[str],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``_locate`` for a run whose doc ids are bytes: ``(rows, ranks, grades)``, or None
@@ -291,7 +291,7 @@ def _locate_packed(
     column, then a hash of each judged id tagged as judged. Sorting the rows puts a result
     next to the judgment of the same id; every such pair is then checked byte for byte.
     """
-    ids, scores = packed
+    ids, scores, hashed = packed
     judged_ids = qrels.packed_docs(query_ids)
     if judged_ids is None:
         return None
@@ -308,15 +308,23 @@ def _locate_packed(
     words = _packed.n_words(ids, judged_ids)
     keys = np.full((n_queries, max(width, 2)), _EMPTY, dtype=np.uint64)
     # the results of each counted query, in its row
-    evaluated = np.flatnonzero(run_rows >= 0)
-    row_of_run = np.full(len(lengths), -1, dtype=np.int64)
-    row_of_run[run_rows[evaluated]] = evaluated
-    row_of_result = np.repeat(row_of_run, lengths)
-    column = np.arange(len(ids)) - np.repeat(offsets[:-1], lengths)
-    keep = np.flatnonzero(row_of_result >= 0)
-    keys[row_of_result[keep], column[keep]] = (
-        _packed.hashes(ids, words)[keep] & _HASH_BITS
-    ) | column[keep].astype(np.uint64)
+    if words != _packed.n_words(ids):  # a judged id is longer than any result's
+        hashed = _packed.hashes(ids, words)
+    tagged = hashed & _HASH_BITS
+    if len(lengths) == n_queries and (lengths == run_width).all() and _in_order(run_rows):
+        # the usual case: every query ranks as many docs, in the order of the rows
+        tagged = tagged.reshape(n_queries, run_width)
+        tagged |= np.arange(run_width, dtype=np.uint64)
+        keys[:, :run_width] = tagged
+    else:
+        evaluated = np.flatnonzero(run_rows >= 0)
+        row_of_run = np.full(len(lengths), -1, dtype=np.int64)
+        row_of_run[run_rows[evaluated]] = evaluated
+        row_of_result = np.repeat(row_of_run, lengths)
+        column = np.arange(len(ids)) - np.repeat(offsets[:-1], lengths)
+        keep = np.flatnonzero(row_of_result >= 0)
+        tagged = tagged[keep] | column[keep].astype(np.uint64)
+        keys[row_of_result[keep], column[keep]] = tagged
     # then its judged docs
     judged_starts = np.cumsum(counts) - counts
     judged_row = np.repeat(np.arange(n_queries), counts)
@@ -363,6 +371,11 @@ def _locate_packed(
 
 
 _BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting ranks
+
+
+def _in_order(run_rows: np.ndarray) -> bool:
+    """True when row ``i`` of the judgments is row ``i`` of the run, for every row."""
+    return bool((run_rows == np.arange(len(run_rows))).all())
 
 
 def _count_ranks(
@@ -428,9 +441,12 @@ def pad_rows(
     counts: np.ndarray, values: np.ndarray, *, min_width: int = 0, fill: float = 0.0
 ) -> np.ndarray:
     """Values given query by query (the first ``counts[0]`` for row 0, and so on) as a
-    matrix with one row per query, padded with ``fill``."""
+    matrix with one row per query, padded with ``fill`` (a view of ``values`` when every
+    row is full)."""
     n_rows = len(counts)
     width = max(int(counts.max()) if n_rows else 0, min_width)
+    if n_rows and width * n_rows == len(values):
+        return values.reshape(n_rows, width)
     starts = np.cumsum(counts) - counts
     padded = np.full(n_rows * width, fill, dtype=values.dtype)
     # each row's values are contiguous: shift them to the start of their row

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
+from itertools import chain, islice, repeat
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -177,16 +177,25 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         queries, lengths, docs, values = group_contiguous(
             block_queries, block_lengths, doc_ids, grades
         )
-        data: dict[str, dict[str, int]] = {}
-        ends = np.cumsum(lengths).tolist()
-        start = 0
-        grade_list = values.tolist()
-        for query_id, end in zip(queries, ends, strict=True):
-            judged = dict(zip(docs[start:end], grade_list[start:end], strict=True))
-            if len(judged) != end - start:
-                _check_conflicts(query_id, docs[start:end], grade_list[start:end], source)
-            data[query_id] = judged
-            start = end
+        counts = lengths.tolist()
+        # one dict per query, cut from the flat columns at C speed
+        doc_rest, grade_rest = iter(docs), iter(values.tolist())
+        judged = list(
+            map(
+                dict,
+                map(
+                    zip,
+                    map(islice, repeat(doc_rest), counts),
+                    map(islice, repeat(grade_rest), counts),
+                ),
+            )
+        )
+        sizes = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+        ends = np.cumsum(lengths)
+        for i in np.flatnonzero(sizes != lengths).tolist():  # a doc judged twice
+            start, end = int(ends[i] - lengths[i]), int(ends[i])
+            _check_conflicts(queries[i], docs[start:end], values[start:end].tolist(), source)
+        data = dict(zip(queries, judged, strict=True))
         qrels = cls.__new__(cls)
         qrels._data = data
         qrels._groups = {}

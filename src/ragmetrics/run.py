@@ -75,7 +75,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     _input: tuple[list[tuple[str, ...]], np.ndarray] | None
     # A run read from a plain TREC file keeps its doc ids as bytes (``_packed``, aligned with
     # the scores) and makes the tuples of ``_input`` only when something asks for strings.
-    _packed: tuple[np.ndarray, np.ndarray] | None
+    _packed: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     _ranked_cache: tuple[list[tuple[str, ...]], np.ndarray | None] | None
     _duplicates: dict[str, int]
     name: str | None
@@ -178,14 +178,15 @@ class Run(Mapping[str, tuple[str, ...]]):
         name: str | None,
     ) -> Run:
         """A scored run from doc ids as bytes, grouped by query (each query once)."""
-        if _may_repeat(ids, lengths):
+        hashed = _packed.hashes(ids, _packed.n_words(ids))
+        if _may_repeat(ids, lengths, hashed):
             # a doc repeated within a query: the string path keeps its best copy and counts
             return cls._from_scored_columns(query_ids, lengths, _packed.decode(ids), scores, name)
         run = object.__new__(cls)
         run._set_ids(query_ids, lengths, name)
         run._scored = True
         run._input = None
-        run._packed = (ids, scores)
+        run._packed = (ids, scores, hashed)
         run._ranked_cache = None
         run._duplicates = {}
         return run
@@ -504,13 +505,14 @@ class Run(Mapping[str, tuple[str, ...]]):
         """A scored run's doc ids per query in input order (as strings), and its scores."""
         if self._input is None:
             assert self._packed is not None
-            ids, scores = self._packed
+            ids, scores, _ = self._packed
             self._input = (_split(_packed.decode(ids), self._lengths), scores)
         return self._input
 
-    def _packed_view(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """For the engine: ``(doc ids as bytes, scores)``, flat in input order, for a run
-        read from a plain TREC file; None for any other run."""
+    def _packed_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """For the engine: ``(doc ids as bytes, scores, their hashes)``, flat in input order,
+        for a run read from a plain TREC file (hashes as ``_packed.hashes(ids,
+        _packed.n_words(ids))``); None for any other run."""
         return self._packed
 
     def rankings(self) -> list[tuple[str, ...]]:
@@ -614,7 +616,7 @@ def _lengths_of(docs: list[tuple[str, ...]]) -> np.ndarray:
     return np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
 
 
-def _may_repeat(ids: np.ndarray, lengths: np.ndarray) -> bool:
+def _may_repeat(ids: np.ndarray, lengths: np.ndarray, hashed: np.ndarray) -> bool:
     """True when some query may list a doc id twice (``ids`` grouped by query): it does, or
     its rankings are too uneven to check as one padded matrix."""
     if not len(ids):
@@ -623,17 +625,17 @@ def _may_repeat(ids: np.ndarray, lengths: np.ndarray) -> bool:
 
     if len(lengths) * int(lengths.max()) > 4 * len(ids) + 4096:
         return True
-    values = _packed.hashes(ids, _packed.n_words(ids))
-    np.minimum(values, np.uint64(2**64 - 2), out=values)  # the top value is the padding
-    padded = pad_rows(lengths, values, fill=2**64 - 1)
-    rows = np.sort(padded, axis=1)
+    top = np.uint64(2**64 - 2)  # the top value is the padding
+    rows = pad_rows(lengths, np.minimum(hashed, top), fill=2**64 - 1)
+    rows.sort(axis=1)  # the matrix is ours: a copy or the fresh array it views
     row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
     real = column + 1 < lengths[row]  # both members of the pair are docs, not padding
     if not real.any():
         return False
     # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
     row, column = row[real], column[real]
-    order = np.argsort(padded[row], axis=1, kind="stable")
+    unsorted = pad_rows(lengths, np.minimum(hashed, top), fill=2**64 - 1)[row]
+    order = np.argsort(unsorted, axis=1, kind="stable")
     starts = (np.cumsum(lengths) - lengths)[row]
     pairs = np.arange(len(row))
     first = starts + order[pairs, column]
