@@ -306,38 +306,33 @@ def _locate_packed(
     ):
         return None
     words = _packed.n_words(ids, judged_ids)
-    keys = np.full((n_queries, max(width, 2)), _EMPTY, dtype=np.uint64)
-    # the results of each counted query, in its row
     if words != _packed.n_words(ids):  # a judged id is longer than any result's
         hashed = _packed.hashes(ids, words)
-    tagged = hashed & _HASH_BITS
-    if len(lengths) == n_queries and (lengths == run_width).all() and _in_order(run_rows):
-        # the usual case: every query ranks as many docs, in the order of the rows
-        tagged = tagged.reshape(n_queries, run_width)
-        tagged |= np.arange(run_width, dtype=np.uint64)
-        keys[:, :run_width] = tagged
-    else:
-        evaluated = np.flatnonzero(run_rows >= 0)
-        row_of_run = np.full(len(lengths), -1, dtype=np.int64)
-        row_of_run[run_rows[evaluated]] = evaluated
-        row_of_result = np.repeat(row_of_run, lengths)
-        column = np.arange(len(ids)) - np.repeat(offsets[:-1], lengths)
-        keep = np.flatnonzero(row_of_result >= 0)
-        tagged = tagged[keep] | column[keep].astype(np.uint64)
-        keys[row_of_result[keep], column[keep]] = tagged
-    # then its judged docs
-    judged_starts = np.cumsum(counts) - counts
-    judged_row = np.repeat(np.arange(n_queries), counts)
-    judged_column = np.arange(len(judged_ids)) - judged_starts[judged_row]
-    keys[judged_row, run_width + judged_column] = (
-        _packed.hashes(judged_ids, words) & _HASH_BITS
-    ) | (judged_column + _FROM_QRELS).astype(np.uint64)
+    result_keys = hashed & _HASH_BITS
+    judged_keys = _packed.hashes(judged_ids, words) & _HASH_BITS
+    judged_ends = np.cumsum(counts)
+    judged_starts = judged_ends - counts
+    present = run_rows >= 0
+    result_counts = np.where(present, lengths[run_rows], 0)
+    result_starts = np.where(present, offsets[run_rows], 0)
     found_rows: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
     firsts: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
     seconds: list[np.ndarray] = [np.zeros(0, dtype=np.uint64)]
-    step = max(1, _BLOCK_CELLS // keys.shape[1])
+    step = max(1, _BLOCK_CELLS // max(width, 2))
+    keys = np.empty((min(step, n_queries), max(width, 2)), dtype=np.uint64)
+    # a block of rows at a time, in a matrix that stays in the cache
     for start in range(0, n_queries, step):
-        block = keys[start : start + step]
+        stop = min(start + step, n_queries)
+        block = keys[: stop - start]
+        block.fill(_EMPTY)
+        # the results of each query of the block, in its row
+        rows, columns, at = _spans(result_starts[start:stop], result_counts[start:stop])
+        block[rows, columns] = result_keys[at] | columns.astype(np.uint64)
+        # then its judged docs (contiguous, query by query)
+        rows, columns, at = _spans(judged_starts[start:stop], counts[start:stop])
+        block[rows, run_width + columns] = judged_keys[at] | (columns + _FROM_QRELS).astype(
+            np.uint64
+        )
         block.sort(axis=1)
         same = ((block[:, 1:] ^ block[:, :-1]) <= _TAG_BITS) & (block[:, :-1] != _EMPTY)
         if (same[:, 1:] & same[:, :-1]).any():
@@ -373,9 +368,12 @@ def _locate_packed(
 _BLOCK_CELLS = 1 << 18  # score comparisons per vectorized block when counting ranks
 
 
-def _in_order(run_rows: np.ndarray) -> bool:
-    """True when row ``i`` of the judgments is row ``i`` of the run, for every row."""
-    return bool((run_rows == np.arange(len(run_rows))).all())
+def _spans(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For spans ``[starts[i], starts[i] + counts[i])`` of a flat array: each element's span,
+    its place within the span, and its index in the flat array."""
+    rows = np.repeat(np.arange(len(counts)), counts)
+    columns = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]
+    return rows, columns, starts[rows] + columns
 
 
 def _count_ranks(
