@@ -196,7 +196,7 @@ def test_repeated_evaluations_reuse_the_qrels_grades_safely() -> None:
     skipped = rm.evaluate(qrels, partial, ["mrr"], missing="skip")
     assert skipped.per_query == {"q2": {"mrr": 1.0}}
     assert rm.evaluate(qrels, full, ["mrr"]).aggregate["mrr"] == pytest.approx((0.5 + 1 + 0) / 3)
-    _, counts, grades = qrels.flat_grades(["q1", "q2", "q3"])
+    counts, grades = qrels.flat_grades(["q1", "q2", "q3"])
     with pytest.raises(ValueError, match="read-only"):
         grades[0] = 5.0
     assert counts.tolist() == [2, 1, 1]

@@ -142,14 +142,15 @@ def _read_block(
     space = np.empty(len(data) + 2, dtype=bool)
     space[0] = space[-1] = True
     np.less_equal(data, 32, out=space[1:-1])
-    if _has_control_bytes(data, space[1:-1]):
+    n_newlines = int(np.count_nonzero(data == ord("\n")))
+    if _has_control_bytes(data, space[1:-1], n_newlines):
         return None
     edges = np.flatnonzero(space[1:] != space[:-1])
     starts, ends = edges[0::2], edges[1::2]
     if len(starts) == 0 or len(starts) % n_columns:
         return None
     n_lines = len(starts) // n_columns
-    if not _one_line_per_record(data, starts, ends, n_columns, n_lines):
+    if not _one_line_per_record(padded, len(data), starts, ends, n_columns, n_newlines):
         return None
     line_starts = starts[0::n_columns]
     if (data[line_starts] == ord("#")).any():
@@ -180,31 +181,43 @@ def _read_block(
     return queries, run_lengths.tolist(), doc_ids, values
 
 
-def _has_control_bytes(data: np.ndarray, space: np.ndarray) -> bool:
+def _has_control_bytes(data: np.ndarray, space: np.ndarray, n_newlines: int) -> bool:
     """True when a byte up to 32 is not whitespace to ``str.split`` (a control byte)."""
-    # the usual separators are space, tab, newline and carriage return: count them first
-    separators = int(np.count_nonzero(space))
-    usual = sum(int(np.count_nonzero(data == byte)) for byte in (32, 10, 9, 13))
-    if usual == separators:
+    # the usual separators are spaces and newlines: when they are all, nothing else to see
+    if int(np.count_nonzero(data == ord(" "))) + n_newlines == int(np.count_nonzero(space)):
         return False
     return bool(_CONTROL[data[space]].any())
 
 
 def _one_line_per_record(
-    data: np.ndarray, starts: np.ndarray, ends: np.ndarray, n_columns: int, n_lines: int
+    padded: np.ndarray,
+    size: int,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    n_columns: int,
+    n_newlines: int,
 ) -> bool:
     """True when every line holds exactly ``n_columns`` fields and no line is blank.
 
     Each newline must fall between the last field of a record and the first field of the
-    next, one per record (the last record may end the file without one).
+    next, one per record (the last record may end the block without one).
     """
-    newlines = np.flatnonzero(data == ord("\n"))
-    if len(newlines) == n_lines - 1 and data[-1] != ord("\n"):
-        newlines = np.append(newlines, len(data))
-    if len(newlines) != n_lines:
+    n_lines = len(starts) // n_columns
+    if n_newlines not in (n_lines, n_lines - 1):
         return False
     after_last_field = ends[n_columns - 1 :: n_columns]
-    next_record = np.append(starts[n_columns::n_columns], len(data))
+    # the usual layout: a newline right after each record, but maybe the last (the zero
+    # past the block's end marks it); then these are all the newlines there are
+    if n_newlines == n_lines - (padded[size - 1] != ord("\n")):
+        following = padded[after_last_field]
+        if bool(((following == ord("\n")) | (following == 0)).all()):
+            return True
+    newlines = np.flatnonzero(padded[:size] == ord("\n"))
+    if len(newlines) == n_lines - 1:
+        newlines = np.concatenate((newlines, [size]))
+    if len(newlines) != n_lines:
+        return False
+    next_record = np.concatenate((starts[n_columns::n_columns], [size]))
     return bool(((newlines >= after_last_field) & (newlines <= next_record)).all())
 
 

@@ -347,7 +347,7 @@ def evaluate(
             "file or dict is the one you meant."
         )
     # A query with an empty set of judgments is not judged (trec_eval never sees it).
-    judgments = qrels.raw()
+    judgments = qrels.judged_counts()
     in_run = run._index
     judged_ids = list(filter(judgments.__getitem__, qrels.query_ids))
     missing_ids = tuple(filterfalse(in_run.__contains__, judged_ids))

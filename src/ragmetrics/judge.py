@@ -58,10 +58,8 @@ class JudgedRun:
     @cached_property
     def max_grade(self) -> float:
         """The highest grade judged in the whole qrels (ERR's default scale)."""
-        grades = np.fromiter(
-            chain.from_iterable(d.values() for d in self.qrels.raw().values()), dtype=np.float64
-        )
-        return float(grades.max()) if len(grades) else 0.0
+        highest = self.qrels.max_grade()
+        return 0.0 if highest is None else float(highest)
 
     @property
     def n_queries(self) -> int:
@@ -169,9 +167,9 @@ def judge(
 
     A query absent from the run gets an empty ranking.
     """
-    per_query, counts, grades = qrels.flat_grades(query_ids)
+    counts, grades = qrels.flat_grades(query_ids)
     rows, ranks, hit_grades, lengths, run_rows = _locate(
-        qrels, (per_query, counts, grades), run, query_ids, progress
+        qrels, counts, grades, run, query_ids, progress
     )
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
@@ -201,7 +199,8 @@ def judge(
 
 def _locate(
     qrels: Qrels,
-    judgments: tuple[list[dict[str, int]], np.ndarray, np.ndarray],
+    counts: np.ndarray,
+    grades: np.ndarray,
     run: Run,
     query_ids: list[str],
     progress: bool,
@@ -216,7 +215,6 @@ def _locate(
     number of results of its query with a higher score, plus those with an equal score and a
     greater doc id (trec_eval's order), counted in vectorized blocks.
     """
-    per_query, counts, grades = judgments
     n_queries = len(query_ids)
     run_rows = np.fromiter(
         map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=n_queries
@@ -228,6 +226,7 @@ def _locate(
         if located is not None:
             return (*located, lengths, run_rows)
     docs, scores = run._judging_view()
+    per_query = qrels.judged_maps(query_ids)
     # a query absent from the run (row -1) gets the empty ranking appended at the end
     own_docs = list(map([*docs, ()].__getitem__, run_rows.tolist()))
     keys: Any = map(dict.keys, per_query)
@@ -308,7 +307,6 @@ def _locate_packed(
     words = _packed.n_words(ids, judged_ids)
     if words != _packed.n_words(ids):  # a judged id is longer than any result's
         hashed = _packed.hashes(ids, words)
-    result_keys = hashed & _HASH_BITS
     judged_keys = _packed.hashes(judged_ids, words) & _HASH_BITS
     judged_ends = np.cumsum(counts)
     judged_starts = judged_ends - counts
@@ -327,7 +325,7 @@ def _locate_packed(
         block.fill(_EMPTY)
         # the results of each query of the block, in its row
         rows, columns, at = _spans(result_starts[start:stop], result_counts[start:stop])
-        block[rows, columns] = result_keys[at] | columns.astype(np.uint64)
+        block[rows, columns] = (hashed[at] & _HASH_BITS) | columns.astype(np.uint64)
         # then its judged docs (contiguous, query by query)
         rows, columns, at = _spans(judged_starts[start:stop], counts[start:stop])
         block[rows, run_width + columns] = judged_keys[at] | (columns + _FROM_QRELS).astype(

@@ -22,7 +22,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._trec_fast import read_plain_trec
+from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
@@ -49,11 +49,17 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         (2, 1, ('q1',))
     """
 
-    __slots__ = ("_data", "_flat", "_groups", "_packed_ids")
+    __slots__ = ("_columns", "_counted", "_flat", "_groups", "_maps", "_packed_ids")
+
+    # Judgments are dicts (``_maps``), or, read from a plain TREC file, columns: the queries,
+    # how many docs each judges, the doc ids as bytes and the grades (``_columns``). The
+    # engine reads the columns as they are; the dicts are made from them on first use.
+    _maps: dict[str, dict[str, int]] | None
+    _columns: tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None
 
     # the last answer of flat_grades, kept because every evaluation against these qrels asks
     # the same (e.g. each run of a comparison); set on first use
-    _flat: tuple[list[str], list[dict[str, int]], np.ndarray, np.ndarray]
+    _flat: tuple[list[str], np.ndarray, np.ndarray]
     # the judged doc ids of the last flat_grades as bytes (see packed_docs); set on first use
     _packed_ids: tuple[list[str], np.ndarray | None]
 
@@ -87,7 +93,8 @@ class Qrels(Mapping[str, Mapping[str, int]]):
                 )
                 check_ids(docs, "Doc ids", f"of query '{query_id}'")
                 data[query_id] = {d: int_grade(g, query_id, d) for d, g in docs.items()}
-        self._data = data
+        self._maps = data
+        self._columns = None
         self._groups: dict[str, Groups] = dict(groups) if groups else {}
 
     # --- construction -------------------------------------------------------------------
@@ -144,12 +151,19 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     @classmethod
     def from_trec(cls, path: PathLike) -> Qrels:
         """Read a TREC qrels file: ``query_id iteration doc_id grade`` per line."""
-        plain = read_plain_trec(path, n_columns=4, doc_col=2, value_col=3, integer=True)
+        plain = read_plain_trec_packed(path, n_columns=4, doc_col=2, value_col=3, integer=True)
         if plain is not None:
-            try:
-                return cls._from_columns(*plain, source=os.fspath(path))
+            queries, lengths, ids, grades = plain
+            counts = np.asarray(lengths, dtype=np.int64)
+            if len(set(queries)) == len(queries) and not _packed.may_repeat(
+                ids, counts, _packed.hashes(ids, _packed.n_words(ids))
+            ):
+                return cls._from_packed(queries, counts, ids, grades)
+            try:  # a query split across the file, or a doc judged twice: as strings
+                columns = (queries, lengths, _packed.decode(ids), grades)
+                return cls._from_columns(*columns, source=os.fspath(path))
             except InputFormatError:
-                pass  # a doc judged twice: the careful reader names the line
+                pass  # judged twice with two grades: the careful reader names the line
         maps, _ = read_trec_maps(
             path,
             n_columns=4,
@@ -160,8 +174,18 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             on_repeat="same",
         )
         qrels = cls.__new__(cls)
-        qrels._data = maps
-        qrels._groups = {}
+        qrels._maps, qrels._columns, qrels._groups = maps, None, {}
+        return qrels
+
+    @classmethod
+    def _from_packed(
+        cls, queries: list[str], counts: np.ndarray, ids: np.ndarray, grades: np.ndarray
+    ) -> Qrels:
+        """Qrels kept as columns (each query once, each doc once per query)."""
+        for array in (counts, ids, grades):
+            array.flags.writeable = False
+        qrels = cls.__new__(cls)
+        qrels._maps, qrels._columns, qrels._groups = None, (queries, counts, ids, grades), {}
         return qrels
 
     @classmethod
@@ -177,29 +201,25 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         queries, lengths, docs, values = group_contiguous(
             block_queries, block_lengths, doc_ids, grades
         )
-        counts = lengths.tolist()
-        # one dict per query, cut from the flat columns at C speed
-        doc_rest, grade_rest = iter(docs), iter(values.tolist())
-        judged = list(
-            map(
-                dict,
-                map(
-                    zip,
-                    map(islice, repeat(doc_rest), counts),
-                    map(islice, repeat(grade_rest), counts),
-                ),
-            )
-        )
-        sizes = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+        maps = _cut_maps(queries, lengths, docs, values.tolist())
+        sizes = np.fromiter(map(len, maps.values()), dtype=np.int64, count=len(maps))
         ends = np.cumsum(lengths)
         for i in np.flatnonzero(sizes != lengths).tolist():  # a doc judged twice
             start, end = int(ends[i] - lengths[i]), int(ends[i])
             _check_conflicts(queries[i], docs[start:end], values[start:end].tolist(), source)
-        data = dict(zip(queries, judged, strict=True))
         qrels = cls.__new__(cls)
-        qrels._data = data
-        qrels._groups = {}
+        qrels._maps, qrels._columns, qrels._groups = maps, None, {}
         return qrels
+
+    @property
+    def _data(self) -> dict[str, dict[str, int]]:
+        """The judgments as dicts (made from the columns on first use)."""
+        maps = self._maps
+        if maps is None:
+            assert self._columns is not None
+            queries, counts, ids, grades = self._columns
+            maps = self._maps = _cut_maps(queries, counts, _packed.decode(ids), grades.tolist())
+        return maps
 
     @classmethod
     def from_json(cls, path: PathLike) -> Qrels:
@@ -301,23 +321,35 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return MappingProxyType(self._data[query_id])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
+        return iter(self._columns[0] if self._maps is None and self._columns else self._data)
 
     def __len__(self) -> int:
-        return len(self._data)
+        return len(self._columns[0] if self._maps is None and self._columns else self._data)
 
     def __contains__(self, query_id: object) -> bool:
-        return query_id in self._data
+        return query_id in self.judged_counts()
 
     @property
     def query_ids(self) -> tuple[str, ...]:
         """The judged queries, in the order they were given."""
-        return tuple(self._data)
+        return tuple(self)
 
     @property
     def n_judgments(self) -> int:
         """How many (query, doc) pairs are judged."""
-        return sum(map(len, self._data.values()))
+        return sum(self.judged_counts().values())
+
+    def judged_counts(self) -> Mapping[str, int]:
+        """How many docs each query judges (a query may judge none)."""
+        counted: dict[str, int] | None = getattr(self, "_counted", None)
+        if counted is None:
+            if self._maps is None and self._columns is not None:
+                queries, counts = self._columns[0], self._columns[1].tolist()
+                counted = dict(zip(queries, counts))
+            else:
+                counted = dict(zip(self._data, map(len, self._data.values())))
+            self._counted = counted
+        return counted
 
     @property
     def has_groups(self) -> bool:
@@ -336,38 +368,58 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         judged = self._data.get(query_id, {})
         return frozenset(d for d, g in judged.items() if g >= relevance_threshold)
 
-    def flat_grades(
-        self, query_ids: Sequence[str]
-    ) -> tuple[list[dict[str, int]], np.ndarray, np.ndarray]:
-        """The judgments of ``query_ids``, in that order: one dict per query, how many docs
-        each judges, and all their grades flat (float64, query by query; read-only)."""
+    def judged_maps(self, query_ids: Sequence[str]) -> list[dict[str, int]]:
+        """The judgments of ``query_ids``, one dict per query (read-only by convention)."""
+        return list(map(self._data.__getitem__, query_ids))
+
+    def _in_column_order(self, query_ids: Sequence[str]) -> bool:
+        columns = self._columns
+        return columns is not None and columns[0] == query_ids
+
+    def flat_grades(self, query_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The judgments of ``query_ids``, in that order: how many docs each judges, and all
+        their grades flat (float64, query by query, in the order of :meth:`judged_maps`;
+        read-only)."""
         cached = getattr(self, "_flat", None)
         if cached is not None and cached[0] == query_ids:
-            return cached[1], cached[2], cached[3]
-        per_query = list(map(self._data.__getitem__, query_ids))
-        counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-        grades = np.fromiter(
-            chain.from_iterable(map(dict.values, per_query)),
-            dtype=np.float64,
-            count=int(counts.sum()),
-        )
+            return cached[1], cached[2]
+        if self._in_column_order(query_ids):
+            assert self._columns is not None
+            counts, grades = self._columns[1], self._columns[3].astype(np.float64)
+        else:
+            per_query = self.judged_maps(query_ids)
+            counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
+            grades = np.fromiter(
+                chain.from_iterable(map(dict.values, per_query)),
+                dtype=np.float64,
+                count=int(counts.sum()),
+            )
         counts.flags.writeable = grades.flags.writeable = False
-        self._flat = (list(query_ids), per_query, counts, grades)
-        return per_query, counts, grades
+        self._flat = (list(query_ids), counts, grades)
+        return counts, grades
 
     def packed_docs(self, query_ids: Sequence[str]) -> np.ndarray | None:
         """The doc ids judged for ``query_ids`` as one bytes array, aligned with the grades of
         :meth:`flat_grades`; None when an id is not ASCII or holds a zero byte (such an id
         cannot be in a run kept as bytes; the engine then compares strings)."""
+        if self._in_column_order(query_ids):
+            assert self._columns is not None
+            return self._columns[2]
         cached: tuple[list[str], np.ndarray | None] | None = getattr(self, "_packed_ids", None)
         if cached is not None and cached[0] == query_ids:
             return cached[1]
-        per_query = self.flat_grades(query_ids)[0]
-        ids = _packed.encode(list(chain.from_iterable(per_query)))
+        ids = _packed.encode(list(chain.from_iterable(self.judged_maps(query_ids))))
         if ids is not None:
             ids.flags.writeable = False
         self._packed_ids = (list(query_ids), ids)
         return ids
+
+    def max_grade(self) -> int | None:
+        """The highest grade judged for any query (None when nothing is judged)."""
+        if self._maps is None and self._columns is not None:
+            grades = self._columns[3]
+            return int(grades.max()) if len(grades) else None
+        return max(chain.from_iterable(map(dict.values, self._data.values())), default=None)
 
     def raw(self) -> Mapping[str, dict[str, int]]:
         """The internal dict, read-only by convention (used by the engine; do not mutate)."""
@@ -383,6 +435,17 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     def __repr__(self) -> str:
         extra = f", groups for {len(self._groups)} queries" if self._groups else ""
         return f"Qrels({len(self)} queries, {self.n_judgments} judgments{extra})"
+
+
+def _cut_maps(
+    queries: list[str], counts: np.ndarray, docs: list[str], grades: list[int]
+) -> dict[str, dict[str, int]]:
+    """One doc -> grade dict per query, cut from flat columns at C speed (a doc repeated
+    within a query keeps its last grade)."""
+    doc_rest, grade_rest = iter(docs), iter(grades)
+    lengths = counts.tolist()
+    cut = map(zip, map(islice, repeat(doc_rest), lengths), map(islice, repeat(grade_rest), lengths))
+    return dict(zip(queries, map(dict, cut)))
 
 
 def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: object) -> None:

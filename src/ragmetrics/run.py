@@ -179,7 +179,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     ) -> Run:
         """A scored run from doc ids as bytes, grouped by query (each query once)."""
         hashed = _packed.hashes(ids, _packed.n_words(ids))
-        if _may_repeat(ids, lengths, hashed):
+        if _packed.may_repeat(ids, lengths, hashed):
             # a doc repeated within a query: the string path keeps its best copy and counts
             return cls._from_scored_columns(query_ids, lengths, _packed.decode(ids), scores, name)
         run = object.__new__(cls)
@@ -614,30 +614,3 @@ def _rank_by_score(
 
 def _lengths_of(docs: list[tuple[str, ...]]) -> np.ndarray:
     return np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))
-
-
-def _may_repeat(ids: np.ndarray, lengths: np.ndarray, hashed: np.ndarray) -> bool:
-    """True when some query may list a doc id twice (``ids`` grouped by query): it does, or
-    its rankings are too uneven to check as one padded matrix."""
-    if not len(ids):
-        return False
-    from ragmetrics.judge import pad_rows
-
-    if len(lengths) * int(lengths.max()) > 4 * len(ids) + 4096:
-        return True
-    top = np.uint64(2**64 - 2)  # the top value is the padding
-    rows = pad_rows(lengths, np.minimum(hashed, top), fill=2**64 - 1)
-    rows.sort(axis=1)  # the matrix is ours: a copy or the fresh array it views
-    row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
-    real = column + 1 < lengths[row]  # both members of the pair are docs, not padding
-    if not real.any():
-        return False
-    # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
-    row, column = row[real], column[real]
-    unsorted = pad_rows(lengths, np.minimum(hashed, top), fill=2**64 - 1)[row]
-    order = np.argsort(unsorted, axis=1, kind="stable")
-    starts = (np.cumsum(lengths) - lengths)[row]
-    pairs = np.arange(len(row))
-    first = starts + order[pairs, column]
-    second = starts + order[pairs, column + 1]
-    return bool((ids[first] == ids[second]).any())

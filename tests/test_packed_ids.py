@@ -1,8 +1,9 @@
-"""A run read from a plain TREC file keeps its doc ids as bytes and is judged by hashing them.
+"""Runs and qrels read from plain TREC files keep their doc ids as bytes; the judge joins
+them by hashing.
 
-Each case writes the same results to a TREC file and builds them from dicts too; the two runs
-must agree on every metric per query, on their rankings and on the repeats they drop, also
-when hashes collide on purpose (the join must notice and compare strings instead).
+Each case writes the same data to TREC files and builds it from dicts too; both must agree on
+every metric per query, on rankings, judgments and the repeats dropped, also when hashes
+collide on purpose (the join must notice and compare strings instead).
 """
 
 from __future__ import annotations
@@ -129,3 +130,51 @@ def test_ids_as_bytes_round_trip() -> None:
     assert _packed.encode(["é"]) is None and _packed.encode(["a\x00"]) is None
     empty = _packed.encode([])
     assert empty is not None and _packed.decode(empty) == []
+
+
+def _write_qrels(qrels: dict[str, dict[str, int]], path: Path) -> Path:
+    with open(path, "w") as handle:
+        for query, docs in qrels.items():
+            handle.writelines(f"{query} 0 {doc} {grade}\n" for doc, grade in docs.items())
+    return path
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_packed_qrels_equal_the_same_qrels_from_dicts(seed: int, tmp_path: Path) -> None:
+    qrels, lines = _random_case(seed)
+    qrels["empty-grades"] = {"z": 0}
+    read = rm.Qrels.from_trec(_write_qrels(qrels, tmp_path / "qrels.txt"))
+    assert read._columns is not None  # kept as columns: nothing made per judgment yet
+    expected = rm.Qrels.from_dict(qrels)
+    assert len(read) == len(expected) and read.query_ids == expected.query_ids
+    assert "q1" in read and "nope" not in read
+    assert read.n_judgments == expected.n_judgments
+    assert read.max_grade() == expected.max_grade() == 3
+    runs = [
+        rm.Run.from_trec(_write(lines, tmp_path / "run.txt")),
+        rm.Run.from_dict(_as_dict(lines)),
+    ]
+    for run in runs:
+        _assert_same(read, run, runs[1])
+    _assert_same(read, runs[0], runs[1])
+    assert read == expected and read.to_dict() == qrels  # dicts made on demand
+    assert dict(read["q1"]) == qrels["q1"]
+
+
+def test_packed_qrels_fall_back_for_repeats_and_split_queries(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 a 1\nq2 0 b 2\nq1 0 c 0\nq1 0 a 1\n")  # q1 split; a twice, same
+    read = rm.Qrels.from_trec(path)
+    assert read.to_dict() == {"q1": {"a": 1, "c": 0}, "q2": {"b": 2}}
+    path.write_text("q1 0 a 1\nq1 0 a 2\n")
+    with pytest.raises(rm.InputFormatError, match=r"line 2"):
+        rm.Qrels.from_trec(path)
+
+
+def test_packed_qrels_with_a_subset_of_queries(tmp_path: Path) -> None:
+    # missing="skip" counts fewer queries than the qrels hold: the columns are not in order
+    qrels, lines = _random_case(7)
+    read = rm.Qrels.from_trec(_write_qrels(qrels, tmp_path / "qrels.txt"))
+    kept = [line for line in lines if line[0] in {"q1", "q2", "q5"}]
+    run = rm.Run.from_trec(_write(kept, tmp_path / "run.txt"))
+    _assert_same(read, run, rm.Run.from_dict(_as_dict(kept)))
