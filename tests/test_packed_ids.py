@@ -128,6 +128,9 @@ def test_ids_as_bytes_round_trip() -> None:
     words = _packed.n_words(packed, wide)
     assert np.array_equal(_packed.hashes(packed, words), _packed.hashes(wide, words))
     assert _packed.encode(["é"]) is None and _packed.encode(["a\x00"]) is None
+    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"]):  # empty, long, newline
+        encoded = _packed.encode(unusual)
+        assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
     empty = _packed.encode([])
     assert empty is not None and _packed.decode(empty) == []
 

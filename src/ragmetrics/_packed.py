@@ -13,6 +13,7 @@ import numpy as np
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
+_MAX_WORDS = 32  # ids up to 256 bytes are cut from a joined buffer; longer ones one by one
 # the first j bytes of a little-endian 8-byte word, for j = 0..8
 _WORD_MASKS = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")
 
@@ -54,21 +55,32 @@ def encode(ids: Sequence[str]) -> np.ndarray | None:
         return None
     if joined.count("\n") != len(ids) - 1:  # an id with a newline in it
         return np.array(ids, dtype=np.bytes_)
-    # cut the joined bytes at the newlines, as rows of whole 8-byte words
-    data = np.frombuffer(joined.encode("ascii") + b"\n", dtype=np.uint8)
+    # cut the joined bytes at the newlines
+    data = np.frombuffer(joined.encode("ascii") + b"\n" + bytes(8 * _MAX_WORDS), dtype=np.uint8)
     ends = np.flatnonzero(data == ord("\n"))
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts
-    words = max(1, -(-int(widths.max()) // 8))
-    padded = np.concatenate((data, np.zeros(words * 8, dtype=np.uint8)))
-    windows = np.lib.stride_tricks.as_strided(
-        padded, shape=(len(data), words * 8), strides=(1, 1), writeable=False
-    )
-    rows = windows[starts]
-    columns = rows.view("<u8")
-    for k in range(words):
-        columns[:, k] &= _WORD_MASKS[np.clip(widths - 8 * k, 0, 8)]
-    return rows.view(f"S{words * 8}").ravel()
+    if int(widths.max()) > 8 * _MAX_WORDS:
+        return np.array(ids, dtype=np.bytes_)
+    rows = word_rows(data, starts, widths)
+    return rows.view(f"S{rows.shape[1]}").ravel()
+
+
+def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
+    """The ``widths[i]`` bytes of ``buffer`` from each ``starts[i]``, as rows of whole 8-byte
+    words (uint8, zero past each field; at least one word). ``buffer`` must hold that many
+    words from every start."""
+    n_words = max(1, -(-int(widths.max()) // 8)) if len(widths) else 1
+    # every byte offset of the buffer seen as the start of an 8-byte word
+    words_at = np.ndarray((len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+    columns = []
+    for k in range(n_words):
+        column = words_at[starts + 8 * k] if k else words_at[starts]
+        column &= _WORD_MASKS[np.clip(widths - 8 * k, 0, 8)]
+        columns.append(column)
+    words = columns[0][:, None] if n_words == 1 else np.stack(columns, axis=1)
+    rows: np.ndarray = words.view(np.uint8)
+    return rows
 
 
 def decode(ids: np.ndarray) -> list[str]:

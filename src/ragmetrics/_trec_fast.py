@@ -23,6 +23,8 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ragmetrics._packed import word_rows
+
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
 _BLOCK_BYTES = 1 << 21
@@ -36,8 +38,6 @@ _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an ex
 _CONTROL = np.ones(33, dtype=bool)
 _CONTROL[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
-# the first j bytes of a little-endian 8-byte word, for j = 0..8
-_WORD_MASKS = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")
 
 Columns = tuple[list[str], list[int], list[str], np.ndarray]
 PackedColumns = tuple[list[str], list[int], np.ndarray, np.ndarray]
@@ -247,18 +247,9 @@ def _field_rows(
     """The fields ``[starts, ends)`` as rows of whole 8-byte words (uint8, zero past each
     field's end); None when a field is wider than ``limit``."""
     widths = ends - starts
-    n_words = -(-int(widths.max()) // 8)
-    if n_words * 8 > limit:
+    if -(-int(widths.max()) // 8) * 8 > limit:
         return None
-    # every byte offset of the buffer seen as the start of an 8-byte word
-    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
-    columns = []
-    for k in range(n_words):
-        column = words_at[starts + 8 * k] if k else words_at[starts]
-        column &= _WORD_MASKS[np.clip(widths - 8 * k, 0, 8)]
-        columns.append(column)
-    words = columns[0][:, None] if n_words == 1 else np.stack(columns, axis=1)
-    return words.view(np.uint8)
+    return word_rows(padded, starts, widths)
 
 
 def _rows(padded: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
