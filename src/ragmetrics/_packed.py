@@ -1,8 +1,9 @@
 """Doc ids kept as bytes: a fixed-width ``S`` array (ASCII, zero-padded) instead of strings.
 
-A run read from a plain TREC file keeps its doc ids this way: ten million Python strings cost
-more to make and to hash than the whole evaluation. Ids are compared through 64-bit hashes of
-their bytes; a hash never decides alone: every pair it matches is checked byte for byte.
+Runs and qrels read from plain TREC files keep their doc ids this way: ten million Python
+strings cost more to make and to hash than the whole evaluation. Ids are compared through
+64-bit hashes of their bytes; a hash never decides alone: every pair it matches is checked
+byte for byte.
 """
 
 from __future__ import annotations
