@@ -84,7 +84,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         else:
             plain = False
         if plain:
-            data = {q: dict(docs) for q, docs in judgments.items()}
+            data = dict(zip(judgments, map(dict.copy, per_query)))
         else:
             data = {}
             for query_id, docs in judgments.items():
