@@ -19,7 +19,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics import _trec_fast
 from ragmetrics._io import read_trec_maps
-from ragmetrics._trec_fast import read_plain_trec
+from ragmetrics._trec_fast import read_plain_trec_packed
 from tests.conftest import shared_file
 
 _SCORES = [
@@ -59,7 +59,9 @@ def test_fast_run_reader_equals_careful_reader(
     rng = random.Random(seed)
     path = tmp_path / "run.txt"
     _write_run(path, rng, crlf=seed % 2 == 1, final_newline=seed % 3 != 0)
-    assert read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False) is not None
+    assert (
+        read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is not None
+    )
     run = rm.Run.from_trec(path)
     careful = _careful_run(path)
     assert run.query_ids == tuple(careful)
@@ -86,7 +88,7 @@ def test_fast_run_reader_equals_careful_reader(
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.txt"
     path.write_text(text, encoding="utf-8")
-    assert read_plain_trec(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
     if "0x10" in text:
         with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1: field 5 must be"):
             rm.Run.from_trec(path)
@@ -103,7 +105,9 @@ def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:
     ]
     path = tmp_path / "qrels.txt"
     path.write_text("\n".join(lines) + "\n", encoding="ascii")
-    assert read_plain_trec(path, n_columns=4, doc_col=2, value_col=3, integer=True) is not None
+    assert (
+        read_plain_trec_packed(path, n_columns=4, doc_col=2, value_col=3, integer=True) is not None
+    )
     careful, _ = read_trec_maps(
         path, n_columns=4, doc_col=2, value_col=3, value_kind="int",
         layout="query_id iteration doc_id grade", on_repeat="same",

@@ -2,9 +2,10 @@
 
 Splitting a TREC run with ``str.split`` makes a Python string of every field: 60 million
 objects for a run of 10 million lines, which is most of the time a line-by-line reader takes.
-This reader finds the fields with numpy on the raw bytes instead, and makes Python objects
-only of what is kept: one string per doc id, one per query (at the lines where the query
-changes). Scores and grades are parsed as numbers straight from the bytes.
+This reader finds the fields with numpy on the raw bytes instead, in blocks parsed side by
+side in threads. Doc ids stay bytes (one fixed-width array, see ``_packed``), scores and
+grades are parsed as numbers straight from the bytes, and the only Python strings made are
+the query ids, one at each line where the query changes.
 
 It reads "plain" files only: ASCII, exactly ``n_columns`` fields on every line, no comment
 or blank line. A block that is anything else returns None, and the caller reads the whole
@@ -18,8 +19,8 @@ import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from itertools import chain, islice
-from typing import Any, BinaryIO
+from itertools import islice
+from typing import BinaryIO
 
 import numpy as np
 
@@ -39,62 +40,34 @@ _CONTROL = np.ones(33, dtype=bool)
 _CONTROL[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
 
-Columns = tuple[list[str], list[int], list[str], np.ndarray]
 PackedColumns = tuple[list[str], list[int], np.ndarray, np.ndarray]
-
-
-def read_plain_trec(
-    path: str | os.PathLike[str], *, n_columns: int, doc_col: int, value_col: int, integer: bool
-) -> Columns | None:
-    """Read a plain TREC file into runs of query ids, their lengths, doc ids and values.
-
-    Returns ``(queries, lengths, doc_ids, values)`` in file order, where ``queries`` and
-    ``lengths`` are the run-length encoding of the query column (a query may come back in a
-    later run), or None when the file is not plain (see the module docstring).
-    """
-    read = _read(path, n_columns, doc_col, value_col, integer, packed=False)
-    if read is None:
-        return None
-    queries, lengths, blocks, values = read
-    return queries, lengths, list(chain.from_iterable(blocks)), values
 
 
 def read_plain_trec_packed(
     path: str | os.PathLike[str], *, n_columns: int, doc_col: int, value_col: int, integer: bool
 ) -> PackedColumns | None:
-    """:func:`read_plain_trec` with the doc ids left as bytes: one fixed-width ``S`` array
-    (ASCII, zero-padded), so that no Python string is made per line."""
-    read = _read(path, n_columns, doc_col, value_col, integer, packed=True)
-    if read is None:
-        return None
-    queries, lengths, blocks, values = read
-    return queries, lengths, np.concatenate(blocks), values
+    """Read a plain TREC file into runs of query ids, their lengths, doc ids and values.
 
-
-def _read(
-    path: str | os.PathLike[str],
-    n_columns: int,
-    doc_col: int,
-    value_col: int,
-    integer: bool,
-    *,
-    packed: bool,
-) -> tuple[list[str], list[int], list[Any], np.ndarray] | None:
+    Returns ``(queries, lengths, doc_ids, values)`` in file order, where ``queries`` and
+    ``lengths`` are the run-length encoding of the query column (a query may come back in a
+    later run) and ``doc_ids`` one fixed-width ``S`` array (ASCII, zero-padded: no Python
+    string per line); or None when the file is not plain (see the module docstring).
+    """
     queries: list[str] = []
     lengths: list[int] = []
-    doc_blocks: list[Any] = []
+    doc_blocks: list[np.ndarray] = []
     values: list[np.ndarray] = []
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
     except OSError:
         return None  # the careful reader reports it
 
-    def parse(block: bytes) -> Any:
-        return _read_block(block, n_columns, doc_col, value_col, integer, packed)
+    def parse(block: bytes) -> _Block | None:
+        return _read_block(block, n_columns, doc_col, value_col, integer)
 
     # numpy lets go of the interpreter while it works: blocks are parsed side by side
     with handle, ThreadPoolExecutor(_THREADS) as pool:
-        pending: deque[Future[Any]] = deque()
+        pending: deque[Future[_Block | None]] = deque()
         source = _blocks(handle)
         pending.extend(pool.submit(parse, block) for block in islice(source, 2 * _THREADS))
         while pending:
@@ -116,7 +89,7 @@ def _read(
             values.append(block_values)
     if not values:
         return None  # an empty file: the careful reader says so
-    return queries, lengths, doc_blocks, np.concatenate(values)
+    return queries, lengths, np.concatenate(doc_blocks), np.concatenate(values)
 
 
 def _blocks(handle: BinaryIO) -> Iterator[bytes]:
@@ -130,9 +103,12 @@ def _blocks(handle: BinaryIO) -> Iterator[bytes]:
         yield block
 
 
+_Block = tuple[list[str], list[int], np.ndarray, np.ndarray]
+
+
 def _read_block(
-    block: bytes, n_columns: int, doc_col: int, value_col: int, integer: bool, packed: bool
-) -> tuple[list[str], list[int], Any, np.ndarray] | None:
+    block: bytes, n_columns: int, doc_col: int, value_col: int, integer: bool
+) -> _Block | None:
     # zero bytes past the end, so that a field's bytes can be copied as a fixed-width row
     padded = np.frombuffer(block + bytes(_MAX_FIELD_WIDTH), dtype=np.uint8)
     data = padded[: len(block)]
@@ -149,24 +125,14 @@ def _read_block(
     starts, ends = edges[0::2], edges[1::2]
     if len(starts) == 0 or len(starts) % n_columns:
         return None
-    n_lines = len(starts) // n_columns
     if not _one_line_per_record(padded, len(data), starts, ends, n_columns, n_newlines):
         return None
     line_starts = starts[0::n_columns]
     if (data[line_starts] == ord("#")).any():
         return None  # a comment line
-    doc_ids: Any
-    if packed:
-        doc_ids = _packed(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
-        if doc_ids is None:
-            return None
-    else:
-        doc_text = _text(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
-        if doc_text is None:
-            return None
-        doc_ids = doc_text.split()
-        if len(doc_ids) != n_lines:
-            return None
+    doc_ids = _packed(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
+    if doc_ids is None:
+        return None
     values = _numbers(padded, starts[value_col::n_columns], ends[value_col::n_columns], integer)
     if values is None:
         return None
