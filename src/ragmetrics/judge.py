@@ -213,7 +213,8 @@ def _locate(
     few that were retrieved without a Python-level lookup per result. For a run from lists a
     doc's position is its rank. A scored run is not sorted: the rank of a judged doc is the
     number of results of its query with a higher score, plus those with an equal score and a
-    greater doc id (trec_eval's order), counted in vectorized blocks.
+    greater doc id (trec_eval's order), counted in vectorized blocks. A run whose doc ids
+    are bytes (read from a plain TREC file) is joined by hashing instead (``_locate_packed``).
     """
     n_queries = len(query_ids)
     run_rows = np.fromiter(
