@@ -118,6 +118,9 @@ def test_colliding_hashes_change_nothing(
     expected = rm.Run.from_dict(_as_dict(lines))
     _assert_same(rm.Qrels.from_dict(qrels), run, expected)
     assert sum(run.duplicates.values()) == len(lines) - expected.n_results
+    read = rm.Qrels.from_trec(_write_qrels(qrels, tmp_path / "qrels.txt"))
+    assert read._columns is not None and read.to_dict() == qrels  # no repeat seen where none
+    _assert_same(read, run, expected)
 
 
 def test_ids_as_bytes_round_trip() -> None:
