@@ -200,3 +200,11 @@ def test_repeated_evaluations_reuse_the_qrels_grades_safely() -> None:
     with pytest.raises(ValueError, match="read-only"):
         grades[0] = 5.0
     assert counts.tolist() == [2, 1, 1]
+
+
+def test_run_lengths_are_read_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4 t\n")
+    for run in (rm.Run.from_dict({"q1": {"a": 0.5}}), rm.Run.from_trec(path)):
+        with pytest.raises(ValueError, match="read-only"):
+            run.lengths[0] = 5

@@ -369,6 +369,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         self._index = dict(zip(query_ids, range(len(query_ids))))
         if len(self._index) != len(query_ids):
             raise InputFormatError("A query id appears twice in the run.")
+        lengths.flags.writeable = False  # handed out by the ``lengths`` property
         self._lengths = lengths
         self._offsets_cache = np.zeros(len(self._lengths) + 1, dtype=np.int64)
         np.cumsum(self._lengths, out=self._offsets_cache[1:])
