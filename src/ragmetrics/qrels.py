@@ -321,10 +321,10 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return MappingProxyType(self._data[query_id])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._columns[0] if self._maps is None and self._columns else self._data)
+        return iter(self.judged_counts())
 
     def __len__(self) -> int:
-        return len(self._columns[0] if self._maps is None and self._columns else self._data)
+        return len(self.judged_counts())
 
     def __contains__(self, query_id: object) -> bool:
         return query_id in self.judged_counts()
