@@ -8,9 +8,19 @@ import random
 import pytest
 
 import ragmetrics as rm
+from ragmetrics import matching
 from ragmetrics.matching import ChunkMatcher, MatchRules, is_chunk_from_original
 from tests import _locomo
 from tests.conftest import shared_file
+
+
+@pytest.fixture(params=["masks", "lists"])
+def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test with each layout of the word index: bit masks (small corpora, the
+    default here) and position lists (forced by lowering the size limit of masks)."""
+    if request.param == "lists":
+        monkeypatch.setattr(matching, "_MASKED_ORIGINALS", 0)
+    return str(request.param)
 
 
 def test_date_line_is_dropped() -> None:
@@ -90,14 +100,14 @@ def test_matcher_rejects_bad_input() -> None:
         ChunkMatcher({"a": 3})  # type: ignore[dict-item]
 
 
-def test_short_chunks_and_lists() -> None:
+def test_short_chunks_and_lists(layout: str) -> None:
     matcher = ChunkMatcher(["alpha beta", "beta gamma"])
     assert matcher.match("beta") == {"0", "1"}  # shorter than the window: checked everywhere
     assert matcher.match("delta") == set()
 
 
 @pytest.mark.parametrize("n_words", [3, 4, 13, 14, 40])
-def test_chunks_cut_mid_word_at_both_ends_still_match(n_words: int) -> None:
+def test_chunks_cut_mid_word_at_both_ends_still_match(n_words: int, layout: str) -> None:
     words = [f"w{i}x" for i in range(60)]
     original = " ".join(words)
     chunk = " ".join(words[10 : 10 + n_words])[1:-1]  # first and last words cut
@@ -106,7 +116,7 @@ def test_chunks_cut_mid_word_at_both_ends_still_match(n_words: int) -> None:
     assert is_chunk_from_original(chunk, original)
 
 
-def test_one_word_chunk_found_inside_words_of_the_originals() -> None:
+def test_one_word_chunk_found_inside_words_of_the_originals(layout: str) -> None:
     # no whitespace: the vocabulary alone answers, including a piece from a word's middle
     matcher = ChunkMatcher({"a": "say Thanks!! now", "b": "no thanks", "c": "xThanks!y", "d": ""})
     assert matcher.match("Thanks!") == {"a", "c"}
@@ -117,7 +127,7 @@ def test_one_word_chunk_found_inside_words_of_the_originals() -> None:
 
 
 @pytest.mark.parametrize("last", ["u", "up", "up!", "up!x"])
-def test_common_words_narrowed_by_a_last_word_cut_short(last: str) -> None:
+def test_common_words_narrowed_by_a_last_word_cut_short(last: str, layout: str) -> None:
     # every interior word is in every original: the last word (a word's start) narrows
     common = "it was so great and it was fun"
     originals = {f"s{i}": f"{common} keep {common} {tail}" for i, tail in enumerate(["up!", "on"])}
@@ -129,7 +139,7 @@ def test_common_words_narrowed_by_a_last_word_cut_short(last: str) -> None:
     assert ("s0" in expected) == (last != "up!x")
 
 
-def test_matcher_equals_pairwise_on_a_tiny_vocabulary() -> None:
+def test_matcher_equals_pairwise_on_a_tiny_vocabulary(layout: str) -> None:
     # a vocabulary of eight words makes every word common: the narrowing paths do the work;
     # chunks are cut anywhere, including mid-word and at whitespace
     rng = random.Random(5)
@@ -150,6 +160,18 @@ def test_matcher_equals_pairwise_on_a_tiny_vocabulary() -> None:
     matcher = ChunkMatcher(originals)
     expected = [{k for k, t in originals.items() if is_chunk_from_original(c, t)} for c in chunks]
     assert matcher.match_many(chunks) == expected
+
+
+def test_index_layout_follows_the_corpus_size() -> None:
+    # masks cost a bit per original for every word: past the limit, lists of positions
+    limit = matching._MASKED_ORIGINALS
+    for size, layout in ((limit, matching._MaskIndex), (limit + 1, matching._ListIndex)):
+        originals = [f"session {i} said hello to w{i % 7} friends" for i in range(size)]
+        matcher = ChunkMatcher(originals)
+        assert type(matcher._index) is layout
+        assert matcher.match("said hello to w3 fri") == {str(i) for i in range(3, size, 7)}
+        assert matcher.match("n 12 said") == {"12"}
+        assert matcher.match("12 said") == {str(i) for i in range(size) if str(i).endswith("12")}
 
 
 def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
@@ -214,9 +236,16 @@ def test_locomo_every_turn_finds_its_session(
         assert locomo.original_id(turn.conversation, turn.session) in found, turn.dia_id
 
 
+@pytest.mark.parametrize("lists", [False, True], ids=["masks", "lists"])
 def test_locomo_matcher_equals_pairwise(
-    locomo: _locomo.Locomo, locomo_matcher: ChunkMatcher
+    locomo: _locomo.Locomo,
+    locomo_matcher: ChunkMatcher,
+    lists: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    if lists:
+        monkeypatch.setattr(matching, "_MASKED_ORIGINALS", 0)
+        locomo_matcher = ChunkMatcher(locomo.originals, rules=locomo_matcher.rules)
     rng = random.Random(3)
     chunks = [_locomo.turn_chunk(t, style="speaker") for t in rng.sample(locomo.turns, 150)]
     sessions: dict[tuple[str, int], list[_locomo.Turn]] = {}

@@ -9,8 +9,11 @@ nothing. :class:`MatchRules` holds these rules as data, with options for other p
 each of them. It indexes the whitespace-delimited words of every original. A word strictly
 inside the searched text (not its first or last, which may be cut mid-word) is a whole word of
 every original that contains the text, so the originals holding the text's rarest interior
-word are a complete candidate set; each candidate is then verified with the exact containment
-test, so the answers are those of :func:`is_chunk_from_original`.
+word are a complete candidate set, and so are the originals holding all its interior words;
+each candidate is then verified with the exact containment test, so the answers are those of
+:func:`is_chunk_from_original`. For a corpus of up to a few thousand originals the index keeps,
+per word, a bit mask of its originals, so intersecting a dozen words costs a dozen ANDs; a
+larger corpus keeps lists of positions and intersects from the rarest word.
 
 Short generic texts ("Thanks!", "Wow! What did you get?") have no rare interior word. For
 them the last word helps: it starts where a word of the original starts, so it is a prefix
@@ -24,13 +27,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, reduce
 from itertools import accumulate, chain, islice, repeat
-from typing import TYPE_CHECKING, Any
+from operator import and_, or_
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ragmetrics._gc import without_gc
 from ragmetrics.errors import RagMetricsError
@@ -43,6 +48,7 @@ if TYPE_CHECKING:
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates
+_MASKED_ORIGINALS = 2048  # up to this many originals, the word index holds bit masks
 _ANCHOR_WORDS = 12  # interior words looked up per searched text
 _WINDOW_CHARS = 100  # a longer text is split only in a window around its middle
 _AFFIX_WORDS = 64  # a last word that starts more words than this does not narrow
@@ -263,52 +269,49 @@ class ChunkMatcher:
         self.ids = tuple(k for k, _ in items)
         normalize = _normalizes(rules)
         self._texts = tuple(rules.normalize(t) if normalize else t for _, t in items)
-        self._everything = range(len(self._texts))
-        words: defaultdict[str, list[int]] = defaultdict(list)
-        for position, text in enumerate(self._texts):
-            for word in set(text.split()):
-                words[word].append(position)
-        self._words: dict[str, list[int]] = dict(words)
+        index = _MaskIndex if len(self._texts) <= _MASKED_ORIGINALS else _ListIndex
+        self._index: _WordIndex[Any] = index(self._texts)
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def __repr__(self) -> str:
-        return f"ChunkMatcher({len(self)} originals, {len(self._words)} distinct words)"
-
-    def _candidates(self, variant: str) -> Sequence[int] | set[int]:
-        interior = _interior_words(variant)
-        if not interior:
-            if len(variant.split()) < 2:
-                return self._everything  # one word: _verified searches the vocabulary
-            # no interior word to anchor on: the first and last words narrow
-            return self._affixes.narrow(variant, self._everything)
-        # Any interior word's owners are a complete candidate set; the smallest is the
-        # cheapest to verify. A word no original has gives the empty set: no match.
-        found = list(map(self._words.get, interior, repeat(())))
-        rarest = min(found, key=len)
-        if len(rarest) <= _FEW_CANDIDATES:
-            return rarest
-        found.sort(key=len)  # narrow by the next rarest words
-        narrowed = set(rarest).intersection(*found[1:3])
-        if len(narrowed) > _MANY_CANDIDATES:  # only common words so far: use them all
-            narrowed.intersection_update(*found[3:])
-            if len(narrowed) > _MANY_CANDIDATES:
-                return self._affixes.narrow(variant, narrowed)
-        return narrowed
+        return f"ChunkMatcher({len(self)} originals, {len(self._index.owners)} distinct words)"
 
     @cached_property
     def _affixes(self) -> _Affixes:
-        return _Affixes(self._words)
+        return _Affixes(self._index.owners)
 
     def _verified(self, variant: str) -> Iterable[int]:
         """The originals that contain ``variant``."""
-        candidates = self._candidates(variant)
-        if candidates is self._everything and variant.split() == [variant]:
+        index = self._index
+        interior = _interior_words(variant)
+        if interior:
+            # the originals holding every interior word are a complete candidate set
+            candidates = index.sharing(interior)
+            if index.count(candidates) > _MANY_CANDIDATES:  # only common words
+                candidates = self._narrowed(variant, candidates)
+        elif variant.split() == [variant]:
             # no whitespace at all: it is in an original exactly when inside one of its words
-            return self._affixes.containing(variant)
+            return index.positions(index.any_of(self._affixes.containing(variant)))
+        else:
+            # no interior word to anchor on: the last word narrows
+            candidates = self._narrowed(variant, index.everything)
         texts = self._texts
-        return [p for p in candidates if variant in texts[p]]
+        return [p for p in index.positions(candidates) if variant in texts[p]]
+
+    def _narrowed(self, variant: str, candidates: Any) -> Any:
+        """``candidates`` narrowed to the originals with a word that starts with the last
+        word of ``variant`` (when it has two words or more: only then does that word start
+        where a word of the original starts), unless too many words start with it."""
+        words = variant.split()
+        if len(words) < 2:
+            return candidates
+        starting = self._affixes.starting_with(words[-1])
+        if starting is None:
+            return candidates
+        index = self._index
+        return index.both(candidates, index.any_of(starting))
 
     def match_indices(self, chunk: str) -> set[int]:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
@@ -327,8 +330,11 @@ class ChunkMatcher:
         for chunk in chunks:
             found = known.get(chunk)
             if found is None:
+                variants = variants_of(chunk)
                 found = known[chunk] = frozenset(
-                    chain.from_iterable(map(verified, variants_of(chunk)))
+                    verified(variants[0])
+                    if len(variants) == 1
+                    else chain.from_iterable(map(verified, variants))
                 )
             matched.append(found)
         return matched
@@ -390,25 +396,24 @@ class ChunkMatcher:
 
 class _Affixes:
     """The vocabulary of a :class:`ChunkMatcher`, arranged to find the words that start with
-    or contain a given string, and so the originals that own them (each arrangement is made
-    on first use)."""
+    or contain a given string (each arrangement is made on first use)."""
 
-    def __init__(self, owners: dict[str, list[int]]) -> None:
-        self._owners = owners
+    def __init__(self, words: Iterable[str]) -> None:
+        self._words = words
 
     @cached_property
     def _sorted(self) -> list[str]:
-        return sorted(self._owners)
+        return sorted(self._words)
 
     @cached_property
     def _joined(self) -> tuple[str, list[str], list[int]]:
         """Every word once, newline-separated (a newline is inside no word), with the
         words and where each starts."""
-        words = list(self._owners)
+        words = list(self._words)
         starts = list(accumulate((len(word) + 1 for word in words), initial=0))
         return "\n".join(words), words, starts
 
-    def _starting_with(self, start: str) -> list[str] | None:
+    def starting_with(self, start: str) -> list[str] | None:
         """The words that start with ``start``; None when there are too many to help."""
         words = self._sorted
         first = bisect_left(words, start)
@@ -420,29 +425,124 @@ class _Affixes:
             end += 1  # a word that goes on with the last character itself
         return found[:end]
 
-    def narrow(
-        self, variant: str, candidates: Sequence[int] | set[int]
-    ) -> Sequence[int] | set[int]:
-        """``candidates`` narrowed to the originals with a word that starts with the last
-        word of ``variant`` (when it has two words or more: only then does that word start
-        where a word of the original starts), unless too many words start with it."""
-        words = variant.split()
-        if len(words) < 2:
-            return candidates
-        starting = self._starting_with(words[-1])
-        if starting is None:
-            return candidates
-        owners = self._owners
-        return set(chain.from_iterable(map(owners.__getitem__, starting))).intersection(candidates)
-
-    def containing(self, piece: str) -> set[int]:
-        """The originals with a word that contains ``piece`` (which holds no whitespace)."""
+    def containing(self, piece: str) -> list[str]:
+        """The words that contain ``piece`` (which holds no whitespace)."""
         joined, words, starts = self._joined
-        owners = self._owners
-        found: set[int] = set()
+        found: list[str] = []
         at = joined.find(piece)
         while at >= 0:
             word = bisect_right(starts, at) - 1
-            found.update(owners[words[word]])
+            found.append(words[word])
             at = joined.find(piece, starts[word + 1])
         return found
+
+
+_Candidates = TypeVar("_Candidates")
+
+
+class _WordIndex(ABC, Generic[_Candidates]):
+    """Which originals hold each whitespace-delimited word, and set operations over the
+    candidate sets it gives. Two layouts: bit masks for a corpus of a few thousand
+    originals (one AND per word), lists of positions beyond (a mask costs a bit per
+    original, so its size grows with the corpus)."""
+
+    owners: Mapping[str, object]  # word -> the originals holding it
+    everything: _Candidates
+
+    @abstractmethod
+    def sharing(self, words: list[str]) -> _Candidates:
+        """The originals holding every one of ``words``, or a few more."""
+
+    @abstractmethod
+    def any_of(self, words: Iterable[str]) -> _Candidates:
+        """The originals holding at least one of ``words`` (all in the vocabulary)."""
+
+    @abstractmethod
+    def both(self, first: _Candidates, second: _Candidates) -> _Candidates:
+        """The originals in both candidate sets."""
+
+    @abstractmethod
+    def count(self, candidates: _Candidates) -> int:
+        """How many originals a candidate set holds."""
+
+    @abstractmethod
+    def positions(self, candidates: _Candidates) -> Iterable[int]:
+        """The positions of the originals of a candidate set."""
+
+
+class _MaskIndex(_WordIndex[int]):
+    """Owners as bit masks: bit ``p`` is set when original ``p`` holds the word."""
+
+    owners: dict[str, int]
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        owners: dict[str, int] = {}
+        get = owners.get
+        for position, text in enumerate(texts):
+            bit = 1 << position
+            for word in set(text.split()):
+                owners[word] = get(word, 0) | bit
+        self.owners = owners
+        self.everything = (1 << len(texts)) - 1
+
+    def sharing(self, words: list[str]) -> int:
+        # a word no original holds gives 0: no candidate
+        return reduce(and_, map(self.owners.get, words, repeat(0)))
+
+    def any_of(self, words: Iterable[str]) -> int:
+        return reduce(or_, map(self.owners.__getitem__, words), 0)
+
+    def both(self, first: int, second: int) -> int:
+        return first & second
+
+    def count(self, candidates: int) -> int:
+        return candidates.bit_count()
+
+    def positions(self, candidates: int) -> Iterable[int]:
+        if not candidates & (candidates - 1):  # none or one
+            return (candidates.bit_length() - 1,) if candidates else ()
+        found = []
+        while candidates:
+            lowest = candidates & -candidates
+            found.append(lowest.bit_length() - 1)
+            candidates ^= lowest
+        return found
+
+
+class _ListIndex(_WordIndex["Sequence[int] | set[int]"]):
+    """Owners as lists of positions, for corpora too large for masks."""
+
+    owners: dict[str, list[int]]
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        owners: defaultdict[str, list[int]] = defaultdict(list)
+        for position, text in enumerate(texts):
+            for word in set(text.split()):
+                owners[word].append(position)
+        self.owners = dict(owners)
+        self.everything = range(len(texts))
+
+    def sharing(self, words: list[str]) -> Sequence[int] | set[int]:
+        # Any word's owners are a complete candidate set; the smallest is the cheapest
+        # to verify. A word no original has gives the empty set: no match.
+        found = list(map(self.owners.get, words, repeat(())))
+        rarest = min(found, key=len)
+        if len(rarest) <= _FEW_CANDIDATES:
+            return rarest
+        found.sort(key=len)  # narrow by the next rarest words
+        narrowed = set(rarest).intersection(*found[1:3])
+        if len(narrowed) > _MANY_CANDIDATES:  # only common words so far: use them all
+            narrowed.intersection_update(*found[3:])
+        return narrowed
+
+    def any_of(self, words: Iterable[str]) -> set[int]:
+        return set(chain.from_iterable(map(self.owners.__getitem__, words)))
+
+    def both(self, first: Sequence[int] | set[int], second: Sequence[int] | set[int]) -> set[int]:
+        return set(first).intersection(second)
+
+    def count(self, candidates: Sequence[int] | set[int]) -> int:
+        return len(candidates)
+
+    def positions(self, candidates: Sequence[int] | set[int]) -> Iterable[int]:
+        return candidates
