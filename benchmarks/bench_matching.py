@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=7, help="timed runs of ChunkMatcher per naive run"
     )
-    parser.add_argument("--naive-repeat", type=int, default=3, help="timed runs of the naive loop")
+    parser.add_argument("--naive-repeat", type=int, default=5, help="timed runs of the naive loop")
     args = parser.parse_args()
     path = Path(args.data)
     if not path.exists():
