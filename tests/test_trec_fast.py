@@ -172,3 +172,109 @@ def test_real_files_read_the_same_either_way(parts: tuple[str, str]) -> None:
             _as_dicts(path, is_qrels=is_qrels)
         return
     assert _as_dicts(path, is_qrels=is_qrels) == expected
+
+
+def _fields_buffer(fields: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fields as a block the reader would see: a 16-byte first field, then the fields."""
+    text = ("q" * 16 + " " + " ".join(fields) + "\n").encode("ascii")
+    padded = np.frombuffer(text + bytes(256), dtype=np.uint8)
+    lengths = np.array([len(f) for f in fields])
+    starts = 17 + np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    return padded, starts, starts + lengths
+
+
+@pytest.mark.parametrize("integer", [False, True], ids=["scores", "grades"])
+def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
+    # blocks of fields with one number of decimals are parsed by whole words; any other
+    # block is declined (None) and parsed column by column: both must equal float() / int()
+    rng = random.Random(11)
+    odd = [
+        "5",
+        "-0.0",
+        ".5",
+        "+1.25",
+        "1e5",
+        "-",
+        "+.5",
+        "5.",
+        "1.2.3",
+        "--1",
+        "0.1234567890123456",
+    ]
+    fast = 0
+    for _ in range(1500):
+        if integer:
+            fields = [str(rng.randint(-(10 ** rng.randint(0, 16)), 10 ** rng.randint(0, 16)))]
+            fields += [str(rng.randint(-999, 999)) for _ in range(rng.randint(0, 40))]
+        else:
+            form = f"{{:.{rng.choice([0, 1, 3, 6, 9, 14])}f}}"
+            fields = [
+                form.format(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8))
+                for _ in range(rng.randint(1, 40))
+            ]
+        if rng.random() < 0.3:
+            fields[rng.randrange(len(fields))] = rng.choice([*odd, "+3", "-0", "1234567890123456"])
+        padded, starts, ends = _fields_buffer(fields)
+        expected = [int(f) if integer else float(f) for f in fields if _parses(f, integer)]
+        fixed = _trec_fast._fixed_point(padded, starts, ends, integer)
+        if fixed is not None:
+            fast += 1
+            assert len(expected) == len(fields)
+            assert fixed.tolist() == expected
+            assert np.signbit(fixed).tolist() == np.signbit(np.array(expected, float)).tolist()
+        parsed = _trec_fast._numbers(padded, starts, ends, integer)
+        if len(expected) == len(fields):
+            assert parsed is not None and parsed.tolist() == expected
+        else:
+            assert parsed is None  # not a number: the careful reader names the line
+    assert fast > 300  # the word-wise path did run
+
+
+def _parses(field: str, integer: bool) -> bool:
+    try:
+        (int if integer else float)(field)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [["-0.000000", "0.000000"], [".5", "-.5", "+.5"], ["5.", "60."], ["999999999999999"]],
+    ids=["signed zero", "no integer digit", "no decimal digit", "15 digits"],
+)
+def test_fixed_point_edge_forms(fields: list[str]) -> None:
+    padded, starts, ends = _fields_buffer(fields)
+    fixed = _trec_fast._fixed_point(padded, starts, ends, False)
+    assert fixed is not None
+    assert fixed.tolist() == [float(f) for f in fields]
+    assert np.signbit(fixed).tolist() == [f.startswith("-") for f in fields]
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [["0.5", "0.25"], ["0.123456", "5"], ["9999999999999999"], ["1e5"], ["0.5", "-"]],
+    ids=["decimals differ", "no dot", "16 digits", "exponent", "sign alone"],
+)
+def test_fixed_point_declines_other_layouts(fields: list[str]) -> None:
+    padded, starts, ends = _fields_buffer(fields)
+    assert _trec_fast._fixed_point(padded, starts, ends, False) is None
+
+
+@pytest.mark.parametrize("block_bytes", [300, 1 << 25], ids=["small blocks", "one block"])
+def test_fixed_decimal_run_reads_like_the_careful_reader(
+    tmp_path: Path, block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the usual run file: every score with six decimals (read word by word)
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    rng = random.Random(2)
+    path = tmp_path / "run.txt"
+    lines = [
+        f"q{q} Q0 d{rng.randrange(500)} {rank} {rng.uniform(-30, 30):.6f} bm25"
+        for q in range(40)
+        for rank in range(1, 30)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    careful = _careful_run(path)
+    run = rm.Run.from_trec(path)
+    assert run.to_dict() == careful
