@@ -330,11 +330,8 @@ class ChunkMatcher:
         for chunk in chunks:
             found = known.get(chunk)
             if found is None:
-                variants = variants_of(chunk)
                 found = known[chunk] = frozenset(
-                    verified(variants[0])
-                    if len(variants) == 1
-                    else chain.from_iterable(map(verified, variants))
+                    chain.from_iterable(map(verified, variants_of(chunk)))
                 )
             matched.append(found)
         return matched
