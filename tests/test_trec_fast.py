@@ -174,12 +174,14 @@ def test_real_files_read_the_same_either_way(parts: tuple[str, str]) -> None:
     assert _as_dicts(path, is_qrels=is_qrels) == expected
 
 
-def _fields_buffer(fields: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The fields as a block the reader would see: a 16-byte first field, then the fields."""
-    text = ("q" * 16 + " " + " ".join(fields) + "\n").encode("ascii")
+def _fields_buffer(
+    fields: list[str], lead: str = "q" * 16
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fields as a block the reader would see: ``lead``, then the fields."""
+    text = (lead + " " + " ".join(fields) + "\n").encode("ascii")
     padded = np.frombuffer(text + bytes(256), dtype=np.uint8)
     lengths = np.array([len(f) for f in fields])
-    starts = 17 + np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    starts = len(lead) + 1 + np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
     return padded, starts, starts + lengths
 
 
@@ -214,7 +216,8 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
             ]
         if rng.random() < 0.3:
             fields[rng.randrange(len(fields))] = rng.choice([*odd, "+3", "-0", "1234567890123456"])
-        padded, starts, ends = _fields_buffer(fields)
+        # fields near the block's start (no full word before them) are read apart
+        padded, starts, ends = _fields_buffer(fields, lead=rng.choice(["", "q", "q" * 16]))
         expected = [int(f) if integer else float(f) for f in fields if _parses(f, integer)]
         fixed = _trec_fast._fixed_point(padded, starts, ends, integer)
         if fixed is not None:

@@ -251,10 +251,16 @@ def _numbers(
     correctly rounded division of two exact doubles, so it equals ``float()``. Any other field
     (exponents, inf, long decimals) goes through Python's ``float``/``int``. Returns None for
     a field that is not a number, or a NaN score, so the careful reader can name the line.
+    A column of fixed-decimal numbers, the usual case, is read faster by ``_fixed_point``.
     """
     fixed = _fixed_point(padded, starts, ends, integer)
-    if fixed is not None:
-        return fixed
+    return fixed if fixed is not None else _columnwise(padded, starts, ends, integer)
+
+
+def _columnwise(
+    padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
+) -> np.ndarray | None:
+    """``_numbers`` for any layout, one character column at a time."""
     rows = _field_rows(padded, starts, ends, _MAX_FIELD_WIDTH)
     if rows is None:
         return None
@@ -320,14 +326,20 @@ def _fixed_point(
     first_dot = bytes(padded[starts[0] : ends[0]]).find(b".")
     has_dot = first_dot >= 0
     decimals = int(widths[0]) - 1 - first_dot if has_dot else 0
-    if (integer and has_dot) or int(widths.max()) > 16 or int(ends[0]) < 16:
-        return None
-    if int(widths.min()) <= decimals:
-        return None  # a field that does not reach back to the dot's byte
+    longest = int(widths.max())
+    if (integer and has_dot) or longest > 16 or int(widths.min()) <= decimals:
+        return None  # a field too long, or one that does not reach back to the dot's byte
+    long = longest > 8
+    # a field that ends within 8 (16) bytes of the block's start has no full row before it:
+    # the first line or two, read column by column
+    early = int(np.searchsorted(ends, 16 if long else 8))
+    head = _columnwise(padded, starts[:early], ends[:early], integer) if early else None
+    if early and (head is None or early == len(ends)):
+        return head
+    starts, ends, widths = starts[early:], ends[early:], widths[early:]
     words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
     # bytes 8-15 of each row, and 0-7 when a field is longer than 8 (else all "0" digits)
     low = words_at[ends - 8]
-    long = int(widths.max()) > 8
     high = words_at[ends - 16] if long else None
     first = padded[starts]
     signed = (first == ord("-")) | (first == ord("+"))
@@ -366,7 +378,7 @@ def _fixed_point(
     else:
         magnitudes = mantissa / float(_POWERS[decimals])
     values: np.ndarray = np.where(first == ord("-"), -magnitudes, magnitudes)
-    return values
+    return values if head is None else np.concatenate((head, values))
 
 
 # byte k of a word is character k of its 8 (little-endian); _HIGH_BYTES[n] keeps bytes n-7
