@@ -347,7 +347,7 @@ def _fixed_point(
     if has_dot:
         dot = 15 - decimals  # the dot's byte in every row; the bytes before it move up one
         word, at = (low, dot - 8) if dot >= 8 else (high, dot)
-        if word is None or not bool(((word >> np.uint64(8 * at)) & np.uint64(0xFF) == 46).all()):
+        if word is None or not bool((word.view(np.uint8)[at::8] == ord(".")).all()):
             return None
         if high is None:  # then the dot is in the low word
             low = _squeeze(low, at)
@@ -359,14 +359,12 @@ def _fixed_point(
         pad = pad + 1
     # everything before the digits (other fields, spaces, the sign) reads as 0 digits
     fill = pad + signed
-    low_kept = _HIGH_BYTES[np.clip(fill - 8, 0, 8)]
-    low = (low & low_kept) | (_ZEROS & ~low_kept)
+    low = (low & np.take(_KEEP_LOW, fill)) | np.take(_ZEROS_LOW, fill)
     if not _all_digits(low):
         return None
     mantissa = _eight_digits(low)
     if high is not None:
-        high_kept = _HIGH_BYTES[np.minimum(fill, 8)]
-        high = (high & high_kept) | (_ZEROS & ~high_kept)
+        high = (high & np.take(_KEEP_HIGH, fill)) | np.take(_ZEROS_HIGH, fill)
         if not _all_digits(high):
             return None
         mantissa += _eight_digits(high) * np.uint64(10**8)
@@ -377,13 +375,18 @@ def _fixed_point(
         magnitudes: np.ndarray = mantissa.astype(np.int64)
     else:
         magnitudes = mantissa / float(_POWERS[decimals])
-    values: np.ndarray = np.where(first == ord("-"), -magnitudes, magnitudes)
-    return values if head is None else np.concatenate((head, values))
+    np.negative(magnitudes, out=magnitudes, where=first == ord("-"))
+    return magnitudes if head is None else np.concatenate((head, magnitudes))
 
 
-# byte k of a word is character k of its 8 (little-endian); _HIGH_BYTES[n] keeps bytes n-7
+# Byte k of a word is character k of its 8 (little-endian). _HIGH_BYTES[n] keeps bytes n-7.
+# For a row of 16 bytes whose first ``fill`` are not digits of the field: which bytes of each
+# word to keep, and the "0" characters that replace the others.
 _HIGH_BYTES = np.array([(2**64 - 1) << (8 * n) & (2**64 - 1) for n in range(9)], dtype=np.uint64)
 _ZEROS = np.uint64(0x3030_3030_3030_3030)  # eight "0" characters
+_KEEP_HIGH = _HIGH_BYTES[np.minimum(np.arange(18), 8)]
+_KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
+_ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
 
 
 def _squeeze(words: np.ndarray, at: int) -> np.ndarray:
