@@ -169,6 +169,23 @@ def test_counts_report_what_was_left_out() -> None:
     assert "1 judged but missing from the run (scored 0)" in zero.to_markdown()
 
 
+@pytest.mark.parametrize("order", ["same", "shuffled"])
+def test_counts_with_empty_judgments_and_any_query_order(order: str) -> None:
+    # a query with no judgment is not judged, even when the run ranks it; the counts do not
+    # depend on whether qrels and run list their queries in the same order
+    qrels = {"q1": {"a": 1}, "q2": {}, "q3": {"c": 1}, "q4": {"d": 2}}
+    run = {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"x": 1.0}, "q4": {"d": 0.5}}
+    if order == "shuffled":
+        run = dict(reversed(run.items()))
+    result = rm.evaluate(qrels, run, ["mrr"])
+    assert result.counts.judged == 3 and result.counts.queries == 3
+    assert result.unjudged_query_ids == ("q2",) and result.counts.missing_from_run == 0
+    assert result.query_ids == ("q1", "q3", "q4")
+    assert result.per_query == {"q1": {"mrr": 1.0}, "q3": {"mrr": 0.0}, "q4": {"mrr": 1.0}}
+    skip = rm.evaluate({**qrels, "q5": {"e": 1}}, run, ["mrr"], missing="skip")
+    assert skip.query_ids == ("q1", "q3", "q4") and skip.missing_query_ids == ("q5",)
+
+
 def test_result_renderings() -> None:
     result = rm.evaluate(
         {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": ["a"], "q2": ["x", "b"]}, ["mrr", "P@1"]

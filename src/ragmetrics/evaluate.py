@@ -7,7 +7,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
-from itertools import filterfalse
+from itertools import compress
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from ragmetrics._gc import without_gc
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
 from ragmetrics.errors import MissingQueryError, RagMetricsError, UndefinedMetricWarning
-from ragmetrics.judge import JudgedRun, judge
+from ragmetrics.judge import JudgedRun, judge, rows_in_run
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
@@ -347,18 +347,24 @@ def evaluate(
             "file or dict is the one you meant."
         )
     # A query with an empty set of judgments is not judged (trec_eval never sees it).
-    judgments = qrels.judged_counts()
-    in_run = run._index
-    judged_ids = list(filter(judgments.__getitem__, qrels.query_ids))
-    missing_ids = tuple(filterfalse(in_run.__contains__, judged_ids))
-    unjudged_ids = tuple(filterfalse(judgments.get, run.query_ids))
+    all_ids, n_judged = qrels.count_columns()
+    judged_ids = all_ids if n_judged.all() else list(compress(all_ids, n_judged.tolist()))
+    run_rows = rows_in_run(run, judged_ids)
+    in_run = run_rows >= 0
+    missing_ids = tuple(compress(judged_ids, (~in_run).tolist()))
+    ranked_and_judged = np.zeros(len(run), dtype=bool)
+    ranked_and_judged[run_rows[in_run]] = True
+    unjudged_ids = tuple(compress(run.query_ids, (~ranked_and_judged).tolist()))
     if missing == "error" and missing_ids:
         shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
         raise MissingQueryError(
             f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
             f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
         )
-    query_ids = list(filter(in_run.__contains__, judged_ids)) if missing == "skip" else judged_ids
+    if missing == "skip" and missing_ids:
+        query_ids, run_rows = list(compress(judged_ids, in_run.tolist())), run_rows[in_run]
+    else:
+        query_ids = judged_ids
     options: dict[str, Any] = {
         "err_max_grade": err_max_grade,
         "alpha": alpha,
@@ -375,6 +381,7 @@ def evaluate(
         relevance_threshold=int(relevance_threshold),
         options=options,
         progress=progress if progress is not None else len(query_ids) >= 200_000,
+        run_rows=run_rows,
     )
     values = np.empty((len(query_ids), len(parsed)))
     for column, metric in enumerate(parsed):

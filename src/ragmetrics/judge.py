@@ -162,14 +162,18 @@ def judge(
     relevance_threshold: int,
     options: dict[str, Any] | None = None,
     progress: bool = False,
+    run_rows: np.ndarray | None = None,
 ) -> JudgedRun:
     """Judge the first ``depth`` docs (all when None) of ``run`` for each of ``query_ids``.
 
-    A query absent from the run gets an empty ranking.
+    A query absent from the run gets an empty ranking. ``run_rows``: each query's row in the
+    run or -1, when the caller has them (``rows_in_run``).
     """
     counts, grades = qrels.flat_grades(query_ids)
-    rows, ranks, hit_grades, lengths, run_rows = _locate(
-        qrels, counts, grades, run, query_ids, progress
+    if run_rows is None:
+        run_rows = rows_in_run(run, query_ids)
+    rows, ranks, hit_grades, lengths = _locate(
+        qrels, counts, grades, run, query_ids, run_rows, progress
     )
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
@@ -197,16 +201,25 @@ def judge(
     )
 
 
+def rows_in_run(run: Run, query_ids: list[str]) -> np.ndarray:
+    """Each query's row in the run, or -1 for a query the run does not rank."""
+    if len(query_ids) == len(run) and list(run.query_ids) == query_ids:
+        return np.arange(len(query_ids))  # the same queries in the same order
+    return np.fromiter(
+        map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=len(query_ids)
+    )
+
+
 def _locate(
     qrels: Qrels,
     counts: np.ndarray,
     grades: np.ndarray,
     run: Run,
     query_ids: list[str],
+    run_rows: np.ndarray,
     progress: bool,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths,
-    each query's row in the run or -1)``.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths)``.
 
     Only judged docs matter to the metrics, so only they are located: each query's judged
     docs are intersected with its results at C speed (``keys & results``), which finds the
@@ -217,15 +230,12 @@ def _locate(
     are bytes (read from a plain TREC file) is joined by hashing instead (``_locate_packed``).
     """
     n_queries = len(query_ids)
-    run_rows = np.fromiter(
-        map(run._index.get, query_ids, repeat(-1)), dtype=np.int64, count=n_queries
-    )
     lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
     packed = run._packed_view()
     if packed is not None:
         located = _locate_packed(qrels, counts, grades, run, run_rows, packed, query_ids)
         if located is not None:
-            return (*located, lengths, run_rows)
+            return (*located, lengths)
     docs, scores = run._judging_view()
     per_query = qrels.judged_maps(query_ids)
     # a query absent from the run (row -1) gets the empty ranking appended at the end
@@ -265,7 +275,7 @@ def _locate(
             return np.fromiter(map(gt, tied, hit), dtype=bool, count=len(hits))
 
         ranks = _count_ranks(run, scores, rows, positions, greater, lambda: hit_docs)
-    return hit_rows, ranks, hit_grades, lengths, run_rows
+    return hit_rows, ranks, hit_grades, lengths
 
 
 _HASH_BITS = np.uint64(0x7FFF_FFFF_FFFF_0000)  # the hash part of a join key

@@ -321,10 +321,10 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return MappingProxyType(self._data[query_id])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.judged_counts())
+        return iter(self._maps if self._maps is not None else self._column_queries())
 
     def __len__(self) -> int:
-        return len(self.judged_counts())
+        return len(self._maps if self._maps is not None else self._column_queries())
 
     def __contains__(self, query_id: object) -> bool:
         return query_id in self.judged_counts()
@@ -337,7 +337,22 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     @property
     def n_judgments(self) -> int:
         """How many (query, doc) pairs are judged."""
-        return sum(self.judged_counts().values())
+        return int(self.count_columns()[1].sum())
+
+    def _column_queries(self) -> list[str]:
+        assert self._columns is not None  # no dicts: read from a TREC file
+        return self._columns[0]
+
+    def count_columns(self) -> tuple[list[str], np.ndarray]:
+        """The queries in order, and how many docs each judges (a query may judge none; the
+        array is read-only). The engine reads these instead of :meth:`judged_counts`, which
+        builds a dict."""
+        if self._columns is not None:
+            return self._columns[0], self._columns[1]
+        maps = self._data
+        counts = np.fromiter(map(len, maps.values()), dtype=np.int64, count=len(maps))
+        counts.flags.writeable = False
+        return list(maps), counts
 
     def judged_counts(self) -> Mapping[str, int]:
         """How many docs each query judges (a query may judge none)."""
@@ -370,7 +385,10 @@ class Qrels(Mapping[str, Mapping[str, int]]):
 
     def judged_maps(self, query_ids: Sequence[str]) -> list[dict[str, int]]:
         """The judgments of ``query_ids``, one dict per query (read-only by convention)."""
-        return list(map(self._data.__getitem__, query_ids))
+        data = self._data
+        if len(query_ids) == len(data) and list(data) == list(query_ids):
+            return list(data.values())  # every query, in order: no lookup needed
+        return list(map(data.__getitem__, query_ids))
 
     def _in_column_order(self, query_ids: Sequence[str]) -> bool:
         columns = self._columns
