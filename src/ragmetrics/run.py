@@ -53,7 +53,7 @@ class Run(Mapping[str, tuple[str, ...]]):
 
     __slots__ = (
         "_duplicates",
-        "_index",
+        "_index_cache",
         "_input",
         "_lengths",
         "_offsets_cache",
@@ -64,8 +64,8 @@ class Run(Mapping[str, tuple[str, ...]]):
         "name",
     )
 
-    _query_ids: tuple[str, ...]
-    _index: dict[str, int]
+    _query_ids: tuple[str, ...]  # each once: every constructor groups a query's results
+    _index_cache: dict[str, int] | None  # query id -> position, made on first use
     _lengths: np.ndarray  # distinct docs per query, aligned with _query_ids
     _offsets_cache: np.ndarray  # where each query's scores start in the flat score array
     _scored: bool
@@ -366,14 +366,20 @@ class Run(Mapping[str, tuple[str, ...]]):
 
     def _set_ids(self, query_ids: list[str], lengths: np.ndarray, name: str | None) -> None:
         self._query_ids = tuple(query_ids)
-        self._index = dict(zip(query_ids, range(len(query_ids))))
-        if len(self._index) != len(query_ids):
-            raise InputFormatError("A query id appears twice in the run.")
+        self._index_cache = None
         lengths.flags.writeable = False  # handed out by the ``lengths`` property
         self._lengths = lengths
         self._offsets_cache = np.zeros(len(self._lengths) + 1, dtype=np.int64)
         np.cumsum(self._lengths, out=self._offsets_cache[1:])
         self.name = name
+
+    @property
+    def _index(self) -> dict[str, int]:
+        """Each query id's position (``run[qid]`` and the engine's lookups)."""
+        index = self._index_cache
+        if index is None:
+            index = self._index_cache = dict(zip(self._query_ids, range(len(self._query_ids))))
+        return index
 
     @without_gc
     def _ranked(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
