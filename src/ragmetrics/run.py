@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -97,7 +97,8 @@ class Run(Mapping[str, tuple[str, ...]]):
         require_mapping(results, "A run", "a mapping of query id to {doc_id: score}")
         check_ids(results, "Query ids", "of the run")
         per_query = list(results.values())
-        if not set(map(type, per_query)) <= {dict}:  # plain dicts need no check one by one
+        plain = set(map(type, per_query)) <= {dict}
+        if not plain:  # plain dicts need no check one by one
             for query_id, docs in zip(results, per_query, strict=True):
                 if not isinstance(docs, Mapping):
                     hint = (
@@ -115,12 +116,16 @@ class Run(Mapping[str, tuple[str, ...]]):
         check_ids(list(map(itemgetter(0), filter(None, snapshot))), "Doc ids", "of the run")
         lengths = np.fromiter(map(len, snapshot), dtype=np.int64, count=len(snapshot))
         scores = float_values(
-            chain.from_iterable(map(_values, per_query)),
+            chain.from_iterable(
+                map(dict.values, cast("list[dict[str, float]]", per_query))
+                if plain
+                else map(_values, per_query)
+            ),
             int(lengths.sum()),
             iter_items(results),
             "score",
         )
-        return cls._from_scored(list(results), snapshot, scores, {}, name)
+        return cls._from_scored(list(results), snapshot, scores, {}, name, lengths=lengths)
 
     @classmethod
     @without_gc
@@ -213,10 +218,13 @@ class Run(Mapping[str, tuple[str, ...]]):
         scores: np.ndarray,
         duplicates: dict[str, int],
         name: str | None,
+        *,
+        lengths: np.ndarray | None = None,
     ) -> Run:
-        """A scored run from validated doc tuples (each doc once) and their scores flat."""
+        """A scored run from validated doc tuples (each doc once) and their scores flat
+        (``lengths``: the tuples' lengths, when the caller has them)."""
         run = object.__new__(cls)
-        run._set_ids(query_ids, _lengths_of(docs), name)
+        run._set_ids(query_ids, _lengths_of(docs) if lengths is None else lengths, name)
         run._scored = True
         run._input = (docs, scores)
         run._packed = None
