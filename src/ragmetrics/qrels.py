@@ -348,7 +348,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         array is read-only). The engine reads these instead of :meth:`judged_counts`, which
         builds a dict."""
         if self._columns is not None:
-            return self._columns[0], self._columns[1]
+            return list(self._columns[0]), self._columns[1]
         maps = self._data
         counts = np.fromiter(map(len, maps.values()), dtype=np.int64, count=len(maps))
         counts.flags.writeable = False
