@@ -16,7 +16,7 @@ _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 _MAX_WORDS = 32  # ids up to 256 bytes are cut from a joined buffer; longer ones one by one
 # the first j bytes of a little-endian 8-byte word, for j = 0..8
-_WORD_MASKS = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")
+LOW_BYTES = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")  # keep bytes 0..j-1
 
 
 def n_words(*arrays: np.ndarray) -> int:
@@ -73,15 +73,21 @@ def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.
     words from every start."""
     n_words = max(1, -(-int(widths.max()) // 8)) if len(widths) else 1
     # every byte offset of the buffer seen as the start of an 8-byte word
-    words_at = np.ndarray((len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
+    words_at = word_view(buffer)
     columns = []
     for k in range(n_words):
         column = words_at[starts + 8 * k] if k else words_at[starts]
-        column &= _WORD_MASKS[np.clip(widths - 8 * k, 0, 8)]
+        column &= LOW_BYTES[np.clip(widths - 8 * k, 0, 8)]
         columns.append(column)
     words = columns[0][:, None] if n_words == 1 else np.stack(columns, axis=1)
     rows: np.ndarray = words.view(np.uint8)
     return rows
+
+
+def word_view(buffer: np.ndarray) -> np.ndarray:
+    """Every byte offset of ``buffer`` (uint8) seen as the start of a little-endian 8-byte
+    word (byte k of a word is the k-th byte from its offset)."""
+    return np.ndarray((len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
 
 
 def decode(ids: np.ndarray) -> list[str]:

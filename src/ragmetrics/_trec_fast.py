@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._packed import word_rows
+from ragmetrics._packed import LOW_BYTES, word_rows, word_view
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
@@ -337,7 +337,7 @@ def _fixed_point(
     if early and (head is None or early == len(ends)):
         return head
     starts, ends, widths = starts[early:], ends[early:], widths[early:]
-    words_at = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    words_at = word_view(padded)
     # bytes 8-15 of each row, and 0-7 when a field is longer than 8 (else all "0" digits)
     low = words_at[ends - 8]
     high = words_at[ends - 16] if long else None
@@ -382,7 +382,7 @@ def _fixed_point(
 # Byte k of a word is character k of its 8 (little-endian). _HIGH_BYTES[n] keeps bytes n-7.
 # For a row of 16 bytes whose first ``fill`` are not digits of the field: which bytes of each
 # word to keep, and the "0" characters that replace the others.
-_HIGH_BYTES = np.array([(2**64 - 1) << (8 * n) & (2**64 - 1) for n in range(9)], dtype=np.uint64)
+_HIGH_BYTES = ~LOW_BYTES
 _ZEROS = np.uint64(0x3030_3030_3030_3030)  # eight "0" characters
 _KEEP_HIGH = _HIGH_BYTES[np.minimum(np.arange(18), 8)]
 _KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
