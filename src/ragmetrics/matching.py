@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, reduce
 from itertools import accumulate, chain, islice, repeat
-from operator import and_, or_
+from operator import and_, itemgetter, or_
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ragmetrics._gc import without_gc
@@ -483,8 +483,14 @@ class _MaskIndex(_WordIndex[int]):
         self.everything = (1 << len(texts)) - 1
 
     def sharing(self, words: list[str]) -> int:
-        # a word no original holds gives 0: no candidate
-        return reduce(and_, map(self.owners.get, words, repeat(0)))
+        # the masks fetched in one call (a word no original holds: no candidate at all)
+        if len(words) == 1:
+            return self.owners.get(words[0], 0)
+        try:
+            masks: tuple[int, ...] = itemgetter(*words)(self.owners)
+        except KeyError:
+            return 0
+        return reduce(and_, masks)
 
     def any_of(self, words: Iterable[str]) -> int:
         return reduce(or_, map(self.owners.__getitem__, words), 0)
