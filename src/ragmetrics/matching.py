@@ -30,7 +30,7 @@ import unicodedata
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property, reduce
 from itertools import accumulate, chain, islice, repeat
@@ -298,7 +298,11 @@ class ChunkMatcher:
             # no interior word to anchor on: the last word narrows
             candidates = self._narrowed(variant, index.everything)
         texts = self._texts
-        return [p for p in index.positions(candidates) if variant in texts[p]]
+        found = index.positions(candidates)
+        if len(found) == 1:  # the usual case, without a comprehension's frame
+            (only,) = found
+            return found if variant in texts[only] else ()
+        return [p for p in found if variant in texts[p]]
 
     def _narrowed(self, variant: str, candidates: Any) -> Any:
         """``candidates`` narrowed to the originals with a word that starts with the last
@@ -463,7 +467,7 @@ class _WordIndex(ABC, Generic[_Candidates]):
         """How many originals a candidate set holds."""
 
     @abstractmethod
-    def positions(self, candidates: _Candidates) -> Iterable[int]:
+    def positions(self, candidates: _Candidates) -> Collection[int]:
         """The positions of the originals of a candidate set."""
 
 
@@ -501,7 +505,7 @@ class _MaskIndex(_WordIndex[int]):
     def count(self, candidates: int) -> int:
         return candidates.bit_count()
 
-    def positions(self, candidates: int) -> Iterable[int]:
+    def positions(self, candidates: int) -> Collection[int]:
         if not candidates & (candidates - 1):  # none or one
             return (candidates.bit_length() - 1,) if candidates else ()
         found = []
@@ -547,5 +551,5 @@ class _ListIndex(_WordIndex["Sequence[int] | set[int]"]):
     def count(self, candidates: Sequence[int] | set[int]) -> int:
         return len(candidates)
 
-    def positions(self, candidates: Sequence[int] | set[int]) -> Iterable[int]:
+    def positions(self, candidates: Sequence[int] | set[int]) -> Collection[int]:
         return candidates
