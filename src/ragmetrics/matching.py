@@ -334,8 +334,11 @@ class ChunkMatcher:
         for chunk in chunks:
             found = known.get(chunk)
             if found is None:
+                variants = variants_of(chunk)
                 found = known[chunk] = frozenset(
-                    chain.from_iterable(map(verified, variants_of(chunk)))
+                    verified(variants[0])  # the usual case: one variant
+                    if len(variants) == 1
+                    else chain.from_iterable(map(verified, variants))
                 )
             matched.append(found)
         return matched
