@@ -358,12 +358,8 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         """How many docs each query judges (a query may judge none)."""
         counted: dict[str, int] | None = getattr(self, "_counted", None)
         if counted is None:
-            if self._maps is None and self._columns is not None:
-                queries, counts = self._columns[0], self._columns[1].tolist()
-                counted = dict(zip(queries, counts))
-            else:
-                counted = dict(zip(self._data, map(len, self._data.values())))
-            self._counted = counted
+            queries, counts = self.count_columns()
+            counted = self._counted = dict(zip(queries, counts.tolist()))
         return counted
 
     @property
