@@ -59,7 +59,8 @@ def test_fractional_grade() -> None:
 
 def test_non_numeric_score() -> None:
     with pytest.raises(
-        rm.InputFormatError, match=r"The score of 'b' for query 'q' must be a number; got 'x'"
+        rm.InputFormatError,
+        match=r"The score of 'b' for query 'q' must be a real number; got 'x' of type str",
     ):
         rm.Run.from_dict({"q": {"a": 1.0, "b": "x"}})
 
@@ -71,14 +72,16 @@ def test_nan_score() -> None:
 
 def test_non_string_doc_id() -> None:
     with pytest.raises(
-        rm.InputFormatError, match=r"Doc ids of the run must be strings; got 7 of type int"
+        rm.InputFormatError,
+        match=r"Doc ids of the run must be strings; query 'q' has 7 of type int",
     ):
         rm.Run.from_dict({"q": {7: 1.0}})  # type: ignore[dict-item]
 
 
 def test_non_string_doc_id_in_lists() -> None:
     with pytest.raises(
-        rm.InputFormatError, match=r"Doc ids of the run must be strings; got 3 of type int"
+        rm.InputFormatError,
+        match=r"Doc ids of the run must be strings; query 'q' has 3 of type int",
     ):
         rm.Run.from_lists({"q": ["a", 3]})  # type: ignore[list-item]
 
@@ -172,12 +175,19 @@ def test_bad_missing_policy() -> None:
 
 
 def test_bad_threshold_type() -> None:
-    with pytest.raises(rm.RagMetricsError, match=r"relevance_threshold must be an integer grade"):
+    with pytest.raises(
+        rm.RagMetricsError,
+        match=r"relevance_threshold must be an integer \(the lowest grade that counts as relevant, inclusive\)\. Got 0\.5",
+    ):
         rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["mrr"], relevance_threshold=0.5)  # type: ignore[arg-type]
 
 
 def test_no_shared_query_warns() -> None:
-    with pytest.warns(rm.UndefinedMetricWarning, match=r"No query was counted"):
+    with pytest.warns(
+        rm.IdMismatchWarning,
+        match=r"The run and the qrels share no query id: no query is counted\. The run's ids "
+        r"look like 'other', the qrels' like 'q'",
+    ):
         rm.evaluate({"q": {"a": 1}}, {"other": ["a"]}, ["mrr"], missing="skip")
 
 

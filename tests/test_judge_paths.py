@@ -21,10 +21,13 @@ def _assert_same_judgments(
     qrels_obj = rm.Qrels.from_dict(qrels)
     ranked = rm.Run.from_lists(scored.to_lists())
     query_ids = list(qrels)
-    a = judge(qrels_obj, scored, query_ids, depth=depth, relevance_threshold=1)
-    b = judge(qrels_obj, ranked, query_ids, depth=depth, relevance_threshold=1)
-    for name in ("grades", "judged", "retrieved", "relevant"):
+    a = judge(qrels_obj, scored, query_ids, depth=depth)
+    b = judge(qrels_obj, ranked, query_ids, depth=depth)
+    for name in ("grades", "judged", "retrieved"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    for rel in (1, 2):
+        for ours, theirs in zip(a.relevant_at(rel), b.relevant_at(rel), strict=True):
+            assert np.array_equal(ours, theirs)
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -89,5 +92,5 @@ def test_ties_with_a_missing_judged_doc() -> None:
 def test_ranking_is_made_only_when_asked() -> None:
     run = rm.Run.from_dict({"q": {"a": 0.1, "b": 0.9}})
     rm.evaluate({"q": {"a": 1}}, run, ["mrr"])
-    assert run._ranked_cache is None  # evaluation did not sort
-    assert run["q"] == ("b", "a") and run._ranked_cache is not None
+    assert not run._ranked_cache  # evaluation did not sort
+    assert run["q"] == ("b", "a") and "float64" in run._ranked_cache

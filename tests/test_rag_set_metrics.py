@@ -107,15 +107,18 @@ def test_grade_map_on_trec_graded_qrels() -> None:
     assert 0.99 < result.aggregate["ra_nwg@10"] <= 1.0
     assert result.counts.queries == len(qrels)
     with pytest.raises(
-        rm.RagMetricsError,
-        match=r"need utility grades 1\.\.5; query '\d+' has grade 0\. Map your scale with grade_map",
+        rm.GradeScaleError,
+        match=r"need utility grades 1\.\.5 .*these qrels have grades \{0, 1, 2, 3\} \(a 0\.\.3 "
+        r"scale, as TREC\)\. Map them with grade_map=\{0: 1, 1: 3, 2: 4, 3: 5\}",
     ):
         rm.evaluate(qrels, ideal, ["ra_nwg@10"])
 
 
 def test_grade_map_must_cover_every_grade() -> None:
     with pytest.raises(
-        rm.RagMetricsError, match=r"Query 'q' has grade 7, which grade_map does not map"
+        rm.GradeScaleError,
+        match=r"grade_map does not map the grade\(s\) 7 found in the qrels \(grades \{7\}\); "
+        r"add them, e\.g\. grade_map=\{7: 5\}",
     ):
         rm.evaluate({"q": {"a": 7}}, {"q": ["a"]}, ["ra_nwg@1"], grade_map={1: 1})
 

@@ -9,9 +9,13 @@ from ragmetrics.compare import Comparison, PairedTest, compare
 from ragmetrics.dataset import RetrievalDataset
 from ragmetrics.diagnostics import Diagnosis, RobustnessResult, diagnose, robustness
 from ragmetrics.errors import (
+    GradeScaleError,
+    IdMismatchWarning,
     InputFormatError,
+    InvalidParameterError,
     MissingQueryError,
     RagMetricsError,
+    RagMetricsWarning,
     UndefinedMetricWarning,
     UnknownMetricError,
 )
@@ -25,11 +29,15 @@ __all__ = [
     "Counts",
     "Diagnosis",
     "EvaluationResult",
+    "GradeScaleError",
+    "IdMismatchWarning",
     "InputFormatError",
+    "InvalidParameterError",
     "MissingQueryError",
     "PairedTest",
     "Qrels",
     "RagMetricsError",
+    "RagMetricsWarning",
     "RetrievalDataset",
     "RobustnessResult",
     "Run",

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._convert import not_utf8, unreadable
 from ragmetrics.errors import InputFormatError
 
 PathLike = str | os.PathLike[str]
@@ -49,9 +50,10 @@ def read_trec_maps(
     current: dict[str, Any] = {}
     number = 0
     try:
-        handle = open(path, encoding="utf-8")  # noqa: SIM115 - closed in finally
-    except FileNotFoundError:
-        raise InputFormatError(f"No such file: '{os.fspath(path)}'.") from None
+        # utf-8-sig: a leading byte-order mark is not part of the first query id
+        handle = open(path, encoding="utf-8-sig")  # noqa: SIM115 - closed in finally
+    except OSError as error:
+        raise unreadable(path, error) from None
     try:
         for number, line in enumerate(handle, start=1):
             fields = line.split()
@@ -78,6 +80,8 @@ def read_trec_maps(
                 repeats[query_id] = repeats.get(query_id, 0) + 1
             else:
                 current[doc_id] = value
+    except UnicodeDecodeError:  # before ValueError, of which it is a kind
+        raise _not_utf8(path) from None
     except ValueError as error:
         if isinstance(error, InputFormatError):
             raise
@@ -87,15 +91,24 @@ def read_trec_maps(
             f"{os.fspath(path)}, line {number}: field {value_col + 1} must be {kind}, got "
             f"{token!r} (expected layout: {layout})."
         ) from None
-    except UnicodeDecodeError as error:
-        raise InputFormatError(
-            f"{os.fspath(path)}: the file is not UTF-8 text ({error.reason})."
-        ) from None
+    except OSError as error:  # e.g. a directory, which opens but cannot be read
+        raise unreadable(path, error) from None
     finally:
         handle.close()
     if value_kind == "float":
         _check_finite(maps, path)
     return maps, repeats
+
+
+def _not_utf8(path: PathLike) -> InputFormatError:
+    """The error for a file that is not UTF-8, naming the line of its first bad byte."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return not_utf8(path, data, error.start)
+    return InputFormatError(f"{os.fspath(path)}: the file is not UTF-8 text.")
 
 
 def _repeat(
@@ -123,7 +136,7 @@ def _check_finite(maps: dict[str, dict[str, Any]], path: PathLike) -> None:
     values = np.fromiter(chain.from_iterable(map(dict.values, maps.values())), dtype=np.float64)
     if not np.isnan(values).any():
         return
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8-sig") as handle:
         for number, line in enumerate(handle, start=1):
             fields = line.split()
             if len(fields) >= 5 and fields[4].lower() in {"nan", "-nan", "+nan"}:

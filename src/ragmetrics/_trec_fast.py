@@ -39,6 +39,7 @@ _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an ex
 _CONTROL = np.ones(33, dtype=bool)
 _CONTROL[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
+_BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
 PackedColumns = tuple[list[str], list[int], np.ndarray, np.ndarray]
 
@@ -67,6 +68,8 @@ def read_plain_trec_packed(
 
     # numpy lets go of the interpreter while it works: blocks are parsed side by side
     with handle, ThreadPoolExecutor(_THREADS) as pool:
+        if handle.read(len(_BOM)) != _BOM:  # a leading byte-order mark is no part of the data
+            handle.seek(0)
         pending: deque[Future[_Block | None]] = deque()
         source = _blocks(handle)
         pending.extend(pool.submit(parse, block) for block in islice(source, 2 * _THREADS))

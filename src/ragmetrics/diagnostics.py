@@ -16,9 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics._precision import ScorePrecision
 from ragmetrics._table import markdown_table
-from ragmetrics.errors import RagMetricsError
-from ragmetrics.metrics.rag import rarity_weights
+from ragmetrics.errors import GradeScaleError, InvalidParameterError, RagMetricsError
+from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
+from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL, WEIGHTING
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -43,10 +45,11 @@ class Diagnosis:
 
     Attributes:
         selected: the first K distinct docs, in rank order.
-        missed_in_pool: docs of grade >= 4 in the candidate pool but not selected
-            (a reranking / selection gap).
-        missed_not_in_pool: docs of grade >= 4 not even in the pool (a retrieval gap).
-        harmful: selected docs graded 1 or 2 (weak or distracting).
+        missed_in_pool: docs of grade >= 4 (with ``utility_scale``, else relevant at the
+            threshold) in the candidate pool but not selected (a selection gap).
+        missed_not_in_pool: such docs not even in the pool (a retrieval gap).
+        harmful: selected docs of utility grade 1 or 2 (weak or distracting); empty when
+            the grades are not read as utility grades.
         unjudged: selected docs nobody graded.
         values: this query's values of the evaluated metrics.
     """
@@ -60,6 +63,7 @@ class Diagnosis:
     unjudged: tuple[DocNote, ...]
     values: dict[str, float | None] = field(default_factory=dict)
     utility_scale: bool = True
+    relevance_threshold: int = REL.default
 
     def to_markdown(self) -> str:
         def names(notes: Sequence[DocNote]) -> str:
@@ -72,7 +76,11 @@ class Diagnosis:
         shown = ", ".join(
             f"{k} = {'NA' if v is None else format(v, '.3f')}" for k, v in self.values.items()
         )
-        wanted = "grade >= 4" if self.utility_scale else "relevant"
+        wanted = (
+            "grade >= 4"
+            if self.utility_scale
+            else f"relevant (grade >= {self.relevance_threshold})"
+        )
         lines = [
             f"**{self.query_id}** (K = {self.cutoff}){': ' + shown if shown else ''}",
             f"- selected: {names(self.selected)}",
@@ -96,45 +104,56 @@ def diagnose(
     *,
     pool: Run | None = None,
     grade_map: Mapping[int, int] | None = None,
-    alpha: float = 1.0,
-    cap4: float = 1.0,
-    cap3: float = 0.25,
-    relevance_threshold: int = 1,
+    alpha: float = ALPHA.default,
+    cap4: float = CAP4.default,
+    cap3: float = CAP3.default,
+    relevance_threshold: int = REL.default,
+    utility: bool | None = None,
+    score_precision: ScorePrecision = "float64",
     values: dict[str, float | None] | None = None,
 ) -> Diagnosis:
     """Diagnose the top-``cutoff`` set of one query (see :class:`Diagnosis`).
 
-    Grades on the 1..5 utility scale (or mapped onto it by ``grade_map``) list missed docs of
-    grade >= 4 and harmful ones (grade <= 2); other scales list missed docs at or above
-    ``relevance_threshold``.
+    With ``utility=True`` the grades are read as utility grades 1..5 (after ``grade_map``):
+    missed docs are those of grade >= 4 and harmful ones are selected docs of grade 1 or 2,
+    the reading of the RAG set metrics. With ``utility=False`` missed docs are those at or
+    above ``relevance_threshold`` and nothing is called harmful, the reading of the classic
+    metrics. ``None`` reads utility grades when the qrels are plainly on that scale (the
+    rule the set metrics apply), else the threshold.
     """
     if query_id not in qrels:
         raise KeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
-    if not isinstance(cutoff, int) or cutoff < 1:
-        raise ValueError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
+    if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
+        raise InvalidParameterError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
+    if utility is None:
+        try:
+            check_utility_scale(qrels.grade_values(), grade_map, ["diagnose"])
+            utility = True
+        except GradeScaleError:
+            if grade_map is not None:
+                raise
+            utility = False
+    elif utility:
+        check_utility_scale(qrels.grade_values(), grade_map, ["diagnose(utility=True)"])
     judged = qrels[query_id]
-    try:
-        grades = {d: _utility_grade(g, query_id, grade_map) for d, g in judged.items()}
-        utility_scale = True
-    except RagMetricsError:
-        if grade_map is not None:
-            raise
-        # not a 1..5 utility scale: list relevant docs by the threshold instead
+    if utility:
+        mapping = grade_map or {}
+        grades = {d: int(mapping.get(g, g)) for d, g in judged.items()}
+    else:
         grades = dict(judged)
-        utility_scale = False
     counts = np.zeros((1, 6), dtype=np.int64)
-    for g in grades.values():
-        if utility_scale:
+    if utility:
+        for g in grades.values():
             counts[0, g] += 1
     weights = rarity_weights(counts, alpha=alpha, cap4=cap4, cap3=cap3)[0]
-    high_grade = 4 if utility_scale else relevance_threshold
+    high_grade = 4 if utility else relevance_threshold
 
     def note(doc: str) -> DocNote:
         grade = grades.get(doc)
-        weight = float(weights[grade]) if utility_scale and grade is not None else 0.0
+        weight = float(weights[grade]) if utility and grade is not None else 0.0
         return DocNote(doc, grade, weight)
 
-    ranking = run.get(query_id, ())
+    ranking = run.ranking(query_id, score_precision=score_precision) if query_id in run else ()
     selected = tuple(note(d) for d in ranking[:cutoff])
     chosen = {n.doc_id for n in selected}
     # as in PROC@k, a query the pool does not cover is its own pool
@@ -149,27 +168,12 @@ def diagnose(
         selected=selected,
         missed_in_pool=tuple(note(d) for d in high if d in pool_docs),
         missed_not_in_pool=tuple(note(d) for d in high if d not in pool_docs),
-        harmful=tuple(
-            n for n in selected if utility_scale and n.grade is not None and n.grade <= 2
-        ),
+        harmful=tuple(n for n in selected if utility and n.grade is not None and n.grade <= 2),
         unjudged=tuple(n for n in selected if n.grade is None),
         values=dict(values or {}),
-        utility_scale=utility_scale,
+        utility_scale=utility,
+        relevance_threshold=relevance_threshold,
     )
-
-
-def _utility_grade(grade: int, query_id: str, grade_map: Mapping[int, int] | None) -> int:
-    mapped = grade_map.get(grade, grade) if grade_map is not None else grade
-    if grade_map is not None and grade not in grade_map:
-        raise RagMetricsError(
-            f"Query '{query_id}' has grade {grade}, which grade_map does not map."
-        )
-    if not 1 <= mapped <= 5:
-        raise RagMetricsError(
-            f"The RAG set metrics need utility grades 1..5; query '{query_id}' has grade "
-            f"{grade}. Map your scale with grade_map={{...}}."
-        )
-    return int(mapped)
 
 
 def _order_text(runs: tuple[str, ...], means: list[float]) -> str:
@@ -181,6 +185,7 @@ def _order_text(runs: tuple[str, ...], means: list[float]) -> str:
     return text
 
 
+DEFAULT_WEIGHTING = (float(ALPHA.default), float(CAP4.default), float(CAP3.default))
 DEFAULT_GRID: tuple[tuple[float, float, float], ...] = tuple(
     itertools.product((0.0, 0.5, 1.0, 2.0), (0.5, 1.0), (0.1, 0.25, 0.5))
 )
@@ -196,7 +201,7 @@ class RobustnessResult:
         runs: the run names (columns).
         means: array (settings x runs).
         orders: per setting, the run names best first.
-        reference: the order at the paper's defaults (1.0, 1.0, 0.25).
+        reference: the order at the declared defaults (alpha 1, cap4 1, cap3 0.25).
     """
 
     metric: str
@@ -210,7 +215,7 @@ class RobustnessResult:
         """True when some pair of runs is strictly ordered one way here and the other way
         at the defaults (ties never count as a change)."""
         here = self.means[row]
-        there = self.means[self.settings.index((1.0, 1.0, 0.25))]
+        there = self.means[self.settings.index(DEFAULT_WEIGHTING)]
         return bool(
             (
                 np.sign(here[:, None] - here[None, :]) * np.sign(there[:, None] - there[None, :])
@@ -268,13 +273,26 @@ def robustness(
     {0.1, 0.25, 0.5}. ``pools`` gives each run's candidate pool (for PROC).
     """
     from ragmetrics.evaluate import as_qrels, as_run, evaluate
+    from ragmetrics.metrics import parse_metric
 
     if not runs:
         raise RagMetricsError("robustness needs at least one run, e.g. {'bm25': run}.")
+    parsed = parse_metric(metric)
+    varied = {p.name for p in WEIGHTING}
+    if not varied & {p.name for p in parsed.spec.params}:
+        raise InvalidParameterError(
+            f"robustness varies the rarity weighting (alpha, cap4, cap3); {metric!r} does not "
+            f"use it. Pass ra_nwg@k, proc@k or pct_proc@k."
+        )
+    if varied & set(parsed.params):
+        raise InvalidParameterError(
+            f"robustness varies alpha, cap4 and cap3 itself; write {metric!r} without them "
+            f"(e.g. '{parsed.spec.name}@{parsed.cutoff}')."
+        )
     qrels = as_qrels(qrels)
     named = {name: as_run(run) for name, run in runs.items()}
     settings = tuple(tuple(map(float, s)) for s in (grid or DEFAULT_GRID))
-    defaults = (1.0, 1.0, 0.25)
+    defaults = DEFAULT_WEIGHTING
     if defaults not in settings:
         settings = (defaults, *settings)
     means = np.zeros((len(settings), len(named)))
@@ -294,8 +312,9 @@ def robustness(
             value = result.aggregate[metric]
             means[row, column] = np.nan if value is None else value
     names = tuple(named)
+    sign = 1.0 if parsed.higher_is_better else -1.0
     orders = tuple(
-        tuple(names[i] for i in np.argsort(-np.nan_to_num(row, nan=-1.0), kind="stable"))
+        tuple(names[i] for i in np.argsort(-np.nan_to_num(sign * row, nan=-np.inf), kind="stable"))
         for row in means
     )
     reference = orders[settings.index(defaults)]

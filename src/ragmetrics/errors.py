@@ -1,8 +1,10 @@
 """Exceptions and warnings raised by ragmetrics.
 
-Every error message says what was wrong and, where there is one, how to fix it.
+Every error message says what was wrong, where, and, where there is one, how to fix it.
 All errors derive from :class:`RagMetricsError`, itself a :class:`ValueError`, so that
-callers who already catch ``ValueError`` keep working.
+callers who already catch ``ValueError`` keep working. Every warning derives from
+:class:`RagMetricsWarning`: the input is legal but probably a mistake, or a number is
+defined but meaningless.
 """
 
 from __future__ import annotations
@@ -20,9 +22,25 @@ class UnknownMetricError(RagMetricsError):
     """A metric name is not registered (the message lists the close matches)."""
 
 
+class InvalidParameterError(RagMetricsError):
+    """A keyword, a cutoff or a metric parameter is outside its valid range."""
+
+
+class GradeScaleError(RagMetricsError):
+    """The qrels are not on the grade scale a metric needs (the message proposes a map)."""
+
+
 class MissingQueryError(RagMetricsError):
     """A judged query has no ranking in the run and ``missing="error"`` was asked for."""
 
 
-class UndefinedMetricWarning(UserWarning):
+class RagMetricsWarning(UserWarning):
+    """Base class of every warning issued by ragmetrics."""
+
+
+class UndefinedMetricWarning(RagMetricsWarning):
     """A metric is defined but meaningless for some input (for example, no query counted)."""
+
+
+class IdMismatchWarning(RagMetricsWarning):
+    """The ids of the run and the qrels do not meet: the numbers are zeros by construction."""

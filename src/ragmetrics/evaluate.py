@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from itertools import compress
@@ -13,10 +14,20 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from ragmetrics._gc import without_gc
+from ragmetrics._precision import ScorePrecision, check_score_precision
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
-from ragmetrics.errors import MissingQueryError, RagMetricsError, UndefinedMetricWarning
+from ragmetrics.errors import (
+    IdMismatchWarning,
+    InputFormatError,
+    InvalidParameterError,
+    MissingQueryError,
+    RagMetricsError,
+    UndefinedMetricWarning,
+)
 from ragmetrics.judge import JudgedRun, judge, rows_in_run
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
+from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -145,27 +156,48 @@ class EvaluationResult:
         """What the top-k set of one query holds and misses (see :func:`diagnose`).
 
         ``k`` defaults to the cutoff of the first set metric evaluated (else of the first
-        metric with a cutoff).
+        metric with a cutoff). The grades are read as utility grades (missed: grade >= 4;
+        harmful: grade <= 2) when a RAG set metric on that scale was evaluated, else by the
+        relevance threshold, as the classic metrics read them.
         """
         from ragmetrics.diagnostics import diagnose
 
         if self._judged is None:
             raise RagMetricsError("This result keeps no judged data to diagnose.")
         cutoff = k if k is not None else self._default_cutoff()
-        options = self._judged.options
+        judged = self._judged
+        utility = [m for m in self._metric_specs if m.spec.scale is Scale.UTILITY]
+        weighting = next(
+            (m.params for m in utility if "alpha" in m.params),
+            {p.name: p.default for p in (ALPHA, CAP4, CAP3)},
+        )
         return diagnose(
-            self._judged.qrels,
-            self._judged.run,
+            judged.qrels,
+            judged.run,
             query_id,
             cutoff,
-            pool=options.get("pool"),
-            grade_map=options.get("grade_map"),
-            alpha=options.get("alpha", 1.0),
-            cap4=options.get("cap4", 1.0),
-            cap3=options.get("cap3", 0.25),
+            pool=judged.pool,
+            grade_map=judged.grade_map,
+            alpha=weighting["alpha"],
+            cap4=weighting["cap4"],
+            cap3=weighting["cap3"],
             relevance_threshold=self.settings["relevance_threshold"],
+            utility=bool(utility),
+            score_precision=judged.score_precision,
             values=self.per_query.get(query_id, {}),
         )
+
+    @property
+    def metric_specs(self) -> tuple[Metric, ...]:
+        """The evaluated metrics, parsed and resolved, aligned with ``metrics``."""
+        return self._metric_specs
+
+    def metric(self, label: str) -> Metric:
+        """The parsed metric evaluated under ``label``."""
+        for metric in self._metric_specs:
+            if metric.label == label:
+                return metric
+        raise KeyError(f"{label!r} was not evaluated; this result has {', '.join(self.metrics)}.")
 
     def _default_cutoff(self) -> int:
         ranked = sorted(self._metric_specs, key=lambda m: m.spec.family != "set")
@@ -282,20 +314,134 @@ class EvaluationResult:
         return self.to_table()
 
 
+# The keywords of evaluate() that set a metric parameter for every metric that has it.
+PARAM_KEYWORDS: dict[str, Param] = {
+    p.keyword: p for p in (REL, MAX_GRADE, ALPHA, CAP4, CAP3) if p.keyword is not None
+}
+# Every keyword evaluate() takes besides the inputs (compare() passes these through).
+EVALUATE_KEYWORDS = (
+    *PARAM_KEYWORDS,
+    "missing",
+    "pool",
+    "grade_map",
+    "score_precision",
+    "progress",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The keywords of one evaluation, validated.
+
+    Attributes:
+        params: the metric-parameter keywords given (by keyword name; None where not given).
+        relevance_threshold: the threshold in force for metrics whose name does not set one.
+        missing, grade_map, pool, score_precision, progress: as given to :func:`evaluate`.
+    """
+
+    params: dict[str, Any]
+    relevance_threshold: int
+    missing: MissingPolicy
+    grade_map: dict[int, int] | None
+    pool: Run | None
+    score_precision: ScorePrecision
+    progress: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for ``EvaluationResult.settings``."""
+        return {
+            "relevance_threshold": self.relevance_threshold,
+            "missing": self.missing,
+            **{k: v for k, v in self.params.items() if k != "relevance_threshold"},
+            "grade_map": self.grade_map,
+            "pool": None if self.pool is None else (self.pool.name or "given"),
+            "score_precision": self.score_precision,
+        }
+
+
+def check_settings(**keywords: Any) -> Settings:
+    """Validate the keywords of :func:`evaluate` (all of them, whether or not a metric uses
+    them); raises :class:`~ragmetrics.errors.InvalidParameterError` naming the valid range."""
+    unknown = [k for k in keywords if k not in EVALUATE_KEYWORDS]
+    if unknown:
+        raise InvalidParameterError(
+            f"Unknown keyword(s) {', '.join(map(repr, unknown))}; the keywords of evaluate() "
+            f"are {', '.join(EVALUATE_KEYWORDS)}."
+        )
+    params = {
+        name: param.check(keywords.get(name)) if keywords.get(name) is not None else None
+        for name, param in PARAM_KEYWORDS.items()
+    }
+    missing = keywords.get("missing", "zero")
+    if missing not in _MISSING_POLICIES:
+        raise InvalidParameterError(
+            f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}."
+        )
+    progress = keywords.get("progress")
+    if progress is not None and not isinstance(progress, bool):
+        raise InvalidParameterError(
+            f"progress must be True, False or None (automatic); got {progress!r}."
+        )
+    pool = keywords.get("pool")
+    threshold = params["relevance_threshold"]
+    return Settings(
+        params=params,
+        relevance_threshold=REL.default if threshold is None else threshold,
+        missing=missing,
+        grade_map=check_grade_map(keywords.get("grade_map")),
+        pool=None if pool is None else as_run(pool, "pool"),
+        score_precision=check_score_precision(keywords.get("score_precision", "float64")),
+        progress=progress,
+    )
+
+
+def check_grade_map(grade_map: Any) -> dict[int, int] | None:
+    """A copy of ``grade_map`` with int keys and utility grades 1..5 as values."""
+    if grade_map is None:
+        return None
+    if not isinstance(grade_map, Mapping) or not grade_map:
+        raise InvalidParameterError(
+            f"grade_map must be a non-empty mapping of grade to utility grade 1..5, such as "
+            f"{{0: 1, 1: 3, 2: 4, 3: 5}}; got {grade_map!r}."
+        )
+    checked: dict[int, int] = {}
+    for key, value in grade_map.items():
+        raw = _as_int(key)
+        mapped = _as_int(value)
+        if raw is None or mapped is None or not 1 <= mapped <= 5:
+            raise InvalidParameterError(
+                f"grade_map must map integer grades to utility grades 1..5; the entry "
+                f"{key!r}: {value!r} is not one (e.g. {{0: 1, 1: 3, 2: 4, 3: 5}})."
+            )
+        checked[raw] = mapped
+    return checked
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return int(value)
+    return None
+
+
 @without_gc
 def evaluate(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
     run: Run | Mapping[str, Any],
     metrics: str | Sequence[str],
     *,
-    relevance_threshold: int = 1,
+    relevance_threshold: int | None = None,
     missing: MissingPolicy = "zero",
     pool: Run | Mapping[str, Any] | None = None,
     err_max_grade: float | None = None,
-    alpha: float = 1.0,
-    cap4: float = 1.0,
-    cap3: float = 0.25,
+    alpha: float | None = None,
+    cap4: float | None = None,
+    cap3: float | None = None,
     grade_map: Mapping[int, int] | None = None,
+    score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
@@ -303,15 +449,20 @@ def evaluate(
     Args:
         qrels: the judgments (a :class:`Qrels`, or a ``{qid: {doc: grade}}`` dict).
         run: the rankings (a :class:`Run`, or a dict of scores or of ranked lists).
-        metrics: names such as ``"ndcg@10"``, ``"P_5"`` or ``"ra_nwg@5"``; results are keyed
-            by the name as written.
-        relevance_threshold: the lowest grade that counts as relevant (inclusive).
+        metrics: names such as ``"ndcg@10"``, ``"P_5"``, ``"P(rel=2)@5"`` or ``"ra_nwg@5"``;
+            results are keyed by the name as written.
+        relevance_threshold: the lowest grade that counts as relevant (inclusive; default 1)
+            for every metric whose name does not set ``rel``.
         missing: what a judged query with no ranking scores: ``"zero"`` (counted, every
             metric 0), ``"skip"`` (left out, as trec_eval) or ``"error"``.
-        pool: for the RAG set metrics, the candidate run the ranking was selected from;
+        pool: for PROC@k and %PROC@k, the candidate run the ranking was selected from;
             by default each query's full ranking.
         err_max_grade: fixes ``max_grade`` of ERR (default: the highest grade judged).
-        alpha, cap4, cap3, grade_map: weighting of the RAG set metrics (METRICS.md).
+        alpha, cap4, cap3: the rarity weighting of the RAG set metrics (defaults 1, 1, 0.25;
+            a metric name may set its own, ``ra_nwg(alpha=0.5)@5``).
+        grade_map: raw grade -> utility grade 1..5, for the RAG set metrics.
+        score_precision: ``"float64"`` compares scores as doubles (trec_eval 10);
+            ``"float32"`` rounds them to 32-bit floats first (trec_eval <= 9, pytrec_eval).
         progress: a progress bar while judging; by default shown from 200,000 queries on.
 
     Returns:
@@ -319,8 +470,15 @@ def evaluate(
 
     Raises:
         UnknownMetricError: a metric name is not registered.
+        InvalidParameterError: a keyword, cutoff or parameter is out of range.
+        GradeScaleError: a RAG set metric was asked for on qrels that are not utility
+            grades 1..5 (the message proposes a ``grade_map``).
         MissingQueryError: ``missing="error"`` and a judged query has no ranking.
-        RagMetricsError: empty qrels or run, or an option out of range.
+        RagMetricsError: empty qrels or run.
+
+    Warns:
+        IdMismatchWarning: the run and the qrels share no query id, or no retrieved doc is
+            judged; UndefinedMetricWarning: the qrels judge no document.
 
     Example:
         >>> qrels = {"q1": {"a": 1, "b": 1}}
@@ -328,17 +486,21 @@ def evaluate(
         >>> result.aggregate
         {'P@2': 0.5, 'mrr': 1.0}
     """
+    settings = check_settings(
+        relevance_threshold=relevance_threshold,
+        err_max_grade=err_max_grade,
+        alpha=alpha,
+        cap4=cap4,
+        cap3=cap3,
+        missing=missing,
+        pool=pool,
+        grade_map=grade_map,
+        score_precision=score_precision,
+        progress=progress,
+    )
+    parsed = [m.resolve(settings.params) for m in parse_metrics(_names(metrics))]
     qrels = as_qrels(qrels)
     run = as_run(run)
-    parsed = parse_metrics(list(metrics) if not isinstance(metrics, str) else metrics)
-    if not isinstance(relevance_threshold, (int, np.integer)) or isinstance(
-        relevance_threshold, bool
-    ):
-        raise RagMetricsError(
-            f"relevance_threshold must be an integer grade such as 1; got {relevance_threshold!r}."
-        )
-    if missing not in _MISSING_POLICIES:
-        raise RagMetricsError(f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}.")
     if len(qrels) == 0:
         raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
     if len(run) == 0:
@@ -346,6 +508,9 @@ def evaluate(
             "The run is empty: it has no query. Check that the retriever ran and that the "
             "file or dict is the one you meant."
         )
+    utility = [m.label for m in parsed if m.spec.scale is Scale.UTILITY]
+    if utility:
+        check_utility_scale(qrels.grade_values(), settings.grade_map, utility)
     # A query with an empty set of judgments is not judged (trec_eval never sees it).
     all_ids, n_judged = qrels.count_columns()
     judged_ids = all_ids if n_judged.all() else list(compress(all_ids, n_judged.tolist()))
@@ -355,32 +520,27 @@ def evaluate(
     ranked_and_judged = np.zeros(len(run), dtype=bool)
     ranked_and_judged[run_rows[in_run]] = True
     unjudged_ids = tuple(compress(run.query_ids, (~ranked_and_judged).tolist()))
-    if missing == "error" and missing_ids:
+    if settings.missing == "error" and missing_ids:
         shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
         raise MissingQueryError(
             f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
             f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
         )
-    if missing == "skip" and missing_ids:
+    if settings.missing == "skip" and missing_ids:
         query_ids, run_rows = list(compress(judged_ids, in_run.tolist())), run_rows[in_run]
     else:
         query_ids = judged_ids
-    options: dict[str, Any] = {
-        "err_max_grade": err_max_grade,
-        "alpha": alpha,
-        "cap4": cap4,
-        "cap3": cap3,
-        "grade_map": dict(grade_map) if grade_map is not None else None,
-        "pool": as_run(pool) if pool is not None else None,
-    }
     judged = judge(
         qrels,
         run,
         query_ids,
         depth=_depth_needed(parsed),
-        relevance_threshold=int(relevance_threshold),
-        options=options,
-        progress=progress if progress is not None else len(query_ids) >= 200_000,
+        grade_map=settings.grade_map,
+        pool=settings.pool,
+        score_precision=settings.score_precision,
+        progress=(
+            settings.progress if settings.progress is not None else len(query_ids) >= 200_000
+        ),
         run_rows=run_rows,
     )
     values = np.empty((len(query_ids), len(parsed)))
@@ -400,13 +560,7 @@ def evaluate(
         valid={label: len(query_ids) - n for label, n in zip(labels, na, strict=True)},
         na=dict(zip(labels, na, strict=True)),
     )
-    if not query_ids:
-        warnings.warn(
-            "No query was counted: the run and the qrels share no query id. Check that both "
-            "use the same ids (strings, same spelling).",
-            UndefinedMetricWarning,
-            stacklevel=2,
-        )
+    _warn_if_ids_do_not_meet(qrels, run, judged, judged_ids, bool(in_run.any()), settings)
     return EvaluationResult(
         metrics=parsed,
         query_ids=tuple(query_ids),
@@ -414,15 +568,83 @@ def evaluate(
         counts=counts,
         missing_query_ids=missing_ids,
         unjudged_query_ids=unjudged_ids,
-        settings={
-            "relevance_threshold": int(relevance_threshold),
-            "missing": missing,
-            **{k: v for k, v in options.items() if k != "pool"},
-            "pool": None if pool is None else (options["pool"].name or "given"),
-        },
+        settings=settings.to_dict(),
         judged=judged,
         run_name=run.name,
     )
+
+
+def _names(metrics: Any) -> Any:
+    """``metrics`` as parse_metrics takes it (a name, or a list of names)."""
+    if (
+        isinstance(metrics, str)
+        or not isinstance(metrics, Iterable)
+        or isinstance(metrics, Mapping)
+    ):
+        return metrics
+    return list(metrics)
+
+
+def _warn_if_ids_do_not_meet(
+    qrels: Qrels,
+    run: Run,
+    judged: JudgedRun,
+    judged_ids: list[str],
+    shared: bool,
+    settings: Settings,
+) -> None:
+    """One warning when the numbers are zeros (or nothing) by construction: the qrels judge
+    no document, the run and the qrels share no query id, or no retrieved doc is judged."""
+    if not judged_ids:
+        message = (
+            f"The qrels judge no document: all {len(qrels)} of their queries have empty "
+            f"judgments, so no query is counted. Check that the qrels were built from the "
+            f"right data (e.g. that relevant ids were collected)."
+        )
+        warnings.warn(message, UndefinedMetricWarning, stacklevel=4)
+        return
+    if not shared:
+        outcome = (
+            "every judged query scores 0 (missing='zero')"
+            if settings.missing == "zero"
+            else "no query is counted"
+        )
+        message = (
+            f"The run and the qrels share no query id: {outcome}. The run's ids look like "
+            f"{_sample(run.query_ids)}, the qrels' like {_sample(judged_ids)}; use the same ids "
+            f"in both (strings, same spelling)."
+        )
+        warnings.warn(message, IdMismatchWarning, stacklevel=4)
+        return
+    ranked = np.flatnonzero(judged.lengths)
+    if judged.n_located or not len(ranked):
+        return
+    query_id = judged.query_ids[int(ranked[0])]
+    retrieved, judged_docs = run.ranking(query_id), list(qrels[query_id])
+    # one query that missed is routine; ids of another form (uuids, paths) are not
+    if len(ranked) == 1 and _shapes(retrieved) & _shapes(judged_docs):
+        return
+    message = (
+        f"No retrieved doc is judged in any query: every metric is 0. The ids may be in "
+        f"different forms: query {query_id!r} retrieved {_sample(retrieved)}, its judged docs "
+        f"are {_sample(judged_docs)}. Map the retriever's ids (uuids, paths, chunk ids) to the "
+        f"ids of the qrels."
+    )
+    warnings.warn(message, IdMismatchWarning, stacklevel=4)
+
+
+def _shapes(ids: Sequence[str]) -> set[str]:
+    """The shapes of some ids: each run of letters and digits as ``a``, punctuation kept
+    (``doc12`` and ``d7`` are ``a``; a uuid is ``a-a-a-a-a``, a path ``/a/a.a``)."""
+    return {_WORD.sub("a", i) for i in ids[:50]}
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _sample(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(map(repr, list(ids[:n])))
+    return shown + (", ..." if len(ids) > n else "")
 
 
 def _with_none(values: np.ndarray) -> list[list[float | None]]:
@@ -451,14 +673,14 @@ def as_qrels(value: Any) -> Qrels:
         return value
     if isinstance(value, Mapping):
         return Qrels.from_dict(value)
-    raise RagMetricsError(
+    raise InputFormatError(
         "qrels must be a Qrels or a dict {query_id: {doc_id: grade}}; "
         f"got {type(value).__name__}. "
         f"Read files with Qrels.from_trec or Qrels.from_json."
     )
 
 
-def as_run(value: Any) -> Run:
+def as_run(value: Any, what: str = "run") -> Run:
     """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping."""
     if isinstance(value, Run):
         return value
@@ -467,8 +689,8 @@ def as_run(value: Any) -> Run:
         if lists and len(lists) == len(value):
             return Run.from_lists(value)
         return Run.from_dict(value)
-    raise RagMetricsError(
-        "run must be a Run or a dict of {query_id: {doc_id: score}} or "
+    raise InputFormatError(
+        f"{what} must be a Run or a dict of {{query_id: {{doc_id: score}}}} or "
         "{query_id: [doc_id, ...]}; "
         f"got {type(value).__name__}. Read files with Run.from_trec or Run.from_json."
     )

@@ -9,7 +9,7 @@ query ``query_ids[i]``, column ``j`` is rank ``j + 1``, padded past a ranking's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain, repeat
@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics import _packed
+from ragmetrics._precision import ScorePrecision, as_float32
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -34,9 +35,12 @@ class JudgedRun:
         lengths: how many docs each query ranks within the depth.
         in_run: True for the queries the run has a ranking for (possibly empty).
         depth: the width of the dense views (the longest ranking, cut at the depth).
-        n_relevant: ``R``, the number of judged docs at or above the threshold, per query.
         judged_counts, judged_grades: how many docs each query has judged, and all their
             grades flat (query by query), for the ideal rankings.
+        grade_map: raw grade -> utility grade 1..5, for the RAG set metrics (None: as is).
+        pool: the candidate run of PROC@k (None: each query's own ranking).
+        score_precision: how scores were compared when ranking (see :func:`judge`).
+        n_located: how many retrieved docs are judged, at any depth.
     """
 
     query_ids: tuple[str, ...]
@@ -46,14 +50,15 @@ class JudgedRun:
     lengths: np.ndarray
     in_run: np.ndarray
     depth: int
-    n_relevant: np.ndarray
     judged_counts: np.ndarray
     judged_grades: np.ndarray
-    relevance_threshold: int
     qrels: Qrels
     run: Run
-    options: dict[str, Any] = field(default_factory=dict)
-    cache: dict[str, Any] = field(default_factory=dict)
+    grade_map: Mapping[int, int] | None = None
+    pool: Run | None = None
+    score_precision: ScorePrecision = "float64"
+    n_located: int = 0
+    cache: dict[Any, Any] = field(default_factory=dict)
 
     @cached_property
     def max_grade(self) -> float:
@@ -83,11 +88,6 @@ class JudgedRun:
         return self._dense(np.ones(len(self.hit_rows), dtype=bool), np.bool_)
 
     @cached_property
-    def relevant(self) -> np.ndarray:
-        """True where the grade is at least ``relevance_threshold``."""
-        return self._dense(self.hit_grades >= self.relevance_threshold, np.bool_)
-
-    @cached_property
     def retrieved(self) -> np.ndarray:
         """True where a doc is ranked (False in the padding)."""
         retrieved: np.ndarray = np.arange(self.depth)[None, :] < self.lengths[:, None]
@@ -113,43 +113,58 @@ class JudgedRun:
         size = max(self.depth, longest, 1)
         return 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
 
-    @cached_property
-    def relevant_at(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, ranks)`` of every relevant doc, by query then rank."""
-        relevant = self.hit_grades >= self.relevance_threshold
-        return self.hit_rows[relevant], self.hit_ranks[relevant]
+    def relevant_at(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, ranks)`` of every doc graded ``rel`` or above, by query then rank."""
+        key = ("relevant_at", rel)
+        if key not in self.cache:
+            relevant = self.hit_grades >= rel
+            self.cache[key] = (self.hit_rows[relevant], self.hit_ranks[relevant])
+        located: tuple[np.ndarray, np.ndarray] = self.cache[key]
+        return located
 
-    def hits(self, cutoff: int | None) -> np.ndarray:
-        """Relevant docs within the first ``cutoff`` ranks (all ranks when None)."""
-        rows, ranks = self.relevant_at
+    def hits(self, cutoff: int | None, rel: int) -> np.ndarray:
+        """Docs graded ``rel`` or above within the first ``cutoff`` ranks (all when None)."""
+        rows, ranks = self.relevant_at(rel)
         if cutoff is not None:
             rows = rows[ranks < cutoff]
         counts: np.ndarray = np.bincount(rows, minlength=self.n_queries)
         return counts
 
-    @cached_property
-    def group_first_ranks(self) -> tuple[np.ndarray, np.ndarray]:
+    def n_relevant(self, rel: int) -> np.ndarray:
+        """``R``: per query, the judged docs graded ``rel`` or above."""
+        key = ("n_relevant", rel)
+        if key not in self.cache:
+            ends = np.cumsum(self.judged_counts)
+            before = np.concatenate(([0], np.cumsum(self.judged_grades >= rel)))
+            self.cache[key] = before[ends] - before[ends - self.judged_counts]
+        counts: np.ndarray = self.cache[key]
+        return counts
+
+    def group_first_ranks(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
         """Per query and evidence group, the 0-based rank where a member first appears.
 
         Returns ``(first_rank, n_groups)``; ``first_rank`` is ``inf`` for a group with no
-        member in the ranking and for the padding past a query's last group.
+        member in the ranking and for the padding past a query's last group. Without
+        explicit groups, each doc graded ``rel`` or above is a group.
         """
-        threshold = self.relevance_threshold
-        groups = [self.qrels.groups(q, relevance_threshold=threshold) for q in self.query_ids]
+        key = ("group_first_ranks", rel)
+        if key in self.cache:
+            cached: tuple[np.ndarray, np.ndarray] = self.cache[key]
+            return cached
+        groups = [self.qrels.groups(q, relevance_threshold=rel) for q in self.query_ids]
         n_groups = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
         width = int(n_groups.max()) if len(groups) else 0
         first = np.full((len(groups), max(width, 1)), np.inf)
-        rankings, index = self.run.rankings(), self.run._index
         for row, (query_id, query_groups) in enumerate(zip(self.query_ids, groups, strict=True)):
-            position = index.get(query_id)
-            if position is None or not query_groups:
+            if query_id not in self.run or not query_groups:
                 continue
-            ranking = rankings[position]
+            ranking = self.run.ranking(query_id, score_precision=self.score_precision)
             rank_of = dict(zip(ranking, range(len(ranking)), strict=True))
             for column, members in enumerate(query_groups):
                 ranks = [rank_of[d] for d in members if d in rank_of]
                 if ranks:
                     first[row, column] = min(ranks)
+        self.cache[key] = (first, n_groups)
         return first, n_groups
 
 
@@ -159,30 +174,31 @@ def judge(
     query_ids: list[str],
     *,
     depth: int | None,
-    relevance_threshold: int,
-    options: dict[str, Any] | None = None,
+    grade_map: Mapping[int, int] | None = None,
+    pool: Run | None = None,
+    score_precision: ScorePrecision = "float64",
     progress: bool = False,
     run_rows: np.ndarray | None = None,
 ) -> JudgedRun:
     """Judge the first ``depth`` docs (all when None) of ``run`` for each of ``query_ids``.
 
     A query absent from the run gets an empty ranking. ``run_rows``: each query's row in the
-    run or -1, when the caller has them (``rows_in_run``).
+    run or -1, when the caller has them (``rows_in_run``). ``score_precision="float32"``
+    ranks on the scores rounded to 32-bit floats (trec_eval <= 9, pytrec_eval).
     """
     counts, grades = qrels.flat_grades(query_ids)
     if run_rows is None:
         run_rows = rows_in_run(run, query_ids)
     rows, ranks, hit_grades, lengths = _locate(
-        qrels, counts, grades, run, query_ids, run_rows, progress
+        qrels, counts, grades, run, query_ids, run_rows, progress, score_precision
     )
+    n_located = len(rows)
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
         width = min(width, depth)
         keep = ranks < width
         rows, ranks, hit_grades = rows[keep], ranks[keep], hit_grades[keep]
     order = np.argsort(rows * (width + 1) + ranks, kind="stable")
-    ends = np.cumsum(counts)
-    relevant_before = np.concatenate(([0], np.cumsum(grades >= relevance_threshold)))
     return JudgedRun(
         query_ids=tuple(query_ids),
         hit_rows=rows[order],
@@ -191,13 +207,14 @@ def judge(
         lengths=np.minimum(lengths, width),
         in_run=run_rows >= 0,
         depth=width,
-        n_relevant=relevant_before[ends] - relevant_before[ends - counts],
         judged_counts=counts,
         judged_grades=grades,
-        relevance_threshold=relevance_threshold,
         qrels=qrels,
         run=run,
-        options=dict(options or {}),
+        grade_map=grade_map,
+        pool=pool,
+        score_precision=score_precision,
+        n_located=n_located,
     )
 
 
@@ -218,6 +235,7 @@ def _locate(
     query_ids: list[str],
     run_rows: np.ndarray,
     progress: bool,
+    score_precision: ScorePrecision,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Find every judged doc in the rankings: ``(rows, ranks, grades, ranking lengths)``.
 
@@ -233,7 +251,9 @@ def _locate(
     lengths = np.where(run_rows >= 0, run.lengths[run_rows], 0)
     packed = run._packed_view()
     if packed is not None:
-        located = _locate_packed(qrels, counts, grades, run, run_rows, packed, query_ids)
+        located = _locate_packed(
+            qrels, counts, grades, run, run_rows, packed, query_ids, score_precision
+        )
         if located is not None:
             return (*located, lengths)
     docs, scores = run._judging_view()
@@ -274,7 +294,9 @@ def _locate(
             hit = map(hit_docs.__getitem__, hits.tolist())
             return np.fromiter(map(gt, tied, hit), dtype=bool, count=len(hits))
 
-        ranks = _count_ranks(run, scores, rows, positions, greater, lambda: hit_docs)
+        ranks = _count_ranks(
+            run, scores, rows, positions, greater, lambda: hit_docs, score_precision
+        )
     return hit_rows, ranks, hit_grades, lengths
 
 
@@ -292,6 +314,7 @@ def _locate_packed(
     run_rows: np.ndarray,
     packed: tuple[np.ndarray, np.ndarray, np.ndarray],
     query_ids: list[str],
+    score_precision: ScorePrecision,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """``_locate`` for a run whose doc ids are bytes: ``(rows, ranks, grades)``, or None
     when the string path must answer (a judged id that is not ASCII, a hash collision,
@@ -369,7 +392,13 @@ def _locate_packed(
         return bigger
 
     ranks = _count_ranks(
-        run, scores, run_of_hit, first, greater, lambda: _packed.decode(ids[result_at])
+        run,
+        scores,
+        run_of_hit,
+        first,
+        greater,
+        lambda: _packed.decode(ids[result_at]),
+        score_precision,
     )
     return rows, ranks, grades[judged_at]
 
@@ -392,6 +421,7 @@ def _count_ranks(
     positions: np.ndarray,
     greater: Callable[[np.ndarray, np.ndarray], np.ndarray],
     hit_docs: Callable[[], list[str]],
+    score_precision: ScorePrecision,
 ) -> np.ndarray:
     """The 0-based rank of each located doc: ``positions[i]`` in run row ``rows[i]``.
 
@@ -399,15 +429,18 @@ def _count_ranks(
     doc id. Each located doc is compared with its query's scores as one padded row.
     ``greater(hits, columns)`` tells, for each located doc ``hits[k]`` and a result at
     ``columns[k]`` of its row, whether that result's id is greater; ``hit_docs()`` gives
-    the located docs' ids as strings.
+    the located docs' ids as strings. With ``score_precision="float32"`` scores are compared
+    after rounding to 32-bit floats, so scores equal in float32 tie.
     """
+    if score_precision == "float32":
+        scores = as_float32(scores)
     lengths = run.lengths
     offsets = run._offsets
     width = int(lengths.max()) if len(lengths) else 0
     uniform = bool((lengths == width).all())
     if not uniform and len(lengths) * width > 4 * len(scores) + 4096:
         # very uneven rankings: a padded matrix would dwarf the run; sort it once instead
-        ranked = run.rankings()
+        ranked = run.rankings(score_precision=score_precision)
         return np.fromiter(
             map(tuple.index, map(ranked.__getitem__, rows.tolist()), hit_docs()),
             dtype=np.int64,

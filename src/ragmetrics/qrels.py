@@ -13,11 +13,15 @@ import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._convert import (
+    check_doc_ids,
     check_ids,
+    id_column,
     int_grade,
     iter_items,
     pick_key,
     read_json_or_jsonl,
+    record_id,
+    require_columns,
     require_mapping,
 )
 from ragmetrics._gc import without_gc
@@ -76,10 +80,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         per_query: list[Any] = list(judgments.values())
         if set(map(type, per_query)) <= {dict}:
             # the common case, checked in bulk: string ids, int grades
-            # ids: the first of each query (a full pass costs more than it catches)
-            check_ids(
-                list(map(next, map(iter, filter(None, per_query)))), "Doc ids", "of the qrels"
-            )
+            check_doc_ids(per_query, judgments, "of the qrels")
             plain = set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= {int}
         else:
             plain = False
@@ -243,8 +244,14 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             for number, record in enumerate(obj, start=1):
                 if not isinstance(record, Mapping):
                     raise InputFormatError(f"{source}, record {number}: expected an object.")
-                query_ids.append(str(pick_key(record, _QUERY_KEYS, source, number)))
-                doc_ids.append(str(pick_key(record, _DOC_KEYS, source, number)))
+                query_ids.append(
+                    record_id(
+                        pick_key(record, _QUERY_KEYS, source, number), "query id", source, number
+                    )
+                )
+                doc_ids.append(
+                    record_id(pick_key(record, _DOC_KEYS, source, number), "doc id", source, number)
+                )
                 value = pick_key(record, _GRADE_KEYS, source, number)
                 grades.append(int_grade(value, query_ids[-1], doc_ids[-1]))
             return cls._from_columns(
@@ -265,22 +272,19 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         grade_col: str = "relevance",
     ) -> Qrels:
         """Build from a DataFrame with one row per judgment."""
-        _require_columns(frame, (query_col, doc_col, grade_col))
+        require_columns(frame, (query_col, doc_col, grade_col))
+        query_ids = id_column(frame, query_col)
+        doc_ids = id_column(frame, doc_col)
         grades = frame[grade_col].to_numpy()
         if grades.dtype.kind not in "iub":
             grades = np.asarray(
                 [
-                    int_grade(g, str(q), str(d))
-                    for q, d, g in zip(frame[query_col], frame[doc_col], grades, strict=True)
+                    int_grade(g, q, d)
+                    for q, d, g in zip(query_ids, doc_ids, frame[grade_col].tolist(), strict=True)
                 ],
                 dtype=np.int64,
             )
-        return cls._from_columns(
-            *runs_of(frame[query_col].astype(str).tolist()),
-            frame[doc_col].astype(str).tolist(),
-            grades.astype(np.int64),
-            "DataFrame",
-        )
+        return cls._from_columns(*runs_of(query_ids), doc_ids, grades.astype(np.int64), "DataFrame")
 
     # --- export --------------------------------------------------------------------------
 
@@ -428,6 +432,17 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         self._packed_ids = (list(query_ids), ids)
         return ids
 
+    def grade_values(self) -> np.ndarray:
+        """The distinct grades judged anywhere in the qrels, ascending."""
+        if self._maps is None and self._columns is not None:
+            grades = self._columns[3]
+        else:
+            grades = np.fromiter(
+                chain.from_iterable(map(dict.values, self._data.values())), dtype=np.int64
+            )
+        values: np.ndarray = np.unique(grades)
+        return values
+
     def max_grade(self) -> int | None:
         """The highest grade judged for any query (None when nothing is judged)."""
         if self._maps is None and self._columns is not None:
@@ -471,12 +486,3 @@ def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: 
                 f"grades ({seen[doc_id]} and {grade}); keep one judgment per pair."
             )
         seen[doc_id] = grade
-
-
-def _require_columns(frame: Any, names: tuple[str, ...]) -> None:
-    missing = [name for name in names if name not in frame.columns]
-    if missing:
-        raise InputFormatError(
-            f"The DataFrame lacks the column(s) {', '.join(map(repr, missing))}; it has "
-            f"{', '.join(map(repr, frame.columns))}. Name the columns with the *_col keywords."
-        )

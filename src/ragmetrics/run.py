@@ -11,7 +11,6 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,15 +18,22 @@ import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._convert import (
+    check_doc_ids,
     check_ids,
+    check_real,
     float_values,
+    id_column,
     iter_items,
     pick_key,
     read_json_or_jsonl,
+    record_id,
+    require_columns,
     require_mapping,
+    score_column,
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics._precision import as_float32, check_score_precision
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
 
@@ -76,7 +82,8 @@ class Run(Mapping[str, tuple[str, ...]]):
     # A run read from a plain TREC file keeps its doc ids as bytes (``_packed``, aligned with
     # the scores) and makes the tuples of ``_input`` only when something asks for strings.
     _packed: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    _ranked_cache: tuple[list[tuple[str, ...]], np.ndarray | None] | None
+    # the rankings and their scores per score precision, sorted on first use
+    _ranked_cache: dict[str, tuple[list[tuple[str, ...]], np.ndarray | None]]
     _duplicates: dict[str, int]
     name: str | None
 
@@ -111,9 +118,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                         f"score; got {type(docs).__name__}.{hint}"
                     )
         snapshot: list[tuple[str, ...]] = list(map(tuple, per_query))
-        # ids are checked on the first doc of each query: a full pass would cost more than
-        # the whole evaluation; a run of non-string ids fails here all the same
-        check_ids(list(map(itemgetter(0), filter(None, snapshot))), "Doc ids", "of the run")
+        check_doc_ids(snapshot, results, "of the run")
         lengths = np.fromiter(map(len, snapshot), dtype=np.int64, count=len(snapshot))
         scores = float_values(
             chain.from_iterable(
@@ -142,7 +147,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"got {type(docs).__name__}.{hint}"
                 )
         ranked: list[tuple[str, ...]] = list(map(tuple, per_query))
-        check_ids(list(chain.from_iterable(ranked)), "Doc ids", "of the run")
+        check_doc_ids(ranked, rankings, "of the run")
         return cls._from_ranked_lists(list(rankings), ranked, name)
 
     @classmethod
@@ -192,7 +197,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         run._scored = True
         run._input = None
         run._packed = (ids, scores, hashed)
-        run._ranked_cache = None
+        run._ranked_cache = {}
         run._duplicates = {}
         return run
 
@@ -228,7 +233,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         run._scored = True
         run._input = (docs, scores)
         run._packed = None
-        run._ranked_cache = None
+        run._ranked_cache = {}
         run._duplicates = duplicates
         return run
 
@@ -254,18 +259,23 @@ class Run(Mapping[str, tuple[str, ...]]):
             for number, record in enumerate(obj, start=1):
                 if not isinstance(record, Mapping):
                     raise InputFormatError(f"{source}, record {number}: expected an object.")
-                query_ids.append(str(pick_key(record, _QUERY_KEYS, source, number)))
-                doc_ids.append(str(pick_key(record, _DOC_KEYS, source, number)))
+                query_id = record_id(
+                    pick_key(record, _QUERY_KEYS, source, number), "query id", source, number
+                )
+                doc_id = record_id(
+                    pick_key(record, _DOC_KEYS, source, number), "doc id", source, number
+                )
                 value = pick_key(record, _SCORE_KEYS, source, number)
-                try:
-                    scores.append(float(value))
-                except (TypeError, ValueError):
-                    raise InputFormatError(
-                        f"{source}, record {number}: the score must be a number; got {value!r}."
-                    ) from None
+                scores.append(
+                    check_real(
+                        value,
+                        f"{source}, record {number}: the score of '{doc_id}' for query "
+                        f"'{query_id}'",
+                    )
+                )
+                query_ids.append(query_id)
+                doc_ids.append(doc_id)
             array = np.asarray(scores, dtype=np.float64)
-            if np.isnan(array).any():
-                raise InputFormatError(f"{source}: a score is NaN; give every result a number.")
             queries, lengths, docs, values = group_contiguous(*runs_of(query_ids), doc_ids, array)
             return cls._from_scored_columns(queries, lengths, docs, values, name)
         raise InputFormatError(
@@ -287,27 +297,14 @@ class Run(Mapping[str, tuple[str, ...]]):
 
         With ``score_col=None`` the row order within each query is the ranking.
         """
-        from ragmetrics.qrels import _require_columns
-
         needed = (query_col, doc_col) + ((score_col,) if score_col else ())
-        _require_columns(frame, needed)
-        query_ids = frame[query_col].astype(str).tolist()
-        doc_ids = frame[doc_col].astype(str).tolist()
+        require_columns(frame, needed)
+        query_ids = id_column(frame, query_col)
+        doc_ids = id_column(frame, doc_col)
         if score_col is None:
             values = np.zeros(len(query_ids))
         else:
-            try:
-                values = frame[score_col].to_numpy(dtype=np.float64)
-            except (TypeError, ValueError):
-                raise InputFormatError(
-                    f"The column '{score_col}' must hold numbers (the retrieval scores)."
-                ) from None
-            if np.isnan(values).any():
-                row = int(np.flatnonzero(np.isnan(values))[0])
-                raise InputFormatError(
-                    f"The score of row {row} (query '{query_ids[row]}', doc '{doc_ids[row]}') "
-                    f"is NaN; give every result a number or drop the row."
-                )
+            values = score_column(frame, score_col, query_ids, doc_ids)
         queries, lengths, docs, scores = group_contiguous(*runs_of(query_ids), doc_ids, values)
         if score_col is None:
             per_query = _split(docs, lengths)
@@ -368,7 +365,7 @@ class Run(Mapping[str, tuple[str, ...]]):
         run._scored = False
         run._input = None
         run._packed = None
-        run._ranked_cache = (docs, None)
+        run._ranked_cache = {"float64": (docs, None)}
         run._duplicates = duplicates
         return run
 
@@ -390,20 +387,26 @@ class Run(Mapping[str, tuple[str, ...]]):
         return index
 
     @without_gc
-    def _ranked(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
+    def _ranked(
+        self, score_precision: str = "float64"
+    ) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
         """The rankings (a tuple of doc ids per query) and their scores flat, sorted from the
-        input on first use."""
-        cached = self._ranked_cache
+        input on first use; a run from lists is its own ranking at either precision."""
+        cached = self._ranked_cache.get(score_precision)
         if cached is None:
+            check_score_precision(score_precision)
+            if not self._scored:
+                return self._ranked_cache["float64"]
             docs, scores = self._scored_input()
             flat = list(chain.from_iterable(docs))
             if flat:
-                order = _rank_by_score(scores, self._lengths, self._offsets_cache, flat)
+                compared = as_float32(scores) if score_precision == "float32" else scores
+                order = _rank_by_score(compared, self._lengths, self._offsets_cache, flat)
                 if not np.array_equal(order, np.arange(len(order))):
                     docs = _split(list(map(flat.__getitem__, order.tolist())), self._lengths)
                     scores = scores[order]
             cached = (docs, scores)
-            self._ranked_cache = cached
+            self._ranked_cache[score_precision] = cached
         return cached
 
     @property
@@ -530,9 +533,18 @@ class Run(Mapping[str, tuple[str, ...]]):
         _packed.n_words(ids))``); None for any other run."""
         return self._packed
 
-    def rankings(self) -> list[tuple[str, ...]]:
-        """Every query's ranking, best first, aligned with ``query_ids``."""
-        return self._ranked()[0]
+    def rankings(self, *, score_precision: str = "float64") -> list[tuple[str, ...]]:
+        """Every query's ranking, best first, aligned with ``query_ids``.
+
+        ``score_precision="float32"`` compares scores rounded to 32-bit floats, as trec_eval
+        up to 9.0.8 and pytrec_eval do: scores equal in float32 tie, and ties go to the doc
+        id that sorts last. The default compares 64-bit doubles, as trec_eval 10 does.
+        """
+        return self._ranked(score_precision)[0]
+
+    def ranking(self, query_id: str, *, score_precision: str = "float64") -> tuple[str, ...]:
+        """The ranking of one query (``run[query_id]`` at the default precision)."""
+        return self._ranked(score_precision)[0][self._index[query_id]]
 
     def scores(self, query_id: str) -> tuple[float, ...] | None:
         """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""

@@ -225,7 +225,7 @@ def test_langsmith_evaluator_forms(bm25, dataset) -> None:  # type: ignore[no-un
 
 
 def test_langsmith_evaluator_reports_instead_of_raising() -> None:
-    evaluator = langsmith_evaluator(["ra_nwg@2"])
+    evaluator = langsmith_evaluator(["ra_nwg@2", "n_recall_5@2"])
     missing = evaluator(outputs={"answer": "text"}, reference_outputs={"relevant_docs": ["a"]})
     assert (
         missing["results"][0]["score"] is None
@@ -233,6 +233,16 @@ def test_langsmith_evaluator_reports_instead_of_raising() -> None:
     )
     na = evaluator(
         outputs={"documents": [Document(id="a", page_content="x")]},
-        reference_outputs={"relevant_docs": {"a": 1}},
+        reference_outputs={"relevant_docs": {"a": 4}},
     )
-    assert na["results"] == [{"key": "ra_nwg@2", "score": None, "comment": "NA for this query"}]
+    assert na["results"] == [
+        {"key": "ra_nwg@2", "score": 1.0},
+        {"key": "n_recall_5@2", "score": None, "comment": "NA for this query"},
+    ]
+    # binary ground truth is not on the utility scale: reported, with the map to use
+    binary = evaluator(
+        outputs={"documents": [Document(id="a", page_content="x")]},
+        reference_outputs={"relevant_docs": ["a"]},
+    )
+    assert binary["results"][0]["score"] is None
+    assert "grade_map={1: 5}" in binary["results"][0]["comment"]

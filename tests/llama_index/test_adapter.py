@@ -142,13 +142,13 @@ def test_graded_relevance_through_kwargs_and_grades() -> None:
 
 
 def test_na_and_errors_do_not_raise() -> None:
-    metric = RagMetricsMetric.from_name("ra_nwg@2")
-    na = metric.compute(
-        query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 1}
+    na = RagMetricsMetric.from_name("n_recall_5@2").compute(
+        query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 4}
     )
     assert math.isnan(na.score) and na.metadata["na"] is True
+    metric = RagMetricsMetric.from_name("ra_nwg@2")
     with pytest.warns(
-        UserWarning, match=r"ra_nwg@2: The RAG set metrics need utility grades 1\.\.5"
+        UserWarning, match=r"ra_nwg@2: The RAG set metrics \(ra_nwg@2\) need utility grades 1\.\.5"
     ):
         bad = metric.compute(
             query="q", expected_ids=["a"], retrieved_ids=["a"], expected_grades={"a": 9}

@@ -5,7 +5,7 @@ inside the first K distinct docs and ask how much of the best available evidence
 They read utility grades g in 1..5 of the query's labeled pool U (5 decisive, 4 highly
 relevant, 3 partial, 2 weak, 1 distractor); ``grade_map`` maps other scales onto 1..5.
 
-Weights (per query, from the grade prevalences of U; METRICS.md, "RAG set metrics"):
+Weights (per query, from the grade prevalences of U; ``docs/metrics.md``, "RAG set metrics"):
 
     b5 = 1, b4 = 0.5, b3 = 0.1, b2 = b1 = 0;  p_g = n_g / |U|;  r_g = b_g / p_g^alpha
     w5 = 1, w4 = min(r4 / r5, cap4), w3 = min(r3 / r5, cap3), w2 = w1 = 0
@@ -20,14 +20,25 @@ Weights (per query, from the grade prevalences of U; METRICS.md, "RAG set metric
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics.errors import GradeScaleError
 from ragmetrics.judge import JudgedRun, judge, pad_rows
-from ragmetrics.metrics.registry import Cutoff, Kernel, MetricSpec, register
+from ragmetrics.metrics.registry import (
+    ALPHA,
+    CAP3,
+    CAP4,
+    WEIGHTING,
+    Cutoff,
+    Kernel,
+    MetricSpec,
+    Scale,
+    register,
+)
 from ragmetrics.run import Run
 
 BASE_UTILITY = np.array([0.0, 0.0, 0.0, 0.1, 0.5, 1.0])  # index = grade (0 unused)
@@ -36,7 +47,7 @@ FALLBACK_WEIGHTS = np.array([0.0, 0.0, 0.0, 0.2, 1.0, 1.0])  # when U has no gra
 
 @dataclass(frozen=True)
 class Utility:
-    """Utility view of a judged batch, shared by every set metric.
+    """Utility view of a judged batch under one weighting, shared by the set metrics.
 
     Attributes:
         grades: utility grade (1..5) of the doc at each rank, 0 outside U or in the padding.
@@ -54,7 +65,11 @@ class Utility:
 
 
 def rarity_weights(
-    n_grade: np.ndarray, *, alpha: float = 1.0, cap4: float = 1.0, cap3: float = 0.25
+    n_grade: np.ndarray,
+    *,
+    alpha: float = ALPHA.default,
+    cap4: float = CAP4.default,
+    cap3: float = CAP3.default,
 ) -> np.ndarray:
     """Per-query weight of each grade 0..5 from the grade counts of U (rows of ``n_grade``).
 
@@ -79,73 +94,126 @@ def rarity_weights(
     return weights
 
 
-def map_grades(
-    raw: np.ndarray,
-    query_rows: np.ndarray,
-    query_ids: tuple[str, ...],
-    grade_map: Mapping[int, int] | None,
-) -> np.ndarray:
-    """Map raw judged grades onto 1..5 (``grade_map``), or check they already are."""
-    values, inverse = np.unique(raw, return_inverse=True)
-    mapped = np.empty(len(values), dtype=np.int64)
-    for position, value in enumerate(values.tolist()):
-        grade = int(value)
-        if grade_map is not None:
-            if grade not in grade_map:
-                row = int(query_rows[np.flatnonzero(inverse == position)[0]])
-                raise RagMetricsError(
-                    f"Query '{query_ids[row]}' has grade {grade}, which grade_map does not map; "
-                    f"add it, e.g. grade_map={{..., {grade}: 1}}."
-                )
-            grade = int(grade_map[grade])
-        if not 1 <= grade <= 5:
-            row = int(query_rows[np.flatnonzero(inverse == position)[0]])
-            source = f"grade {int(value)} (mapped to {grade})" if grade_map else f"grade {grade}"
-            raise RagMetricsError(
-                f"The RAG set metrics need utility grades 1..5; query '{query_ids[row]}' has "
-                f"{source}. Map your scale with grade_map={{...}}, e.g. TREC 0-3 as "
-                f"{{0: 1, 1: 3, 2: 4, 3: 5}}."
+def proposed_grade_map(grades: Iterable[int]) -> dict[int, int]:
+    """A map of a grade scale onto utility grades 1..5: the highest positive grade to 5, the
+    next to 4, and so on down to 2; grades of 0 or below to 1.
+
+    Example:
+        >>> proposed_grade_map([0, 1, 2, 3])
+        {0: 1, 1: 3, 2: 4, 3: 5}
+        >>> proposed_grade_map([0, 1])
+        {0: 1, 1: 5}
+    """
+    distinct = sorted(set(grades))
+    positive = [g for g in distinct if g > 0]
+    rank = {g: max(2, 5 - i) for i, g in enumerate(reversed(positive))}
+    return {g: rank.get(g, 1) for g in distinct}
+
+
+def check_utility_scale(
+    grades: Iterable[int], grade_map: Mapping[int, int] | None, labels: Iterable[str]
+) -> None:
+    """Raise unless the qrels' grades (all of them, distinct) are plainly on the utility
+    scale 1..5, after ``grade_map``: every grade mapped and in 1..5, and some grade 4 or 5
+    (binary, all-1 or 0..3 qrels read as utility grades would make every query NA or call
+    relevant docs harmful). The message proposes a map."""
+    distinct = sorted({int(g) for g in grades})
+    if not distinct:
+        return
+    needed = ", ".join(labels)
+    found = "{" + ", ".join(map(str, distinct)) + "}"
+    proposal = proposed_grade_map(distinct)
+    if grade_map is not None:
+        unmapped = [g for g in distinct if g not in grade_map]
+        if unmapped:
+            raise GradeScaleError(
+                f"grade_map does not map the grade(s) {', '.join(map(str, unmapped))} found in "
+                f"the qrels (grades {found}); add them, e.g. grade_map={proposal}."
             )
-        mapped[position] = grade
+        mapped = sorted({grade_map[g] for g in distinct})
+        if max(mapped) >= 4:
+            return
+        raise GradeScaleError(
+            f"The RAG set metrics ({needed}) need utility grades where 4 or 5 mark the useful "
+            f"evidence, but grade_map "
+            f"maps the qrels' grades {found} to {mapped}: no grade 4 or 5, so nothing would count "
+            f"as highly relevant. A map such as grade_map={proposal} reads the top grade as "
+            f"decisive."
+        )
+    if distinct[0] >= 1 and distinct[-1] <= 5 and distinct[-1] >= 4:
+        return
+    kind = _describe_scale(distinct)
+    raise GradeScaleError(
+        f"The RAG set metrics ({needed}) need utility grades 1..5 (5 decisive, 4 highly "
+        f"relevant, 3 partial, 2 weak, 1 not relevant); these qrels have grades {found}{kind}. "
+        f"Map them with "
+        f"grade_map={proposal}, or give your own map."
+    )
+
+
+def _describe_scale(distinct: list[int]) -> str:
+    if set(distinct) <= {0, 1}:
+        return " (binary judgments)"
+    if set(distinct) <= {0, 1, 2, 3}:
+        return " (a 0..3 scale, as TREC)"
+    if distinct[-1] < 4 and distinct[0] >= 1:
+        return ", none of them 4 or 5"
+    return ", outside 1..5"
+
+
+def _utility_lookup(grade_map: Mapping[int, int] | None, grades: np.ndarray) -> np.ndarray:
+    """Raw grades -> utility grades (the map was checked by ``check_utility_scale``)."""
+    raw = grades.astype(np.int64)
+    if grade_map is None:
+        return raw
+    values, inverse = np.unique(raw, return_inverse=True)
+    mapped = np.fromiter(map(grade_map.__getitem__, values.tolist()), np.int64, len(values))
     return mapped[inverse].reshape(raw.shape)
 
 
-def utility(judged: JudgedRun) -> Utility:
-    """The utility view of ``judged`` (computed once per evaluation)."""
-    cached = judged.cache.get("utility")
+def utility(judged: JudgedRun, alpha: float, cap4: float, cap3: float) -> Utility:
+    """The utility view of ``judged`` under one weighting (computed once per evaluation)."""
+    key = ("utility", alpha, cap4, cap3)
+    cached = judged.cache.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    options = judged.options
-    grade_map = options.get("grade_map")
-    lengths = judged.judged_counts
-    rows = np.repeat(np.arange(judged.n_queries), lengths)
-    u_grades = map_grades(judged.judged_grades.astype(np.int64), rows, judged.query_ids, grade_map)
+    rows, u_grades = _judged_utility(judged)
     n_grade = np.zeros((judged.n_queries, 6), dtype=np.int64)
     np.add.at(n_grade, (rows, u_grades), 1)
-    grade_weights = rarity_weights(
-        n_grade,
-        alpha=float(options.get("alpha", 1.0)),
-        cap4=float(options.get("cap4", 1.0)),
-        cap3=float(options.get("cap3", 0.25)),
-    )
+    grade_weights = rarity_weights(n_grade, alpha=alpha, cap4=cap4, cap3=cap3)
     # oracle: U's weights sorted descending, cumulated
-    padded = pad_rows(lengths, grade_weights[rows, u_grades], min_width=1)
+    padded = pad_rows(judged.judged_counts, grade_weights[rows, u_grades], min_width=1)
     oracle = np.cumsum(-np.sort(-padded, axis=1), axis=1)
     # ranked docs: raw grade -> utility grade -> weight
-    ranked = _utility_grades(judged, grade_map)
+    ranked = _utility_grades(judged)
     weights = np.take_along_axis(grade_weights, ranked, axis=1)
     result = Utility(ranked, weights, grade_weights, oracle, n_grade)
-    judged.cache["utility"] = result
+    judged.cache[key] = result
     return result
 
 
-def _utility_grades(judged: JudgedRun, grade_map: Mapping[int, int] | None) -> np.ndarray:
+def _judged_utility(judged: JudgedRun) -> tuple[np.ndarray, np.ndarray]:
+    """Each judged doc's query row and utility grade, query by query."""
+    rows = np.repeat(np.arange(judged.n_queries), judged.judged_counts)
+    return rows, _utility_lookup(judged.grade_map, judged.judged_grades)
+
+
+def _utility_grades(judged: JudgedRun) -> np.ndarray:
     """The utility grade (1..5) of the doc at each rank; 0 where unjudged or padding."""
-    grades = np.zeros((judged.n_queries, judged.depth), dtype=np.int64)
-    grades[judged.hit_rows, judged.hit_ranks] = map_grades(
-        judged.hit_grades.astype(np.int64), judged.hit_rows, judged.query_ids, grade_map
-    )
+    cached = judged.cache.get("utility_grades")
+    if cached is None:
+        cached = np.zeros((judged.n_queries, judged.depth), dtype=np.int64)
+        cached[judged.hit_rows, judged.hit_ranks] = _utility_lookup(
+            judged.grade_map, judged.hit_grades
+        )
+        judged.cache["utility_grades"] = cached
+    grades: np.ndarray = cached
     return grades
+
+
+def _grade_counts(judged: JudgedRun) -> np.ndarray:
+    """Per query, the count of each utility grade 0..5 in U."""
+    return utility(judged, ALPHA.default, CAP4.default, CAP3.default).n_grade
 
 
 def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
@@ -153,34 +221,36 @@ def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
     return table[:, min(cutoff, table.shape[1]) - 1]
 
 
-def _pool_cumsum(judged: JudgedRun) -> np.ndarray:
+def _pool_cumsum(judged: JudgedRun, util: Utility) -> np.ndarray:
     """Per query, cumulative sums of the pool's weights (within U) sorted descending."""
-    cached = judged.cache.get("pool_cumsum")
+    key = ("pool_cumsum", id(util))
+    cached = judged.cache.get(key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    util = utility(judged)
-    pool = judged.options.get("pool") or judged.run
+    pool = judged.pool or judged.run
     absent = [q for q in judged.query_ids if q not in pool and q in judged.run]
     if absent:
         # a query the pool run does not cover is its own pool (its whole ranking)
-        merged = {q: list(pool[q]) for q in pool.query_ids}
-        merged.update({q: list(judged.run[q]) for q in absent})
+        merged = {q: list(pool.ranking(q, score_precision=judged.score_precision)) for q in pool}
+        merged.update(
+            {q: list(judged.run.ranking(q, score_precision=judged.score_precision)) for q in absent}
+        )
         pool = Run.from_lists(merged)
     pooled = judge(
         judged.qrels,
         pool,
         list(judged.query_ids),
         depth=None,
-        relevance_threshold=judged.relevance_threshold,
+        grade_map=judged.grade_map,
+        score_precision=judged.score_precision,
     )
-    grades = _utility_grades(pooled, judged.options.get("grade_map"))
-    weights = np.take_along_axis(util.grade_weights, grades, axis=1)
+    weights = np.take_along_axis(util.grade_weights, _utility_grades(pooled), axis=1)
     table = (
         np.cumsum(-np.sort(-weights, axis=1), axis=1)
         if weights.shape[1]
         else np.zeros((judged.n_queries, 1))
     )
-    judged.cache["pool_cumsum"] = table
+    judged.cache[key] = table
     return table
 
 
@@ -194,54 +264,64 @@ def _top(matrix: np.ndarray, cutoff: int) -> np.ndarray:
     return matrix[:, :cutoff]
 
 
-def ra_nwg(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+def ra_nwg(
+    judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
+) -> np.ndarray:
     """RA-nWG@K = G_obs / G_oracle: the share of the best achievable utility that the first K
     distinct docs carry. Range [0, 1]; NA when G_oracle = 0."""
     assert cutoff is not None
-    util = utility(judged)
+    util = utility(judged, alpha, cap4, cap3)
     observed = _top(util.weights, cutoff).sum(axis=1)
     return _ratio_or_na(observed, _oracle_at(util.oracle_cumsum, cutoff))
 
 
-def proc(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+def proc(
+    judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
+) -> np.ndarray:
     """PROC@K = G_pool / G_oracle: the ceiling the candidate pool allows (retrieval quality).
     Range [0, 1]; NA when G_oracle = 0."""
     assert cutoff is not None
-    util = utility(judged)
+    util = utility(judged, alpha, cap4, cap3)
     return _ratio_or_na(
-        _oracle_at(_pool_cumsum(judged), cutoff), _oracle_at(util.oracle_cumsum, cutoff)
+        _oracle_at(_pool_cumsum(judged, util), cutoff), _oracle_at(util.oracle_cumsum, cutoff)
     )
 
 
-def pct_proc(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+def pct_proc(
+    judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
+) -> np.ndarray:
     """%PROC@K = RA-nWG@K / PROC@K: how much of the pool's ceiling the selection realized
     (reranking / selection efficiency). NA when PROC@K is 0 or NA."""
-    return _ratio_or_na(ra_nwg(judged, cutoff), np.nan_to_num(proc(judged, cutoff), nan=0.0))
+    weighting: dict[str, Any] = {"alpha": alpha, "cap4": cap4, "cap3": cap3}
+    return _ratio_or_na(
+        ra_nwg(judged, cutoff, **weighting),
+        np.nan_to_num(proc(judged, cutoff, **weighting), nan=0.0),
+    )
 
 
 def n_recall_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g >= 4}| / min(K, R4+), R4+ = n4 + n5; NA when R4+ = 0."""
     assert cutoff is not None
-    util = utility(judged)
-    found = (_top(util.grades, cutoff) >= 4).sum(axis=1)
-    available = util.n_grade[:, 4] + util.n_grade[:, 5]
+    found = (_top(_utility_grades(judged), cutoff) >= 4).sum(axis=1)
+    n_grade = _grade_counts(judged)
+    available = n_grade[:, 4] + n_grade[:, 5]
     return _ratio_or_na(found.astype(np.float64), np.minimum(cutoff, available).astype(np.float64))
 
 
 def n_recall_5(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g = 5}| / min(K, R5); NA when R5 = 0."""
     assert cutoff is not None
-    util = utility(judged)
-    found = (_top(util.grades, cutoff) == 5).sum(axis=1)
+    found = (_top(_utility_grades(judged), cutoff) == 5).sum(axis=1)
     return _ratio_or_na(
-        found.astype(np.float64), np.minimum(cutoff, util.n_grade[:, 5]).astype(np.float64)
+        found.astype(np.float64),
+        np.minimum(cutoff, _grade_counts(judged)[:, 5]).astype(np.float64),
     )
 
 
 def precision_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g >= 4}| / K. Never NA."""
     assert cutoff is not None
-    found: np.ndarray = (_top(utility(judged).grades, cutoff) >= 4).sum(axis=1)
+    found: np.ndarray = (_top(_utility_grades(judged), cutoff) >= 4).sum(axis=1)
     return found / cutoff
 
 
@@ -249,7 +329,7 @@ def harm(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : d in U and g <= 2}| / K: the share of the prompt given to weak or
     distracting evidence (lower is better). Never NA."""
     assert cutoff is not None
-    grades = _top(utility(judged).grades, cutoff)
+    grades = _top(_utility_grades(judged), cutoff)
     weak: np.ndarray = ((grades >= 1) & (grades <= 2)).sum(axis=1)
     return weak / cutoff
 
@@ -262,50 +342,71 @@ def unjudged(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     return outside / cutoff
 
 
-def _set_metric(name: str, kernel: Kernel, summary: str, *, one: bool, na: bool) -> MetricSpec:
-    return MetricSpec(
-        name,
-        kernel,
-        Cutoff.REQUIRED,
-        "set",
-        summary,  # type: ignore[arg-type]
-        perfect_is_one=one,
-        can_be_na=na,
-    )
+def _set_metric(name: str, kernel: Kernel, summary: str, **traits: Any) -> MetricSpec:
+    traits.setdefault("scale", Scale.UTILITY)
+    return MetricSpec(name, kernel, Cutoff.REQUIRED, "set", summary, **traits)
 
 
 register(
     _set_metric(
-        "ra_nwg", ra_nwg, "rarity-aware utility captured in the top-K set", one=True, na=True
+        "ra_nwg",
+        ra_nwg,
+        "rarity-aware utility captured in the top-K set",
+        params=WEIGHTING,
+        can_be_na=True,
     ),
     "ra-nwg",
     "ranwg",
 )
 register(
     _set_metric(
-        "proc", proc, "pool-restricted oracle ceiling (retrieval quality)", one=True, na=True
+        "proc",
+        proc,
+        "pool-restricted oracle ceiling (retrieval quality)",
+        params=WEIGHTING,
+        can_be_na=True,
     )
 )
 register(
-    _set_metric("pct_proc", pct_proc, "RA-nWG / PROC (selection efficiency)", one=True, na=True),
+    _set_metric(
+        "pct_proc",
+        pct_proc,
+        "RA-nWG / PROC (selection efficiency)",
+        params=WEIGHTING,
+        can_be_na=True,
+    ),
     "%proc",
 )
 register(
     _set_metric(
-        "n_recall_4plus", n_recall_4plus, "grade >= 4 docs found / min(K, R4+)", one=True, na=True
+        "n_recall_4plus", n_recall_4plus, "grade >= 4 docs found / min(K, R4+)", can_be_na=True
     )
 )
+register(_set_metric("n_recall_5", n_recall_5, "grade 5 docs found / min(K, R5)", can_be_na=True))
 register(
-    _set_metric("n_recall_5", n_recall_5, "grade 5 docs found / min(K, R5)", one=True, na=True)
+    _set_metric(
+        "precision_4plus",
+        precision_4plus,
+        "grade >= 4 docs in the top K / K",
+        perfect_is_one=False,
+    )
 )
 register(
     _set_metric(
-        "precision_4plus", precision_4plus, "grade >= 4 docs in the top K / K", one=False, na=False
+        "harm",
+        harm,
+        "weak or distracting docs (grade <= 2) in the top K / K",
+        higher_is_better=False,
+        perfect_is_one=False,
     )
 )
 register(
     _set_metric(
-        "harm", harm, "weak or distracting docs (grade <= 2) in the top K / K", one=False, na=False
+        "unjudged",
+        unjudged,
+        "ungraded docs in the top K / K",
+        higher_is_better=False,
+        perfect_is_one=False,
+        scale=Scale.ANY,
     )
 )
-register(_set_metric("unjudged", unjudged, "ungraded docs in the top K / K", one=False, na=False))

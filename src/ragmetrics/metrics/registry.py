@@ -1,27 +1,31 @@
-"""The metric registry: canonical names, aliases, cutoff policy and name parsing.
+"""The metric registry: what each metric means, declared once, and the parser of its names.
 
-A metric is registered once with :func:`register`; every name a caller may write (canonical,
-trec_eval, ir_measures) resolves here, and nothing outside the kernels knows how a metric is
-computed.
+A :class:`MetricSpec` holds everything the library knows about a metric: its kernel, whether
+it takes a cutoff, whether higher is better, the parameters it accepts (with type, default,
+valid range and meaning), and the grade scale it needs. Every name a caller may write
+resolves here (canonical, trec_eval ``P_10`` / ``P.10``, ir_measures ``P(rel=2)@5``), and
+nothing outside the registry recognises a metric by splitting its label.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics.errors import UnknownMetricError
+from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 
 if TYPE_CHECKING:
     from ragmetrics.judge import JudgedRun
 
-Kernel = Callable[["JudgedRun", "int | None"], np.ndarray]
+# kernel(judged, cutoff, **params) -> one value per query (NaN marks NA)
+Kernel = Callable[..., np.ndarray]
 
 
 class Cutoff(Enum):
@@ -32,16 +36,155 @@ class Cutoff(Enum):
     NONE = "none"
 
 
+class Scale(Enum):
+    """The grades a metric can read."""
+
+    ANY = "any integer grades"
+    UTILITY = "utility grades 1..5"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a metric, declared once.
+
+    Attributes:
+        name: the name written in a metric name, ``P(rel=2)@5``.
+        kind: ``int``, ``float`` or ``str``.
+        default: the value when nobody sets it (``None``: see ``meaning``).
+        meaning: one line for listings and error messages.
+        low, high: the valid range of a number (``None``: unbounded).
+        low_open: ``low`` itself is excluded.
+        choices: the valid values of a string.
+        keyword: the keyword of :func:`~ragmetrics.evaluate` that sets it for every metric.
+    """
+
+    name: str
+    kind: type
+    default: Any
+    meaning: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    choices: tuple[str, ...] = ()
+    keyword: str | None = None
+
+    def valid_values(self) -> str:
+        """The valid values in words, e.g. ``a number in [0, 1]``."""
+        if self.choices:
+            text = "one of " + ", ".join(map(repr, self.choices))
+        elif self.kind is int:
+            text = "an integer"
+        else:
+            text = "a number"
+        if self.low is not None and self.high is not None:
+            text += f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+        elif self.low is not None:
+            text += f" {'>' if self.low_open else '>='} {self.low:g}"
+        if self.default is None:
+            text += " or None"
+        return text
+
+    def check(self, value: Any, owner: str | None = None) -> Any:
+        """``value`` converted to this parameter's kind; raises when it is not valid.
+
+        ``owner`` names the metric whose name gave the value; None means the keyword.
+        """
+        if value is None and self.default is None:
+            return None
+        converted = _convert(value, self.kind)
+        if converted is None or not self._in_range(converted):
+            subject = (
+                f"The '{self.name}' parameter of {owner}"
+                if owner is not None
+                else f"{self.keyword or self.name}"
+            )
+            raise InvalidParameterError(
+                f"{subject} must be {self.valid_values()} ({self.meaning}). Got {value!r} instead."
+            )
+        return converted
+
+    def _in_range(self, value: Any) -> bool:
+        if self.choices:
+            return value in self.choices
+        if self.kind is str:
+            return True
+        if not math.isfinite(value):
+            return False
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or value <= self.high
+
+
+def _convert(value: Any, kind: type) -> Any:
+    """``value`` as ``kind``, or None when it is not one (bools are never numbers here)."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if kind is str:
+        return value if isinstance(value, str) else None
+    if isinstance(value, (int, np.integer)):
+        return kind(value)
+    if isinstance(value, (float, np.floating)):
+        if kind is int:
+            return int(value) if float(value).is_integer() else None
+        return float(value)
+    return None
+
+
+# --- the parameters of the built-in metrics (the only place their defaults are written) ---
+
+REL = Param(
+    "rel",
+    int,
+    1,
+    "the lowest grade that counts as relevant, inclusive",
+    keyword="relevance_threshold",
+)
+MAX_GRADE = Param(
+    "max_grade",
+    float,
+    None,
+    "the grade whose stopping probability is near 1; None takes the highest grade judged",
+    low=0.0,
+    low_open=True,
+    keyword="err_max_grade",
+)
+ALPHA = Param(
+    "alpha",
+    float,
+    1.0,
+    "rarity exponent: a grade's weight grows as its prevalence^-alpha; 0 ignores rarity",
+    low=0.0,
+    keyword="alpha",
+)
+CAP4 = Param(
+    "cap4", float, 1.0, "the largest weight of grade 4; grade 5 weighs 1", 0, 1, keyword="cap4"
+)
+CAP3 = Param(
+    "cap3", float, 0.25, "the largest weight of grade 3; grade 5 weighs 1", 0, 1, keyword="cap3"
+)
+DCG = Param(
+    "dcg",
+    str,
+    "log2",
+    "'log2': linear gain, as trec_eval; 'exp-log2': gain 2^grade - 1 (Burges)",
+    choices=("log2", "exp-log2"),
+)
+WEIGHTING = (ALPHA, CAP4, CAP3)  # the rarity weighting of the RAG set metrics
+
+
 @dataclass(frozen=True)
 class MetricSpec:
-    """One registered metric.
+    """Everything the library knows about one metric.
 
     Attributes:
         name: the canonical name (``ndcg``).
-        kernel: per-query values over a judged batch; NaN marks NA.
+        kernel: ``kernel(judged, cutoff, **params)``, one value per query; NaN marks NA.
         cutoff: whether ``@k`` is required, optional or refused.
         family: ``"classic"`` (ranked, trec_eval conventions) or ``"set"`` (RAG set metrics).
         summary: one line for ``--help`` and listings.
+        higher_is_better: the direction every comparison, mark and plot reads.
+        params: the parameters it accepts.
+        scale: the grades it can read (utility grades 1..5 for most set metrics).
         perfect_is_one: a perfect ranking scores 1 (used by the invariant tests).
         can_be_na: the metric may be undefined for a query.
     """
@@ -51,41 +194,167 @@ class MetricSpec:
     cutoff: Cutoff
     family: str
     summary: str
+    higher_is_better: bool = True
+    params: tuple[Param, ...] = ()
+    scale: Scale = Scale.ANY
     perfect_is_one: bool = True
     can_be_na: bool = False
+
+    def param(self, name: str) -> Param:
+        """The declared parameter ``name``."""
+        for param in self.params:
+            if param.name == name:
+                return param
+        accepted = ", ".join(p.name for p in self.params) or "none"
+        raise InvalidParameterError(
+            f"'{self.name}' has no parameter {name!r}; it accepts: {accepted}."
+        )
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A parsed metric request: the spec, the cutoff and the label the caller wrote."""
+    """A metric request: the spec, the cutoff, the parameters and the label as written.
+
+    ``params`` holds the parameters given in the name, or after :meth:`resolve` every
+    declared parameter.
+    """
 
     spec: MetricSpec
     cutoff: int | None
     label: str
+    params: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
-        """The canonical spelling, e.g. ``ndcg@10``."""
-        return self.spec.name if self.cutoff is None else f"{self.spec.name}@{self.cutoff}"
+        """The canonical spelling, e.g. ``ndcg@10`` or ``precision(rel=2)@5``: parameters
+        at their defaults are left out, and a preset alias is used where one matches."""
+        changed = {
+            p.name: self.params[p.name]
+            for p in self.spec.params
+            if p.name in self.params and self.params[p.name] != p.default
+        }
+        base = self.spec.name
+        for alias, (target, preset) in _PRESETS.items():
+            if target == self.spec.name and preset.items() <= changed.items():
+                base = alias
+                changed = {k: v for k, v in changed.items() if k not in preset}
+                break
+        if changed:
+            base += "(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
+        return base if self.cutoff is None else f"{base}@{self.cutoff}"
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.spec.higher_is_better
+
+    def resolve(self, keywords: Mapping[str, Any]) -> Metric:
+        """This metric with every declared parameter set: the name's value, else the call's
+        keyword (``keywords``, by keyword name, already validated), else the default."""
+        params = {}
+        for param in self.spec.params:
+            if param.name in self.params:
+                params[param.name] = self.params[param.name]
+            elif param.keyword is not None and keywords.get(param.keyword) is not None:
+                params[param.name] = keywords[param.keyword]
+            else:
+                params[param.name] = param.default
+        return Metric(self.spec, self.cutoff, self.label, params)
 
     def compute(self, judged: JudgedRun) -> np.ndarray:
-        return self.spec.kernel(judged, self.cutoff)
+        return self.spec.kernel(judged, self.cutoff, **self.params)
 
 
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
+# alias -> (canonical name, parameters it presets), e.g. ndcg_exp -> (ndcg, dcg="exp-log2")
+_PRESETS: dict[str, tuple[str, dict[str, Any]]] = {}
 # trec_eval writes cutoffs as a "_k" suffix on these bases.
 _TREC_CUTOFF_BASES = {"p", "recall", "success", "ndcg_cut", "map_cut", "recip_rank"}
 _CUTOFF_ONLY_ALIASES = {"ndcg_cut", "map_cut"}
+# Measures of trec_eval and ir_measures that are not computed here: named as such, not
+# answered with a "did you mean".
+UNSUPPORTED: dict[str, str] = {}
+for _name in (
+    "bpref",
+    "infAP",
+    "gm_map",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "11pt_avg",
+    "binG",
+    "G",
+    "iprec_at_recall",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "num_nonrel_judged_ret",
+    "set_P",
+    "set_recall",
+    "set_F",
+    "set_relative_P",
+    "set_map",
+    "relative_P",
+    "relstring",
+    "runid",
+    "ndcg_rel",
+    "Rndcg",
+    "map_avgjg",
+    "P_avgjg",
+    "Rprec_mult_avgjg",
+    "yaap",
+    "recall_cut",
+    "Bpref",
+    "Judged",
+    "NumQ",
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "IPrec",
+    "SetP",
+    "SetR",
+    "SetF",
+    "SetAP",
+    "RBP",
+    "SDCG",
+    "NERR8",
+    "NERR9",
+    "NERR10",
+    "NERR11",
+    "alpha_nDCG",
+    "P_IA",
+    "AP_IA",
+    "nERR_IA",
+    "ERR_IA",
+    "STREC",
+    "INST",
+    "INSQ",
+    "Compat",
+    "accuracy",
+):
+    UNSUPPORTED.setdefault(_name.lower(), _name)  # trec_eval's spelling first
 
 
-def register(spec: MetricSpec, *aliases: str) -> MetricSpec:
-    """Add a metric and its aliases (matched case-insensitively)."""
-    for alias in (spec.name, *aliases):
+def register(
+    spec: MetricSpec, *aliases: str, presets: Mapping[str, Mapping[str, Any]] | None = None
+) -> MetricSpec:
+    """Add a metric, its aliases (matched case-insensitively) and its preset aliases
+    (``presets={"ndcg_exp": {"dcg": "exp-log2"}}``: a name for the metric with those
+    parameter values)."""
+    presets = presets or {}
+    for alias in (spec.name, *aliases, *presets):
         key = alias.lower()
         if key in _ALIASES and _ALIASES[key] != spec.name:
-            raise ValueError(f"The metric alias {alias!r} is already taken by {_ALIASES[key]!r}.")
+            raise InvalidParameterError(
+                f"The metric alias {alias!r} is already taken by {_ALIASES[key]!r}."
+            )
         _ALIASES[key] = spec.name
+    for alias, values in presets.items():
+        _PRESETS[alias.lower()] = (
+            spec.name,
+            {k: spec.param(k).check(v, spec.name) for k, v in values.items()},
+        )
     _REGISTRY[spec.name] = spec
     return spec
 
@@ -96,68 +365,144 @@ def registered() -> dict[str, MetricSpec]:
 
 
 def aliases_of(name: str) -> list[str]:
-    """The aliases that resolve to a canonical name."""
+    """The aliases that resolve to a canonical name (preset aliases included)."""
     return sorted(alias for alias, target in _ALIASES.items() if target == name and alias != name)
 
 
+def presets_of(name: str) -> dict[str, dict[str, Any]]:
+    """The preset aliases of a canonical name and the parameters each sets."""
+    return {alias: dict(values) for alias, (target, values) in _PRESETS.items() if target == name}
+
+
+_CALL = re.compile(r"(?P<base>[^()]*?)\s*\((?P<params>[^()]*)\)")
+_INTEGER = re.compile(r"[+-]?\d+")
+
+
 def parse_metric(text: str) -> Metric:
-    """Parse ``name``, ``name@k`` or a trec_eval ``name_k`` into a :class:`Metric`.
+    """Parse a metric name into a :class:`Metric`.
+
+    Accepted forms: ``name``, ``name@k``; trec_eval's ``name_k`` and ``name.k``
+    (``P_10``, ``ndcg_cut.10``); parameters in ir_measures' syntax, ``P(rel=2)@5``,
+    ``nDCG(dcg='exp-log2')@10``, ``ra_nwg(alpha=0.5, cap3=0.1)@5``. Names are
+    case-insensitive.
 
     Raises:
-        UnknownMetricError: the name is not registered (the message lists close matches).
-        ValueError: the cutoff is malformed, below 1, missing where required, or refused.
+        UnknownMetricError: the name is not registered (the message lists close matches, or
+            says that a trec_eval measure is not computed here).
+        InvalidParameterError: the cutoff is malformed, below 1, missing where required, or
+            refused; a parameter is unknown or out of range.
     """
     if not isinstance(text, str):
-        raise TypeError(
-            f"A metric name must be a string such as 'ndcg@10'; got {type(text).__name__}."
+        raise InvalidParameterError(
+            f"A metric name must be a string such as 'ndcg@10'; got {text!r} of type "
+            f"{type(text).__name__}."
         )
     label = text
-    stripped = text.strip()
-    base, cutoff_text = stripped, None
-    if "@" in stripped:
-        base, cutoff_text = stripped.rsplit("@", 1)
-        if not re.fullmatch(r"[+-]?\d+", cutoff_text.strip()):
-            raise ValueError(
-                f"The cutoff of {label!r} must be an integer >= 1, as in 'ndcg@10'. "
-                f"Got {cutoff_text!r} instead."
-            )
-    else:
-        match = re.fullmatch(r"(.+?)_(\d+)", stripped)
-        if match and match.group(1).lower() in _TREC_CUTOFF_BASES:
-            base, cutoff_text = match.group(1), match.group(2)
+    body, cutoff_text = _split_cutoff(text.strip())
+    call = _CALL.fullmatch(body)
+    base, params_text = (call["base"], call["params"]) if call else (body, None)
     key = base.strip().lower()
     if key not in _ALIASES:
-        raise UnknownMetricError(_unknown_message(label, base))
+        raise UnknownMetricError(_unknown_message(label, base.strip(), cutoff_text))
     spec = _REGISTRY[_ALIASES[key]]
+    params: dict[str, Any] = dict(_PRESETS[key][1]) if key in _PRESETS else {}
+    for name, value in _parse_params(params_text, label):
+        params[name] = spec.param(name).check(value, f"{label!r}")
     cutoff = None if cutoff_text is None else int(cutoff_text)
     if cutoff is not None and cutoff < 1:
-        raise ValueError(f"The cutoff of {label!r} must be an integer >= 1. Got {cutoff} instead.")
+        raise InvalidParameterError(
+            f"The cutoff of {label!r} must be an integer >= 1. Got {cutoff} instead."
+        )
     if cutoff is None and (spec.cutoff is Cutoff.REQUIRED or key in _CUTOFF_ONLY_ALIASES):
-        raise ValueError(f"{label!r} needs a cutoff: write '{base}@10' (or another k >= 1).")
+        raise InvalidParameterError(
+            f"{label!r} needs a cutoff: write '{base.strip()}@10' (or another k >= 1)."
+        )
     if cutoff is not None and spec.cutoff is Cutoff.NONE:
-        raise ValueError(f"{label!r}: '{spec.name}' takes no cutoff; write '{spec.name}'.")
-    return Metric(spec=spec, cutoff=cutoff, label=label)
+        raise InvalidParameterError(
+            f"{label!r}: '{spec.name}' takes no cutoff; write '{spec.name}'."
+        )
+    return Metric(spec=spec, cutoff=cutoff, label=label, params=params)
 
 
-def parse_metrics(names: str | list[str] | tuple[str, ...]) -> list[Metric]:
+def _split_cutoff(text: str) -> tuple[str, str | None]:
+    """``(name with parameters, cutoff text or None)`` of ``P(rel=2)@5``, ``P_5``, ``P.5``."""
+    if "@" in text:
+        body, cutoff_text = text.rsplit("@", 1)
+        if not _INTEGER.fullmatch(cutoff_text.strip()):
+            raise InvalidParameterError(
+                f"The cutoff of {text!r} must be an integer >= 1, as in 'ndcg@10'. "
+                f"Got {cutoff_text!r} instead."
+            )
+        return body.strip(), cutoff_text.strip()
+    dotted = re.fullmatch(r"(.+?)\.(\d+)", text)
+    if dotted and dotted[1].strip().lower() in _ALIASES:
+        return dotted[1].strip(), dotted[2]
+    underscored = re.fullmatch(r"(.+?)_(\d+)", text)
+    if underscored and underscored[1].lower() in _TREC_CUTOFF_BASES:
+        return underscored[1], underscored[2]
+    return text, None
+
+
+def _parse_params(text: str | None, label: str) -> list[tuple[str, Any]]:
+    """``rel=2, dcg='exp-log2'`` as ``[("rel", 2), ("dcg", "exp-log2")]``."""
+    if text is None or not text.strip():
+        return []
+    pairs = []
+    for item in text.split(","):
+        name, sep, raw = item.partition("=")
+        if not sep or not name.strip().isidentifier():
+            raise InvalidParameterError(
+                f"Cannot read the parameters of {label!r}: write them as name=value, "
+                f"e.g. 'P(rel=2)@5'."
+            )
+        pairs.append((name.strip(), _literal(raw.strip())))
+    return pairs
+
+
+def _literal(raw: str) -> Any:
+    """A parameter value: a quoted or bare string, an integer or a number."""
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
+        return raw[1:-1]
+    if _INTEGER.fullmatch(raw):
+        return int(raw)
+    try:
+        return float(raw)
+    except ValueError:
+        return raw
+
+
+def parse_metrics(names: str | Sequence[str]) -> list[Metric]:
     """Parse one name or a sequence of names, dropping exact repeats of a label."""
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, (list, tuple)):
-        raise TypeError(
+        raise InvalidParameterError(
             "metrics must be a metric name or a list of names, such as ['ndcg@10', 'mrr']; "
-            f"got {type(names).__name__}."
+            f"got {names!r} of type {type(names).__name__}."
         )
     if not names:
-        raise ValueError("No metric was asked for; pass at least one name, such as 'ndcg@10'.")
+        raise InvalidParameterError(
+            "No metric was asked for; pass at least one name, such as 'ndcg@10'."
+        )
     return [parse_metric(name) for name in dict.fromkeys(names)]
 
 
-def _unknown_message(label: str, base: str) -> str:
-    candidates = sorted(set(_ALIASES) | set(_REGISTRY))
-    close = difflib.get_close_matches(base.lower(), candidates, n=4, cutoff=0.6)
-    suffix = label[len(base) :] if label.startswith(base) else ""
-    hint = " Did you mean " + ", ".join(repr(c + suffix) for c in close) + "?" if close else ""
+def _unknown_message(label: str, base: str, cutoff_text: str | None) -> str:
+    key = base.lower()
+    if key in UNSUPPORTED:
+        return (
+            f"{label!r}: {UNSUPPORTED[key]} is a trec_eval / ir_measures measure that "
+            f"ragmetrics does not compute. Supported metrics: {', '.join(sorted(_REGISTRY))} "
+            f"(ragmetrics.list_metrics() lists every alias)."
+        )
+    fused = re.fullmatch(r"(.+?)(\d+)", base)
+    if cutoff_text is None and fused and fused[1].lower().rstrip("_-") in _ALIASES:
+        hint = f" Did you mean '{fused[1].rstrip('_-')}@{fused[2]}'?"
+    else:
+        candidates = sorted(_ALIASES)
+        close = difflib.get_close_matches(key, candidates, n=4, cutoff=0.6)
+        suffix = "" if cutoff_text is None else f"@{cutoff_text}"
+        hint = " Did you mean " + ", ".join(repr(c + suffix) for c in close) + "?" if close else ""
     return (
         f"Unknown metric {label!r}.{hint} Known metrics: {', '.join(sorted(_REGISTRY))} "
         f"(see ragmetrics.list_metrics() for aliases)."
