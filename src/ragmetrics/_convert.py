@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 import os
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import struct
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from operator import pos
 from typing import Any
@@ -37,46 +38,120 @@ def check_ids(ids: Iterable[object], what: str, context: str) -> None:
 
 
 def check_doc_ids(per_query: Sequence[Any], query_ids: Iterable[str], context: str) -> None:
-    """Raise unless every doc id of every query is a ``str``, naming the query and the id.
-
-    ``str.join`` checks each item's type at C speed; the strings it makes are dropped at
-    once (a third of the cost of a ``type`` per id).
-    """
-    try:
-        deque(map("".join, per_query), maxlen=0)
-    except TypeError:
-        for query_id, docs in zip(query_ids, per_query, strict=True):
-            bad = next((d for d in docs if not isinstance(d, str)), _NONE)
-            if bad is not _NONE:
-                raise InputFormatError(
-                    f"Doc ids {context} must be strings; query '{query_id}' has {bad!r} of "
-                    f"type {type(bad).__name__}. Convert ids with str() before building."
-                ) from None
-        raise
+    """Raise unless every doc id of every query is a ``str``, naming the query and the id."""
+    for query_id, docs in zip(query_ids, per_query, strict=True):
+        bad = next((d for d in docs if not isinstance(d, str)), _NONE)
+        if bad is not _NONE:
+            raise InputFormatError(
+                f"Doc ids {context} must be strings; query '{query_id}' has {bad!r} of "
+                f"type {type(bad).__name__}. Convert ids with str() before building."
+            )
 
 
 _NONE = object()
+# "".startswith(ids) looks at every id of a tuple at C speed and raises TypeError at the
+# first that is not a str; it returns True early only at an empty id, whose tuple is then
+# checked one by one. Called on a tuple just built, it costs next to nothing.
+_ALL_STR = "".startswith
+
+
+def id_tuples(
+    per_query: Sequence[Iterable[Any]], query_ids: Iterable[str], context: str
+) -> list[tuple[str, ...]]:
+    """Each query's doc ids as a tuple, every one checked to be a ``str``."""
+    snapshot: list[tuple[str, ...]] = []
+    keep = snapshot.append
+    try:
+        for docs in per_query:
+            ids = tuple(docs)
+            if _ALL_STR(ids):
+                check_ids(ids, "Doc ids", context)
+            keep(ids)
+    except (TypeError, InputFormatError):
+        check_doc_ids(per_query, query_ids, context)
+        raise
+    return snapshot
+
+
+def checked_copies(
+    per_query: Sequence[dict[Any, Any]], query_ids: Sequence[str], context: str
+) -> list[dict[str, Any]]:
+    """A copy of each query's dict, every key checked to be a ``str``."""
+    copies: list[dict[str, Any]] = []
+    keep = copies.append
+    try:
+        for docs in per_query:
+            copy = docs.copy()
+            if _ALL_STR(tuple(copy)):
+                check_ids(copy, "Doc ids", context)
+            keep(copy)
+    except (TypeError, InputFormatError):
+        check_doc_ids(per_query, query_ids, context)
+        raise
+    return copies
+
+
+def scored_snapshot(
+    per_query: Sequence[Mapping[Any, Any]], query_ids: Sequence[str], context: str
+) -> tuple[list[tuple[str, ...]], np.ndarray]:
+    """Each query's doc ids as a tuple, and every score as float64, flat.
+
+    Every id must be a ``str`` and every score a real number (ints, floats, numpy numbers;
+    +-inf allowed): ``None``, strings, NaN and anything else raise, naming the query and the
+    doc. The scores are packed query by query with ``struct`` (``PyFloat_AsDouble`` on each:
+    it refuses strings and ``None``, where ``np.fromiter`` would parse ``"0.5"`` and read
+    ``None`` as NaN), right after the ids, while they are in the cache; the whole check costs
+    no more than ``np.fromiter`` alone.
+    """
+    total = sum(map(len, per_query))
+    buffer = bytearray(8 * total)
+    snapshot: list[tuple[str, ...]] = []
+    keep = snapshot.append
+    packers: dict[int, Callable[..., None]] = {}
+    offset = 0
+    try:
+        for docs in per_query:
+            ids = tuple(docs)
+            if _ALL_STR(ids):
+                check_ids(ids, "Doc ids", context)
+            keep(ids)
+            size = len(ids)
+            pack = packers.get(size)
+            if pack is None:
+                pack = packers[size] = struct.Struct(f"{size}d").pack_into
+            pack(buffer, offset, *docs.values())
+            offset += 8 * size
+    except (TypeError, struct.error, InputFormatError):
+        check_doc_ids(per_query, query_ids, context)
+        for query_id, docs in zip(query_ids, per_query, strict=True):
+            for doc_id, value in docs.items():
+                check_real(value, f"The score of '{doc_id}' for query '{query_id}'")
+        raise
+    scores = np.frombuffer(buffer, dtype=np.float64)
+    if offset != len(buffer):
+        raise InputFormatError(f"The results {context} changed while they were read.")
+    nan = np.flatnonzero(np.isnan(scores))
+    if len(nan):
+        starts = np.cumsum([0, *map(len, snapshot)])
+        row = int(np.searchsorted(starts, nan[0], side="right")) - 1
+        doc_id = snapshot[row][int(nan[0] - starts[row])]
+        check_real(math.nan, f"The score of '{doc_id}' for query '{query_ids[row]}'")
+    return snapshot, scores
 
 
 def float_values(
-    values: Iterable[Any], count: int, locate: Iterator[tuple[str, str, object]], what: str
+    values: Sequence[Any], locate: Iterator[tuple[str, str, object]], what: str
 ) -> np.ndarray:
-    """Convert scores to float64; every value must be a real number (ints, floats, numpy
-    numbers; +-inf allowed): ``None``, strings, NaN and anything else raise, naming the
-    query and document of the first bad value.
-
-    ``operator.pos`` passes numbers through and refuses strings and ``None`` at C speed;
-    without it ``np.fromiter`` would parse ``"0.5"`` and turn ``None`` into NaN.
-    """
+    """``values`` as float64; each must be a real number (see :func:`check_real`), and the
+    first that is not is named by its query and doc (from ``locate``)."""
     try:
-        array = np.fromiter(map(pos, values), dtype=np.float64, count=count)
+        array = np.fromiter(map(pos, values), dtype=np.float64, count=len(values))
     except (TypeError, ValueError, ArithmeticError):
         array = None
     if array is None or np.isnan(array).any():
         for query_id, doc_id, value in locate:
             check_real(value, f"The {what} of '{doc_id}' for query '{query_id}'")
-        if array is None:  # nothing singled out: a count that does not match
-            raise InputFormatError(f"The {what}s could not be read as {count} numbers.")
+        raise InputFormatError(f"The {what}s could not be read as {len(values)} numbers.")
     return array
 
 
@@ -255,4 +330,4 @@ def score_column(frame: Any, name: str, query_ids: list[str], doc_ids: list[str]
         if not np.isnan(values).any():
             return values
     cells = column.tolist()
-    return float_values(cells, len(cells), zip(query_ids, doc_ids, cells), "score")
+    return float_values(cells, zip(query_ids, doc_ids, cells), "score")

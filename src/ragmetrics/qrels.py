@@ -13,8 +13,8 @@ import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._convert import (
-    check_doc_ids,
     check_ids,
+    checked_copies,
     id_column,
     int_grade,
     iter_items,
@@ -78,14 +78,11 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
         per_query: list[Any] = list(judgments.values())
-        if set(map(type, per_query)) <= {dict}:
-            # the common case, checked in bulk: string ids, int grades
-            check_doc_ids(per_query, judgments, "of the qrels")
-            plain = set(map(type, chain.from_iterable(map(dict.values, per_query)))) <= {int}
-        else:
-            plain = False
-        if plain:
-            data = dict(zip(judgments, map(dict.copy, per_query)))
+        plain = set(map(type, per_query)) <= {dict} and set(
+            map(type, chain.from_iterable(map(dict.values, per_query)))
+        ) <= {int}
+        if plain:  # the common case: dicts of int grades, copied with every id checked
+            data = dict(zip(judgments, checked_copies(per_query, list(judgments), "of the qrels")))
         else:
             data = {}
             for query_id, docs in judgments.items():

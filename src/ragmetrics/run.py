@@ -12,24 +12,23 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._convert import (
-    check_doc_ids,
     check_ids,
     check_real,
-    float_values,
     id_column,
-    iter_items,
+    id_tuples,
     pick_key,
     read_json_or_jsonl,
     record_id,
     require_columns,
     require_mapping,
     score_column,
+    scored_snapshot,
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
@@ -117,19 +116,8 @@ class Run(Mapping[str, tuple[str, ...]]):
                         f"The results of query '{query_id}' must be a mapping of doc id to "
                         f"score; got {type(docs).__name__}.{hint}"
                     )
-        snapshot: list[tuple[str, ...]] = list(map(tuple, per_query))
-        check_doc_ids(snapshot, results, "of the run")
+        snapshot, scores = scored_snapshot(per_query, list(results), "of the run")
         lengths = np.fromiter(map(len, snapshot), dtype=np.int64, count=len(snapshot))
-        scores = float_values(
-            chain.from_iterable(
-                map(dict.values, cast("list[dict[str, float]]", per_query))
-                if plain
-                else map(_values, per_query)
-            ),
-            int(lengths.sum()),
-            iter_items(results),
-            "score",
-        )
         return cls._from_scored(list(results), snapshot, scores, {}, name, lengths=lengths)
 
     @classmethod
@@ -146,8 +134,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The ranking of query '{query_id}' must be a list of doc ids; "
                     f"got {type(docs).__name__}.{hint}"
                 )
-        ranked: list[tuple[str, ...]] = list(map(tuple, per_query))
-        check_doc_ids(ranked, rankings, "of the run")
+        ranked = id_tuples(per_query, list(rankings), "of the run")
         return cls._from_ranked_lists(list(rankings), ranked, name)
 
     @classmethod
