@@ -15,3 +15,12 @@ def shared_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not available: {path} (tests read ../shared/data in place)")
     return path
+
+
+def shared_seed(name: str) -> Path:
+    """A seed document of ../shared/seeds (the tools the facades reproduce); skips the test
+    with a clear reason when it is absent."""
+    path = SHARED_DATA.parent / "seeds" / name
+    if not path.exists():
+        pytest.skip(f"seed document not available: {path} (tests read ../shared in place)")
+    return path

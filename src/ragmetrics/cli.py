@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmetrics._precision import SCORE_PRECISIONS
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.qrels import Qrels
@@ -25,7 +26,7 @@ def _looks_like_json(path: str) -> bool:
     if Path(path).suffix.lower() in {".json", ".jsonl"}:
         return True
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             for line in handle:
                 if line.strip():
                     return line.lstrip()[0] in "{["
@@ -71,6 +72,46 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="judged queries with no ranking: score 0 (default), leave out as trec_eval "
         "does, or fail",
     )
+    parser.add_argument(
+        "--score-precision",
+        choices=SCORE_PRECISIONS,
+        default="float64",
+        help="compare scores as 64-bit doubles (default, as trec_eval 10) or rounded to "
+        "32-bit floats (as trec_eval <= 9 and pytrec_eval): scores equal in float32 tie",
+    )
+    parser.add_argument(
+        "--grade-map",
+        type=grade_map_argument,
+        metavar="G:U,...",
+        help="map the qrels' grades onto utility grades 1..5 for the RAG set metrics, "
+        "e.g. 0:1,1:3,2:4,3:5 for TREC 0-3 (every grade of the qrels must be mapped)",
+    )
+
+
+def grade_map_argument(text: str) -> dict[int, int]:
+    """``0:1,1:3,2:4,3:5`` as ``{0: 1, 1: 3, 2: 4, 3: 5}``."""
+    mapping: dict[int, int] = {}
+    for item in text.split(","):
+        grade, sep, utility = item.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            mapping[int(grade)] = int(utility)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not GRADE:UTILITY; write e.g. 0:1,1:3,2:4,3:5"
+            ) from None
+    return mapping
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of evaluate() that every command shares."""
+    return {
+        "relevance_threshold": args.relevance_threshold,
+        "missing": args.missing,
+        "score_precision": args.score_precision,
+        "grade_map": args.grade_map,
+    }
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -150,14 +191,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     qrels = read_qrels(args.qrels)
     run = read_run(args.run)
     pool = read_run(args.pool) if args.pool else None
-    result = evaluate(
-        qrels,
-        run,
-        args.metrics,
-        relevance_threshold=args.relevance_threshold,
-        missing=args.missing,
-        pool=pool,
-    )
+    result = evaluate(qrels, run, args.metrics, pool=pool, **_options(args))
     fmt = args.format
     if fmt == "json":
         print(result.to_json(per_query=args.per_query))
@@ -202,8 +236,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         correction=None if args.correction == "none" else args.correction,
         n_permutations=args.permutations,
         seed=args.seed,
-        relevance_threshold=args.relevance_threshold,
-        missing=args.missing,
+        **_options(args),
     )
     if args.format == "json":
         print(comparison.to_json())
@@ -227,7 +260,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if len(runs) == 1:  # a report of one run: compare it with itself to reuse the layout
         only = next(iter(runs.values()))
         runs = {**runs, f"{next(iter(runs))} (copy)": only}
-    options = {"relevance_threshold": args.relevance_threshold, "missing": args.missing}
+    options = _options(args)
     comparison = compare(
         qrels,
         runs,

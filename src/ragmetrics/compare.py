@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from ragmetrics._table import format_cell, html_table, markdown_table, text_table
-from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluate import EvaluationResult, MissingPolicy, as_qrels, as_run, evaluate
+from ragmetrics.errors import InvalidParameterError
+from ragmetrics.evaluate import (
+    EvaluationResult,
+    MissingPolicy,
+    as_qrels,
+    as_run,
+    check_settings,
+    evaluate,
+)
+from ragmetrics.metrics import Metric
 from ragmetrics.progress import progress_bar
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
@@ -41,9 +49,11 @@ class PairedTest:
         diff: mean of ``b - a`` over the queries where both are defined (``n`` of them).
         p_value, p_adjusted: the test's two-sided p-value, and after the correction.
         significant: ``p_adjusted < alpha``.
-        effect_size: paired Cohen's d of ``b - a``.
+        effect_size: paired Cohen's d of ``b - a``, signed so that a positive value means
+            ``b`` is better (for a lower-is-better metric such as harm@k, ``b`` below ``a``).
         ci_low, ci_high: bootstrap confidence interval of ``diff``.
-        wins, ties, losses: queries where ``b`` is above, equal to, below ``a``.
+        wins, ties, losses: queries where ``b`` is better than, equal to, worse than ``a``.
+        higher_is_better: the metric's direction, which the three above follow.
     """
 
     metric: str
@@ -62,6 +72,12 @@ class PairedTest:
     ties: int
     losses: int
     n: int
+    higher_is_better: bool = True
+
+    @property
+    def improved(self) -> bool:
+        """True when ``b``'s mean is better than ``a``'s in the metric's direction."""
+        return self.diff > 0 if self.higher_is_better else self.diff < 0
 
 
 class Comparison:
@@ -103,13 +119,18 @@ class Comparison:
                 return test
         raise KeyError(f"No test of {b!r} against {a!r} on {metric!r} in this comparison.")
 
+    def metric(self, label: str) -> Metric:
+        """The parsed metric compared under ``label`` (its spec holds the direction)."""
+        return self.results[self.runs[0]].metric(label)
+
     def best(self, metric: str) -> str | None:
-        """The run with the highest mean on ``metric`` (lower for harm/unjudged)."""
+        """The run with the best mean on ``metric``: the highest, or the lowest for a metric
+        where lower is better (``harm@k``, ``unjudged@k``)."""
         values = {r: v for r, v in ((r, self.means[r][metric]) for r in self.runs) if v is not None}
         if not values:
             return None
-        lower_better = metric.split("@")[0] in {"harm", "unjudged"}
-        return (min if lower_better else max)(values, key=values.__getitem__)
+        pick = max if self.metric(metric).higher_is_better else min
+        return pick(values, key=values.__getitem__)
 
     def per_query(self, metric: str) -> dict[str, np.ndarray]:
         """run name -> per-query values of ``metric`` on the shared queries (NaN for NA)."""
@@ -123,10 +144,10 @@ class Comparison:
             if not t.significant:
                 continue
             if self.baseline is not None:
-                symbol = "▲" if t.diff > 0 else "▼"
+                symbol = "▲" if t.improved else "▼"
                 marks[(t.b, t.metric)] = marks.get((t.b, t.metric), "") + symbol
             else:
-                winner, loser = (t.b, t.a) if t.diff > 0 else (t.a, t.b)
+                winner, loser = (t.b, t.a) if t.improved else (t.a, t.b)
                 letter = _LETTERS[self.runs.index(loser) % 26]
                 marks[(winner, t.metric)] = marks.get((winner, t.metric), "") + letter
         return marks
@@ -142,6 +163,9 @@ class Comparison:
         if self.baseline is not None:
             text = (
                 f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
+                f"({where}; better is lower for {self._lower_better()})."
+                if self._lower_better()
+                else f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
                 f"({where})."
             )
             return text + (" Bold: best in the column." if bold else "")
@@ -150,6 +174,9 @@ class Comparison:
             f"A letter marks a run that is significantly better than that run ({letters}; {where})."
         )
         return text + (" Bold: best in the column." if bold else "")
+
+    def _lower_better(self) -> str:
+        return ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
 
     def _table(self, bold: str) -> tuple[list[str], list[list[str]]]:
         marks = self._marks()
@@ -310,18 +337,24 @@ def compare(
     pair's test (``n`` says how many remain).
     """
     if not isinstance(runs, Mapping) or len(runs) < 2:
-        raise RagMetricsError(
+        raise InvalidParameterError(
             "compare needs a mapping of at least two runs, e.g. {'bm25': a, 'dense': b}."
         )
     if baseline is not None and baseline not in runs:
-        raise RagMetricsError(
+        raise InvalidParameterError(
             f"The baseline {baseline!r} is not one of the runs: {', '.join(runs)}."
         )
     if test not in _TESTS:
-        raise RagMetricsError(f"test must be one of {', '.join(map(repr, _TESTS))}; got {test!r}.")
-    if not 0 < alpha < 1:
-        raise RagMetricsError(f"alpha must be between 0 and 1. Got {alpha!r} instead.")
+        raise InvalidParameterError(
+            f"test must be one of {', '.join(map(repr, _TESTS))}; got {test!r}."
+        )
+    _check_number("alpha", alpha, "the significance level", low=0.0, high=1.0, open_ends=True)
+    _check_number("n_permutations", n_permutations, "permutations or resamples of a test", 1)
+    _check_number("n_bootstrap", n_bootstrap, "resamples of a confidence interval", 1)
+    _check_number("seed", seed, "the random seed", 0)
+    correction = None if correction == "none" else correction
     adjust([], correction)  # validates the name
+    check_settings(missing=missing, progress=progress, **options)  # before any evaluation
     qrels = as_qrels(qrels)
     results = {
         name: evaluate(qrels, as_run(run), metrics, missing=missing, **options)
@@ -370,6 +403,33 @@ def compare(
     )
 
 
+def _check_number(
+    name: str,
+    value: Any,
+    meaning: str,
+    low: float,
+    high: float | None = None,
+    *,
+    open_ends: bool = False,
+) -> None:
+    """Raise unless ``value`` is a number in range (an integer unless ``high`` is given)."""
+    integer = high is None
+    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    valid = isinstance(value, kinds) and not isinstance(value, (bool, np.bool_))
+    if valid and not integer:
+        valid = math.isfinite(value) and (
+            low < value < high if open_ends else low <= value <= high  # type: ignore[operator]
+        )
+    elif valid:
+        valid = value >= low
+    if not valid:
+        left, right = ("(", ")") if open_ends else ("[", "]")
+        bounds = (
+            f"an integer >= {low:g}" if integer else f"a number in {left}{low:g}, {high:g}{right}"
+        )
+        raise InvalidParameterError(f"{name} must be {bounds} ({meaning}). Got {value!r} instead.")
+
+
 def _aligned(result: EvaluationResult, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
     """``result``'s values of ``metric`` in the order of ``query_ids`` (NaN where absent)."""
     position = {q: i for i, q in enumerate(result.query_ids)}
@@ -387,6 +447,8 @@ def _paired(
     n_bootstrap: int,
     seed: int,
 ) -> PairedTest:
+    higher_is_better = results[a].metric(metric).higher_is_better
+    sign = 1.0 if higher_is_better else -1.0  # better is positive in W/T/L and d
     shared = tuple(q for q in results[a].query_ids if q in set(results[b].query_ids))
     x = _aligned(results[a], metric, shared)
     y = _aligned(results[b], metric, shared)
@@ -410,11 +472,12 @@ def _paired(
         p_value=p,
         p_adjusted=p,
         significant=False,
-        effect_size=effect_size(y, x),
+        effect_size=sign * effect_size(y, x),
         ci_low=low,
         ci_high=high,
-        wins=int((d > 1e-12).sum()),
+        wins=int((sign * d > 1e-12).sum()),
         ties=int((np.abs(d) <= 1e-12).sum()),
-        losses=int((d < -1e-12).sum()),
+        losses=int((sign * d < -1e-12).sum()),
         n=len(d),
+        higher_is_better=higher_is_better,
     )

@@ -145,10 +145,12 @@ class EvaluationResult:
         return self.aggregate[metric]
 
     def worst(self, metric: str | None = None, n: int = 5) -> list[str]:
-        """The ``n`` query ids with the lowest value of ``metric`` (default: the first one);
-        queries where it is NA come last."""
+        """The ``n`` query ids with the worst value of ``metric`` (default: the first one):
+        the lowest, or the highest where lower is better; queries where it is NA come last."""
         label = metric or self.metrics[0]
         column = self.column(label)
+        if not self.metric(label).higher_is_better:
+            column = -column
         order = np.argsort(np.where(np.isnan(column), np.inf, column), kind="stable")
         return [self.query_ids[i] for i in order[:n].tolist()]
 

@@ -84,19 +84,28 @@ def plot_per_query_distribution(comparison: Comparison, metric: str) -> Figure:
 
 
 def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = None) -> Figure:
-    """Per-query difference of each run from the baseline, sorted (green: win, red: loss)."""
+    """Per-query difference of each run from the baseline, sorted (green: the run is better
+    on that query, red: worse, in the metric's direction), paired by query id."""
     plt = import_matplotlib_pyplot()
     _require(comparison, metric)
     base = baseline or comparison.baseline or comparison.runs[0]
     others = [r for r in comparison.runs if r != base]
+    sign = 1.0 if comparison.metric(metric).higher_is_better else -1.0
     fig, axes = plt.subplots(len(others), 1, figsize=(7.0, 2.4 * len(others)), squeeze=False)
-    base_values = comparison.results[base].column(metric)
+    base_result = comparison.results[base]
     for ax, name in zip(axes[:, 0], others, strict=True):
-        diff = comparison.results[name].column(metric) - base_values
+        result = comparison.results[name]
+        position = dict(zip(result.query_ids, range(len(result.query_ids))))
+        shared = [i for i, q in enumerate(base_result.query_ids) if q in position]
+        theirs = [position[base_result.query_ids[i]] for i in shared]
+        diff = result.column(metric)[theirs] - base_result.column(metric)[shared]
         diff = np.sort(diff[~np.isnan(diff)])[::-1]
-        colors = np.where(diff > 1e-12, "#3a923a", np.where(diff < -1e-12, "#c03d3e", "#bbbbbb"))
+        better = sign * diff
+        colors = np.where(
+            better > 1e-12, "#3a923a", np.where(better < -1e-12, "#c03d3e", "#bbbbbb")
+        )
         ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
-        wins, losses = int((diff > 1e-12).sum()), int((diff < -1e-12).sum())
+        wins, losses = int((better > 1e-12).sum()), int((better < -1e-12).sum())
         ax.set_title(
             f"{name} vs {base}: {wins} wins, {len(diff) - wins - losses} ties, {losses} losses",
             fontsize=10,
@@ -108,13 +117,29 @@ def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = No
     return cast("Figure", fig)
 
 
-def plot_rag_decomposition(comparison: Comparison, k: int) -> Figure:
+def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str]) -> Figure:
     """RA-nWG@k split into PROC@k (what the pool allows) and %PROC@k (what selection
-    realized), one group of bars per run."""
+    realized), one group of bars per run.
+
+    ``metrics``: the labels of RA-nWG@k, PROC@k and %PROC@k in the comparison, in that
+    order, or a cutoff k to find them by.
+    """
     plt = import_matplotlib_pyplot()
-    names = [f"ra_nwg@{k}", f"proc@{k}", f"pct_proc@{k}"]
+    if isinstance(metrics, int):
+        from ragmetrics.report import decompositions
+
+        found = [t for t in decompositions(comparison) if comparison.metric(t[0]).cutoff == metrics]
+        if not found:
+            raise RagMetricsError(
+                f"RA-nWG@{metrics}, PROC@{metrics} and %PROC@{metrics} were not all compared; "
+                f"add them to the metrics of compare()."
+            )
+        names = list(found[0])
+    else:
+        names = list(metrics)
     for name in names:
         _require(comparison, name)
+    k = comparison.metric(names[0]).cutoff
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(comparison.runs), 4.0))
     width = 0.26
     x = np.arange(len(comparison.runs))

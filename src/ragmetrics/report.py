@@ -36,22 +36,45 @@ def _figures(
     from ragmetrics import plots
 
     figures: list[tuple[str, Figure]] = []
-    bases = {m.split("@")[0] for m in comparison.metrics}
+    parsed = {label: comparison.metric(label) for label in comparison.metrics}
     curve = next(
-        (b for b in ("ndcg", "recall", "ra_nwg", "precision", "hit_rate") if b in bases), None
+        (
+            m
+            for name in ("ndcg", "recall", "ra_nwg", "precision", "hit_rate")
+            for m in parsed.values()
+            if m.spec.name == name
+        ),
+        None,
     )
-    if curve and qrels is not None and runs is not None:
-        figures.append((f"{curve}@k", plots.plot_metric_at_k(qrels, runs, curve, **options)))
+    if curve is not None and qrels is not None and runs is not None:
+        figures.append(
+            (
+                f"{curve.base_name}@k",
+                plots.plot_metric_at_k(qrels, runs, curve.base_name, **options),
+            )
+        )
     first = comparison.metrics[0]
     figures.append((f"per-query {first}", plots.plot_per_query_distribution(comparison, first)))
     figures.append((f"wins and losses on {first}", plots.plot_win_loss(comparison, first)))
-    cutoffs = {m.split("@")[1] for m in comparison.metrics if m.startswith("ra_nwg@")}
-    for k in sorted(cutoffs, key=int):
-        if f"proc@{k}" in comparison.metrics and f"pct_proc@{k}" in comparison.metrics:
-            figures.append(
-                (f"RA-nWG@{k} decomposition", plots.plot_rag_decomposition(comparison, int(k)))
-            )
+    for labels in decompositions(comparison):
+        k = parsed[labels[0]].cutoff
+        figures.append(
+            (f"RA-nWG@{k} decomposition", plots.plot_rag_decomposition(comparison, labels))
+        )
     return figures
+
+
+def decompositions(comparison: Comparison) -> list[tuple[str, str, str]]:
+    """The labels of each RA-nWG@k, PROC@k and %PROC@k compared together (same cutoff and
+    weighting), whatever names they were written with."""
+    parsed = [comparison.metric(label) for label in comparison.metrics]
+    found = []
+    for ra in (m for m in parsed if m.spec.name == "ra_nwg"):
+        proc = next((m for m in parsed if m.spec.name == "proc" and m.same_settings(ra)), None)
+        pct = next((m for m in parsed if m.spec.name == "pct_proc" and m.same_settings(ra)), None)
+        if proc is not None and pct is not None:
+            found.append((ra.label, proc.label, pct.label))
+    return found
 
 
 def _png(figure: Figure) -> bytes:
@@ -66,7 +89,11 @@ def _png(figure: Figure) -> bytes:
 def _worst(comparison: Comparison, n: int) -> tuple[str, str, list[str]]:
     run = comparison.baseline or comparison.runs[0]
     result = comparison.results[run]
-    sets = [m for m in comparison.metrics if m.split("@")[0] in {"ra_nwg", "pct_proc", "proc"}]
+    sets = [
+        m
+        for m in comparison.metrics
+        if comparison.metric(m).spec.name in {"ra_nwg", "pct_proc", "proc"}
+    ]
     metric = sets[0] if sets else comparison.metrics[0]
     return run, metric, [result.diagnose(q).to_markdown() for q in result.worst(metric, n)]
 

@@ -1,14 +1,14 @@
 """The remem retrieval metrics: ``Recall@k``, ``Recall_all@k`` and ``NDCG_any@k``.
 
 Each class has ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` returning
-``(pooled_results, example_results)``: the mean over examples per key, and one dict per
-example. Semantics (METRICS.md, "Compat facades"):
+``(pooled_results, example_results)``: the mean over examples per key, rounded to 4
+decimals as remem rounds it, and one dict per example (unrounded). Semantics:
 
 - ``Recall@k`` = ``|set(L[:k]) & set(gold)| / |set(gold)|`` by exact string equality, 0 for
   an empty gold list (the core's recall@k over the first k entries).
 - ``Recall_all@k`` = 1 if every gold doc has a chunk among the first k that
-  :func:`~ragmetrics.matching.is_chunk_from_original` maps to it, else 0 (1 for an empty gold
-  list, as Python's ``all`` of nothing).
+  :func:`~ragmetrics.matching.is_chunk_from_original` maps to it, else 0; 0 for an empty
+  gold list (remem's own rule; LongMemEval's original scores 1 there).
 - ``NDCG_any@k``: a chunk has relevance 1 if it comes from any gold doc;
   ``DCG = rel_1 + sum_{i>=2} rel_i / log2(i)`` (ranks 1 and 2 both weigh 1), the ideal sorts the
   relevances of the whole retrieved list, both cut at k; 0 when the ideal is 0.
@@ -62,7 +62,8 @@ def _check(
 
 
 def _pool(example_results: PerExample, keys: list[str]) -> Pooled:
-    return {key: float(np.mean([e[key] for e in example_results])) for key in keys}
+    """The mean over examples, rounded to 4 decimals as remem rounds its pooled values."""
+    return {key: round(float(np.mean([e[key] for e in example_results])), 4) for key in keys}
 
 
 class _RememMetric:
@@ -125,8 +126,14 @@ class RetrievalRecallAll(_RememMetric):
             for rank, chunk in enumerate(chunks):
                 for i in matcher.match_indices(chunk):
                     first_rank[i] = min(first_rank[i], rank)
+            # an empty gold list scores 0, as remem does (Python's all() of nothing would be 1)
             results.append(
-                {f"{self.key}@{k}": float(all(r < k for r in first_rank.values())) for k in k_list}
+                {
+                    f"{self.key}@{k}": float(
+                        bool(first_rank) and all(r < k for r in first_rank.values())
+                    )
+                    for k in k_list
+                }
             )
         return results
 

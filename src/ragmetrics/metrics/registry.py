@@ -228,6 +228,11 @@ class Metric:
     def name(self) -> str:
         """The canonical spelling, e.g. ``ndcg@10`` or ``precision(rel=2)@5``: parameters
         at their defaults are left out, and a preset alias is used where one matches."""
+        return self.base_name if self.cutoff is None else f"{self.base_name}@{self.cutoff}"
+
+    @property
+    def base_name(self) -> str:
+        """The canonical spelling without the cutoff, e.g. ``precision(rel=2)``."""
         changed = {
             p.name: self.params[p.name]
             for p in self.spec.params
@@ -241,7 +246,14 @@ class Metric:
                 break
         if changed:
             base += "(" + ", ".join(f"{k}={v!r}" for k, v in changed.items()) + ")"
-        return base if self.cutoff is None else f"{base}@{self.cutoff}"
+        return base
+
+    def same_settings(self, other: Metric) -> bool:
+        """True when both have the same cutoff and parameter values (specs aside)."""
+        shared = set(self.params) & set(other.params)
+        return self.cutoff == other.cutoff and all(
+            self.params[k] == other.params[k] for k in shared
+        )
 
     @property
     def higher_is_better(self) -> bool:
