@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics.errors import InvalidParameterError, RagMetricsError
 
 _BATCH = 2_000  # permutations per vectorized batch (bounds memory at batch x queries)
 
@@ -134,7 +134,7 @@ def adjust(p_values: list[float], method: str | None) -> list[float]:
             running = max(running, min(1.0, (m - rank) * p_values[i]))
             adjusted[i] = running
         return adjusted
-    raise RagMetricsError(f"correction must be None, 'holm' or 'bonferroni'; got {method!r}.")
+    raise InvalidParameterError(f"correction must be None, 'holm' or 'bonferroni'; got {method!r}.")
 
 
 def student_t_sf2(t: float, df: float) -> float:

@@ -8,6 +8,8 @@ from ragmetrics.metrics.registry import (
     Cutoff,
     Metric,
     MetricSpec,
+    Param,
+    Scale,
     aliases_of,
     parse_metric,
     parse_metrics,
@@ -19,6 +21,8 @@ __all__ = [
     "Cutoff",
     "Metric",
     "MetricSpec",
+    "Param",
+    "Scale",
     "aliases_of",
     "classic",
     "parse_metric",
@@ -30,13 +34,29 @@ __all__ = [
 
 
 def list_metrics() -> list[dict[str, object]]:
-    """Every registered metric: canonical name, aliases, cutoff policy, family and summary."""
+    """Every registered metric and what it means: canonical name, aliases (trec_eval,
+    ir_measures, preset ones such as ``ndcg_exp``), cutoff policy, family, direction, the
+    grade scale it reads, its parameters (name, type, default, valid values, meaning) and a
+    summary."""
     return [
         {
             "name": spec.name,
             "aliases": aliases_of(spec.name),
             "cutoff": spec.cutoff.value,
             "family": spec.family,
+            "higher_is_better": spec.higher_is_better,
+            "scale": spec.scale.value,
+            "params": [
+                {
+                    "name": p.name,
+                    "type": p.kind.__name__,
+                    "default": p.default,
+                    "valid": p.valid_values(),
+                    "meaning": p.meaning,
+                    "keyword": p.keyword,
+                }
+                for p in spec.params
+            ],
             "summary": spec.summary,
         }
         for spec in registered().values()
