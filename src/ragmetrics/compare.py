@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from ragmetrics._table import format_cell, html_table, markdown_table, text_table
-from ragmetrics.errors import InvalidParameterError
+from ragmetrics.errors import InvalidParameterError, MissingKeyError
 from ragmetrics.evaluate import (
     EvaluationResult,
     MissingPolicy,
@@ -117,7 +117,7 @@ class Comparison:
         for test in self.tests:
             if test.metric == metric and {test.a, test.b} == {a, b}:
                 return test
-        raise KeyError(f"No test of {b!r} against {a!r} on {metric!r} in this comparison.")
+        raise MissingKeyError(f"No test of {b!r} against {a!r} on {metric!r} in this comparison.")
 
     def metric(self, label: str) -> Metric:
         """The parsed metric compared under ``label`` (its spec holds the direction)."""

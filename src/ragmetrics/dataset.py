@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from ragmetrics._convert import read_text
 from ragmetrics._io import PathLike
 from ragmetrics.errors import InputFormatError
 from ragmetrics.qrels import Qrels
@@ -34,6 +35,12 @@ class RetrievalDataset(BaseModel):
     relevant_docs: dict[str, dict[str, int]]
     mode: str = "text"
 
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise InputFormatError(f"Not a retrieval dataset: {_first_error(exc)}.") from None
+
     @field_validator("relevant_docs", mode="before")
     @classmethod
     def _grades(cls, value: Any) -> Any:
@@ -42,7 +49,7 @@ class RetrievalDataset(BaseModel):
         normalized: dict[str, Any] = {}
         for query_id, docs in value.items():
             if isinstance(docs, str):
-                raise ValueError(
+                raise InputFormatError(
                     f"the relevant docs of query '{query_id}' must be a list of ids or a "
                     f'mapping of id to grade; got the string {docs!r} (write ["{docs}"])'
                 )
@@ -56,13 +63,15 @@ class RetrievalDataset(BaseModel):
     def _consistent(self) -> RetrievalDataset:
         unknown = [q for q in self.relevant_docs if q not in self.queries]
         if unknown:
-            raise ValueError(f"relevant_docs names queries that are not in queries: {unknown[:5]}")
+            raise InputFormatError(
+                f"relevant_docs names queries that are not in queries: {unknown[:5]}"
+            )
         if self.corpus:
             absent = sorted(
                 {d for docs in self.relevant_docs.values() for d in docs if d not in self.corpus}
             )
             if absent:
-                raise ValueError(
+                raise InputFormatError(
                     f"relevant_docs names docs that are not in the corpus: {absent[:5]}; "
                     f"add them to the corpus or leave the corpus empty"
                 )
@@ -99,10 +108,7 @@ class RetrievalDataset(BaseModel):
     def from_json(cls, path: PathLike) -> RetrievalDataset:
         """Read our JSON or the legacy ``EmbeddingQAFinetuneDataset`` JSON."""
         try:
-            with open(path, encoding="utf-8") as handle:
-                payload = json.load(handle)
-        except FileNotFoundError:
-            raise InputFormatError(f"No such file: '{path}'.") from None
+            payload = json.loads(read_text(path))
         except json.JSONDecodeError as exc:
             raise InputFormatError(
                 f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})."
@@ -118,4 +124,5 @@ class RetrievalDataset(BaseModel):
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error.get("loc", ()))
-    return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg"))
+    message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

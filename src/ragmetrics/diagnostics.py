@@ -18,7 +18,12 @@ import numpy as np
 
 from ragmetrics._precision import ScorePrecision
 from ragmetrics._table import markdown_table
-from ragmetrics.errors import GradeScaleError, InvalidParameterError, RagMetricsError
+from ragmetrics.errors import (
+    GradeScaleError,
+    InvalidParameterError,
+    MissingKeyError,
+    RagMetricsError,
+)
 from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL, WEIGHTING
 from ragmetrics.qrels import Qrels
@@ -122,7 +127,7 @@ def diagnose(
     rule the set metrics apply), else the threshold.
     """
     if query_id not in qrels:
-        raise KeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
+        raise MissingKeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
     if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
         raise InvalidParameterError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
     if utility is None:

@@ -30,6 +30,18 @@ class GradeScaleError(RagMetricsError):
     """The qrels are not on the grade scale a metric needs (the message proposes a map)."""
 
 
+class MissingKeyError(RagMetricsError, KeyError):
+    """A key that is not there: a metric that was not evaluated, a query that is not judged.
+    A :class:`KeyError` too, as mappings raise."""
+
+    def __str__(self) -> str:  # the message, without KeyError's quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class UsageError(RagMetricsError, TypeError):
+    """A class or function was called in a way it does not support (a :class:`TypeError` too)."""
+
+
 class MissingQueryError(RagMetricsError):
     """A judged query has no ranking in the run and ``missing="error"`` was asked for."""
 

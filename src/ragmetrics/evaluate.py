@@ -20,6 +20,7 @@ from ragmetrics.errors import (
     IdMismatchWarning,
     InputFormatError,
     InvalidParameterError,
+    MissingKeyError,
     MissingQueryError,
     RagMetricsError,
     UndefinedMetricWarning,
@@ -132,14 +133,14 @@ class EvaluationResult:
         try:
             return self.values[:, self.metrics.index(metric)]
         except ValueError:
-            raise KeyError(
+            raise MissingKeyError(
                 f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}."
             ) from None
 
     def __getitem__(self, metric: str) -> float | None:
         """The aggregate value of one metric."""
         if metric not in self.aggregate:
-            raise KeyError(
+            raise MissingKeyError(
                 f"{metric!r} was not evaluated; this result has {', '.join(self.metrics)}."
             )
         return self.aggregate[metric]
@@ -199,7 +200,9 @@ class EvaluationResult:
         for metric in self._metric_specs:
             if metric.label == label:
                 return metric
-        raise KeyError(f"{label!r} was not evaluated; this result has {', '.join(self.metrics)}.")
+        raise MissingKeyError(
+            f"{label!r} was not evaluated; this result has {', '.join(self.metrics)}."
+        )
 
     def _default_cutoff(self) -> int:
         ranked = sorted(self._metric_specs, key=lambda m: m.spec.family != "set")

@@ -34,7 +34,7 @@ from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
 from ragmetrics._precision import as_float32, check_score_precision
 from ragmetrics._trec_fast import read_plain_trec_packed
-from ragmetrics.errors import InputFormatError
+from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,7 +87,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     name: str | None
 
     def __init__(self) -> None:
-        raise TypeError(
+        raise UsageError(
             "Build a Run with Run.from_dict, Run.from_lists, Run.from_trec, Run.from_json "
             "or Run.from_pandas."
         )
@@ -550,7 +550,7 @@ class Run(Mapping[str, tuple[str, ...]]):
     def truncate(self, depth: int) -> Run:
         """A new run with each ranking cut to its first ``depth`` docs."""
         if not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"The depth must be an int >= 1. Got {depth!r} instead.")
+            raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
         rankings = {q: self[q][:depth] for q in self._query_ids}
         if self._scores is None:
             return Run.from_lists(rankings, name=self.name)
