@@ -292,10 +292,22 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
         print(json.dumps(listing, indent=2))
         return 0
     rows: list[list[Any]] = [
-        [m["name"], m["cutoff"], ", ".join(m["aliases"]) or "-", m["summary"]]  # type: ignore[arg-type]
+        [
+            m["name"],
+            m["cutoff"],
+            "higher" if m["higher_is_better"] else "lower",
+            "1..5" if m["scale"] == "utility grades 1..5" else "any",
+            ", ".join(p["name"] for p in m["params"]) or "-",  # type: ignore[attr-defined]
+            ", ".join(m["aliases"]) or "-",  # type: ignore[arg-type]
+            m["summary"],
+        ]
         for m in listing
     ]
-    print(text_table(["name", "@k", "aliases", "what it measures"], rows))
+    print(
+        text_table(
+            ["name", "@k", "better", "grades", "parameters", "aliases", "what it measures"], rows
+        )
+    )
     return 0
 
 

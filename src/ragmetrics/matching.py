@@ -1,6 +1,6 @@
 """Map retrieved chunks back to the original documents they came from.
 
-The rules (METRICS.md, "Matching"): drop a leading ``Date: ...`` line, take what follows a
+The rules (``docs/metrics.md``, "Matching"): drop a leading ``Date: ...`` line, take what follows a
 ``user: `` / ``assistant: `` role prefix, then test containment in the original as it is or
 JSON-escaped (as ``json.dumps`` writes it, without the quotes). An empty remainder matches
 nothing. :class:`MatchRules` holds these rules as data, with options for other prefixes.
@@ -236,7 +236,7 @@ class ChunkMatcher:
 
     Args:
         originals: a mapping of id to text, or a sequence of texts (ids ``"0"``, ``"1"``, ...).
-        rules: the :class:`MatchRules` (default: METRICS.md's four rules).
+        rules: the :class:`MatchRules` (default: the four rules of ``docs/metrics.md``).
 
     Example:
         >>> matcher = ChunkMatcher({"s1": "user: hi there", "s2": "assistant: hello you"})

@@ -1,4 +1,4 @@
-"""The classic ranking metrics, with trec_eval's conventions (METRICS.md, first table).
+"""The classic ranking metrics, with trec_eval's conventions (``docs/metrics.md``).
 
 Each kernel takes a judged batch, a cutoff (``None``: the whole ranking) and the metric's
 declared parameters as keywords, and returns one value per query; NaN marks a query for
