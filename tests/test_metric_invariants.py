@@ -14,17 +14,22 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.metrics import Cutoff, parse_metric, registered
-from ragmetrics.metrics.registry import aliases_of
+from ragmetrics.metrics.registry import aliases_of, presets_of
 
 SPECS = sorted(registered().values(), key=lambda s: s.name)
 CUTOFFS = (1, 3, 10)
 
 
 def _names(spec) -> list[str]:  # type: ignore[no-untyped-def]
-    if spec.cutoff is Cutoff.NONE:
-        return [spec.name]
-    names = [f"{spec.name}@{k}" for k in CUTOFFS]
-    return names + ([spec.name] if spec.cutoff is Cutoff.OPTIONAL else [])
+    """The spec's names at several cutoffs, its preset aliases (``ndcg_exp``) included."""
+    names = []
+    for base in [spec.name, *presets_of(spec.name)]:
+        if spec.cutoff is Cutoff.NONE:
+            names.append(base)
+            continue
+        names += [f"{base}@{k}" for k in CUTOFFS]
+        names += [base] if spec.cutoff is Cutoff.OPTIONAL else []
+    return names
 
 
 def _case(seed: int, family: str) -> tuple[dict, dict]:
@@ -61,7 +66,7 @@ def test_perfect_ranking_scores_one(spec) -> None:  # type: ignore[no-untyped-de
     grades = [3, 4, 5] if spec.family == "set" else [1, 2, 3]
     qrels = {f"q{q}": {f"d{i}": rng.choice(grades) for i in range(3)} for q in range(30)}
     ideal = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
-    names = [n for n in _names(spec) if "@" not in n or int(n.split("@")[1]) >= 3]
+    names = [n for n in _names(spec) if (parse_metric(n).cutoff or 3) >= 3]
     result = rm.evaluate(qrels, ideal, names)
     for label, value in result.aggregate.items():
         assert value == pytest.approx(1.0), label
@@ -73,8 +78,8 @@ def test_perfect_ranking_scores_one(spec) -> None:  # type: ignore[no-untyped-de
 def test_nothing_below_rank_k_changes_metric_at_k(spec) -> None:  # type: ignore[no-untyped-def]
     qrels, run = _case(3, spec.family)
     rng = random.Random(5)
-    for k in CUTOFFS:
-        name = f"{spec.name}@{k}"
+    for name in [n for n in _names(spec) if parse_metric(n).cutoff is not None]:
+        k = parse_metric(name).cutoff
         if spec.family == "set":
             # the pool of PROC@k is the whole ranking, so tail changes are meant to count there;
             # fix the pool to isolate the top k
@@ -111,6 +116,7 @@ def test_names_round_trip(spec) -> None:  # type: ignore[no-untyped-def]
         assert metric.spec is spec
         assert parse_metric(metric.name).name == metric.name
         assert metric.label == name
+        assert parse_metric(name.upper()).name == metric.name
     suffix = "" if spec.cutoff is Cutoff.NONE else "@5"
     for alias in aliases_of(spec.name):
         assert parse_metric(alias + suffix).spec is spec
@@ -121,3 +127,25 @@ def test_results_are_keyed_by_the_name_written() -> None:
     result = rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["nDCG@10", "ndcg_cut_10", "P@1", "P_1"])
     assert list(result.aggregate) == ["nDCG@10", "ndcg_cut_10", "P@1", "P_1"]
     assert len(set(result.aggregate.values())) == 1
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_a_perfect_ranking_is_never_worse_than_a_random_one(spec) -> None:  # type: ignore[no-untyped-def]
+    """The declared direction holds: the ideal ranking's mean is the best one can get."""
+    rng = random.Random(17)
+    # no grade 3: a rare 3 may outweigh common 4s, and then grade order is not weight order
+    grades = [1, 2, 4, 5] if spec.family == "set" else [0, 1, 2, 3]
+    qrels = {f"q{q}": {f"d{i}": rng.choice(grades) for i in range(8)} for q in range(30)}
+    ideal = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
+    names = [n for n in _names(spec) if parse_metric(n).spec is spec]
+    best = rm.evaluate(qrels, ideal, names).aggregate
+    for seed in range(5):
+        shuffled = {q: random.Random(seed).sample(r, len(r)) for q, r in ideal.items()}
+        other = rm.evaluate(qrels, shuffled, names).aggregate
+        for name in names:
+            if best[name] is None or other[name] is None:
+                continue
+            if spec.higher_is_better:
+                assert best[name] >= other[name] - 1e-12, name
+            else:
+                assert best[name] <= other[name] + 1e-12, name

@@ -95,6 +95,8 @@ def test_cacm_bm25_run() -> None:
     run = rm.Run.from_trec(shared_file("cacm", "cacm-bm25.run.txt"))
     result = _assert_parity(qrels, run, 1, 1e-12)
     assert result.counts.queries > 50
+    # the same run from dicts
+    _assert_parity(rm.Qrels.from_dict(qrels.to_dict()), rm.Run.from_dict(run.to_dict()), 1, 1e-12)
 
 
 def test_comment_collection() -> None:
