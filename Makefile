@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo/run.py
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install --quiet ".[bench]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"  # editable: a plain install would shadow src/
 	$(BIN)/python benchmarks/bench_metrics.py
 
 clean:

@@ -357,7 +357,11 @@ class Settings:
         return {
             "relevance_threshold": self.relevance_threshold,
             "missing": self.missing,
-            **{k: v for k, v in self.params.items() if k != "relevance_threshold"},
+            **{  # the value in force: given, else the declared default
+                k: PARAM_KEYWORDS[k].default if v is None else v
+                for k, v in self.params.items()
+                if k != "relevance_threshold"
+            },
             "grade_map": self.grade_map,
             "pool": None if self.pool is None else (self.pool.name or "given"),
             "score_precision": self.score_precision,
