@@ -55,40 +55,27 @@ _NONE = object()
 _ALL_STR = "".startswith
 
 
-def id_tuples(
-    per_query: Sequence[Iterable[Any]], query_ids: Iterable[str], context: str
-) -> list[tuple[str, ...]]:
-    """Each query's doc ids as a tuple, every one checked to be a ``str``."""
-    snapshot: list[tuple[str, ...]] = []
-    keep = snapshot.append
+def checked_ids(
+    per_query: Sequence[Any], query_ids: Sequence[str], context: str, *, copies: bool = False
+) -> list[Any]:
+    """Each query's doc ids as a tuple (or, with ``copies``, a copy of its dict), every id
+    checked to be a ``str``, naming the query and id of the first that is not."""
+    made: list[Any] = []
+    keep = made.append
     try:
         for docs in per_query:
-            ids = tuple(docs)
+            if copies:
+                item = docs.copy()
+                ids = tuple(item)
+            else:
+                item = ids = tuple(docs)
             if _ALL_STR(ids):
                 check_ids(ids, "Doc ids", context)
-            keep(ids)
+            keep(item)
     except (TypeError, InputFormatError):
         check_doc_ids(per_query, query_ids, context)
         raise
-    return snapshot
-
-
-def checked_copies(
-    per_query: Sequence[dict[Any, Any]], query_ids: Sequence[str], context: str
-) -> list[dict[str, Any]]:
-    """A copy of each query's dict, every key checked to be a ``str``."""
-    copies: list[dict[str, Any]] = []
-    keep = copies.append
-    try:
-        for docs in per_query:
-            copy = docs.copy()
-            if _ALL_STR(tuple(copy)):
-                check_ids(copy, "Doc ids", context)
-            keep(copy)
-    except (TypeError, InputFormatError):
-        check_doc_ids(per_query, query_ids, context)
-        raise
-    return copies
+    return made
 
 
 def scored_snapshot(

@@ -14,7 +14,7 @@ import numpy as np
 from ragmetrics import _packed
 from ragmetrics._convert import (
     check_ids,
-    checked_copies,
+    checked_ids,
     id_column,
     int_grade,
     iter_items,
@@ -82,7 +82,9 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             map(type, chain.from_iterable(map(dict.values, per_query)))
         ) <= {int}
         if plain:  # the common case: dicts of int grades, copied with every id checked
-            data = dict(zip(judgments, checked_copies(per_query, list(judgments), "of the qrels")))
+            data = dict(
+                zip(judgments, checked_ids(per_query, list(judgments), "of the qrels", copies=True))
+            )
         else:
             data = {}
             for query_id, docs in judgments.items():

@@ -20,8 +20,8 @@ from ragmetrics import _packed
 from ragmetrics._convert import (
     check_ids,
     check_real,
+    checked_ids,
     id_column,
-    id_tuples,
     pick_key,
     read_json_or_jsonl,
     record_id,
@@ -134,7 +134,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                     f"The ranking of query '{query_id}' must be a list of doc ids; "
                     f"got {type(docs).__name__}.{hint}"
                 )
-        ranked = id_tuples(per_query, list(rankings), "of the run")
+        ranked: list[tuple[str, ...]] = checked_ids(per_query, list(rankings), "of the run")
         return cls._from_ranked_lists(list(rankings), ranked, name)
 
     @classmethod
