@@ -7,7 +7,6 @@ import math
 import os
 import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from itertools import chain
 from operator import pos
 from typing import Any
 
@@ -183,10 +182,6 @@ def iter_items(data: Mapping[str, Mapping[str, object]]) -> Iterator[tuple[str, 
     for query_id, docs in data.items():
         for doc_id, value in docs.items():
             yield query_id, doc_id, value
-
-
-def flat_keys(data: Mapping[str, Mapping[str, object]]) -> list[str]:
-    return list(chain.from_iterable(data.values()))
 
 
 def read_json_or_jsonl(path: str | os.PathLike[str]) -> Any:

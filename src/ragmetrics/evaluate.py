@@ -190,11 +190,6 @@ class EvaluationResult:
             values=self.per_query.get(query_id, {}),
         )
 
-    @property
-    def metric_specs(self) -> tuple[Metric, ...]:
-        """The evaluated metrics, parsed and resolved, aligned with ``metrics``."""
-        return self._metric_specs
-
     def metric(self, label: str) -> Metric:
         """The parsed metric evaluated under ``label``."""
         for metric in self._metric_specs:

@@ -178,8 +178,7 @@ def utility(judged: JudgedRun, alpha: float, cap4: float, cap3: float) -> Utilit
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     rows, u_grades = _judged_utility(judged)
-    n_grade = np.zeros((judged.n_queries, 6), dtype=np.int64)
-    np.add.at(n_grade, (rows, u_grades), 1)
+    n_grade = _grade_counts(judged)
     grade_weights = rarity_weights(n_grade, alpha=alpha, cap4=cap4, cap3=cap3)
     # oracle: U's weights sorted descending, cumulated
     padded = pad_rows(judged.judged_counts, grade_weights[rows, u_grades], min_width=1)
@@ -212,8 +211,15 @@ def _utility_grades(judged: JudgedRun) -> np.ndarray:
 
 
 def _grade_counts(judged: JudgedRun) -> np.ndarray:
-    """Per query, the count of each utility grade 0..5 in U."""
-    return utility(judged, ALPHA.default, CAP4.default, CAP3.default).n_grade
+    """Per query, the count of each utility grade 0..5 in U (whatever the weighting)."""
+    cached = judged.cache.get("grade_counts")
+    if cached is None:
+        rows, u_grades = _judged_utility(judged)
+        cached = np.zeros((judged.n_queries, 6), dtype=np.int64)
+        np.add.at(cached, (rows, u_grades), 1)
+        judged.cache["grade_counts"] = cached
+    counts: np.ndarray = cached
+    return counts
 
 
 def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
