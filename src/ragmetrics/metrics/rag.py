@@ -227,20 +227,18 @@ def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
     return table[:, min(cutoff, table.shape[1]) - 1]
 
 
-def _pool_cumsum(judged: JudgedRun, util: Utility) -> np.ndarray:
-    """Per query, cumulative sums of the pool's weights (within U) sorted descending."""
-    key = ("pool_cumsum", id(util))
-    cached = judged.cache.get(key)
+def _pool_grades(judged: JudgedRun) -> np.ndarray:
+    """Per query, the utility grade (0 outside U) of each doc of the candidate pool: the
+    ``pool`` run, or the query's own whole ranking where the pool does not cover it."""
+    cached = judged.cache.get("pool_grades")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     pool = judged.pool or judged.run
+    precision = judged.score_precision
     absent = [q for q in judged.query_ids if q not in pool and q in judged.run]
     if absent:
-        # a query the pool run does not cover is its own pool (its whole ranking)
-        merged = {q: list(pool.ranking(q, score_precision=judged.score_precision)) for q in pool}
-        merged.update(
-            {q: list(judged.run.ranking(q, score_precision=judged.score_precision)) for q in absent}
-        )
+        merged = {q: list(pool.ranking(q, score_precision=precision)) for q in pool}
+        merged.update({q: list(judged.run.ranking(q, score_precision=precision)) for q in absent})
         pool = Run.from_lists(merged)
     pooled = judge(
         judged.qrels,
@@ -248,9 +246,21 @@ def _pool_cumsum(judged: JudgedRun, util: Utility) -> np.ndarray:
         list(judged.query_ids),
         depth=None,
         grade_map=judged.grade_map,
-        score_precision=judged.score_precision,
+        score_precision=precision,
     )
-    weights = np.take_along_axis(util.grade_weights, _utility_grades(pooled), axis=1)
+    grades = _utility_grades(pooled)
+    judged.cache["pool_grades"] = grades
+    return grades
+
+
+def _pool_cumsum(judged: JudgedRun, weighting: tuple[float, float, float]) -> np.ndarray:
+    """Per query, cumulative sums of the pool's weights (within U) sorted descending."""
+    key = ("pool_cumsum", *weighting)
+    cached = judged.cache.get(key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    grade_weights = utility(judged, *weighting).grade_weights
+    weights = np.take_along_axis(grade_weights, _pool_grades(judged), axis=1)
     table = (
         np.cumsum(-np.sort(-weights, axis=1), axis=1)
         if weights.shape[1]
@@ -289,7 +299,8 @@ def proc(
     assert cutoff is not None
     util = utility(judged, alpha, cap4, cap3)
     return _ratio_or_na(
-        _oracle_at(_pool_cumsum(judged, util), cutoff), _oracle_at(util.oracle_cumsum, cutoff)
+        _oracle_at(_pool_cumsum(judged, (alpha, cap4, cap3)), cutoff),
+        _oracle_at(util.oracle_cumsum, cutoff),
     )
 
 
