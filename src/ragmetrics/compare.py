@@ -160,12 +160,12 @@ class Comparison:
         }[self.settings["test"]]
         correction = self.settings["correction"] or "no"
         where = f"{test}, alpha = {self.settings['alpha']}, {correction} correction"
+        lower = ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
+        if lower:
+            where += f"; better is lower for {lower}"
         if self.baseline is not None:
             text = (
                 f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
-                f"({where}; better is lower for {self._lower_better()})."
-                if self._lower_better()
-                else f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
                 f"({where})."
             )
             return text + (" Bold: best in the column." if bold else "")
@@ -174,9 +174,6 @@ class Comparison:
             f"A letter marks a run that is significantly better than that run ({letters}; {where})."
         )
         return text + (" Bold: best in the column." if bold else "")
-
-    def _lower_better(self) -> str:
-        return ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
 
     def _table(self, bold: str) -> tuple[list[str], list[list[str]]]:
         marks = self._marks()
