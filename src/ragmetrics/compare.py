@@ -20,7 +20,7 @@ from ragmetrics.evaluate import (
     check_settings,
     evaluate,
 )
-from ragmetrics.metrics import Metric
+from ragmetrics.metrics import Metric, Param
 from ragmetrics.progress import progress_bar
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
@@ -37,6 +37,14 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TestName = Literal["randomization", "t-test", "bootstrap"]
+
+# compare()'s own keywords, checked as metric parameters are
+SIGNIFICANCE = Param(
+    "alpha", float, 0.05, "the significance level", 0, 1, low_open=True, high_open=True
+)
+PERMUTATIONS = Param("n_permutations", int, 10_000, "permutations or resamples of a test", 1)
+RESAMPLES = Param("n_bootstrap", int, 1_000, "resamples of a confidence interval", 1)
+SEED = Param("seed", int, 0, "the random seed", 0)
 _TESTS = ("randomization", "t-test", "bootstrap")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -306,11 +314,11 @@ def compare(
     *,
     baseline: str | None = None,
     test: TestName = "randomization",
-    alpha: float = 0.05,
+    alpha: float = SIGNIFICANCE.default,
     correction: str | None = None,
-    n_permutations: int = 10_000,
-    n_bootstrap: int = 1_000,
-    seed: int = 0,
+    n_permutations: int = PERMUTATIONS.default,
+    n_bootstrap: int = RESAMPLES.default,
+    seed: int = SEED.default,
     missing: MissingPolicy = "zero",
     progress: bool | None = None,
     **options: Any,
@@ -345,10 +353,10 @@ def compare(
         raise InvalidParameterError(
             f"test must be one of {', '.join(map(repr, _TESTS))}; got {test!r}."
         )
-    _check_number("alpha", alpha, "the significance level", low=0.0, high=1.0, open_ends=True)
-    _check_number("n_permutations", n_permutations, "permutations or resamples of a test", 1)
-    _check_number("n_bootstrap", n_bootstrap, "resamples of a confidence interval", 1)
-    _check_number("seed", seed, "the random seed", 0)
+    alpha = SIGNIFICANCE.check(alpha)
+    n_permutations = PERMUTATIONS.check(n_permutations)
+    n_bootstrap = RESAMPLES.check(n_bootstrap)
+    seed = SEED.check(seed)
     correction = None if correction == "none" else correction
     adjust([], correction)  # validates the name
     check_settings(missing=missing, progress=progress, **options)  # before any evaluation
@@ -398,33 +406,6 @@ def compare(
         baseline=baseline,
         settings=settings,
     )
-
-
-def _check_number(
-    name: str,
-    value: Any,
-    meaning: str,
-    low: float,
-    high: float | None = None,
-    *,
-    open_ends: bool = False,
-) -> None:
-    """Raise unless ``value`` is a number in range (an integer unless ``high`` is given)."""
-    integer = high is None
-    kinds = (int, np.integer) if integer else (int, float, np.integer, np.floating)
-    valid = isinstance(value, kinds) and not isinstance(value, (bool, np.bool_))
-    if valid and not integer:
-        valid = math.isfinite(value) and (
-            low < value < high if open_ends else low <= value <= high  # type: ignore[operator]
-        )
-    elif valid:
-        valid = value >= low
-    if not valid:
-        left, right = ("(", ")") if open_ends else ("[", "]")
-        bounds = (
-            f"an integer >= {low:g}" if integer else f"a number in {left}{low:g}, {high:g}{right}"
-        )
-        raise InvalidParameterError(f"{name} must be {bounds} ({meaning}). Got {value!r} instead.")
 
 
 def _aligned(result: EvaluationResult, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:

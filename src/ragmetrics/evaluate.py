@@ -28,7 +28,7 @@ from ragmetrics.errors import (
 from ragmetrics.judge import JudgedRun, judge, rows_in_run
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
 from ragmetrics.metrics.rag import check_utility_scale
-from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale
+from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale, coerce
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -410,8 +410,8 @@ def check_grade_map(grade_map: Any) -> dict[int, int] | None:
         )
     checked: dict[int, int] = {}
     for key, value in grade_map.items():
-        raw = _as_int(key)
-        mapped = _as_int(value)
+        raw = coerce(key, int)
+        mapped = coerce(value, int)
         if raw is None or mapped is None or not 1 <= mapped <= 5:
             raise InvalidParameterError(
                 f"grade_map must map integer grades to utility grades 1..5; the entry "
@@ -419,16 +419,6 @@ def check_grade_map(grade_map: Any) -> dict[int, int] | None:
             )
         checked[raw] = mapped
     return checked
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return int(value)
-    return None
 
 
 @without_gc

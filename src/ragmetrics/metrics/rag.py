@@ -54,14 +54,12 @@ class Utility:
         weights: rarity weight of the doc at each rank (0 outside U).
         grade_weights: per query, the weight of each grade 0..5.
         oracle_cumsum: per query, cumulative sums of U's weights sorted descending.
-        n_grade: per query, the count of each grade 0..5 in U.
     """
 
     grades: np.ndarray
     weights: np.ndarray
     grade_weights: np.ndarray
     oracle_cumsum: np.ndarray
-    n_grade: np.ndarray
 
 
 def rarity_weights(
@@ -178,15 +176,14 @@ def utility(judged: JudgedRun, alpha: float, cap4: float, cap3: float) -> Utilit
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     rows, u_grades = _judged_utility(judged)
-    n_grade = _grade_counts(judged)
-    grade_weights = rarity_weights(n_grade, alpha=alpha, cap4=cap4, cap3=cap3)
+    grade_weights = rarity_weights(_grade_counts(judged), alpha=alpha, cap4=cap4, cap3=cap3)
     # oracle: U's weights sorted descending, cumulated
     padded = pad_rows(judged.judged_counts, grade_weights[rows, u_grades], min_width=1)
     oracle = np.cumsum(-np.sort(-padded, axis=1), axis=1)
     # ranked docs: raw grade -> utility grade -> weight
     ranked = _utility_grades(judged)
     weights = np.take_along_axis(grade_weights, ranked, axis=1)
-    result = Utility(ranked, weights, grade_weights, oracle, n_grade)
+    result = Utility(ranked, weights, grade_weights, oracle)
     judged.cache[key] = result
     return result
 

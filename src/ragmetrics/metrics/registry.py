@@ -53,7 +53,7 @@ class Param:
         default: the value when nobody sets it (``None``: see ``meaning``).
         meaning: one line for listings and error messages.
         low, high: the valid range of a number (``None``: unbounded).
-        low_open: ``low`` itself is excluded.
+        low_open, high_open: ``low`` (``high``) itself is excluded.
         choices: the valid values of a string.
         keyword: the keyword of :func:`~ragmetrics.evaluate` that sets it for every metric.
     """
@@ -65,6 +65,7 @@ class Param:
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    high_open: bool = False
     choices: tuple[str, ...] = ()
     keyword: str | None = None
 
@@ -77,7 +78,8 @@ class Param:
         else:
             text = "a number"
         if self.low is not None and self.high is not None:
-            text += f" in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}]"
+            left, right = "(["[not self.low_open], ")]"[not self.high_open]
+            text += f" in {left}{self.low:g}, {self.high:g}{right}"
         elif self.low is not None:
             text += f" {'>' if self.low_open else '>='} {self.low:g}"
         if self.default is None:
@@ -91,7 +93,7 @@ class Param:
         """
         if value is None and self.default is None:
             return None
-        converted = _convert(value, self.kind)
+        converted = coerce(value, self.kind)
         if converted is None or not self._in_range(converted):
             subject = (
                 f"The '{self.name}' parameter of {owner}"
@@ -112,10 +114,10 @@ class Param:
             return False
         if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
             return False
-        return self.high is None or value <= self.high
+        return self.high is None or value < self.high or (value == self.high and not self.high_open)
 
 
-def _convert(value: Any, kind: type) -> Any:
+def coerce(value: Any, kind: type) -> Any:
     """``value`` as ``kind``, or None when it is not one (bools are never numbers here)."""
     if isinstance(value, (bool, np.bool_)):
         return None
