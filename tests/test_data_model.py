@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import ragmetrics as rm
+from ragmetrics._store import store_of
 from tests.conftest import shared_file
 
 
@@ -213,10 +214,13 @@ def test_repeated_evaluations_reuse_the_qrels_grades_safely() -> None:
     skipped = rm.evaluate(qrels, partial, ["mrr"], missing="skip")
     assert skipped.per_query == {"q2": {"mrr": 1.0}}
     assert rm.evaluate(qrels, full, ["mrr"]).aggregate["mrr"] == pytest.approx((0.5 + 1 + 0) / 3)
-    counts, grades = qrels.flat_grades(["q1", "q2", "q3"])
-    with pytest.raises(ValueError, match="read-only"):
-        grades[0] = 5.0
-    assert counts.tolist() == [2, 1, 1]
+    store = store_of(qrels)
+    for array in (store.values, store.lengths, store.subset(["q3", "q1"]).values):
+        assert array is not None
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 5
+    assert store.lengths.tolist() == [2, 1, 1]
+    assert store.subset(["q3", "q1"]).values.tolist() == [1, 2, 0]
 
 
 def test_run_lengths_are_read_only(tmp_path) -> None:  # type: ignore[no-untyped-def]

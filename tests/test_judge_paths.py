@@ -92,5 +92,5 @@ def test_ties_with_a_missing_judged_doc() -> None:
 def test_ranking_is_made_only_when_asked() -> None:
     run = rm.Run.from_dict({"q": {"a": 0.1, "b": 0.9}})
     rm.evaluate({"q": {"a": 1}}, run, ["mrr"])
-    assert not run._ranked_cache  # evaluation did not sort
-    assert run["q"] == ("b", "a") and "float64" in run._ranked_cache
+    assert not run._ranked  # evaluation did not sort
+    assert run["q"] == ("b", "a") and "float64" in run._ranked

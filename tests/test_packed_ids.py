@@ -16,6 +16,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics import _packed
+from ragmetrics._store import store_of
 
 METRICS = ["P@1", "P@5", "recall@20", "map", "mrr", "ndcg@10", "ndcg_exp", "r_precision", "err@5"]
 
@@ -72,7 +73,7 @@ def _assert_same(qrels: rm.Qrels, a: rm.Run, b: rm.Run) -> None:
 def test_packed_run_equals_the_same_run_from_dicts(seed: int, tmp_path: Path) -> None:
     qrels, lines = _random_case(seed)
     run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
-    assert run._packed_view() is not None  # the case exercises the bytes path
+    assert store_of(run).ids is not None  # the case exercises the bytes path
     _assert_same(rm.Qrels.from_dict(qrels), run, rm.Run.from_dict(_as_dict(lines)))
     assert run.duplicates == {}
 
@@ -98,7 +99,7 @@ def test_judged_ids_that_cannot_be_bytes(tmp_path: Path) -> None:
     qrels["q2"][lines[0][1] + "\x00"] = 3
     run = rm.Run.from_trec(_write(lines, tmp_path / "run.txt"))
     judged = rm.Qrels.from_dict(qrels)
-    assert judged.packed_docs(list(qrels)) is None
+    assert store_of(judged).encoded() is None
     _assert_same(judged, run, rm.Run.from_dict(_as_dict(lines)))
 
 
@@ -119,7 +120,7 @@ def test_colliding_hashes_change_nothing(
     _assert_same(rm.Qrels.from_dict(qrels), run, expected)
     assert sum(run.duplicates.values()) == len(lines) - expected.n_results
     read = rm.Qrels.from_trec(_write_qrels(qrels, tmp_path / "qrels.txt"))
-    assert read._columns is not None and read.to_dict() == qrels  # no repeat seen where none
+    assert store_of(read).ids is not None and read.to_dict() == qrels  # no repeat seen where none
     _assert_same(read, run, expected)
 
 
@@ -150,7 +151,7 @@ def test_packed_qrels_equal_the_same_qrels_from_dicts(seed: int, tmp_path: Path)
     qrels, lines = _random_case(seed)
     qrels["empty-grades"] = {"z": 0}
     read = rm.Qrels.from_trec(_write_qrels(qrels, tmp_path / "qrels.txt"))
-    assert read._columns is not None  # kept as columns: nothing made per judgment yet
+    assert store_of(read).ids is not None  # kept as bytes: nothing made per judgment yet
     expected = rm.Qrels.from_dict(qrels)
     assert len(read) == len(expected) and read.query_ids == expected.query_ids
     assert "q1" in read and "nope" not in read

@@ -7,7 +7,7 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 from ragmetrics._version import __version__
 from ragmetrics.compare import Comparison, PairedTest, compare
 from ragmetrics.dataset import RetrievalDataset
-from ragmetrics.diagnostics import Diagnosis, RobustnessResult, diagnose, robustness
+from ragmetrics.diagnostics import Diagnosis, diagnose
 from ragmetrics.errors import (
     GradeScaleError,
     IdMismatchWarning,
@@ -22,6 +22,7 @@ from ragmetrics.errors import (
 from ragmetrics.evaluate import Counts, EvaluationResult, evaluate
 from ragmetrics.metrics import list_metrics
 from ragmetrics.qrels import Qrels
+from ragmetrics.robustness import RobustnessResult, robustness
 from ragmetrics.run import Run
 
 __all__ = [

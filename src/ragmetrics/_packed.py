@@ -98,31 +98,3 @@ def decode(ids: np.ndarray) -> list[str]:
     rows = np.zeros((len(ids), width + 1), dtype=np.uint8)  # a zero after every id, at least
     rows[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
     return rows.tobytes().replace(b"\x00", b" ").decode("ascii").split()
-
-
-def may_repeat(ids: np.ndarray, counts: np.ndarray, hashed: np.ndarray) -> bool:
-    """True when some query may list a doc id twice (``ids`` grouped by query, ``counts``
-    per query, ``hashed`` their :func:`hashes`): it does, or the queries are too uneven in
-    size to check as one padded matrix."""
-    if not len(ids):
-        return False
-    from ragmetrics.judge import pad_rows
-
-    if len(counts) * int(counts.max()) > 4 * len(ids) + 4096:
-        return True
-    top = np.uint64(2**64 - 2)  # the top value is the padding
-    rows = pad_rows(counts, np.minimum(hashed, top), fill=2**64 - 1)
-    rows.sort(axis=1)  # the matrix is ours: a copy or the fresh array it views
-    row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
-    real = column + 1 < counts[row]  # both members of the pair are docs, not padding
-    if not real.any():
-        return False
-    # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
-    row, column = row[real], column[real]
-    unsorted = pad_rows(counts, np.minimum(hashed, top), fill=2**64 - 1)[row]
-    order = np.argsort(unsorted, axis=1, kind="stable")
-    starts = (np.cumsum(counts) - counts)[row]
-    pairs = np.arange(len(row))
-    first = starts + order[pairs, column]
-    second = starts + order[pairs, column + 1]
-    return bool((ids[first] == ids[second]).any())

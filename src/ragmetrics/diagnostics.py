@@ -9,30 +9,21 @@ says whether the systems' order changes.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmetrics._precision import ScorePrecision
-from ragmetrics._table import markdown_table
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
     MissingKeyError,
-    RagMetricsError,
 )
 from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
-from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL, WEIGHTING
+from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from ragmetrics.evaluate import EvaluationResult
 
 
 @dataclass(frozen=True)
@@ -179,148 +170,3 @@ def diagnose(
         utility_scale=utility,
         relevance_threshold=relevance_threshold,
     )
-
-
-def _order_text(runs: tuple[str, ...], means: list[float]) -> str:
-    """Runs best first, ``=`` between ties: ``hybrid > bm25 = dense``."""
-    ranked = sorted(zip(means, runs, strict=True), key=lambda pair: -np.nan_to_num(pair[0], nan=-1))
-    text = ranked[0][1]
-    for (previous, _), (value, name) in itertools.pairwise(ranked):
-        text += (" = " if value == previous else " > ") + name
-    return text
-
-
-DEFAULT_WEIGHTING = (float(ALPHA.default), float(CAP4.default), float(CAP3.default))
-DEFAULT_GRID: tuple[tuple[float, float, float], ...] = tuple(
-    itertools.product((0.0, 0.5, 1.0, 2.0), (0.5, 1.0), (0.1, 0.25, 0.5))
-)
-
-
-@dataclass(frozen=True)
-class RobustnessResult:
-    """Means of one metric for several runs over a grid of weighting settings.
-
-    Attributes:
-        metric: the metric evaluated (e.g. ``ra_nwg@10``).
-        settings: the (alpha, cap4, cap3) rows.
-        runs: the run names (columns).
-        means: array (settings x runs).
-        orders: per setting, the run names best first.
-        reference: the order at the declared defaults (alpha 1, cap4 1, cap3 0.25).
-    """
-
-    metric: str
-    settings: tuple[tuple[float, float, float], ...]
-    runs: tuple[str, ...]
-    means: np.ndarray
-    orders: tuple[tuple[str, ...], ...]
-    reference: tuple[str, ...]
-
-    def _flips(self, row: int) -> bool:
-        """True when some pair of runs is strictly ordered one way here and the other way
-        at the defaults (ties never count as a change)."""
-        here = self.means[row]
-        there = self.means[self.settings.index(DEFAULT_WEIGHTING)]
-        return bool(
-            (
-                np.sign(here[:, None] - here[None, :]) * np.sign(there[:, None] - there[None, :])
-                < 0
-            ).any()
-        )
-
-    @property
-    def stable(self) -> bool:
-        """True when no setting reverses the order of two runs relative to the defaults."""
-        return not self.changed
-
-    @property
-    def changed(self) -> tuple[tuple[float, float, float], ...]:
-        """The settings that reverse the order of some pair of runs."""
-        return tuple(s for i, s in enumerate(self.settings) if self._flips(i))
-
-    def to_markdown(self) -> str:
-        headers = ["alpha", "cap4", "cap3", *self.runs, "order"]
-        rows: list[list[Any]] = []
-        for row, (setting, means) in enumerate(
-            zip(self.settings, self.means.tolist(), strict=True)
-        ):
-            flag = " (changed)" if self._flips(row) else ""
-            rows.append([*map(str, setting), *means, _order_text(self.runs, means) + flag])
-        verdict = (
-            "The order of the runs is the same in every setting."
-            if self.stable
-            else f"The order changes in {len(self.changed)} of {len(self.settings)} settings."
-        )
-        return f"{markdown_table(headers, rows, align_right_from=3)}\n\n{verdict}"
-
-    def to_pandas(self) -> pd.DataFrame:
-        from ragmetrics._optional import import_pandas
-
-        pandas = import_pandas()
-        index = pandas.MultiIndex.from_tuples(self.settings, names=["alpha", "cap4", "cap3"])
-        frame: pd.DataFrame = pandas.DataFrame(self.means, index=index, columns=list(self.runs))
-        return frame
-
-
-def robustness(
-    qrels: Qrels | Mapping[str, Mapping[str, int]],
-    runs: Mapping[str, Run | Mapping[str, Any]],
-    metric: str = "ra_nwg@10",
-    *,
-    grid: Sequence[tuple[float, float, float]] | None = None,
-    pools: Mapping[str, Run] | None = None,
-    grade_map: Mapping[int, int] | None = None,
-    missing: str = "zero",
-) -> RobustnessResult:
-    """Evaluate ``metric`` for each run over a grid of (alpha, cap4, cap3) settings.
-
-    The default grid crosses alpha in {0, 0.5, 1, 2}, cap4 in {0.5, 1} and cap3 in
-    {0.1, 0.25, 0.5}. ``pools`` gives each run's candidate pool (for PROC).
-    """
-    from ragmetrics.evaluate import as_qrels, as_run, evaluate
-    from ragmetrics.metrics import parse_metric
-
-    if not runs:
-        raise RagMetricsError("robustness needs at least one run, e.g. {'bm25': run}.")
-    parsed = parse_metric(metric)
-    varied = {p.name for p in WEIGHTING}
-    if not varied & {p.name for p in parsed.spec.params}:
-        raise InvalidParameterError(
-            f"robustness varies the rarity weighting (alpha, cap4, cap3); {metric!r} does not "
-            f"use it. Pass ra_nwg@k, proc@k or pct_proc@k."
-        )
-    if varied & set(parsed.params):
-        raise InvalidParameterError(
-            f"robustness varies alpha, cap4 and cap3 itself; write {metric!r} without them "
-            f"(e.g. '{parsed.spec.name}@{parsed.cutoff}')."
-        )
-    qrels = as_qrels(qrels)
-    named = {name: as_run(run) for name, run in runs.items()}
-    settings = tuple(tuple(map(float, s)) for s in (grid or DEFAULT_GRID))
-    defaults = DEFAULT_WEIGHTING
-    if defaults not in settings:
-        settings = (defaults, *settings)
-    means = np.zeros((len(settings), len(named)))
-    for row, (alpha, cap4, cap3) in enumerate(settings):
-        for column, (name, run) in enumerate(named.items()):
-            result: EvaluationResult = evaluate(
-                qrels,
-                run,
-                [metric],
-                alpha=alpha,
-                cap4=cap4,
-                cap3=cap3,
-                grade_map=grade_map,
-                pool=(pools or {}).get(name),
-                missing=missing,  # type: ignore[arg-type]
-            )
-            value = result.aggregate[metric]
-            means[row, column] = np.nan if value is None else value
-    names = tuple(named)
-    sign = 1.0 if parsed.higher_is_better else -1.0
-    orders = tuple(
-        tuple(names[i] for i in np.argsort(-np.nan_to_num(sign * row, nan=-np.inf), kind="stable"))
-        for row in means
-    )
-    reference = orders[settings.index(defaults)]
-    return RobustnessResult(metric, settings, names, means, orders, reference)  # type: ignore[arg-type]

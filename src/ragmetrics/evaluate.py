@@ -15,6 +15,7 @@ import numpy as np
 
 from ragmetrics._gc import without_gc
 from ragmetrics._precision import ScorePrecision, check_score_precision
+from ragmetrics._store import store_of
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
 from ragmetrics.errors import (
     IdMismatchWarning,
@@ -25,7 +26,7 @@ from ragmetrics.errors import (
     RagMetricsError,
     UndefinedMetricWarning,
 )
-from ragmetrics.judge import JudgedRun, judge, rows_in_run
+from ragmetrics.judge import JudgedRun, judge
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
 from ragmetrics.metrics.rag import check_utility_scale
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale, coerce
@@ -493,6 +494,46 @@ def evaluate(
         progress=progress,
     )
     parsed = [m.resolve(settings.params) for m in parse_metrics(_names(metrics))]
+    qrels, run = _checked_inputs(qrels, run, parsed, settings)
+    selected = select_queries(qrels, run, settings.missing)
+    judged = judge(
+        qrels,
+        run,
+        selected.query_ids,
+        depth=_depth_needed(parsed),
+        grade_map=settings.grade_map,
+        pool=settings.pool,
+        score_precision=settings.score_precision,
+        progress=_show_progress(settings.progress, len(selected.query_ids)),
+        run_rows=selected.run_rows,
+    )
+    values = np.empty((len(selected.query_ids), len(parsed)))
+    for column, metric in enumerate(parsed):
+        values[:, column] = metric.compute(judged)
+    _warn_if_ids_do_not_meet(qrels, run, judged, selected, settings)
+    return EvaluationResult(
+        metrics=parsed,
+        query_ids=tuple(selected.query_ids),
+        values=values,
+        counts=count(selected, run, judged, parsed, values),
+        missing_query_ids=selected.missing_ids,
+        unjudged_query_ids=selected.unjudged_ids,
+        settings=settings.to_dict(),
+        judged=judged,
+        run_name=run.name,
+    )
+
+
+def _show_progress(progress: bool | None, n_queries: int) -> bool:
+    """A progress bar when asked, or by default from 200,000 queries on."""
+    return progress if progress is not None else n_queries >= 200_000
+
+
+def _checked_inputs(
+    qrels: Any, run: Any, metrics: list[Metric], settings: Settings
+) -> tuple[Qrels, Run]:
+    """The qrels and the run as objects, refused when empty or (for the RAG set metrics)
+    not on the utility scale."""
     qrels = as_qrels(qrels)
     run = as_run(run)
     if len(qrels) == 0:
@@ -502,69 +543,72 @@ def evaluate(
             "The run is empty: it has no query. Check that the retriever ran and that the "
             "file or dict is the one you meant."
         )
-    utility = [m.label for m in parsed if m.spec.scale is Scale.UTILITY]
+    utility = [m.label for m in metrics if m.spec.scale is Scale.UTILITY]
     if utility:
         check_utility_scale(qrels.grade_values(), settings.grade_map, utility)
-    # A query with an empty set of judgments is not judged (trec_eval never sees it).
-    all_ids, n_judged = qrels.count_columns()
-    judged_ids = all_ids if n_judged.all() else list(compress(all_ids, n_judged.tolist()))
-    run_rows = rows_in_run(run, judged_ids)
+    return qrels, run
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which queries an evaluation counts, and which it leaves out.
+
+    Attributes:
+        judged_ids: the qrels' queries with at least one judgment (trec_eval never sees a
+            query whose judgments are empty).
+        query_ids: the queries counted: ``judged_ids``, less the missing with ``"skip"``.
+        run_rows: each counted query's row in the run, -1 when the run lacks it.
+        missing_ids: judged queries the run has no ranking for.
+        unjudged_ids: queries of the run with no judgment (always left out).
+    """
+
+    judged_ids: list[str]
+    query_ids: list[str]
+    run_rows: np.ndarray
+    missing_ids: tuple[str, ...]
+    unjudged_ids: tuple[str, ...]
+
+
+def select_queries(qrels: Qrels, run: Run, missing: MissingPolicy) -> Selection:
+    """The queries to count under the ``missing`` policy (see :class:`Selection`)."""
+    judgments = store_of(qrels)
+    all_ids, n_judged = judgments.query_ids, judgments.lengths
+    judged_ids = list(all_ids) if n_judged.all() else list(compress(all_ids, n_judged.tolist()))
+    run_rows = store_of(run).rows(judged_ids)
     in_run = run_rows >= 0
     missing_ids = tuple(compress(judged_ids, (~in_run).tolist()))
     ranked_and_judged = np.zeros(len(run), dtype=bool)
     ranked_and_judged[run_rows[in_run]] = True
     unjudged_ids = tuple(compress(run.query_ids, (~ranked_and_judged).tolist()))
-    if settings.missing == "error" and missing_ids:
+    if missing == "error" and missing_ids:
         shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
         raise MissingQueryError(
             f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
             f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
         )
-    if settings.missing == "skip" and missing_ids:
+    query_ids = judged_ids
+    if missing == "skip" and missing_ids:
         query_ids, run_rows = list(compress(judged_ids, in_run.tolist())), run_rows[in_run]
-    else:
-        query_ids = judged_ids
-    judged = judge(
-        qrels,
-        run,
-        query_ids,
-        depth=_depth_needed(parsed),
-        grade_map=settings.grade_map,
-        pool=settings.pool,
-        score_precision=settings.score_precision,
-        progress=(
-            settings.progress if settings.progress is not None else len(query_ids) >= 200_000
-        ),
-        run_rows=run_rows,
-    )
-    values = np.empty((len(query_ids), len(parsed)))
-    for column, metric in enumerate(parsed):
-        values[:, column] = metric.compute(judged)
+    return Selection(judged_ids, query_ids, run_rows, missing_ids, unjudged_ids)
+
+
+def count(
+    selected: Selection, run: Run, judged: JudgedRun, metrics: list[Metric], values: np.ndarray
+) -> Counts:
+    """The :class:`Counts` of an evaluation: queries counted, left out, empty or NA."""
+    labels = [m.label for m in metrics]
     na = np.isnan(values).sum(axis=0).tolist()
-    labels = [m.label for m in parsed]
-    empty = int(np.count_nonzero(judged.in_run & (judged.lengths == 0)))
-    counts = Counts(
-        queries=len(query_ids),
-        judged=len(judged_ids),
+    n_counted = len(selected.query_ids)
+    return Counts(
+        queries=n_counted,
+        judged=len(selected.judged_ids),
         in_run=len(run),
-        missing_from_run=len(missing_ids),
-        not_judged=len(unjudged_ids),
-        empty_rankings=empty,
+        missing_from_run=len(selected.missing_ids),
+        not_judged=len(selected.unjudged_ids),
+        empty_rankings=int(np.count_nonzero(judged.in_run & (judged.lengths == 0))),
         repeated_ids_dropped=sum(run.duplicates.values()),
-        valid={label: len(query_ids) - n for label, n in zip(labels, na, strict=True)},
+        valid={label: n_counted - n for label, n in zip(labels, na, strict=True)},
         na=dict(zip(labels, na, strict=True)),
-    )
-    _warn_if_ids_do_not_meet(qrels, run, judged, judged_ids, bool(in_run.any()), settings)
-    return EvaluationResult(
-        metrics=parsed,
-        query_ids=tuple(query_ids),
-        values=values,
-        counts=counts,
-        missing_query_ids=missing_ids,
-        unjudged_query_ids=unjudged_ids,
-        settings=settings.to_dict(),
-        judged=judged,
-        run_name=run.name,
     )
 
 
@@ -580,15 +624,11 @@ def _names(metrics: Any) -> Any:
 
 
 def _warn_if_ids_do_not_meet(
-    qrels: Qrels,
-    run: Run,
-    judged: JudgedRun,
-    judged_ids: list[str],
-    shared: bool,
-    settings: Settings,
+    qrels: Qrels, run: Run, judged: JudgedRun, selected: Selection, settings: Settings
 ) -> None:
     """One warning when the numbers are zeros (or nothing) by construction: the qrels judge
     no document, the run and the qrels share no query id, or no retrieved doc is judged."""
+    judged_ids = selected.judged_ids
     if not judged_ids:
         message = (
             f"The qrels judge no document: all {len(qrels)} of their queries have empty "
@@ -597,7 +637,7 @@ def _warn_if_ids_do_not_meet(
         )
         warnings.warn(message, UndefinedMetricWarning, stacklevel=4)
         return
-    if not shared:
+    if len(selected.missing_ids) == len(judged_ids):
         outcome = (
             "every judged query scores 0 (missing='zero')"
             if settings.missing == "zero"

@@ -117,6 +117,19 @@ def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = No
     return cast("Figure", fig)
 
 
+def decompositions(comparison: Comparison) -> list[tuple[str, str, str]]:
+    """The labels of each RA-nWG@k, PROC@k and %PROC@k compared together (same cutoff and
+    weighting), whatever names they were written with."""
+    parsed = [comparison.metric(label) for label in comparison.metrics]
+    found = []
+    for ra in (m for m in parsed if m.spec.name == "ra_nwg"):
+        proc = next((m for m in parsed if m.spec.name == "proc" and m.same_settings(ra)), None)
+        pct = next((m for m in parsed if m.spec.name == "pct_proc" and m.same_settings(ra)), None)
+        if proc is not None and pct is not None:
+            found.append((ra.label, proc.label, pct.label))
+    return found
+
+
 def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str]) -> Figure:
     """RA-nWG@k split into PROC@k (what the pool allows) and %PROC@k (what selection
     realized), one group of bars per run.
@@ -126,8 +139,6 @@ def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str])
     """
     plt = import_matplotlib_pyplot()
     if isinstance(metrics, int):
-        from ragmetrics.report import decompositions
-
         found = [t for t in decompositions(comparison) if comparison.metric(t[0]).cutoff == metrics]
         if not found:
             raise RagMetricsError(

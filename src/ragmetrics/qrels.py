@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics import _packed
+from ragmetrics._arrays import lengths_of
 from ragmetrics._convert import (
     check_ids,
     checked_ids,
@@ -26,6 +27,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
 
@@ -39,7 +41,7 @@ _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id"
 _GRADE_KEYS = ("relevance", "grade", "rel", "score", "label")
 
 
-class Qrels(Mapping[str, Mapping[str, int]]):
+class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     """Graded relevance judgments, immutable once built.
 
     ``qrels[qid]`` is a read-only mapping of doc id to integer grade; a grade of 0 or less is
@@ -53,19 +55,8 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         (2, 1, ('q1',))
     """
 
-    __slots__ = ("_columns", "_counted", "_flat", "_groups", "_maps", "_packed_ids")
-
-    # Judgments are dicts (``_maps``), or, read from a plain TREC file, columns: the queries,
-    # how many docs each judges, the doc ids as bytes and the grades (``_columns``). The
-    # engine reads the columns as they are; the dicts are made from them on first use.
-    _maps: dict[str, dict[str, int]] | None
-    _columns: tuple[list[str], np.ndarray, np.ndarray, np.ndarray] | None
-
-    # the last answer of flat_grades, kept because every evaluation against these qrels asks
-    # the same (e.g. each run of a comparison); set on first use
-    _flat: tuple[list[str], np.ndarray, np.ndarray]
-    # the judged doc ids of the last flat_grades as bytes (see packed_docs); set on first use
-    _packed_ids: tuple[list[str], np.ndarray | None]
+    __slots__ = ("_groups",)
+    _groups: dict[str, Groups]
 
     @without_gc
     def __init__(
@@ -82,20 +73,24 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             map(type, chain.from_iterable(map(dict.values, per_query)))
         ) <= {int}
         if plain:  # the common case: dicts of int grades, copied with every id checked
-            data = dict(
-                zip(judgments, checked_ids(per_query, list(judgments), "of the qrels", copies=True))
-            )
+            maps = checked_ids(per_query, list(judgments), "of the qrels", copies=True)
         else:
-            data = {}
+            maps = []
             for query_id, docs in judgments.items():
                 require_mapping(
                     docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
                 )
                 check_ids(docs, "Doc ids", f"of query '{query_id}'")
-                data[query_id] = {d: int_grade(g, query_id, d) for d, g in docs.items()}
-        self._maps = data
-        self._columns = None
-        self._groups: dict[str, Groups] = dict(groups) if groups else {}
+                maps.append({d: int_grade(g, query_id, d) for d, g in docs.items()})
+        self._store = Store.from_maps(list(judgments), maps)
+        self._groups = dict(groups) if groups else {}
+
+    @classmethod
+    def _make(cls, store: Store) -> Qrels:
+        """Qrels holding ``store`` (validated: each doc once per query, int grades)."""
+        qrels = cls.__new__(cls)
+        qrels._store, qrels._groups = store, {}
+        return qrels
 
     # --- construction -------------------------------------------------------------------
 
@@ -154,11 +149,10 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         plain = read_plain_trec_packed(path, n_columns=4, doc_col=2, value_col=3, integer=True)
         if plain is not None:
             queries, lengths, ids, grades = plain
-            counts = np.asarray(lengths, dtype=np.int64)
-            if len(set(queries)) == len(queries) and not _packed.may_repeat(
-                ids, counts, _packed.hashes(ids, _packed.n_words(ids))
-            ):
-                return cls._from_packed(queries, counts, ids, grades)
+            if len(set(queries)) == len(queries):
+                store = Store.from_bytes(queries, np.asarray(lengths, np.int64), ids, grades)
+                if not store.has_repeats():
+                    return cls._make(store)
             try:  # a query split across the file, or a doc judged twice: as strings
                 columns = (queries, lengths, _packed.decode(ids), grades)
                 return cls._from_columns(*columns, source=os.fspath(path))
@@ -173,20 +167,7 @@ class Qrels(Mapping[str, Mapping[str, int]]):
             layout="query_id iteration doc_id grade",
             on_repeat="same",
         )
-        qrels = cls.__new__(cls)
-        qrels._maps, qrels._columns, qrels._groups = maps, None, {}
-        return qrels
-
-    @classmethod
-    def _from_packed(
-        cls, queries: list[str], counts: np.ndarray, ids: np.ndarray, grades: np.ndarray
-    ) -> Qrels:
-        """Qrels kept as columns (each query once, each doc once per query)."""
-        for array in (counts, ids, grades):
-            array.flags.writeable = False
-        qrels = cls.__new__(cls)
-        qrels._maps, qrels._columns, qrels._groups = None, (queries, counts, ids, grades), {}
-        return qrels
+        return cls._make(Store.from_maps(list(maps), list(maps.values())))
 
     @classmethod
     @without_gc
@@ -201,25 +182,17 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         queries, lengths, docs, values = group_contiguous(
             block_queries, block_lengths, doc_ids, grades
         )
-        maps = _cut_maps(queries, lengths, docs, values.tolist())
-        sizes = np.fromiter(map(len, maps.values()), dtype=np.int64, count=len(maps))
+        maps = _cut_maps(lengths, docs, values.tolist())
         ends = np.cumsum(lengths)
-        for i in np.flatnonzero(sizes != lengths).tolist():  # a doc judged twice
+        for i in np.flatnonzero(lengths_of(maps) != lengths).tolist():  # a doc judged twice
             start, end = int(ends[i] - lengths[i]), int(ends[i])
             _check_conflicts(queries[i], docs[start:end], values[start:end].tolist(), source)
-        qrels = cls.__new__(cls)
-        qrels._maps, qrels._columns, qrels._groups = maps, None, {}
-        return qrels
+        return cls._make(Store.from_maps(queries, maps))
 
     @property
     def _data(self) -> dict[str, dict[str, int]]:
-        """The judgments as dicts (made from the columns on first use)."""
-        maps = self._maps
-        if maps is None:
-            assert self._columns is not None
-            queries, counts, ids, grades = self._columns
-            maps = self._maps = _cut_maps(queries, counts, _packed.decode(ids), grades.tolist())
-        return maps
+        """The judgments as ``{query: {doc: grade}}`` (the store's dicts, not copies)."""
+        return dict(zip(self._store.query_ids, self._store.maps()))
 
     @classmethod
     def from_json(cls, path: PathLike) -> Qrels:
@@ -321,49 +294,26 @@ class Qrels(Mapping[str, Mapping[str, int]]):
     # --- access --------------------------------------------------------------------------
 
     def __getitem__(self, query_id: str) -> Mapping[str, int]:
-        return MappingProxyType(self._data[query_id])
+        return MappingProxyType(self._store.maps()[self._store.index[query_id]])
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._maps if self._maps is not None else self._column_queries())
+        return iter(self._store.query_ids)
 
     def __len__(self) -> int:
-        return len(self._maps if self._maps is not None else self._column_queries())
+        return len(self._store)
 
     def __contains__(self, query_id: object) -> bool:
-        return query_id in self.judged_counts()
+        return query_id in self._store.index
 
     @property
     def query_ids(self) -> tuple[str, ...]:
         """The judged queries, in the order they were given."""
-        return tuple(self)
+        return self._store.query_ids
 
     @property
     def n_judgments(self) -> int:
         """How many (query, doc) pairs are judged."""
-        return int(self.count_columns()[1].sum())
-
-    def _column_queries(self) -> list[str]:
-        assert self._columns is not None  # no dicts: read from a TREC file
-        return self._columns[0]
-
-    def count_columns(self) -> tuple[list[str], np.ndarray]:
-        """The queries in order, and how many docs each judges (a query may judge none; the
-        array is read-only). The engine reads these instead of :meth:`judged_counts`, which
-        builds a dict."""
-        if self._columns is not None:
-            return list(self._columns[0]), self._columns[1]
-        maps = self._data
-        counts = np.fromiter(map(len, maps.values()), dtype=np.int64, count=len(maps))
-        counts.flags.writeable = False
-        return list(maps), counts
-
-    def judged_counts(self) -> Mapping[str, int]:
-        """How many docs each query judges (a query may judge none)."""
-        counted: dict[str, int] | None = getattr(self, "_counted", None)
-        if counted is None:
-            queries, counts = self.count_columns()
-            counted = self._counted = dict(zip(queries, counts.tolist()))
-        return counted
+        return self._store.n_docs
 
     @property
     def has_groups(self) -> bool:
@@ -374,84 +324,28 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         """The evidence groups of a query; without explicit groups, each relevant doc is one."""
         if query_id in self._groups:
             return self._groups[query_id]
-        judged = self._data.get(query_id, {})
+        judged = self.get(query_id, {})
         return tuple((d,) for d, g in judged.items() if g >= relevance_threshold)
 
     def relevant(self, query_id: str, *, relevance_threshold: int = 1) -> frozenset[str]:
         """The docs of a query whose grade is at least ``relevance_threshold``."""
-        judged = self._data.get(query_id, {})
+        judged = self.get(query_id, {})
         return frozenset(d for d, g in judged.items() if g >= relevance_threshold)
-
-    def judged_maps(self, query_ids: Sequence[str]) -> list[dict[str, int]]:
-        """The judgments of ``query_ids``, one dict per query (read-only by convention)."""
-        data = self._data
-        if len(query_ids) == len(data) and list(data) == list(query_ids):
-            return list(data.values())  # every query, in order: no lookup needed
-        return list(map(data.__getitem__, query_ids))
-
-    def _in_column_order(self, query_ids: Sequence[str]) -> bool:
-        columns = self._columns
-        return columns is not None and columns[0] == query_ids
-
-    def flat_grades(self, query_ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The judgments of ``query_ids``, in that order: how many docs each judges, and all
-        their grades flat (float64, query by query, in the order of :meth:`judged_maps`;
-        read-only)."""
-        cached = getattr(self, "_flat", None)
-        if cached is not None and cached[0] == query_ids:
-            return cached[1], cached[2]
-        if self._in_column_order(query_ids):
-            assert self._columns is not None
-            counts, grades = self._columns[1], self._columns[3].astype(np.float64)
-        else:
-            per_query = self.judged_maps(query_ids)
-            counts = np.fromiter(map(len, per_query), dtype=np.int64, count=len(per_query))
-            grades = np.fromiter(
-                chain.from_iterable(map(dict.values, per_query)),
-                dtype=np.float64,
-                count=int(counts.sum()),
-            )
-        counts.flags.writeable = grades.flags.writeable = False
-        self._flat = (list(query_ids), counts, grades)
-        return counts, grades
-
-    def packed_docs(self, query_ids: Sequence[str]) -> np.ndarray | None:
-        """The doc ids judged for ``query_ids`` as one bytes array, aligned with the grades of
-        :meth:`flat_grades`; None when an id is not ASCII or holds a zero byte (such an id
-        cannot be in a run kept as bytes; the engine then compares strings)."""
-        if self._in_column_order(query_ids):
-            assert self._columns is not None
-            return self._columns[2]
-        cached: tuple[list[str], np.ndarray | None] | None = getattr(self, "_packed_ids", None)
-        if cached is not None and cached[0] == query_ids:
-            return cached[1]
-        ids = _packed.encode(list(chain.from_iterable(self.judged_maps(query_ids))))
-        if ids is not None:
-            ids.flags.writeable = False
-        self._packed_ids = (list(query_ids), ids)
-        return ids
 
     def grade_values(self) -> np.ndarray:
         """The distinct grades judged anywhere in the qrels, ascending."""
-        if self._maps is None and self._columns is not None:
-            grades = self._columns[3]
-        else:
-            grades = np.fromiter(
-                chain.from_iterable(map(dict.values, self._data.values())), dtype=np.int64
-            )
-        values: np.ndarray = np.unique(grades)
+        values: np.ndarray = np.unique(self._grades())
         return values
 
     def max_grade(self) -> int | None:
         """The highest grade judged for any query (None when nothing is judged)."""
-        if self._maps is None and self._columns is not None:
-            grades = self._columns[3]
-            return int(grades.max()) if len(grades) else None
-        return max(chain.from_iterable(map(dict.values, self._data.values())), default=None)
+        grades = self._grades()
+        return int(grades.max()) if len(grades) else None
 
-    def raw(self) -> Mapping[str, dict[str, int]]:
-        """The internal dict, read-only by convention (used by the engine; do not mutate)."""
-        return self._data
+    def _grades(self) -> np.ndarray:
+        grades = self._store.values
+        assert grades is not None  # qrels always have grades
+        return grades
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Qrels):
@@ -465,15 +359,13 @@ class Qrels(Mapping[str, Mapping[str, int]]):
         return f"Qrels({len(self)} queries, {self.n_judgments} judgments{extra})"
 
 
-def _cut_maps(
-    queries: list[str], counts: np.ndarray, docs: list[str], grades: list[int]
-) -> dict[str, dict[str, int]]:
+def _cut_maps(counts: np.ndarray, docs: list[str], grades: list[int]) -> list[dict[str, int]]:
     """One doc -> grade dict per query, cut from flat columns at C speed (a doc repeated
     within a query keeps its last grade)."""
     doc_rest, grade_rest = iter(docs), iter(grades)
     lengths = counts.tolist()
     cut = map(zip, map(islice, repeat(doc_rest), lengths), map(islice, repeat(grade_rest), lengths))
-    return dict(zip(queries, map(dict, cut)))
+    return list(map(dict, cut))
 
 
 def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: object) -> None:

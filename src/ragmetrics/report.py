@@ -56,25 +56,12 @@ def _figures(
     first = comparison.metrics[0]
     figures.append((f"per-query {first}", plots.plot_per_query_distribution(comparison, first)))
     figures.append((f"wins and losses on {first}", plots.plot_win_loss(comparison, first)))
-    for labels in decompositions(comparison):
+    for labels in plots.decompositions(comparison):
         k = parsed[labels[0]].cutoff
         figures.append(
             (f"RA-nWG@{k} decomposition", plots.plot_rag_decomposition(comparison, labels))
         )
     return figures
-
-
-def decompositions(comparison: Comparison) -> list[tuple[str, str, str]]:
-    """The labels of each RA-nWG@k, PROC@k and %PROC@k compared together (same cutoff and
-    weighting), whatever names they were written with."""
-    parsed = [comparison.metric(label) for label in comparison.metrics]
-    found = []
-    for ra in (m for m in parsed if m.spec.name == "ra_nwg"):
-        proc = next((m for m in parsed if m.spec.name == "proc" and m.same_settings(ra)), None)
-        pct = next((m for m in parsed if m.spec.name == "pct_proc" and m.same_settings(ra)), None)
-        if proc is not None and pct is not None:
-            found.append((ra.label, proc.label, pct.label))
-    return found
 
 
 def _png(figure: Figure) -> bytes:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics import _packed
+from ragmetrics._arrays import lengths_of, offsets_of, split
 from ragmetrics._convert import (
     check_ids,
     check_real,
@@ -32,7 +33,8 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._precision import as_float32, check_score_precision
+from ragmetrics._precision import check_score_precision
+from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
 
@@ -44,7 +46,7 @@ _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id"
 _SCORE_KEYS = ("score", "similarity", "relevance_score")
 
 
-class Run(Mapping[str, tuple[str, ...]]):
+class Run(Stored, Mapping[str, tuple[str, ...]]):
     """Ranked results per query.
 
     ``run[qid]`` is the ranking, best first, as a tuple of doc ids; ``run.scores(qid)`` the
@@ -56,33 +58,11 @@ class Run(Mapping[str, tuple[str, ...]]):
         ('d2', 'd1', 'd3')
     """
 
-    __slots__ = (
-        "_duplicates",
-        "_index_cache",
-        "_input",
-        "_lengths",
-        "_offsets_cache",
-        "_packed",
-        "_query_ids",
-        "_ranked_cache",
-        "_scored",
-        "name",
-    )
+    __slots__ = ("_duplicates", "_ranked", "name")
 
-    _query_ids: tuple[str, ...]  # each once: every constructor groups a query's results
-    _index_cache: dict[str, int] | None  # query id -> position, made on first use
-    _lengths: np.ndarray  # distinct docs per query, aligned with _query_ids
-    _offsets_cache: np.ndarray  # where each query's scores start in the flat score array
-    _scored: bool
-    # A scored run keeps its results as given: a tuple of doc ids per query, in input order,
-    # and their scores flat. The engine judges it without sorting; the ranking is made on
-    # demand. (A snapshot, not the caller's dicts: the run stays immutable.)
-    _input: tuple[list[tuple[str, ...]], np.ndarray] | None
-    # A run read from a plain TREC file keeps its doc ids as bytes (``_packed``, aligned with
-    # the scores) and makes the tuples of ``_input`` only when something asks for strings.
-    _packed: tuple[np.ndarray, np.ndarray, np.ndarray] | None
-    # the rankings and their scores per score precision, sorted on first use
-    _ranked_cache: dict[str, tuple[list[tuple[str, ...]], np.ndarray | None]]
+    # The store keeps the results as given, in input order (a scored run is judged without
+    # sorting); ``_ranked`` caches the ranked order per score precision, made on first use.
+    _ranked: dict[str, Store]
     _duplicates: dict[str, int]
     name: str | None
 
@@ -91,6 +71,16 @@ class Run(Mapping[str, tuple[str, ...]]):
             "Build a Run with Run.from_dict, Run.from_lists, Run.from_trec, Run.from_json "
             "or Run.from_pandas."
         )
+
+    @classmethod
+    def _make(cls, store: Store, duplicates: dict[str, int], name: str | None) -> Run:
+        """The one constructor: a store (each doc once per query) and what was dropped."""
+        run = object.__new__(cls)
+        run._store = store
+        run._ranked = {} if store.scored else {"float64": store, "float32": store}
+        run._duplicates = duplicates
+        run.name = name
+        return run
 
     # --- construction -------------------------------------------------------------------
 
@@ -117,8 +107,7 @@ class Run(Mapping[str, tuple[str, ...]]):
                         f"score; got {type(docs).__name__}.{hint}"
                     )
         snapshot, scores = scored_snapshot(per_query, list(results), "of the run")
-        lengths = np.fromiter(map(len, snapshot), dtype=np.int64, count=len(snapshot))
-        return cls._from_scored(list(results), snapshot, scores, {}, name, lengths=lengths)
+        return cls._make(Store.from_tuples(list(results), snapshot, scores), {}, name)
 
     @classmethod
     @without_gc
@@ -138,7 +127,6 @@ class Run(Mapping[str, tuple[str, ...]]):
         return cls._from_ranked_lists(list(rankings), ranked, name)
 
     @classmethod
-    @without_gc
     def from_trec(cls, path: PathLike, *, name: str | None = None) -> Run:
         """Read a TREC run file: ``query_id Q0 doc_id rank score tag`` per line.
 
@@ -149,8 +137,10 @@ class Run(Mapping[str, tuple[str, ...]]):
         if plain is not None:
             queries, lengths, ids, scores = plain
             if len(set(queries)) == len(queries):
-                return cls._from_packed(queries, np.asarray(lengths, np.int64), ids, scores, label)
-            # a query whose lines are split across the file: regroup as strings
+                store = Store.from_bytes(queries, np.asarray(lengths, np.int64), ids, scores)
+                if not store.has_repeats():
+                    return cls._make(store, {}, label)
+            # a query split across the file, or a doc repeated: regroup and dedupe as strings
             grouped = group_contiguous(queries, lengths, _packed.decode(ids), scores)
             return cls._from_scored_columns(*grouped, label)
         maps, repeats = read_trec_maps(
@@ -166,29 +156,6 @@ class Run(Mapping[str, tuple[str, ...]]):
         return cls._from_maps(list(maps), list(maps.values()), repeats, label)
 
     @classmethod
-    def _from_packed(
-        cls,
-        query_ids: list[str],
-        lengths: np.ndarray,
-        ids: np.ndarray,
-        scores: np.ndarray,
-        name: str | None,
-    ) -> Run:
-        """A scored run from doc ids as bytes, grouped by query (each query once)."""
-        hashed = _packed.hashes(ids, _packed.n_words(ids))
-        if _packed.may_repeat(ids, lengths, hashed):
-            # a doc repeated within a query: the string path keeps its best copy and counts
-            return cls._from_scored_columns(query_ids, lengths, _packed.decode(ids), scores, name)
-        run = object.__new__(cls)
-        run._set_ids(query_ids, lengths, name)
-        run._scored = True
-        run._input = None
-        run._packed = (ids, scores, hashed)
-        run._ranked_cache = {}
-        run._duplicates = {}
-        return run
-
-    @classmethod
     def _from_maps(
         cls,
         query_ids: list[str],
@@ -199,30 +166,8 @@ class Run(Mapping[str, tuple[str, ...]]):
         """A scored run from one validated doc -> score dict per query."""
         docs = list(map(tuple, maps))
         total = sum(map(len, docs))
-        scores = np.fromiter(chain.from_iterable(map(_values, maps)), np.float64, total)
-        return cls._from_scored(query_ids, docs, scores, duplicates, name)
-
-    @classmethod
-    def _from_scored(
-        cls,
-        query_ids: list[str],
-        docs: list[tuple[str, ...]],
-        scores: np.ndarray,
-        duplicates: dict[str, int],
-        name: str | None,
-        *,
-        lengths: np.ndarray | None = None,
-    ) -> Run:
-        """A scored run from validated doc tuples (each doc once) and their scores flat
-        (``lengths``: the tuples' lengths, when the caller has them)."""
-        run = object.__new__(cls)
-        run._set_ids(query_ids, _lengths_of(docs) if lengths is None else lengths, name)
-        run._scored = True
-        run._input = (docs, scores)
-        run._packed = None
-        run._ranked_cache = {}
-        run._duplicates = duplicates
-        return run
+        scores = np.fromiter(chain.from_iterable(map(dict.values, maps)), np.float64, total)
+        return cls._make(Store.from_tuples(query_ids, docs, scores), duplicates, name)
 
     @classmethod
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
@@ -294,7 +239,7 @@ class Run(Mapping[str, tuple[str, ...]]):
             values = score_column(frame, score_col, query_ids, doc_ids)
         queries, lengths, docs, scores = group_contiguous(*runs_of(query_ids), doc_ids, values)
         if score_col is None:
-            per_query = _split(docs, lengths)
+            per_query = split(docs, lengths)
             return cls._from_ranked_lists(queries, per_query, name)
         return cls._from_scored_columns(queries, lengths, docs, scores, name)
 
@@ -314,12 +259,11 @@ class Run(Mapping[str, tuple[str, ...]]):
         copies dropped are counted in ``duplicates``.
         """
         counts = np.asarray(lengths, dtype=np.int64)
-        per_query = _split(docs, counts)
-        distinct = np.fromiter(map(len, map(set, per_query)), dtype=np.int64, count=len(counts))
-        repeated = np.flatnonzero(distinct != counts).tolist()
+        per_query = split(docs, counts)
+        repeated = np.flatnonzero(lengths_of(list(map(set, per_query))) != counts).tolist()
         if not repeated:
-            return cls._from_scored(query_ids, per_query, scores, {}, name)
-        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+            return cls._make(Store.from_tuples(query_ids, per_query, scores, counts), {}, name)
+        bounds = offsets_of(counts).tolist()
         maps = [
             dict(zip(t, scores[bounds[i] : bounds[i + 1]].tolist(), strict=True))
             for i, t in enumerate(per_query)
@@ -347,81 +291,33 @@ class Run(Mapping[str, tuple[str, ...]]):
             distinct = tuple(dict.fromkeys(docs[i]))  # first occurrences, in order
             duplicates[query_ids[i]] = len(docs[i]) - len(distinct)
             docs[i] = distinct
-        run = object.__new__(cls)
-        run._set_ids(query_ids, _lengths_of(docs), name)
-        run._scored = False
-        run._input = None
-        run._packed = None
-        run._ranked_cache = {"float64": (docs, None)}
-        run._duplicates = duplicates
-        return run
+        return cls._make(Store.from_tuples(query_ids, docs, None), duplicates, name)
 
-    def _set_ids(self, query_ids: list[str], lengths: np.ndarray, name: str | None) -> None:
-        self._query_ids = tuple(query_ids)
-        self._index_cache = None
-        lengths.flags.writeable = False  # handed out by the ``lengths`` property
-        self._lengths = lengths
-        self._offsets_cache = np.zeros(len(self._lengths) + 1, dtype=np.int64)
-        np.cumsum(self._lengths, out=self._offsets_cache[1:])
-        self.name = name
-
-    @property
-    def _index(self) -> dict[str, int]:
-        """Each query id's position (``run[qid]`` and the engine's lookups)."""
-        index = self._index_cache
-        if index is None:
-            index = self._index_cache = dict(zip(self._query_ids, range(len(self._query_ids))))
-        return index
-
-    @without_gc
-    def _ranked(
-        self, score_precision: str = "float64"
-    ) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
-        """The rankings (a tuple of doc ids per query) and their scores flat, sorted from the
-        input on first use; a run from lists is its own ranking at either precision."""
-        cached = self._ranked_cache.get(score_precision)
-        if cached is None:
-            check_score_precision(score_precision)
-            if not self._scored:
-                return self._ranked_cache["float64"]
-            docs, scores = self._scored_input()
-            flat = list(chain.from_iterable(docs))
-            if flat:
-                compared = as_float32(scores) if score_precision == "float32" else scores
-                order = _rank_by_score(compared, self._lengths, self._offsets_cache, flat)
-                if not np.array_equal(order, np.arange(len(order))):
-                    docs = _split(list(map(flat.__getitem__, order.tolist())), self._lengths)
-                    scores = scores[order]
-            cached = (docs, scores)
-            self._ranked_cache[score_precision] = cached
-        return cached
-
-    @property
-    def _docs(self) -> list[str]:
-        """Every ranked doc id, flat."""
-        return list(chain.from_iterable(self._ranked()[0]))
-
-    @property
-    def _scores(self) -> np.ndarray | None:
-        return self._ranked()[1]
-
-    @property
-    def _offsets(self) -> np.ndarray:
-        return self._offsets_cache
+    def _ranked_store(self, score_precision: str = "float64") -> Store:
+        """The rankings, sorted from the input on first use (per score precision)."""
+        ranked = self._ranked.get(score_precision)
+        if ranked is None:
+            precision = check_score_precision(score_precision)
+            ranked = self._ranked[precision] = self._store.ranked(precision)
+        return ranked
 
     # --- export --------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{query_id: {doc_id: score}}``; a run from lists gets scores n, n-1, ..., 1."""
-        return {q: dict(zip(self[q], self._scores_of(q), strict=True)) for q in self._query_ids}
+        ranked = self._ranked_store()
+        return dict(
+            zip(ranked.query_ids, map(dict, map(zip, ranked.tuples(), self._score_lists())))
+        )
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [doc_id, ...]}``, best first."""
-        return {q: list(self[q]) for q in self._query_ids}
+        ranked = self._ranked_store()
+        return dict(zip(ranked.query_ids, map(list, ranked.tuples())))
 
     def to_json(self, path: PathLike | None = None) -> str:
         """Serialize as ``{qid: {doc: score}}`` (scored) or ``{qid: [doc, ...]}`` (lists)."""
-        payload: Any = self.to_lists() if self._scores is None else self.to_dict()
+        payload: Any = self.to_dict() if self.is_scored else self.to_lists()
         text = json.dumps(payload, ensure_ascii=False)
         if path is not None:
             with open(path, "w", encoding="utf-8") as handle:
@@ -431,11 +327,12 @@ class Run(Mapping[str, tuple[str, ...]]):
     def to_trec(self, path: PathLike, *, tag: str | None = None) -> None:
         """Write the standard 6-column TREC run file."""
         label = tag or self.name or "ragmetrics"
+        ranked = self._ranked_store()
         with open(path, "w", encoding="utf-8") as handle:
-            for query_id in self._query_ids:
-                for rank, (doc_id, score) in enumerate(
-                    zip(self[query_id], self._scores_of(query_id), strict=True), start=1
-                ):
+            for query_id, docs, scores in zip(
+                ranked.query_ids, ranked.tuples(), self._score_lists(), strict=True
+            ):
+                for rank, (doc_id, score) in enumerate(zip(docs, scores, strict=True), start=1):
                     handle.write(f"{query_id} Q0 {doc_id} {rank} {score!r} {label}\n")
 
     def to_pandas(self) -> pd.DataFrame:
@@ -443,14 +340,15 @@ class Run(Mapping[str, tuple[str, ...]]):
         from ragmetrics._optional import import_pandas
 
         pandas = import_pandas()
-        lengths = self._lengths
-        docs = self._docs
+        ranked = self._ranked_store()
+        lengths = ranked.lengths
+        scores = ranked.values
         frame: pd.DataFrame = pandas.DataFrame(
             {
-                "query_id": np.repeat(np.asarray(self._query_ids, dtype=object), lengths),
-                "doc_id": docs,
-                "rank": np.arange(len(docs)) - np.repeat(self._offsets[:-1], lengths) + 1,
-                "score": self._scores if self._scores is not None else np.full(len(docs), np.nan),
+                "query_id": np.repeat(np.asarray(ranked.query_ids, dtype=object), lengths),
+                "doc_id": ranked.flat_docs(),
+                "rank": np.arange(ranked.n_docs) - np.repeat(ranked.offsets[:-1], lengths) + 1,
+                "score": scores if scores is not None else np.full(ranked.n_docs, np.nan),
             }
         )
         return frame
@@ -458,26 +356,26 @@ class Run(Mapping[str, tuple[str, ...]]):
     # --- access --------------------------------------------------------------------------
 
     def __getitem__(self, query_id: str) -> tuple[str, ...]:
-        return self._ranked()[0][self._index[query_id]]
+        return self.ranking(query_id)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._query_ids)
+        return iter(self._store.query_ids)
 
     def __len__(self) -> int:
-        return len(self._query_ids)
+        return len(self._store)
 
     def __contains__(self, query_id: object) -> bool:
-        return query_id in self._index
+        return query_id in self._store.index
 
     @property
     def query_ids(self) -> tuple[str, ...]:
         """The queries of the run, in the order they were given."""
-        return self._query_ids
+        return self._store.query_ids
 
     @property
     def is_scored(self) -> bool:
         """True when the run carries scores (built from dicts, TREC files or scored JSON)."""
-        return self._scored
+        return self._store.scored
 
     @property
     def duplicates(self) -> Mapping[str, int]:
@@ -487,38 +385,12 @@ class Run(Mapping[str, tuple[str, ...]]):
     @property
     def n_results(self) -> int:
         """The total number of (query, doc) results."""
-        return int(self._lengths.sum())
+        return self._store.n_docs
 
     @property
     def lengths(self) -> np.ndarray:
         """The number of distinct docs ranked for each query, aligned with ``query_ids``."""
-        return self._lengths
-
-    def _judging_view(self) -> tuple[list[tuple[str, ...]], np.ndarray | None]:
-        """``(docs, scores)`` for the engine, without sorting: a tuple of doc ids per query
-        and the scores flat (offsets: ``lengths``).
-
-        A scored run gives its docs in input order with their scores (a doc's rank is
-        counted from them); a run from lists gives its rankings and ``None``.
-        """
-        if self._scored:
-            return self._scored_input()
-        return self._ranked()[0], None
-
-    @without_gc
-    def _scored_input(self) -> tuple[list[tuple[str, ...]], np.ndarray]:
-        """A scored run's doc ids per query in input order (as strings), and its scores."""
-        if self._input is None:
-            assert self._packed is not None
-            ids, scores, _ = self._packed
-            self._input = (_split(_packed.decode(ids), self._lengths), scores)
-        return self._input
-
-    def _packed_view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """For the engine: ``(doc ids as bytes, scores, their hashes)``, flat in input order,
-        for a run read from a plain TREC file (hashes as ``_packed.hashes(ids,
-        _packed.n_words(ids))``); None for any other run."""
-        return self._packed
+        return self._store.lengths
 
     def rankings(self, *, score_precision: str = "float64") -> list[tuple[str, ...]]:
         """Every query's ranking, best first, aligned with ``query_ids``.
@@ -527,104 +399,52 @@ class Run(Mapping[str, tuple[str, ...]]):
         up to 9.0.8 and pytrec_eval do: scores equal in float32 tie, and ties go to the doc
         id that sorts last. The default compares 64-bit doubles, as trec_eval 10 does.
         """
-        return self._ranked(score_precision)[0]
+        return self._ranked_store(score_precision).tuples()
 
     def ranking(self, query_id: str, *, score_precision: str = "float64") -> tuple[str, ...]:
         """The ranking of one query (``run[query_id]`` at the default precision)."""
-        return self._ranked(score_precision)[0][self._index[query_id]]
+        return self._ranked_store(score_precision).tuples()[self._store.index[query_id]]
 
     def scores(self, query_id: str) -> tuple[float, ...] | None:
         """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""
-        if self._scores is None:
+        ranked = self._ranked_store()
+        if ranked.values is None:
             return None
-        position = self._index[query_id]
-        return tuple(self._scores[self._offsets[position] : self._offsets[position + 1]].tolist())
+        row = self._store.index[query_id]
+        return tuple(ranked.values[ranked.offsets[row] : ranked.offsets[row + 1]].tolist())
 
-    def _scores_of(self, query_id: str) -> list[float]:
-        scored = self.scores(query_id)
-        if scored is not None:
-            return list(scored)
-        n = len(self[query_id])
-        return [float(n - i) for i in range(n)]
+    def _score_lists(self) -> Iterator[list[float]]:
+        """The scores of each ranking, in order; a run from lists gets n, n-1, ..., 1."""
+        ranked = self._ranked_store()
+        if ranked.values is None:
+            return (list(map(float, range(n, 0, -1))) for n in ranked.lengths.tolist())
+        return map(list, map(islice, repeat(iter(ranked.values.tolist())), ranked.lengths.tolist()))
 
     def truncate(self, depth: int) -> Run:
         """A new run with each ranking cut to its first ``depth`` docs."""
         if not isinstance(depth, int) or depth < 1:
             raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
-        rankings = {q: self[q][:depth] for q in self._query_ids}
-        if self._scores is None:
-            return Run.from_lists(rankings, name=self.name)
-        return Run.from_dict(
-            {q: dict(zip(r, self._scores_of(q), strict=False)) for q, r in rankings.items()},
-            name=self.name,
-        )
+        if not self.is_scored:
+            return Run.from_lists(
+                {q: r[:depth] for q, r in self.to_lists().items()}, name=self.name
+            )
+        cut = {q: dict(islice(d.items(), depth)) for q, d in self.to_dict().items()}
+        return Run.from_dict(cut, name=self.name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Run):
             return NotImplemented
+        mine, theirs = self._ranked_store().values, other._ranked_store().values
         return self.to_lists() == other.to_lists() and (
-            (self._scores is None) == (other._scores is None)
-            and (
-                self._scores is None
-                or other._scores is None
-                or np.array_equal(self._scores, other._scores)
-            )
+            (mine is None) == (theirs is None)
+            and (mine is None or theirs is None or np.array_equal(mine, theirs))
         )
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         label = f"{self.name!r}, " if self.name else ""
-        kind = "scored" if self._scored else "ranked lists"
+        kind = "scored" if self.is_scored else "ranked lists"
         dropped = sum(self._duplicates.values())
         extra = f", {dropped} repeated ids dropped" if dropped else ""
         return f"Run({label}{len(self)} queries, {self.n_results} results, {kind}{extra})"
-
-
-def _values(mapping: Mapping[str, float]) -> Any:
-    return mapping.values()
-
-
-def _split(flat: list[str], lengths: np.ndarray) -> list[tuple[str, ...]]:
-    """Cut a flat list of doc ids into one tuple per query (at C speed)."""
-    rest = iter(flat)
-    return list(map(tuple, map(islice, repeat(rest), lengths.tolist())))
-
-
-def _rank_by_score(
-    scores: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, docs: list[str]
-) -> np.ndarray:
-    """The permutation that sorts each query by score descending, ties by doc id descending."""
-    n_queries = len(lengths)
-    total = len(scores)
-    query_of = np.repeat(np.arange(n_queries), lengths)
-    depth = int(lengths.max())
-    if n_queries * depth <= 4 * total + 4096:
-        # One padded matrix argsort is an order of magnitude faster than a lexsort.
-        column = np.arange(total) - np.repeat(offsets[:-1], lengths)
-        padded = np.full((n_queries, depth), np.inf)
-        padded[query_of, column] = -scores
-        ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
-        order = ranked[np.arange(depth)[None, :] < lengths[:, None]]
-    else:
-        order = np.asarray(np.lexsort((-scores, query_of)))
-    ranked_scores = scores[order]
-    ties = np.flatnonzero(ranked_scores[1:] == ranked_scores[:-1])
-    if len(ties):
-        ties = ties[query_of[ties] == query_of[ties + 1]]
-    if len(ties):
-        order = order.copy()
-        # Contiguous runs of tied positions: sort each run by doc id descending (trec_eval).
-        breaks = np.flatnonzero(np.diff(ties) != 1)
-        run_starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-        run_ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
-        for start, end in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
-            block = order[start:end].tolist()
-            block.sort(key=docs.__getitem__, reverse=True)
-            order[start:end] = block
-    ranked_order: np.ndarray = order
-    return ranked_order
-
-
-def _lengths_of(docs: list[tuple[str, ...]]) -> np.ndarray:
-    return np.fromiter(map(len, docs), dtype=np.int64, count=len(docs))

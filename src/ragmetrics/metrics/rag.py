@@ -26,8 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._arrays import pad_rows
 from ragmetrics.errors import GradeScaleError
-from ragmetrics.judge import JudgedRun, judge, pad_rows
+from ragmetrics.judge import JudgedRun
 from ragmetrics.metrics.registry import (
     ALPHA,
     CAP3,
@@ -39,7 +40,6 @@ from ragmetrics.metrics.registry import (
     Scale,
     register,
 )
-from ragmetrics.run import Run
 
 BASE_UTILITY = np.array([0.0, 0.0, 0.0, 0.1, 0.5, 1.0])  # index = grade (0 unused)
 FALLBACK_WEIGHTS = np.array([0.0, 0.0, 0.0, 0.2, 1.0, 1.0])  # when U has no grade 5
@@ -171,21 +171,19 @@ def _utility_lookup(grade_map: Mapping[int, int] | None, grades: np.ndarray) -> 
 
 def utility(judged: JudgedRun, alpha: float, cap4: float, cap3: float) -> Utility:
     """The utility view of ``judged`` under one weighting (computed once per evaluation)."""
-    key = ("utility", alpha, cap4, cap3)
-    cached = judged.cache.get(key)
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    rows, u_grades = _judged_utility(judged)
-    grade_weights = rarity_weights(_grade_counts(judged), alpha=alpha, cap4=cap4, cap3=cap3)
-    # oracle: U's weights sorted descending, cumulated
-    padded = pad_rows(judged.judged_counts, grade_weights[rows, u_grades], min_width=1)
-    oracle = np.cumsum(-np.sort(-padded, axis=1), axis=1)
-    # ranked docs: raw grade -> utility grade -> weight
-    ranked = _utility_grades(judged)
-    weights = np.take_along_axis(grade_weights, ranked, axis=1)
-    result = Utility(ranked, weights, grade_weights, oracle)
-    judged.cache[key] = result
-    return result
+
+    def make() -> Utility:
+        rows, u_grades = _judged_utility(judged)
+        grade_weights = rarity_weights(_grade_counts(judged), alpha=alpha, cap4=cap4, cap3=cap3)
+        # oracle: U's weights sorted descending, cumulated
+        padded = pad_rows(judged.judged_counts, grade_weights[rows, u_grades], min_width=1)
+        oracle = np.cumsum(-np.sort(-padded, axis=1), axis=1)
+        # ranked docs: raw grade -> utility grade -> weight
+        ranked = _utility_grades(judged)
+        weights = np.take_along_axis(grade_weights, ranked, axis=1)
+        return Utility(ranked, weights, grade_weights, oracle)
+
+    return judged.cached(("utility", alpha, cap4, cap3), make)
 
 
 def _judged_utility(judged: JudgedRun) -> tuple[np.ndarray, np.ndarray]:
@@ -196,27 +194,27 @@ def _judged_utility(judged: JudgedRun) -> tuple[np.ndarray, np.ndarray]:
 
 def _utility_grades(judged: JudgedRun) -> np.ndarray:
     """The utility grade (1..5) of the doc at each rank; 0 where unjudged or padding."""
-    cached = judged.cache.get("utility_grades")
-    if cached is None:
-        cached = np.zeros((judged.n_queries, judged.depth), dtype=np.int64)
-        cached[judged.hit_rows, judged.hit_ranks] = _utility_lookup(
+
+    def make() -> np.ndarray:
+        grades = np.zeros((judged.n_queries, judged.depth), dtype=np.int64)
+        grades[judged.hit_rows, judged.hit_ranks] = _utility_lookup(
             judged.grade_map, judged.hit_grades
         )
-        judged.cache["utility_grades"] = cached
-    grades: np.ndarray = cached
-    return grades
+        return grades
+
+    return judged.cached("utility_grades", make)
 
 
 def _grade_counts(judged: JudgedRun) -> np.ndarray:
     """Per query, the count of each utility grade 0..5 in U (whatever the weighting)."""
-    cached = judged.cache.get("grade_counts")
-    if cached is None:
+
+    def make() -> np.ndarray:
         rows, u_grades = _judged_utility(judged)
-        cached = np.zeros((judged.n_queries, 6), dtype=np.int64)
-        np.add.at(cached, (rows, u_grades), 1)
-        judged.cache["grade_counts"] = cached
-    counts: np.ndarray = cached
-    return counts
+        counts = np.zeros((judged.n_queries, 6), dtype=np.int64)
+        np.add.at(counts, (rows, u_grades), 1)
+        return counts
+
+    return judged.cached("grade_counts", make)
 
 
 def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
@@ -224,47 +222,19 @@ def _oracle_at(table: np.ndarray, cutoff: int) -> np.ndarray:
     return table[:, min(cutoff, table.shape[1]) - 1]
 
 
-def _pool_grades(judged: JudgedRun) -> np.ndarray:
-    """Per query, the utility grade (0 outside U) of each doc of the candidate pool: the
-    ``pool`` run, or the query's own whole ranking where the pool does not cover it."""
-    cached = judged.cache.get("pool_grades")
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    pool = judged.pool or judged.run
-    precision = judged.score_precision
-    absent = [q for q in judged.query_ids if q not in pool and q in judged.run]
-    if absent:
-        merged = {q: list(pool.ranking(q, score_precision=precision)) for q in pool}
-        merged.update({q: list(judged.run.ranking(q, score_precision=precision)) for q in absent})
-        pool = Run.from_lists(merged)
-    pooled = judge(
-        judged.qrels,
-        pool,
-        list(judged.query_ids),
-        depth=None,
-        grade_map=judged.grade_map,
-        score_precision=precision,
-    )
-    grades = _utility_grades(pooled)
-    judged.cache["pool_grades"] = grades
-    return grades
-
-
 def _pool_cumsum(judged: JudgedRun, weighting: tuple[float, float, float]) -> np.ndarray:
     """Per query, cumulative sums of the pool's weights (within U) sorted descending."""
-    key = ("pool_cumsum", *weighting)
-    cached = judged.cache.get(key)
-    if cached is not None:
-        return cached  # type: ignore[no-any-return]
-    grade_weights = utility(judged, *weighting).grade_weights
-    weights = np.take_along_axis(grade_weights, _pool_grades(judged), axis=1)
-    table = (
-        np.cumsum(-np.sort(-weights, axis=1), axis=1)
-        if weights.shape[1]
-        else np.zeros((judged.n_queries, 1))
-    )
-    judged.cache[key] = table
-    return table
+
+    def make() -> np.ndarray:
+        grade_weights = utility(judged, *weighting).grade_weights
+        pool_grades = _utility_grades(judged.pooled())  # 0 outside U
+        weights = np.take_along_axis(grade_weights, pool_grades, axis=1)
+        if not weights.shape[1]:
+            return np.zeros((judged.n_queries, 1))
+        table: np.ndarray = np.cumsum(-np.sort(-weights, axis=1), axis=1)
+        return table
+
+    return judged.cached(("pool_cumsum", *weighting), make)
 
 
 def _ratio_or_na(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:

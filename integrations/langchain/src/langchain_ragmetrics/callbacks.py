@@ -156,7 +156,7 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
             raise
 
     def _score(self, record: RetrievalRecord) -> dict[str, float | None] | None:
-        if self.qrels is None or not self.qrels.raw().get(record.query_id):
+        if self.qrels is None or not self.qrels.get(record.query_id):
             return None
         one = Qrels.from_dict({record.query_id: self.qrels[record.query_id]})
         result = evaluate(

@@ -1,0 +1,73 @@
+"""Array helpers for values kept query by query: flat, with a length per query."""
+
+from __future__ import annotations
+
+from itertools import islice, repeat
+from typing import Any
+
+import numpy as np
+
+
+def offsets_of(lengths: np.ndarray) -> np.ndarray:
+    """Where each query starts in the flat arrays, plus the total at the end."""
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return offsets
+
+
+def lengths_of(items: list[Any]) -> np.ndarray:
+    """``len`` of each item, as int64."""
+    return np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+
+
+def split(flat: list[str], lengths: np.ndarray) -> list[tuple[str, ...]]:
+    """Cut a flat list into one tuple per query (at C speed).
+
+    Example:
+        >>> split(["a", "b", "c"], np.array([2, 0, 1]))
+        [('a', 'b'), (), ('c',)]
+    """
+    rest = iter(flat)
+    return list(map(tuple, map(islice, repeat(rest), lengths.tolist())))
+
+
+def spans(starts: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For spans ``[starts[i], starts[i] + counts[i])`` of a flat array: each element's span,
+    its place within the span, and its index in the flat array.
+
+    Example:
+        >>> [a.tolist() for a in spans(np.array([5, 0]), np.array([2, 1]))]
+        [[0, 0, 1], [0, 1, 0], [5, 6, 0]]
+    """
+    rows = np.repeat(np.arange(len(counts)), counts)
+    columns = np.arange(len(rows)) - (np.cumsum(counts) - counts)[rows]
+    return rows, columns, starts[rows] + columns
+
+
+def pad_rows(
+    counts: np.ndarray, values: np.ndarray, *, min_width: int = 0, fill: float = 0.0
+) -> np.ndarray:
+    """Values given query by query (the first ``counts[0]`` for row 0, and so on) as a
+    matrix with one row per query, padded with ``fill`` (a view of ``values`` when every
+    row is full).
+
+    Example:
+        >>> pad_rows(np.array([2, 1]), np.array([1.0, 2.0, 3.0])).tolist()
+        [[1.0, 2.0], [3.0, 0.0]]
+    """
+    n_rows = len(counts)
+    width = max(int(counts.max()) if n_rows else 0, min_width)
+    if n_rows and width * n_rows == len(values):
+        return values.reshape(n_rows, width)
+    starts = np.cumsum(counts) - counts
+    padded = np.full(n_rows * width, fill, dtype=values.dtype)
+    # each row's values are contiguous: shift them to the start of their row
+    padded[np.arange(len(values)) + np.repeat(np.arange(n_rows) * width - starts, counts)] = values
+    return padded.reshape(n_rows, width)
+
+
+def fits_padded(lengths: np.ndarray, total: int) -> bool:
+    """True when a matrix of one row per query, as wide as the longest, stays within a small
+    multiple of the ``total`` values (else the queries are too uneven to pad)."""
+    width = int(lengths.max()) if len(lengths) else 0
+    return len(lengths) * width <= 4 * total + 4096

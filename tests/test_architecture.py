@@ -1,0 +1,132 @@
+"""The shape of the core: no import cycle, and no module reaching into another's privates.
+
+Both are read from the source with ``ast``: every import counts (also the ones inside a
+function, which only hide a cycle), except those under ``if TYPE_CHECKING:``, which never run.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import ragmetrics
+
+ROOT = Path(ragmetrics.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node, except those under ``if TYPE_CHECKING:``."""
+    nodes: list[ast.AST] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        nodes.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The modules of the package that ``name`` imports at run time."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in _runtime_nodes(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in MODULES}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join([*package[: len(package) - node.level + 1], base]).strip(".")
+            for alias in node.names:
+                if f"{base}.{alias.name}" in MODULES:
+                    found.add(f"{base}.{alias.name}")
+                elif base in MODULES:
+                    found.add(base)
+    return found - {name}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, as the list of modules around it, or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target)) is not None:
+                return found
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (found := visit(module)) is not None:
+            return found
+    return None
+
+
+def test_no_import_cycle_in_the_core() -> None:
+    graph = {name: _imports(name, path) for name, path in MODULES.items()}
+    assert graph["ragmetrics.judge"] >= {"ragmetrics._store"}  # the walk sees imports
+    cycle = _cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _private_names(tree: ast.AST) -> set[str]:
+    """The private names a module defines: functions, classes, attributes it assigns
+    (``self._x = ...``, annotated or slotted), and module-level names."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)  # __slots__ entries
+    return {n for n in names if n.startswith("_")}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_reads_another_modules_privates(name: str) -> None:
+    tree = ast.parse(MODULES[name].read_text())
+    own = _private_names(tree)
+    foreign = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            protocol = node.attr.startswith("__") or node.attr.endswith("_")
+            if not protocol and node.attr not in own:
+                foreign.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ragmetrics"):
+            for alias in node.names:
+                module = f"{node.module}.{alias.name}"
+                dunder = alias.name.startswith("__")
+                if alias.name.startswith("_") and not dunder and module not in MODULES:
+                    foreign.append(f"line {node.lineno}: imports {alias.name}")
+    assert not foreign, f"{name} reads privates of other modules: {foreign}"
