@@ -393,8 +393,6 @@ class Store:
             block[rows, run_width + columns] = judged_keys[at] | tags
             block.sort(axis=1)
             same = ((block[:, 1:] ^ block[:, :-1]) <= _TAG_BITS) & (block[:, :-1] != _EMPTY)
-            if (same[:, 1:] & same[:, :-1]).any():
-                return None  # three keys with one hash: a collision
             row, at = np.nonzero(same)
             found_rows.append(row + start)
             firsts.append(block[row, at])
@@ -403,7 +401,8 @@ class Store:
         first = (np.concatenate(firsts) & np.uint64(_TAG_BITS)).astype(np.int64)
         second = (np.concatenate(seconds) & np.uint64(_TAG_BITS)).astype(np.int64)
         # a result first, its judgment second: anything else is two results or two judgments
-        # whose ids collide
+        # whose ids collide (keys of one hash sort results first, so three or more keys of
+        # one hash always hold such a pair)
         if (first >= _FROM_QRELS).any() or (second < _FROM_QRELS).any():
             return None
         judged_at = judged_starts[rows] + second - _FROM_QRELS
@@ -429,7 +428,7 @@ def _rank_by_value(
     query_of = np.repeat(np.arange(n_queries), lengths)
     if fits_padded(lengths, total):
         # One padded matrix argsort is an order of magnitude faster than a lexsort.
-        padded = pad_rows(lengths, -values, fill=np.inf)
+        padded = pad_rows(lengths, -values.astype(np.float64), fill=np.inf)
         width = padded.shape[1]
         ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
         order = ranked[np.arange(width)[None, :] < lengths[:, None]]

@@ -1,0 +1,178 @@
+"""The columnar store behind Run and Qrels, and each branch of its hashed join.
+
+The join (``Store.hash_join``) answers only when it is sure; every way it can be wrong is a
+branch that hands over to the string path (``None``). Each test below builds the case of one
+branch, checks that the branch decides (the join's answer), and that the numbers equal the
+string path's; hashes are replaced by hand-made ones where a case needs a collision.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics import _packed
+from ragmetrics._store import Store, store_of
+
+METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
+
+
+def _trec_run(tmp_path: Path, lines: list[tuple[str, str, float]]) -> rm.Run:
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in lines))
+    run = rm.Run.from_trec(path)
+    assert store_of(run).ids is not None  # kept as bytes: the hashed join applies
+    return run
+
+
+def _join(qrels: rm.Qrels, run: rm.Run) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    judged = store_of(qrels)
+    return store_of(run).hash_join(judged, store_of(run).rows(list(judged.query_ids)))
+
+
+def _same_as_strings(qrels: rm.Qrels, run: rm.Run) -> dict[str, dict[str, float | None]]:
+    by_strings = rm.Run.from_dict(run.to_dict())
+    assert store_of(by_strings).ids is None
+    found = rm.evaluate(qrels, run, METRICS).per_query
+    assert found == rm.evaluate(qrels, by_strings, METRICS).per_query
+    return found
+
+
+def _hashes_by_hand(table: dict[bytes, int]) -> object:
+    """A hash function that gives the ids of ``table`` their hash, and others the real one.
+
+    Each hand-made hash sets bits the join keeps (16 to 62) and varies in the low bits it
+    drops, so ids that differ only there still collide."""
+    real = _packed.hashes
+
+    def hashes(ids: np.ndarray, words: int) -> np.ndarray:
+        hashed = real(ids, words).copy()
+        for i, doc in enumerate(ids.tolist()):
+            if doc in table:
+                hashed[i] = np.uint64(table[doc] << 40) | np.uint64(len(doc) * 77 + i)
+        return hashed
+
+    return hashes
+
+
+def test_judged_ids_wider_than_every_run_id(tmp_path: Path) -> None:
+    # run ids fit one 8-byte word; a judged id needs two: both sides must be hashed at two
+    run = _trec_run(tmp_path, [("q1", "d1", 0.9), ("q1", "d2", 0.5), ("q2", "d3", 0.7)])
+    qrels = rm.Qrels.from_dict({"q1": {"d2": 2, "a-much-longer-id": 1}, "q2": {"d3": 1}})
+    located = _join(qrels, run)
+    assert located is not None and len(located[0]) == 2  # the join answered and found both
+    found = _same_as_strings(qrels, run)
+    assert found["q1"]["ndcg@3"] == pytest.approx(0.4796249331)
+    assert found["q2"]["P@1"] == 1.0
+
+
+def test_a_result_and_a_judged_doc_with_one_hash_are_compared_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "a" is retrieved, "b" is judged: their hashes collide; only the bytes tell them apart
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 5, b"b": 5}))
+    run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "c", 0.5)])
+    qrels = rm.Qrels.from_dict({"q1": {"b": 1, "c": 1}})
+    assert _join(qrels, run) is None
+    found = _same_as_strings(qrels, run)
+    assert found["q1"]["P@1"] == 0.0 and found["q1"]["mrr"] == 0.5
+
+
+def test_two_results_with_one_hash_hand_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "a" and "c" are both retrieved for q1 and collide: not a result and its judgment
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 6, b"c": 6}))
+    run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "c", 0.5), ("q1", "b", 0.1)])
+    qrels = rm.Qrels.from_dict({"q1": {"b": 1}})
+    assert _join(qrels, run) is None
+    assert _same_as_strings(qrels, run)["q1"]["mrr"] == pytest.approx(1 / 3)
+
+
+def test_two_judged_docs_with_one_hash_hand_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"x": 7, b"y": 7}))
+    run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "y", 0.5)])
+    qrels = rm.Qrels.from_dict({"q1": {"x": 2, "y": 1}})
+    assert _join(qrels, run) is None
+    assert _same_as_strings(qrels, run)["q1"]["P@3"] == pytest.approx(1 / 3)
+
+
+def test_a_result_its_judgment_and_a_third_id_with_one_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 8, b"c": 8}))
+    run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "b", 0.5)])
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1, "c": 3}})
+    assert _join(qrels, run) is None
+    assert _same_as_strings(qrels, run)["q1"]["P@1"] == 1.0
+
+
+def test_equal_ids_join_whatever_their_low_hash_bits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the hand-made hashes of "a" differ in the bits the join drops: it must still find "a"
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 9}))
+    run = _trec_run(tmp_path, [("q1", "z", 0.9), ("q1", "a", 0.5)])
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}})
+    located = _join(qrels, run)
+    assert located is not None and located[1].tolist() == [1]
+    assert _same_as_strings(qrels, run)["q1"]["mrr"] == 0.5
+
+
+def test_judgments_too_uneven_for_one_matrix_hand_over(tmp_path: Path) -> None:
+    run = _trec_run(tmp_path, [(f"q{q}", f"d{i}", float(i)) for q in range(10) for i in range(5)])
+    many = {f"x{i}": 1 for i in range(5000)}  # one query judges far more than the others
+    judgments = {f"q{q}": {"d0": 2} for q in range(10)}
+    qrels = rm.Qrels.from_dict({**judgments, "q1": {"d4": 1, **many}})
+    assert _join(qrels, run) is None
+    found = _same_as_strings(qrels, run)
+    assert found["q1"]["P@1"] == 1.0 and found["q3"]["mrr"] == 0.2
+
+
+def test_the_three_forms_of_doc_ids_give_the_same_columns() -> None:
+    maps = [{"b": 2, "a": 0}, {}, {"c": 1}]
+    by_maps = Store.from_maps(["q1", "q2", "q3"], maps)
+    by_tuples = Store.from_tuples(["q1", "q2", "q3"], [("b", "a"), (), ("c",)], np.array([2, 0, 1]))
+    ids = _packed.encode(["b", "a", "c"])
+    assert ids is not None
+    by_bytes = Store.from_bytes(["q1", "q2", "q3"], np.array([2, 0, 1]), ids, np.array([2, 0, 1]))
+    for store in (by_maps, by_tuples, by_bytes):
+        assert store.tuples() == [("b", "a"), (), ("c",)]
+        assert store.maps() == maps
+        assert store.values is not None and store.values.tolist() == [2, 0, 1]
+        assert store.offsets.tolist() == [0, 2, 2, 3]
+        assert store.rows(["q3", "x", "q1"]).tolist() == [2, -1, 0]
+        subset = store.subset(["q3", "q1"])
+        assert subset.tuples() == [("c",), ("b", "a")] and subset.values is not None
+        assert subset.values.tolist() == [1, 2, 0]
+        assert store.greater(np.array([0]), np.array([0]), np.array([1])).tolist() == [True]
+        ranked = store.ranked("float64")
+        assert ranked.tuples() == [("b", "a"), (), ("c",)]
+
+
+def test_ties_rank_by_doc_id_descending_in_every_form() -> None:
+    values = np.array([1.0, 2.0, 1.0, 1.0])
+    ids = _packed.encode(["b", "a", "d", "c"])
+    assert ids is not None
+    for store in (
+        Store.from_tuples(["q"], [("b", "a", "d", "c")], values),
+        Store.from_bytes(["q"], np.array([4]), ids, values),
+    ):
+        assert store.ranked("float64").tuples() == [("a", "d", "c", "b")]
+
+
+def test_a_ranking_longer_than_the_column_tags_hands_over(tmp_path: Path) -> None:
+    # a result's column is kept in the low 15 bits of its key: past that, strings answer
+    lines = [("q1", f"d{i}", float(-i)) for i in range(70_000)]
+    run = _trec_run(tmp_path, lines)
+    # columns past 65,535 overflow into the hash: d66001's key would then match nothing
+    # (and d66000's would pair with the wrong column, caught by the byte check)
+    qrels = rm.Qrels.from_dict({"q1": {"d66001": 1}})
+    assert _join(qrels, run) is None
+    found = _same_as_strings(qrels, run)
+    assert found["q1"]["mrr"] == pytest.approx(1 / 66_002)
