@@ -37,7 +37,6 @@ from itertools import accumulate, chain, islice, repeat
 from operator import and_, itemgetter, or_
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ragmetrics._gc import without_gc
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.progress import progress_bar
 from ragmetrics.run import Run
@@ -244,7 +243,6 @@ class ChunkMatcher:
         ['s2']
     """
 
-    @without_gc
     def __init__(
         self,
         originals: Mapping[str, str] | Sequence[str],
@@ -321,7 +319,6 @@ class ChunkMatcher:
         """Positions (in ``ids``) of the originals that ``chunk`` came from."""
         return set(self._match_positions([chunk])[0])
 
-    @without_gc
     def _match_positions(self, chunks: Iterable[str]) -> list[frozenset[int]]:
         """``match_indices`` of each chunk, in one loop with its lookups bound once.
 

@@ -58,7 +58,6 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     __slots__ = ("_groups",)
     _groups: dict[str, Groups]
 
-    @without_gc
     def __init__(
         self,
         judgments: Mapping[str, Mapping[str, int]],
