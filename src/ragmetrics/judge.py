@@ -9,7 +9,7 @@ query ``query_ids[i]``, column ``j`` is rank ``j + 1``, padded past a ranking's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar, cast
@@ -250,6 +250,23 @@ def judge(
         score_precision=score_precision,
         n_located=n_located,
     )
+
+
+def judge_lists(
+    judgments: Mapping[str, Mapping[str, int]],
+    rankings: Mapping[str, Sequence[str]],
+    **options: Any,
+) -> JudgedRun:
+    """Judge ranked lists against ``{query: {doc: grade}}`` in full, every query of the
+    judgments counted (for examples and quick checks; ``options`` go to :func:`judge`).
+
+    Example:
+        >>> judged = judge_lists({"q": {"a": 2, "b": 0}}, {"q": ["x", "a"]})
+        >>> judged.hit_ranks.tolist(), judged.hit_grades.tolist(), judged.depth
+        ([1], [2.0], 2)
+    """
+    qrels = Qrels.from_dict(judgments)
+    return judge(qrels, Run.from_lists(rankings), list(qrels), depth=None, **options)
 
 
 def rank_of(

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics.errors import InvalidParameterError
-from ragmetrics.judge import JudgedRun
+from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import DCG, MAX_GRADE, REL, Cutoff, Kernel, MetricSpec, register
 
 
@@ -32,30 +32,59 @@ def precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
 
     The denominator is k even when fewer than k docs were retrieved (trec_eval ``P_k``).
     Range [0, 1].
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> precision(j, 2, rel=1).tolist()  # a among x, a: 1 / 2
+        [0.5]
     """
     assert cutoff is not None
     return judged.hits(cutoff, rel) / cutoff
 
 
 def recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
-    """Fraction of the relevant docs found in the first k: ``|rel in L_k| / R``; 0 if R = 0."""
+    """Fraction of the relevant docs found in the first k: ``|rel in L_k| / R``; 0 if R = 0.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> recall(j, 2, rel=1).tolist()  # a of {a, b}: 1 / 2
+        [0.5]
+    """
     return _safe_divide(judged.hits(cutoff, rel).astype(np.float64), judged.n_relevant(rel))
 
 
 def f1(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
-    """Harmonic mean of precision@k and recall@k; 0 when both are 0."""
+    """Harmonic mean of precision@k and recall@k; 0 when both are 0.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> f1(j, 2, rel=1).tolist()  # 2 * 0.5 * 0.5 / (0.5 + 0.5)
+        [0.5]
+    """
     p = precision(judged, cutoff, rel=rel)
     r = recall(judged, cutoff, rel=rel)
     return _safe_divide(2.0 * p * r, p + r)
 
 
 def hit_rate(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
-    """1 if a relevant doc is among the first k, else 0 (trec_eval ``success_k``)."""
+    """1 if a relevant doc is among the first k, else 0 (trec_eval ``success_k``).
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> hit_rate(j, 1, rel=1).tolist(), hit_rate(j, 2, rel=1).tolist()
+        ([0.0], [1.0])
+    """
     return (judged.hits(cutoff, rel) > 0).astype(np.float64)
 
 
 def reciprocal_rank(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
-    """``1 / rank`` of the first relevant doc within the first k; 0 if there is none."""
+    """``1 / rank`` of the first relevant doc within the first k; 0 if there is none.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> reciprocal_rank(j, None, rel=1).tolist()  # a at rank 2
+        [0.5]
+    """
     rows, columns = judged.relevant_at(rel)
     if cutoff is not None:
         keep = columns < cutoff
@@ -70,6 +99,13 @@ def average_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.
     """``(1/R) * sum of precision@i over the relevant ranks i <= k``; 0 if R = 0.
 
     The divisor is R, not min(R, k), as trec_eval's ``map_cut_k``.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> average_precision(j, None, rel=1).tolist()  # (1/2 + 2/4) / 2
+        [0.5]
+        >>> average_precision(j, 3, rel=1).tolist()  # (1/2) / 2: b is past k
+        [0.25]
     """
     rows, columns = judged.relevant_at(rel)
     if cutoff is not None:
@@ -88,6 +124,14 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
     ``2^max(grade, 0) - 1`` with ``dcg="exp-log2"`` (Burges et al., 2005: ``ndcg_exp``).
     The ideal ranks every judged doc by grade; the relevance threshold does not change the
     gain.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> # DCG = 2/log2(3) + 1/log2(5), IDCG = 2 + 1/log2(3)
+        >>> ndcg(j, None, dcg="log2").round(6).tolist()
+        [0.643322]
+        >>> ndcg(j, 2, dcg="exp-log2").round(6).tolist()  # (3/log2(3)) / (3 + 1/log2(3))
+        [0.521296]
     """
     gain = _exponential if dcg == "exp-log2" else _linear
     rows, ranks, grades = judged.hit_rows, judged.hit_ranks, judged.hit_grades
@@ -114,7 +158,13 @@ def _exponential(gains: np.ndarray) -> np.ndarray:
 
 
 def r_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
-    """Precision at rank R (the number of relevant docs); 0 if R = 0 (trec_eval ``Rprec``)."""
+    """Precision at rank R (the number of relevant docs); 0 if R = 0 (trec_eval ``Rprec``).
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> r_precision(j, None, rel=1).tolist()  # R = 2: a among x, a
+        [0.5]
+    """
     n_relevant = judged.n_relevant(rel)
     rows, columns = judged.relevant_at(rel)
     hits = np.bincount(rows[columns < n_relevant[rows]], minlength=judged.n_queries)
@@ -126,6 +176,12 @@ def err(judged: JudgedRun, cutoff: int | None, *, max_grade: float | None) -> np
 
     ``R_i = (2^g - 1) / 2^max_grade`` with ``g = max(grade, 0)``; ``max_grade`` is the highest
     grade judged in the qrels unless the parameter fixes it (Chapelle et al., 2009).
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> # R_a = (2^2 - 1) / 2^2, R_b = 1 / 4: 0.75 / 2 + (1 - 0.75) * 0.25 / 4
+        >>> err(j, None, max_grade=None).tolist()
+        [0.390625]
     """
     if max_grade is not None and judged.max_grade > max_grade:
         raise InvalidParameterError(
@@ -147,7 +203,13 @@ def err(judged: JudgedRun, cutoff: int | None, *, max_grade: float | None) -> np
 
 def recall_all(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     """1 if every evidence group (every relevant doc, without groups) has a member in the
-    first k, else 0; NA when the query has no relevant doc."""
+    first k, else 0; NA when the query has no relevant doc.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> recall_all(j, 2, rel=1).tolist(), recall_all(j, 4, rel=1).tolist()
+        ([0.0], [1.0])
+    """
     if not judged.qrels.has_groups:
         hits, n_relevant = judged.hits(cutoff, rel), judged.n_relevant(rel)
         return np.where(n_relevant > 0, (hits == n_relevant) * 1.0, np.nan)
@@ -161,6 +223,11 @@ def group_recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarr
     """Fraction of evidence groups with a member in the first k; 0 for a query with none.
 
     Without explicit groups each relevant doc is its own group, so this equals recall@k.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> group_recall(j, 2, rel=1).tolist()  # groups {a}, {b}: one found
+        [0.5]
     """
     if not judged.qrels.has_groups:
         return recall(judged, cutoff, rel=rel)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ragmetrics._arrays import pad_rows
 from ragmetrics.errors import GradeScaleError
-from ragmetrics.judge import JudgedRun
+from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import (
     ALPHA,
     CAP3,
@@ -251,7 +251,15 @@ def ra_nwg(
     judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
 ) -> np.ndarray:
     """RA-nWG@K = G_obs / G_oracle: the share of the best achievable utility that the first K
-    distinct docs carry. Range [0, 1]; NA when G_oracle = 0."""
+    distinct docs carry. Range [0, 1]; NA when G_oracle = 0.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
+        >>> # one doc of each grade in U: p_g = 1/5, so w5 = 1, w4 = 2.5 / 5, w3 = 0.5 / 5
+        >>> ra_nwg(u, 2, **w).round(6).tolist()  # (w(a) + w(d)) / (w5 + w4) = 1 / 1.5
+        [0.666667]
+    """
     assert cutoff is not None
     util = utility(judged, alpha, cap4, cap3)
     observed = _top(util.weights, cutoff).sum(axis=1)
@@ -262,7 +270,14 @@ def proc(
     judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
 ) -> np.ndarray:
     """PROC@K = G_pool / G_oracle: the ceiling the candidate pool allows (retrieval quality).
-    Range [0, 1]; NA when G_oracle = 0."""
+    Range [0, 1]; NA when G_oracle = 0.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
+        >>> proc(u, 2, **w).tolist()  # the whole ranking holds a and b: 1.5 / 1.5
+        [1.0]
+    """
     assert cutoff is not None
     util = utility(judged, alpha, cap4, cap3)
     return _ratio_or_na(
@@ -275,7 +290,14 @@ def pct_proc(
     judged: JudgedRun, cutoff: int | None, *, alpha: float, cap4: float, cap3: float
 ) -> np.ndarray:
     """%PROC@K = RA-nWG@K / PROC@K: how much of the pool's ceiling the selection realized
-    (reranking / selection efficiency). NA when PROC@K is 0 or NA."""
+    (reranking / selection efficiency). NA when PROC@K is 0 or NA.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
+        >>> pct_proc(u, 2, **w).round(6).tolist()  # RA-nWG / PROC = (1 / 1.5) / 1
+        [0.666667]
+    """
     weighting: dict[str, Any] = {"alpha": alpha, "cap4": cap4, "cap3": cap3}
     return _ratio_or_na(
         ra_nwg(judged, cutoff, **weighting),
@@ -284,7 +306,13 @@ def pct_proc(
 
 
 def n_recall_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
-    """|{d in S_K : g >= 4}| / min(K, R4+), R4+ = n4 + n5; NA when R4+ = 0."""
+    """|{d in S_K : g >= 4}| / min(K, R4+), R4+ = n4 + n5; NA when R4+ = 0.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> n_recall_4plus(u, 2).tolist()  # a of {a, b}: 1 / min(2, 2)
+        [0.5]
+    """
     assert cutoff is not None
     found = (_top(_utility_grades(judged), cutoff) >= 4).sum(axis=1)
     n_grade = _grade_counts(judged)
@@ -293,7 +321,13 @@ def n_recall_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 
 def n_recall_5(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
-    """|{d in S_K : g = 5}| / min(K, R5); NA when R5 = 0."""
+    """|{d in S_K : g = 5}| / min(K, R5); NA when R5 = 0.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> n_recall_5(u, 2).tolist()  # a: 1 / min(2, 1)
+        [1.0]
+    """
     assert cutoff is not None
     found = (_top(_utility_grades(judged), cutoff) == 5).sum(axis=1)
     return _ratio_or_na(
@@ -303,7 +337,13 @@ def n_recall_5(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 
 def precision_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
-    """|{d in S_K : g >= 4}| / K. Never NA."""
+    """|{d in S_K : g >= 4}| / K. Never NA.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> precision_4plus(u, 2).tolist()  # a among a, d
+        [0.5]
+    """
     assert cutoff is not None
     found: np.ndarray = (_top(_utility_grades(judged), cutoff) >= 4).sum(axis=1)
     return found / cutoff
@@ -311,7 +351,13 @@ def precision_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 def harm(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : d in U and g <= 2}| / K: the share of the prompt given to weak or
-    distracting evidence (lower is better). Never NA."""
+    distracting evidence (lower is better). Never NA.
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> harm(u, 2).tolist()  # d (grade 1) among a, d
+        [0.5]
+    """
     assert cutoff is not None
     grades = _top(_utility_grades(judged), cutoff)
     weak: np.ndarray = ((grades >= 1) & (grades <= 2)).sum(axis=1)
@@ -320,7 +366,13 @@ def harm(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 def unjudged(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : d not in U}| / K: how much of the top K nobody graded (a diagnostic of
-    the judgments, not of the system; lower means the other numbers are better founded)."""
+    the judgments, not of the system; lower means the other numbers are better founded).
+
+    Example:
+        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> unjudged(u, 4).tolist()  # x among a, d, x, b
+        [0.25]
+    """
     assert cutoff is not None
     outside: np.ndarray = _top(judged.retrieved & ~judged.judged, cutoff).sum(axis=1)
     return outside / cutoff
