@@ -11,11 +11,12 @@ import html
 import io
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics._table import html_table
+from ragmetrics._table import html_table, markdown_table
 from ragmetrics._version import __version__
 from ragmetrics.errors import RagMetricsError
 
@@ -85,22 +86,165 @@ def _worst(comparison: Comparison, n: int) -> tuple[str, str, list[str]]:
     return run, metric, [result.diagnose(q).to_markdown() for q in result.worst(metric, n)]
 
 
-def _markdown_to_html(text: str) -> str:
+def _inline_html(text: str) -> str:
+    """Escape ``text`` and render its markdown ``**bold**`` and `` `code` ``."""
     escaped = html.escape(text)
-    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped)
-    escaped = re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped).replace("\\*", "*")
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+
+
+def _markdown_to_html(text: str) -> str:
+    """Paragraphs and ``- `` lists of markdown as HTML."""
     lines, items = [], []
-    for line in escaped.split("\n"):
+    for line in text.split("\n"):
         if line.startswith("- "):
-            items.append(f"<li>{line[2:]}</li>")
+            items.append(f"<li>{_inline_html(line[2:])}</li>")
         else:
             if items:
                 lines.append("<ul>" + "".join(items) + "</ul>")
                 items = []
-            lines.append(f"<p>{line}</p>")
+            lines.append(f"<p>{_inline_html(line)}</p>")
     if items:
         lines.append("<ul>" + "".join(items) + "</ul>")
     return "".join(lines)
+
+
+# The report is one document: a list of blocks, rendered as markdown or as HTML.
+
+
+@dataclass(frozen=True)
+class _Heading:
+    text: str  # markdown inline
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str  # markdown: paragraphs and lists
+
+
+@dataclass(frozen=True)
+class _Table:
+    headers: list[str]
+    rows: list[list[Any]]
+    numbers_from: int = 1  # the first column aligned right in markdown
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    """A block with its own renderings (a comparison knows how to draw itself)."""
+
+    markdown: str
+    html: str
+
+
+@dataclass(frozen=True)
+class _Figure:
+    caption: str
+    png: bytes
+
+
+_Block = _Heading | _Text | _Table | _Rendered | _Figure
+
+
+def _document(
+    comparison: Comparison,
+    title: str,
+    figures: list[tuple[str, Figure]],
+    worst: int,
+) -> list[_Block]:
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    headers, rows = comparison.test_rows()
+    blocks: list[_Block] = [
+        _Heading(title, 1),
+        _Text(f"ragmetrics {__version__}, {stamp}."),
+        _Heading("Means"),
+        _Rendered(comparison.to_markdown(), comparison._repr_html_()),
+        _Heading("Paired tests"),
+        _Table(headers, rows, numbers_from=3),
+        _Text("\\* significant after correction."),
+        _Heading("What was counted"),
+        _Table(
+            [
+                "run",
+                "counted",
+                "missing from run",
+                "not judged",
+                "empty rankings",
+                "repeated ids dropped",
+                "unmatched chunks",
+            ],
+            [
+                [
+                    name,
+                    r.counts.queries,
+                    r.counts.missing_from_run,
+                    r.counts.not_judged,
+                    r.counts.empty_rankings,
+                    r.counts.repeated_ids_dropped,
+                    r.counts.unmatched_chunks,
+                ]
+                for name, r in comparison.results.items()
+            ],
+        ),
+    ]
+    if figures:
+        blocks.append(_Heading("Plots"))
+        blocks += [_Figure(caption, _png(figure)) for caption, figure in figures]
+    if worst:
+        run, metric, diagnoses = _worst(comparison, worst)
+        blocks.append(_Heading(f"The {len(diagnoses)} worst queries of `{run}` by {metric}"))
+        blocks += [_Text(d) for d in diagnoses]
+    return blocks
+
+
+def _render_markdown(blocks: list[_Block], folder: Path) -> str:
+    """The document as markdown; figures as PNG files in ``folder``."""
+    parts = []
+    for block in blocks:
+        if isinstance(block, _Heading):
+            parts.append("#" * block.level + " " + block.text)
+        elif isinstance(block, _Text):
+            parts.append(block.text)
+        elif isinstance(block, _Table):
+            parts.append(
+                markdown_table(block.headers, block.rows, align_right_from=block.numbers_from)
+            )
+        elif isinstance(block, _Rendered):
+            parts.append(block.markdown)
+        else:
+            folder.mkdir(parents=True, exist_ok=True)
+            image = folder / f"plot{len(list(folder.glob('plot*.png'))) + 1}.png"
+            image.write_bytes(block.png)
+            parts.append(f"![{block.caption}]({folder.name}/{image.name})")
+    return "\n\n".join(parts) + "\n"
+
+
+def _render_html(blocks: list[_Block], title: str) -> str:
+    """The document as one self-contained HTML page (figures inlined)."""
+    body = []
+    for block in blocks:
+        if isinstance(block, _Heading):
+            body.append(f"<h{block.level}>{_inline_html(block.text)}</h{block.level}>")
+        elif isinstance(block, _Text):
+            body.append(f"<div class='text'>{_markdown_to_html(block.text)}</div>")
+        elif isinstance(block, _Table):
+            body.append(html_table(block.headers, block.rows))
+        elif isinstance(block, _Rendered):
+            body.append(block.html)
+        else:
+            data = base64.b64encode(block.png).decode("ascii")
+            caption = html.escape(block.caption)
+            body.append(
+                f"<figure><img alt='{caption}' src='data:image/png;base64,{data}'>"
+                f"<figcaption>{caption}</figcaption></figure>"
+            )
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        + "".join(body)
+        + "</body></html>"
+    )
 
 
 def write_report(
@@ -123,91 +267,15 @@ def write_report(
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
     figures = _figures(comparison, qrels, runs, options) if plots else []
-    run, metric, diagnoses = _worst(comparison, worst) if worst else ("", "", [])
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    counts: list[list[Any]] = [
-        [
-            name,
-            r.counts.queries,
-            r.counts.missing_from_run,
-            r.counts.not_judged,
-            r.counts.empty_rankings,
-            r.counts.repeated_ids_dropped,
-            r.counts.unmatched_chunks,
-        ]
-        for name, r in comparison.results.items()
-    ]
-    count_headers = [
-        "run",
-        "counted",
-        "missing from run",
-        "not judged",
-        "empty rankings",
-        "repeated ids dropped",
-        "unmatched chunks",
-    ]
+    blocks = _document(comparison, title, figures, worst)
     if target.suffix.lower() == ".md":
         folder = target.with_name(target.stem + "_files")
-        parts = [
-            f"# {title}",
-            f"ragmetrics {__version__}, {stamp}.",
-            "## Means",
-            comparison.to_markdown(),
-            "## Paired tests",
-            comparison.tests_markdown(),
-        ]
-        from ragmetrics._table import markdown_table
-
-        parts += ["## What was counted", markdown_table(count_headers, counts)]
-        if figures:
-            folder.mkdir(parents=True, exist_ok=True)
-            parts.append("## Plots")
-            for number, (caption, figure) in enumerate(figures, start=1):
-                image = folder / f"plot{number}.png"
-                image.write_bytes(_png(figure))
-                parts.append(f"![{caption}]({folder.name}/{image.name})")
-        if diagnoses:
-            parts.append(f"## The {len(diagnoses)} worst queries of `{run}` by {metric}")
-            parts += diagnoses
-        target.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
-        return target
-    body = [
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p class='meta'>ragmetrics {__version__}, {stamp}.</p>",
-        "<h2>Means</h2>",
-        comparison._repr_html_(),
-        "<h2>Paired tests</h2>",
-        _tests_html(comparison),
-        "<h2>What was counted</h2>",
-        html_table(count_headers, counts),
-    ]
-    if figures:
-        body.append("<h2>Plots</h2>")
-        for caption, figure in figures:
-            data = base64.b64encode(_png(figure)).decode("ascii")
-            body.append(
-                f"<figure><img alt='{html.escape(caption)}' src='data:image/png;base64,{data}'>"
-                f"<figcaption>{html.escape(caption)}</figcaption></figure>"
-            )
-    if diagnoses:
-        body.append(
-            f"<h2>The {len(diagnoses)} worst queries of <code>{html.escape(run)}</code> "
-            f"by {html.escape(metric)}</h2>"
-        )
-        body += [f"<div class='diagnosis'>{_markdown_to_html(d)}</div>" for d in diagnoses]
-    page = (
-        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
-        + "".join(body)
-        + "</body></html>"
-    )
-    target.write_text(page, encoding="utf-8")
+        for old in folder.glob("plot*.png"):
+            old.unlink()
+        target.write_text(_render_markdown(blocks, folder), encoding="utf-8")
+    else:
+        target.write_text(_render_html(blocks, title), encoding="utf-8")
     return target
-
-
-def _tests_html(comparison: Comparison) -> str:
-    headers, rows = comparison.test_rows()
-    return html_table(headers, rows) + "<p><small>* significant after correction.</small></p>"
 
 
 _STYLE = " ".join(
@@ -218,7 +286,7 @@ _STYLE = " ".join(
         "th,td{border:1px solid #ddd;padding:4px 8px;font-size:13px}th{background:#f4f6f8}",
         "caption{font-weight:600;padding:4px}figure{display:inline-block;margin:0 1em 1em 0}",
         "img{max-width:100%;border:1px solid #eee}.meta{color:#777}",
-        ".diagnosis{border-left:3px solid #1b6ca8;padding:0 1em;margin:1em 0;font-size:14px}",
+        ".text{font-size:14px}",
         "code{background:#f4f6f8;padding:0 3px}",
     ]
 )
