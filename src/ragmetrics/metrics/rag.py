@@ -254,7 +254,8 @@ def ra_nwg(
     distinct docs carry. Range [0, 1]; NA when G_oracle = 0.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> # one doc of each grade in U: p_g = 1/5, so w5 = 1, w4 = 2.5 / 5, w3 = 0.5 / 5
         >>> ra_nwg(u, 2, **w).round(6).tolist()  # (w(a) + w(d)) / (w5 + w4) = 1 / 1.5
@@ -273,7 +274,8 @@ def proc(
     Range [0, 1]; NA when G_oracle = 0.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> proc(u, 2, **w).tolist()  # the whole ranking holds a and b: 1.5 / 1.5
         [1.0]
@@ -293,7 +295,8 @@ def pct_proc(
     (reranking / selection efficiency). NA when PROC@K is 0 or NA.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> pct_proc(u, 2, **w).round(6).tolist()  # RA-nWG / PROC = (1 / 1.5) / 1
         [0.666667]
@@ -309,7 +312,8 @@ def n_recall_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g >= 4}| / min(K, R4+), R4+ = n4 + n5; NA when R4+ = 0.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> n_recall_4plus(u, 2).tolist()  # a of {a, b}: 1 / min(2, 2)
         [0.5]
     """
@@ -324,7 +328,8 @@ def n_recall_5(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g = 5}| / min(K, R5); NA when R5 = 0.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> n_recall_5(u, 2).tolist()  # a: 1 / min(2, 1)
         [1.0]
     """
@@ -340,7 +345,8 @@ def precision_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """|{d in S_K : g >= 4}| / K. Never NA.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> precision_4plus(u, 2).tolist()  # a among a, d
         [0.5]
     """
@@ -354,7 +360,8 @@ def harm(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     distracting evidence (lower is better). Never NA.
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> harm(u, 2).tolist()  # d (grade 1) among a, d
         [0.5]
     """
@@ -369,7 +376,8 @@ def unjudged(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     the judgments, not of the system; lower means the other numbers are better founded).
 
     Example:
-        >>> u = judge_lists({"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}, {"q": ["a", "d", "x", "b"]})
+        >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
+        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> unjudged(u, 4).tolist()  # x among a, d, x, b
         [0.25]
     """
