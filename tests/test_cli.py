@@ -119,3 +119,38 @@ def test_metrics_listing(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(capsys, "metrics", "--format", "json")
     names = {m["name"] for m in json.loads(out)}
     assert code == 0 and {"ndcg", "map", "recall"} <= names
+
+
+def test_metrics_separated_by_commas(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 2\nq1 0 b 1\n")
+    run.write_text("q1 Q0 b 1 0.9 t\nq1 Q0 a 2 0.5 t\n")
+    code, out, _ = _run(
+        capsys,
+        "evaluate",
+        str(qrels),
+        str(run),
+        "-m",
+        "ndcg@10,P(rel=2)@1",
+        "-m",
+        "mrr",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    assert list(json.loads(out)["aggregate"]) == ["ndcg@10", "P(rel=2)@1", "mrr"]
+
+
+def test_output_piped_into_a_reader_that_stops(tmp_path: Path) -> None:
+    # `ragmetrics ... | head -1`: no traceback when the reader goes away
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i} 1\n" for i in range(20_000)))
+    run.write_text("".join(f"q{i} Q0 d{i} 1 1.0 t\n" for i in range(20_000)))
+    command = [sys.executable, "-m", "ragmetrics", "evaluate", str(qrels), str(run)]
+    shell = " ".join([*command, "-m", "mrr", "--per-query", "|", "head", "-1"])
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 141

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,8 +55,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         action="append",
         required=True,
         metavar="NAME",
-        help="a metric such as ndcg@10, P_5, mrr, ra_nwg@5 (repeat for several; "
-        "`ragmetrics metrics` lists them)",
+        help="a metric such as ndcg@10, P_5, mrr, ra_nwg@5 (repeat, or separate with "
+        "commas: -m ndcg@10,P_5; `ragmetrics metrics` lists them)",
     )
     parser.add_argument(
         "--relevance-threshold",
@@ -315,6 +316,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "metrics", None):
+        args.metrics = metric_names(args.metrics)
     handlers = {
         "evaluate": _cmd_evaluate,
         "compare": _cmd_compare,
@@ -324,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers.update(_extra_commands())
     try:
         return handlers[args.command](args)
+    except BrokenPipeError:
+        # the reader went away (``| head``): stop quietly, as a killed pipeline would
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except InputFormatError as exc:
         print(f"ragmetrics: error: {exc}", file=sys.stderr)
         return 1
@@ -331,6 +339,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"ragmetrics: error: {message}", file=sys.stderr)
         return 2
+
+
+def metric_names(values: Sequence[str]) -> list[str]:
+    """The names of repeated ``-m`` options, each split at commas outside parentheses
+    (``-m ndcg@10,P(rel=2)@5``).
+
+    Example:
+        >>> metric_names(["ndcg@10,P_5", "RA_nWG(alpha=0.5,cap4=1)@5"])
+        ['ndcg@10', 'P_5', 'RA_nWG(alpha=0.5,cap4=1)@5']
+    """
+    names: list[str] = []
+    for value in values:
+        depth, start = 0, 0
+        for i, char in enumerate(value):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char == "," and depth == 0:
+                names.append(value[start:i].strip())
+                start = i + 1
+        names.append(value[start:].strip())
+    return [name for name in names if name]
 
 
 def _extra_commands() -> dict[str, Any]:
