@@ -271,7 +271,7 @@ class Store:
         values = self.values
         assert values is not None
         compared = as_float32(values) if score_precision == "float32" else values
-        return _rank_by_value(compared, self.lengths, self.offsets, self)
+        return _rank_by_value(compared, self)
 
     def ranked(self, score_precision: ScorePrecision) -> Store:
         """A store of the same docs in ranked order (itself when it has no values)."""
@@ -298,16 +298,13 @@ class Store:
         positions, values)`` of every judged doc found: its judged row, its position in
         the run row (input order) and its judged value (float64).
         """
-        if self._ids is not None:
-            judged_ids = judged.encoded()
-            if judged_ids is not None:
-                located = self.hash_join(judged, run_rows)
-                if located is not None:
-                    rows, positions, at = located
-                    judged_values = judged.values
-                    assert judged_values is not None
-                    return rows, positions, judged_values[at].astype(np.float64)
-        return self._set_join(judged, run_rows, progress)
+        located = self.hash_join(judged, run_rows)
+        if located is None:
+            return self._set_join(judged, run_rows, progress)
+        rows, positions, at = located
+        judged_values = judged.values
+        assert judged_values is not None
+        return rows, positions, judged_values[at].astype(np.float64)
 
     def _set_join(
         self, judged: Store, run_rows: np.ndarray, progress: bool
@@ -353,8 +350,10 @@ class Store:
         byte for byte.
         """
         ids = self._ids
+        if ids is None:
+            return None
         judged_ids = judged.encoded()
-        if ids is None or judged_ids is None:
+        if judged_ids is None:
             return None
         n_queries = len(judged)
         counts = judged.lengths
@@ -418,11 +417,10 @@ _TAG_BITS = (1 << 16) - 1
 _EMPTY = np.uint64(2**64 - 1)  # padding: sorts last, equal to no key
 
 
-def _rank_by_value(
-    values: np.ndarray, lengths: np.ndarray, offsets: np.ndarray, store: Store
-) -> np.ndarray:
-    """The permutation that sorts each query by value descending, ties by doc id
-    descending."""
+def _rank_by_value(values: np.ndarray, store: Store) -> np.ndarray:
+    """The permutation that sorts each query of ``store`` by ``values`` descending, ties by
+    doc id descending."""
+    lengths, offsets = store.lengths, store.offsets
     n_queries = len(lengths)
     total = len(values)
     query_of = np.repeat(np.arange(n_queries), lengths)
