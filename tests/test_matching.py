@@ -174,17 +174,19 @@ def test_index_layout_follows_the_corpus_size() -> None:
         assert matcher.match("12 said") == {str(i) for i in range(size) if str(i).endswith("12")}
 
 
-def test_match_run_keeps_first_rank_and_counts_unmatched() -> None:
+def test_match_run_keeps_the_unmatched_chunks_place_and_counts_it() -> None:
     matcher = ChunkMatcher(
         {"s1": "user: one two three four five six", "s2": "assistant: seven eight nine ten"}
     )
     matched = matcher.match_run(
         {"q": ["user: four five six", "nothing like it", "assistant: eight nine", "user: one two"]}
     )
-    assert matched.run["q"] == ("s1", "s2")
+    # s1 at the place of its first chunk, the unmatched chunk at its own, s2 after it; the
+    # second chunk of s1 is dropped (a document ranking, as ref_doc_id gives)
+    assert matched.run["q"] == ("s1", "unmatched:2", "s2")
     assert matched.unmatched == {"q": 1} and matched.n_chunks == 4
     result = matched.evaluate({"q": {"s2": 1}}, ["mrr", "recall@2"])
-    assert result.aggregate == {"mrr": 0.5, "recall@2": 1.0}
+    assert result.aggregate == {"mrr": 1 / 3, "recall@2": 0.0}
     assert result.counts.unmatched_chunks == 1
     assert "1 retrieved chunks matched no original" in result.to_markdown()
 
@@ -208,7 +210,11 @@ def test_a_chunk_repeated_across_queries_is_matched_once() -> None:
         {"q1": [shared, other, "gone"], "q2": [other, shared], "q3": ["gone", shared]}
     )
     assert sorted(rules.calls) == sorted([shared, other, "gone"])
-    assert matched.run.to_lists() == {"q1": ["s1", "s2"], "q2": ["s2", "s1"], "q3": ["s1"]}
+    assert matched.run.to_lists() == {
+        "q1": ["s1", "s2", "unmatched:3"],
+        "q2": ["s2", "s1"],
+        "q3": ["unmatched:1", "s1"],
+    }
     assert matched.unmatched == {"q1": 1, "q3": 1} and matched.n_chunks == 7
     assert matched.chunk_matches["q2"] == [frozenset({"s2"}), frozenset({"s1"})]
     # answers handed out are the caller's own: changing one changes no other

@@ -121,6 +121,36 @@ class RetrievalDataset(BaseModel):
             ) from None
 
 
+def as_dataset(value: Any) -> RetrievalDataset:
+    """``value`` as a :class:`RetrievalDataset`: one already, or anything that has
+    ``queries`` and ``relevant_docs`` (and optionally ``corpus`` and ``mode``) as
+    attributes or keys, such as LlamaIndex's ``EmbeddingQAFinetuneDataset`` (no import of
+    it needed).
+
+    Example:
+        >>> class Legacy:  # what an EmbeddingQAFinetuneDataset looks like
+        ...     queries = {"q1": "who?"}
+        ...     corpus = {"d1": "text"}
+        ...     relevant_docs = {"q1": ["d1"]}
+        >>> dict(as_dataset(Legacy()).qrels["q1"])
+        {'d1': 1}
+    """
+    if isinstance(value, RetrievalDataset):
+        return value
+    fields = ("queries", "corpus", "relevant_docs", "mode")
+    if isinstance(value, Mapping):
+        found = {k: value[k] for k in fields if k in value}
+    else:
+        found = {k: getattr(value, k) for k in fields if hasattr(value, k)}
+    if "queries" not in found or "relevant_docs" not in found:
+        raise InputFormatError(
+            f"Expected a retrieval dataset: a ragmetrics.RetrievalDataset, or an object with "
+            f"queries and relevant_docs (as LlamaIndex's EmbeddingQAFinetuneDataset); got "
+            f"{type(value).__name__}. Read a JSON file with RetrievalDataset.from_json(path)."
+        )
+    return RetrievalDataset(**{k: v for k, v in found.items() if v is not None})
+
+
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(p) for p in error.get("loc", ()))

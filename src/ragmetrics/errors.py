@@ -56,3 +56,21 @@ class UndefinedMetricWarning(RagMetricsWarning):
 
 class IdMismatchWarning(RagMetricsWarning):
     """The ids of the run and the qrels do not meet: the numbers are zeros by construction."""
+
+
+class RetrievalFailedWarning(RagMetricsWarning):
+    """Some retrievals of a dataset evaluation raised; their queries scored as empty rankings
+    (the errors are in ``result.retrieval_errors``)."""
+
+
+class HandlerFailureWarning(RagMetricsWarning):
+    """A recorder, handler or plug-in failed inside the user's pipeline; the pipeline went on
+    and the error was kept (``last_error``)."""
+
+
+class StageWarning(RagMetricsWarning):
+    """Several retrievers recorded the same query; a run of all stages keeps the latest."""
+
+
+class IdFieldWarning(RagMetricsWarning):
+    """An id field or key the adapter was told to read is absent from retrieved items."""

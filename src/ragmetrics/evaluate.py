@@ -16,6 +16,7 @@ import numpy as np
 from ragmetrics._gc import without_gc
 from ragmetrics._precision import ScorePrecision, check_score_precision
 from ragmetrics._store import store_of
+from ragmetrics._warn import warn
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
 from ragmetrics.errors import (
     IdMismatchWarning,
@@ -57,7 +58,10 @@ class Counts:
         repeated_ids_dropped: repeated doc ids dropped from the rankings.
         valid: per metric, queries with a defined value.
         na: per metric, queries for which the metric is NA (left out of its mean).
-        unmatched_chunks: retrieved chunks that matched no original (chunk matching only).
+        unmatched_chunks: retrieved chunks that matched no original (chunk matching only);
+            each kept its rank as an unjudged doc.
+        failed_retrievals: queries whose retrieval raised (adapters only); each scored as an
+            empty ranking, the errors are in ``EvaluationResult.retrieval_errors``.
     """
 
     queries: int
@@ -70,6 +74,7 @@ class Counts:
     valid: dict[str, int] = field(default_factory=dict)
     na: dict[str, int] = field(default_factory=dict)
     unmatched_chunks: int = 0
+    failed_retrievals: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +91,8 @@ class EvaluationResult:
             (``None`` when it is defined for none).
         counts: a :class:`Counts` of what was counted and what was left out.
         missing_query_ids, unjudged_query_ids: the ids behind those counts.
+        retrieval_errors: query id -> ``"ErrorType: message"`` for each retrieval that
+            raised (set by the adapters; empty otherwise).
     """
 
     def __init__(
@@ -110,6 +117,7 @@ class EvaluationResult:
         self.unjudged_query_ids = unjudged_query_ids
         self.settings = settings
         self.run_name = run_name
+        self.retrieval_errors: dict[str, str] = {}
         self._judged = judged
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -219,6 +227,8 @@ class EvaluationResult:
             payload["missing_query_ids"] = list(self.missing_query_ids)
         if self.unjudged_query_ids:
             payload["unjudged_query_ids"] = list(self.unjudged_query_ids)
+        if self.retrieval_errors:
+            payload["retrieval_errors"] = dict(self.retrieval_errors)
         if per_query:
             payload["per_query"] = self.per_query
         return payload
@@ -298,6 +308,8 @@ class EvaluationResult:
             parts.append(f"{c.repeated_ids_dropped} repeated doc ids dropped")
         if c.unmatched_chunks:
             parts.append(f"{c.unmatched_chunks} retrieved chunks matched no original")
+        if c.failed_retrievals:
+            parts.append(f"{c.failed_retrievals} retrievals failed (scored as empty rankings)")
         return "; ".join(parts) + "."
 
     def _repr_html_(self) -> str:
@@ -422,7 +434,6 @@ def check_grade_map(grade_map: Any) -> dict[int, int] | None:
     return checked
 
 
-@without_gc
 def evaluate(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
     run: Run | Mapping[str, Any],
@@ -493,14 +504,34 @@ def evaluate(
         score_precision=score_precision,
         progress=progress,
     )
-    parsed = [m.resolve(settings.params) for m in parse_metrics(_names(metrics))]
+    return evaluate_checked(qrels, run, resolve_metrics(metrics, settings), settings)
+
+
+def resolve_metrics(metrics: str | Sequence[str], settings: Settings) -> list[Metric]:
+    """Parse metric names and fill each parameter the name leaves out from the keywords of
+    ``settings``, else from its declared default."""
+    return [m.resolve(settings.params) for m in parse_metrics(_names(metrics))]
+
+
+@without_gc
+def evaluate_checked(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Any],
+    parsed: list[Metric],
+    settings: Settings,
+    *,
+    id_hint: str = "",
+) -> EvaluationResult:
+    """:func:`evaluate` with the metrics and keywords already checked (adapters check them
+    before retrieving); ``id_hint`` ends the warning given when no retrieved doc is judged
+    (an adapter names its own fix: ``id_key=...``, ``id_field="ref_doc_id"``)."""
     qrels, run = _checked_inputs(qrels, run, parsed, settings)
     selected = select_queries(qrels, run, settings.missing)
     judged = judge(
         qrels,
         run,
         selected.query_ids,
-        depth=_depth_needed(parsed),
+        depth=depth_needed(parsed),
         grade_map=settings.grade_map,
         pool=settings.pool,
         score_precision=settings.score_precision,
@@ -510,7 +541,7 @@ def evaluate(
     values = np.empty((len(selected.query_ids), len(parsed)))
     for column, metric in enumerate(parsed):
         values[:, column] = metric.compute(judged)
-    _warn_if_ids_do_not_meet(qrels, run, judged, selected, settings)
+    _warn_if_ids_do_not_meet(qrels, run, judged, selected, settings, id_hint)
     return EvaluationResult(
         metrics=parsed,
         query_ids=tuple(selected.query_ids),
@@ -624,7 +655,12 @@ def _names(metrics: Any) -> Any:
 
 
 def _warn_if_ids_do_not_meet(
-    qrels: Qrels, run: Run, judged: JudgedRun, selected: Selection, settings: Settings
+    qrels: Qrels,
+    run: Run,
+    judged: JudgedRun,
+    selected: Selection,
+    settings: Settings,
+    id_hint: str = "",
 ) -> None:
     """One warning when the numbers are zeros (or nothing) by construction: the qrels judge
     no document, the run and the qrels share no query id, or no retrieved doc is judged."""
@@ -635,7 +671,7 @@ def _warn_if_ids_do_not_meet(
             f"judgments, so no query is counted. Check that the qrels were built from the "
             f"right data (e.g. that relevant ids were collected)."
         )
-        warnings.warn(message, UndefinedMetricWarning, stacklevel=4)
+        warn(message, UndefinedMetricWarning)
         return
     if len(selected.missing_ids) == len(judged_ids):
         outcome = (
@@ -648,7 +684,7 @@ def _warn_if_ids_do_not_meet(
             f"{_sample(run.query_ids)}, the qrels' like {_sample(judged_ids)}; use the same ids "
             f"in both (strings, same spelling)."
         )
-        warnings.warn(message, IdMismatchWarning, stacklevel=4)
+        warn(message + id_hint, IdMismatchWarning)
         return
     ranked = np.flatnonzero(judged.lengths)
     if judged.n_located or not len(ranked):
@@ -656,7 +692,7 @@ def _warn_if_ids_do_not_meet(
     query_id = judged.query_ids[int(ranked[0])]
     retrieved, judged_docs = run.ranking(query_id), list(qrels[query_id])
     # one query that missed is routine; ids of another form (uuids, paths) are not
-    if len(ranked) == 1 and _shapes(retrieved) & _shapes(judged_docs):
+    if len(ranked) == 1 and ids_look_alike(retrieved, judged_docs):
         return
     message = (
         f"No retrieved doc is judged in any query: every metric is 0. The ids may be in "
@@ -664,13 +700,18 @@ def _warn_if_ids_do_not_meet(
         f"are {_sample(judged_docs)}. Map the retriever's ids (uuids, paths, chunk ids) to the "
         f"ids of the qrels."
     )
-    warnings.warn(message, IdMismatchWarning, stacklevel=4)
+    warn(message + id_hint, IdMismatchWarning)
+
+
+def ids_look_alike(some: Sequence[str], others: Sequence[str]) -> bool:
+    """True when two lists of ids share a shape: each run of letters and digits read as
+    ``a``, punctuation kept (``doc12`` and ``d7`` are ``a``; a uuid is ``a-a-a-a-a``, a path
+    ``/a/a.a``). Ids of different shapes (uuids against doc names) cannot be the same ids."""
+    return bool(_shapes(some) & _shapes(others))
 
 
 def _shapes(ids: Sequence[str]) -> set[str]:
-    """The shapes of some ids: each run of letters and digits as ``a``, punctuation kept
-    (``doc12`` and ``d7`` are ``a``; a uuid is ``a-a-a-a-a``, a path ``/a/a.a``)."""
-    return {_WORD.sub("a", i) for i in ids[:50]}
+    return {_WORD.sub("a", i) for i in list(ids)[:50]}
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -691,7 +732,7 @@ def _with_none(values: np.ndarray) -> list[list[float | None]]:
     return rows
 
 
-def _depth_needed(metrics: Sequence[Metric]) -> int | None:
+def depth_needed(metrics: Sequence[Metric]) -> int | None:
     """How deep each ranking must be judged; None for the whole ranking."""
     depth = 0
     for metric in metrics:

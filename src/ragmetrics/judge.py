@@ -252,6 +252,49 @@ def judge(
     )
 
 
+def judge_ranking(
+    qrels: Qrels,
+    run: Run,
+    *,
+    depth: int | None,
+    grade_map: Mapping[int, int] | None = None,
+    score_precision: ScorePrecision = "float64",
+) -> JudgedRun:
+    """:func:`judge` for one query: ``qrels`` and ``run`` (from ranked lists) each hold the
+    same single query. For one short ranking the batch machinery costs more than the work,
+    so the judged docs are found with a dict lookup per retrieved doc (single-query scoring
+    in the adapters); the result is the one :func:`judge` gives.
+
+    Example:
+        >>> one = judge_ranking(Qrels.from_dict({"q": {"a": 2}}), Run.from_lists({"q": ["x", "a"]}),
+        ...                     depth=None)
+        >>> one.hit_ranks.tolist(), one.hit_grades.tolist(), one.depth
+        ([1], [2.0], 2)
+    """
+    judgments = store_of(qrels).maps()[0]
+    ranking = store_of(run).tuples()[0]
+    width = len(ranking) if depth is None else min(len(ranking), depth)
+    grade_of = judgments.get
+    located = [(rank, grade_of(doc)) for rank, doc in enumerate(ranking) if doc in judgments]
+    within = [hit for hit in located if hit[0] < width]
+    return JudgedRun(
+        query_ids=run.query_ids,
+        hit_rows=np.zeros(len(within), dtype=np.int64),
+        hit_ranks=np.array([rank for rank, _ in within], dtype=np.int64),
+        hit_grades=np.array([grade for _, grade in within], dtype=np.float64),
+        lengths=np.array([width], dtype=np.int64),
+        in_run=np.ones(1, dtype=bool),
+        depth=width,
+        judged_counts=np.array([len(judgments)], dtype=np.int64),
+        judged_grades=np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)),
+        qrels=qrels,
+        run=run,
+        grade_map=grade_map,
+        score_precision=score_precision,
+        n_located=len(located),
+    )
+
+
 def judge_lists(
     judgments: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Sequence[str]],

@@ -201,7 +201,8 @@ class MatchedRun:
     """Chunk rankings mapped onto original ids.
 
     Attributes:
-        run: a :class:`Run` over original ids; each original keeps the rank of its first chunk.
+        run: a :class:`Run` over original ids; each original keeps the place of its first
+            chunk, and each unmatched chunk keeps its place as ``unmatched:<rank>``.
         chunk_matches: per query, the set of original ids of each chunk, in rank order.
         unmatched: per query, how many chunks matched no original (only queries with some).
         n_chunks: how many chunks were matched in all.
@@ -358,8 +359,18 @@ class ChunkMatcher:
     ) -> MatchedRun:
         """Map ranked chunk texts per query onto a :class:`Run` over original ids.
 
-        Each original takes the rank of the first chunk that matched it; a chunk matching
-        several originals places them in index order; unmatched chunks are counted.
+        The ranking is of documents: each original takes the place of the first chunk that
+        matched it, and later chunks of the same original are dropped, as a ranking of
+        ``ref_doc_id`` would drop them. A chunk matching several originals places them in
+        index order. A chunk that matches no original keeps its place as an unjudged doc
+        (``unmatched:<rank>``, its rank among the query's chunks) and is counted: dropping
+        it would move every document after it up a rank.
+
+        Example:
+            >>> matcher = ChunkMatcher({"d1": "alpha beta gamma", "d2": "delta epsilon"})
+            >>> matched = matcher.match_run({"q": ["beta gamma", "zeta", "alpha", "delta"]})
+            >>> matched.run["q"], matched.n_unmatched
+            (('d1', 'unmatched:2', 'd2'), 1)
         """
         for query_id, texts in chunks.items():
             if isinstance(texts, str):
@@ -381,18 +392,38 @@ class ChunkMatcher:
         for query_id, texts in chunks.items():
             ranking: dict[str, None] = {}
             matches: list[frozenset[str]] = []
-            for positions in islice(found, len(texts)):
+            for rank, positions in enumerate(islice(found, len(texts)), start=1):
                 ids = named.get(positions)
                 if ids is None:
                     ids = named[positions] = frozenset(names[i] for i in positions)
                 matches.append(ids)
-                ranking.update(dict.fromkeys(names[i] for i in sorted(positions)))
+                if positions:
+                    ranking.update(dict.fromkeys(names[i] for i in sorted(positions)))
+                else:
+                    ranking[self._unmatched_id(rank)] = None
             rankings[query_id] = list(ranking)
             per_chunk[query_id] = matches
             missed = matches.count(frozenset())
             if missed:
                 unmatched[query_id] = missed
         return MatchedRun(Run.from_lists(rankings, name=name), per_chunk, unmatched, total)
+
+    def rank_documents(self, chunks: Sequence[str]) -> tuple[list[str], int]:
+        """One query's ranked chunks as ranked original ids (see :meth:`match_run`), and
+        how many chunks matched no original."""
+        matched = self.match_run({"q": chunks}, progress=False)
+        return list(matched.run["q"]), matched.n_unmatched
+
+    def _unmatched_id(self, rank: int) -> str:
+        """The id an unmatched chunk ranks under: unlike every original's id."""
+        name = f"unmatched:{rank}"
+        while name in self._id_set:
+            name = "_" + name
+        return name
+
+    @cached_property
+    def _id_set(self) -> frozenset[str]:
+        return frozenset(self.ids)
 
 
 class _Affixes:

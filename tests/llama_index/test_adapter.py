@@ -53,11 +53,11 @@ def test_unknown_metric_fails_at_setup() -> None:
 
 
 def test_plugins_in_retriever_evaluator_equal_the_core(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
-    names = ["hit_rate@1", "hit_rate@5", "ndcg@1", "ndcg@5", "mrr", "ra_nwg@3"]
+    names = ["hit_rate@1", "hit_rate@5", "ndcg@1", "ndcg@5", "mrr@5", "ra_nwg@3"]
     retriever = vector_index.as_retriever(similarity_top_k=5)
     # expected ids carry grade 1; the set metric reads it as a decisive 5
     evaluator = RetrieverEvaluator(
-        metrics=[RagMetricsMetric.from_name(n, grade_map={1: 5}) for n in names],
+        metrics=RagMetricsMetric.from_names(names, grade_map={1: 5}),
         retriever=retriever,
     )
     queries = list(dataset.queries.items())[:40]
@@ -101,7 +101,7 @@ def test_next_to_llama_index_own_metrics(vector_index, dataset) -> None:  # type
                 query=text, expected_ids=expected, retrieved_ids=retrieved
             ).score
             our_value = (
-                RagMetricsMetric.from_name(ours[metric.metric_name])
+                RagMetricsMetric.from_name(ours[metric.metric_name], label="rm")
                 .compute(query=text, expected_ids=expected, retrieved_ids=retrieved)
                 .score
             )
@@ -269,10 +269,12 @@ class FlakyRetriever(BaseRetriever):
 
 def test_a_failing_query_is_recorded_not_raised(dataset) -> None:  # type: ignore[no-untyped-def]
     evaluator = RagMetricsRetrieverEvaluator(FlakyRetriever(), ["mrr"], show_progress=False)
-    with pytest.warns(UserWarning, match=r"1 queries failed to retrieve"):
+    with pytest.warns(rm.errors.RetrievalFailedWarning, match=r"1 of 300 retrievals raised"):
         result = evaluator.evaluate_dataset(dataset)
     assert evaluator.errors == {"q0": "RuntimeError: index offline"}
+    assert result.retrieval_errors == evaluator.errors
     assert result.counts.queries == 300 and result.counts.empty_rankings == 1
+    assert result.counts.failed_retrievals == 1
     with pytest.raises(RuntimeError, match="index offline"):
         RagMetricsRetrieverEvaluator(
             FlakyRetriever(), ["mrr"], show_progress=False, raise_errors=True
@@ -284,9 +286,7 @@ def test_evaluator_input_errors(vector_index) -> None:  # type: ignore[no-untype
         rm.RagMetricsError, match=r"retriever must be a LlamaIndex BaseRetriever; got str"
     ):
         RagMetricsRetrieverEvaluator("bm25", ["mrr"])  # type: ignore[arg-type]
-    with pytest.raises(
-        rm.RagMetricsError, match=r"dataset must be a ragmetrics.RetrievalDataset; got dict"
-    ):
+    with pytest.raises(rm.RagMetricsError, match=r"Expected a retrieval dataset.*got dict"):
         RagMetricsRetrieverEvaluator(vector_index.as_retriever(), ["mrr"]).evaluate_dataset({})  # type: ignore[arg-type]
 
 
@@ -322,4 +322,4 @@ def test_concurrent_capture_loses_nothing(vector_index, dataset) -> None:  # typ
     records = recorder.records
     assert len(records) == 60
     assert sorted(r.query for r in records) == sorted(texts)
-    assert all(len(r.node_ids) == 2 for r in records)
+    assert all(len(r.doc_ids) == 2 for r in records)

@@ -22,9 +22,19 @@ def _cut(matrix: np.ndarray, cutoff: int | None) -> np.ndarray:
 
 def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator, and 0 where the denominator is 0."""
-    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
+    shape = numerator.shape
+    if denominator.shape != shape:
+        shape = np.broadcast_shapes(shape, denominator.shape)
+    out = np.zeros(shape, dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator != 0)
     return out
+
+
+def _starts(rows: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of sorted ``rows`` starts."""
+    starts = np.ones(len(rows), dtype=bool)
+    np.not_equal(rows[1:], rows[:-1], out=starts[1:])
+    return np.flatnonzero(starts)
 
 
 def precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -89,7 +99,7 @@ def reciprocal_rank(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.nd
     if cutoff is not None:
         keep = columns < cutoff
         rows, columns = rows[keep], columns[keep]
-    first = np.flatnonzero(np.diff(rows, prepend=-1))  # each query's first relevant doc
+    first = _starts(rows)  # each query's first relevant doc
     values = np.zeros(judged.n_queries)
     values[rows[first]] = 1.0 / (columns[first] + 1.0)
     return values

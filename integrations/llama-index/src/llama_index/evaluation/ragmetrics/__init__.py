@@ -1,17 +1,23 @@
 """ragmetrics inside LlamaIndex: metric plug-ins, a dataset evaluator, a retrieval recorder.
 
-- :class:`RagMetricsMetric`: ``RagMetricsMetric.from_name("ndcg@10")`` in
-  ``RetrieverEvaluator(metrics=[...])``.
-- :class:`RagMetricsRetrieverEvaluator`: a retriever over a ``ragmetrics.RetrievalDataset``.
+- :class:`RagMetricsMetric`: ``RagMetricsMetric.from_names(["ndcg@10", "ra_nwg@5"])`` in
+  ``RetrieverEvaluator(metrics=[...])``; :func:`register_metrics` for
+  ``RetrieverEvaluator.from_metric_names``.
+- :class:`RagMetricsRetrieverEvaluator`: a retriever over a whole dataset.
 - :class:`RetrievalRecorder`: records every retrieval of a pipeline into a ``ragmetrics.Run``.
 """
 
 from llama_index.evaluation.ragmetrics._nodes import node_id, node_ids, node_texts
 from llama_index.evaluation.ragmetrics.evaluator import RagMetricsRetrieverEvaluator
-from llama_index.evaluation.ragmetrics.metrics import RagMetricsMetric
+from llama_index.evaluation.ragmetrics.metrics import (
+    MetricKeyWarning,
+    RagMetricsMetric,
+    register_metrics,
+)
 from llama_index.evaluation.ragmetrics.recorder import RetrievalRecord, RetrievalRecorder
 
 __all__ = [
+    "MetricKeyWarning",
     "RagMetricsMetric",
     "RagMetricsRetrieverEvaluator",
     "RetrievalRecord",
@@ -19,4 +25,5 @@ __all__ = [
     "node_id",
     "node_ids",
     "node_texts",
+    "register_metrics",
 ]

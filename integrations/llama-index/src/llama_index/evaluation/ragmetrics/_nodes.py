@@ -21,6 +21,28 @@ def _node(item: NodeLike) -> BaseNode:
     )
 
 
+def check_id_field(id_field: str) -> str:
+    """``id_field`` if it is one the adapter reads, else an error naming them."""
+    if id_field in ("node_id", "ref_doc_id") or (
+        isinstance(id_field, str) and id_field.startswith("metadata:") and id_field[9:]
+    ):
+        return id_field
+    raise RagMetricsError(
+        f"id_field must be 'node_id', 'ref_doc_id' or 'metadata:<key>'; got {id_field!r}."
+    )
+
+
+def id_hint(id_field: str) -> str:
+    """What to try when the ids read by ``id_field`` are none of the judged ones."""
+    if id_field == "node_id":
+        return (
+            ' The nodes were read by id_field="node_id" (each chunk\'s own id): for '
+            'document-level judgments pass id_field="ref_doc_id" (or "metadata:<key>"), or '
+            "match_texts=True to map chunk texts to the corpus."
+        )
+    return f" The nodes were read by id_field={id_field!r}; check that it holds the judged ids."
+
+
 def node_id(item: NodeLike, id_field: str = "node_id") -> str:
     """The id of one node: ``"node_id"``, ``"ref_doc_id"`` (its source document) or
     ``"metadata:<key>"`` (a metadata value)."""
@@ -30,12 +52,8 @@ def node_id(item: NodeLike, id_field: str = "node_id") -> str:
         value = node.node_id
     elif id_field == "ref_doc_id":
         value = node.ref_doc_id
-    elif id_field.startswith("metadata:"):
-        value = node.metadata.get(id_field.partition(":")[2])
-    else:
-        raise RagMetricsError(
-            f"id_field must be 'node_id', 'ref_doc_id' or 'metadata:<key>'; got {id_field!r}."
-        )
+    else:  # "metadata:<key>", or an error naming the choices
+        value = node.metadata.get(check_id_field(id_field).partition(":")[2])
     if value is None or value == "":
         raise RagMetricsError(
             f"Node {node.node_id!r} has no {id_field!r}; choose another id_field "

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import warnings
 from collections.abc import Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -17,10 +16,12 @@ from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
-from llama_index.evaluation.ragmetrics._nodes import node_ids, node_texts
-from ragmetrics import EvaluationResult, RetrievalDataset, Run, evaluate
+from llama_index.evaluation.ragmetrics._nodes import check_id_field, id_hint, node_ids, node_texts
+from ragmetrics import EvaluationResult, Run
+from ragmetrics.dataset import as_dataset
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
+from ragmetrics.harness import EvaluationPlan, Retrieved
+from ragmetrics.matching import MatchRules
 from ragmetrics.progress import progress_bar
 
 T = TypeVar("T")
@@ -44,15 +45,20 @@ class RagMetricsRetrieverEvaluator:
         retriever: any LlamaIndex ``BaseRetriever``.
         metrics: ragmetrics metric names, e.g. ``["hit_rate@5", "ndcg@10", "ra_nwg@5"]``.
         id_field: how a node maps to a dataset doc id: ``"node_id"``, ``"ref_doc_id"`` or
-            ``"metadata:<key>"``.
+            ``"metadata:<key>"``. With ``"ref_doc_id"`` the ranking is of documents: each
+            takes the place of its first chunk and its later chunks are dropped.
         node_postprocessors: applied after retrieval (a reranker, a cut-off); the ranking
-            before them becomes the candidate pool of PROC@k.
-        match_texts: map node texts onto ``dataset.corpus`` with the chunk matcher instead of
-            using ids (for chunked corpora whose ground truth names whole documents).
+            before them becomes the candidate pool of PROC@k (unless ``pool=`` is given).
+        match_texts: map node texts onto ``dataset.corpus`` with the chunk matcher instead
+            of using ids; the ranking is of documents as with ``"ref_doc_id"``, and a chunk
+            that matches no document keeps its place (``counts.unmatched_chunks``).
         workers: how many retrievals run at once.
         show_progress: a progress bar over the queries.
         raise_errors: re-raise a retriever's exception instead of recording it.
-        **options: further ``evaluate()`` keywords (``relevance_threshold``, ``grade_map``...).
+        **options: further ``evaluate()`` keywords (``relevance_threshold``, ``grade_map``,
+            ``pool``...).
+
+    Metric names and keywords are checked here, before anything is retrieved.
     """
 
     def __init__(
@@ -77,12 +83,14 @@ class RagMetricsRetrieverEvaluator:
             )
         if not isinstance(workers, int) or workers < 1:
             raise RagMetricsError(f"workers must be an int >= 1. Got {workers!r} instead.")
+        self.plan = EvaluationPlan.check(
+            metrics, options, match_texts=match_texts, match_rules=match_rules
+        )
         self.retriever = retriever
         self.metrics = list(metrics)
-        self.id_field = id_field
+        self.id_field = check_id_field(id_field)
         self.node_postprocessors = list(node_postprocessors)
         self.match_texts = match_texts
-        self.match_rules = match_rules
         self.metadata_mode = metadata_mode
         self.workers = workers
         self.show_progress = show_progress
@@ -92,26 +100,22 @@ class RagMetricsRetrieverEvaluator:
         self.pool: Run | None = None
         self.errors: dict[str, str] = {}
 
-    def evaluate_dataset(self, dataset: RetrievalDataset) -> EvaluationResult:
+    def evaluate_dataset(self, dataset: Any) -> EvaluationResult:
         """Retrieve for every query and evaluate (blocking; safe inside a notebook)."""
         return run_sync(self.aevaluate_dataset(dataset))
 
-    async def aevaluate_dataset(self, dataset: RetrievalDataset) -> EvaluationResult:
-        """Retrieve for every query (``workers`` at a time) and evaluate."""
-        if not isinstance(dataset, RetrievalDataset):
-            raise RagMetricsError(
-                f"dataset must be a ragmetrics.RetrievalDataset; got {type(dataset).__name__}. "
-                f"Load legacy JSON with RetrievalDataset.from_json(path)."
-            )
-        limit = asyncio.Semaphore(self.workers)
-        bar = progress_bar(
-            total=len(dataset.queries), desc="retrieving", disable=not self.show_progress
-        )
-        self.errors = {}
+    async def aevaluate_dataset(self, dataset: Any) -> EvaluationResult:
+        """Retrieve for every query (``workers`` at a time) and evaluate.
 
-        async def one(
-            query_id: str, text: str
-        ) -> tuple[str, list[NodeWithScore], list[NodeWithScore]]:
+        ``dataset``: a ``ragmetrics.RetrievalDataset``, or anything with ``queries`` and
+        ``relevant_docs`` (LlamaIndex's ``EmbeddingQAFinetuneDataset`` included).
+        """
+        data = as_dataset(dataset)
+        limit = asyncio.Semaphore(self.workers)
+        bar = progress_bar(total=len(data.queries), desc="retrieving", disable=not self.show_progress)
+        errors: dict[str, str] = {}
+
+        async def one(query_id: str, text: str) -> tuple[str, Retrieved, Retrieved]:
             async with limit:
                 try:
                     bundle = QueryBundle(query_str=text)
@@ -122,36 +126,31 @@ class RagMetricsRetrieverEvaluator:
                 except Exception as error:  # a failing query is recorded, not fatal
                     if self.raise_errors:
                         raise
-                    self.errors[query_id] = f"{type(error).__name__}: {error}"
+                    errors[query_id] = f"{type(error).__name__}: {error}"
                     candidates, final = [], []
                 bar.update(1)
-                return query_id, candidates, final
+                # outside the try: an id_field the nodes lack stops the evaluation at once
+                return query_id, self._retrieved(candidates), self._retrieved(final)
 
         try:
-            done = await asyncio.gather(*(one(q, t) for q, t in dataset.queries.items()))
+            done = await asyncio.gather(*(one(q, t) for q, t in data.queries.items()))
         finally:
             bar.close()
-        if self.errors:
-            warnings.warn(
-                f"{len(self.errors)} queries failed to retrieve and score as empty rankings; "
-                f"see the evaluator's .errors.",
-                stacklevel=2,
-            )
-        matcher = None
-        if self.match_texts:
-            matcher = ChunkMatcher(dataset.corpus, rules=self.match_rules or DEFAULT_RULES)
-        final_run = self._to_run({q: f for q, _, f in done}, matcher, "final")
-        self.run = final_run
-        options = dict(self.options)
-        if self.node_postprocessors and "pool" not in options:
-            self.pool = self._to_run({q: c for q, c, _ in done}, matcher, "candidates")
-            options["pool"] = self.pool
-        return evaluate(dataset.qrels, final_run, self.metrics, **options)
+        self.errors = errors
+        final = {q: f for q, _, f in done}
+        candidates = {q: c for q, c, _ in done} if self.node_postprocessors else None
+        scored = self.plan.evaluate(
+            data,
+            final,
+            candidates=candidates,
+            errors=errors,
+            id_hint="" if self.match_texts else id_hint(self.id_field),
+            name="final",
+        )
+        self.run, self.pool = scored.run, scored.pool
+        return scored.result
 
-    def _to_run(
-        self, nodes: dict[str, list[NodeWithScore]], matcher: ChunkMatcher | None, name: str
-    ) -> Run:
-        if matcher is not None:
-            texts = {q: node_texts(n, self.metadata_mode) for q, n in nodes.items()}
-            return matcher.match_run(texts, name=name).run
-        return Run.from_lists({q: node_ids(n, self.id_field) for q, n in nodes.items()}, name=name)
+    def _retrieved(self, nodes: Sequence[NodeWithScore]) -> Retrieved:
+        if self.match_texts:
+            return Retrieved(texts=node_texts(nodes, self.metadata_mode))
+        return Retrieved(ids=node_ids(nodes, self.id_field))

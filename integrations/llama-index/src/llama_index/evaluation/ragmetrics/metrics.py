@@ -1,45 +1,59 @@
 """ragmetrics metrics as LlamaIndex ``BaseRetrievalMetric`` plug-ins.
 
-LlamaIndex keys results by the metric class's ``metric_name``, so each metric name gets a
-class of its own: ``ndcg@5`` and ``ndcg@10`` can sit side by side in one
-``RetrieverEvaluator``. The math is the core's: the plug-in only translates ids and texts.
+LlamaIndex keys results by the metric class's ``metric_name``, so each key gets a class of
+its own: ``ndcg@5`` and ``ndcg@10`` sit side by side in one ``RetrieverEvaluator``. The math
+is the core's (:class:`ragmetrics.scoring.QueryScorer`); the plug-ins of one
+:meth:`RagMetricsMetric.from_names` call share one scorer, so a ranking is judged once for
+all of them.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from llama_index.core.bridge.pydantic import Field
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.evaluation.retrieval.metrics import METRIC_REGISTRY
 from llama_index.core.evaluation.retrieval.metrics_base import (
     BaseRetrievalMetric,
     RetrievalMetricResult,
 )
 
-from ragmetrics import evaluate
-from ragmetrics.errors import RagMetricsError
+from ragmetrics._warn import warn
+from ragmetrics.dataset import as_dataset
+from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, RagMetricsWarning
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
-from ragmetrics.metrics import parse_metric
+from ragmetrics.scoring import QueryScorer
 
 _CLASSES: dict[str, type[RagMetricsMetric]] = {}
+# LlamaIndex's own metric keys, whatever this version of llama-index-core registers
+_BUILT_IN = frozenset(METRIC_REGISTRY)
+
+
+class MetricKeyWarning(RagMetricsWarning):
+    """A plug-in's result key is also the key of a LlamaIndex built-in metric: in one
+    ``RetrieverEvaluator`` one value would overwrite the other."""
 
 
 class RagMetricsMetric(BaseRetrievalMetric):
     """A ragmetrics metric usable in ``RetrieverEvaluator(metrics=[...])``.
 
-    Build with :meth:`from_name`. ``compute`` scores one query:
+    Build with :meth:`from_name` or :meth:`from_names`. ``compute`` scores one query:
 
-    - grades: ``expected_grades`` in kwargs, else ``grades[query]``, else 1 per expected id;
-    - an empty retrieval scores 0 (LlamaIndex's own metrics raise);
-    - when no expected id was retrieved but ``expected_texts`` and ``retrieved_texts`` are
-      given, retrieved texts are mapped onto the expected ones with the chunk matcher;
-    - a metric that is NA for the query (e.g. ``ra_nwg`` with nothing of weight) scores NaN,
-      with ``metadata["na"] = True``.
+    - grades: ``expected_grades`` in kwargs (a direct call), else the grades given at
+      build time for the query text (``grades=`` or ``dataset=``), else 1 per expected id.
+      ``RetrieverEvaluator.evaluate`` does not pass extra keywords on, so graded judgments
+      reach the plug-ins through ``dataset=`` / ``grades=``;
+    - chunks: when no retrieved id is an expected id but ``expected_texts`` and
+      ``retrieved_texts`` are given, the retrieved chunks are mapped to documents with the
+      chunk matcher (over ``corpus=`` / the dataset's corpus when given, else over the
+      expected texts), with the same rules as the dataset evaluator's ``match_texts=True``;
+    - a metric that is NA for the query scores NaN, with ``metadata["na"] = True``.
 
-    Errors (e.g. a grade outside 1..5 for a set metric) are warned about and score NaN,
-    unless ``raise_errors=True``: a metric never breaks the user's evaluation loop.
+    Errors (e.g. a grade outside 1..5 for a set metric) warn once and score NaN, unless
+    ``raise_errors=True``: a metric never breaks the user's evaluation loop.
     """
 
     metric_name: ClassVar[str] = "ragmetrics"
@@ -48,39 +62,103 @@ class RagMetricsMetric(BaseRetrievalMetric):
     grades: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="query text -> expected id -> grade"
     )
+    corpus: dict[str, str] = Field(default_factory=dict, description="doc id -> text")
     match_rules: MatchRules = Field(default=DEFAULT_RULES, description="chunk matching rules")
     raise_errors: bool = Field(default=False)
+    _scorer: QueryScorer | None = PrivateAttr(default=None)
+    _matcher: ChunkMatcher | None = PrivateAttr(default=None)
+    _warned: bool = PrivateAttr(default=False)
 
     @classmethod
     def from_name(
         cls,
         name: str,
         *,
-        grades: dict[str, dict[str, int]] | None = None,
+        label: str | None = None,
+        grades: Mapping[str, Mapping[str, int]] | None = None,
+        dataset: Any = None,
+        corpus: Mapping[str, str] | None = None,
         match_rules: MatchRules | None = None,
         raise_errors: bool = False,
         **options: Any,
     ) -> RagMetricsMetric:
         """A plug-in for the metric ``name`` (any name ``ragmetrics.evaluate`` accepts).
 
-        ``options`` are ``evaluate()`` keywords such as ``relevance_threshold`` or
-        ``grade_map``. An unknown name raises here, at set-up, not inside the loop.
+        Args:
+            label: the result key (default: ``name``); give one when ``name`` is also a
+                LlamaIndex built-in key (``mrr``, ``ndcg``, ``ap``...).
+            grades: query text -> doc id -> grade, for graded judgments.
+            dataset: a ``RetrievalDataset`` (or anything with ``queries`` and
+                ``relevant_docs``): its grades by query text, and its corpus.
+            corpus: doc id -> text, for mapping chunks to documents.
+            **options: ``evaluate()`` keywords such as ``relevance_threshold`` or
+                ``grade_map``.
+
+        An unknown name or keyword raises here, at set-up, not inside the loop.
         """
-        parse_metric(name)
-        metric_class = _CLASSES.get(name)
-        if metric_class is None:
-            safe = re.sub(r"\W", "_", name)
-            metric_class = type(
-                f"RagMetrics_{safe}", (cls,), {"metric_name": name, "__module__": __name__}
-            )
-            _CLASSES[name] = metric_class
-        return metric_class(
-            name=name,
-            options=options,
-            grades=grades or {},
-            match_rules=match_rules or DEFAULT_RULES,
+        return cls.from_names(
+            [name],
+            labels=None if label is None else [label],
+            grades=grades,
+            dataset=dataset,
+            corpus=corpus,
+            match_rules=match_rules,
             raise_errors=raise_errors,
-        )
+            **options,
+        )[0]
+
+    @classmethod
+    def from_names(
+        cls,
+        names: Sequence[str],
+        *,
+        prefix: str = "",
+        labels: Sequence[str] | None = None,
+        grades: Mapping[str, Mapping[str, int]] | None = None,
+        dataset: Any = None,
+        corpus: Mapping[str, str] | None = None,
+        match_rules: MatchRules | None = None,
+        raise_errors: bool = False,
+        **options: Any,
+    ) -> list[RagMetricsMetric]:
+        """Plug-ins for several metrics that share one scorer: each ranking is judged once
+        for all of them. Result keys are ``prefix + name`` (or ``labels``)."""
+        if isinstance(names, str):
+            names = [names]
+        names = list(names)
+        keys = [prefix + n for n in names] if labels is None else list(labels)
+        if len(keys) != len(names):
+            raise RagMetricsError(
+                f"labels must give one key per name: {len(names)} names, {len(keys)} labels."
+            )
+        scorer = QueryScorer(names, **options)  # raises for a bad name or keyword
+        graded, documents = _grades_and_corpus(grades, dataset, corpus)
+        plugins = []
+        for name, key in zip(names, keys, strict=True):
+            if key in _BUILT_IN:
+                warn(
+                    f"The result key {key!r} is also LlamaIndex's built-in {key!r}: in one "
+                    f"RetrieverEvaluator one value overwrites the other. Pass label="
+                    f"'rm_{key}' (or prefix='rm_' to from_names) to keep both.",
+                    MetricKeyWarning,
+                )
+            plugin = _class_for(key)(
+                name=name,
+                options=dict(options),
+                grades=graded,
+                corpus=documents,
+                match_rules=match_rules or DEFAULT_RULES,
+                raise_errors=raise_errors,
+            )
+            plugin._scorer = scorer
+            plugins.append(plugin)
+        return plugins
+
+    @property
+    def scorer(self) -> QueryScorer:
+        if self._scorer is None:  # built by LlamaIndex's factory: a scorer of its own
+            self._scorer = QueryScorer([self.name], **self.options)
+        return self._scorer
 
     def compute(
         self,
@@ -94,17 +172,16 @@ class RagMetricsMetric(BaseRetrievalMetric):
         """Score one query with the core (see the class docstring)."""
         try:
             judged = self._judged(query, expected_ids, kwargs.get("expected_grades"))
-            retrieved = list(retrieved_ids or [])
-            if expected_texts and retrieved_texts and not set(retrieved) & set(judged):
-                retrieved = self._match_texts(expected_ids or [], expected_texts, retrieved_texts)
             if not judged:
                 return self._na("no expected ids")
-            result = evaluate({"q": judged}, {"q": retrieved}, [self.name], **self.options)
-            value = result.per_query["q"][self.name]
+            retrieved = list(retrieved_ids or [])
+            if expected_texts and retrieved_texts and judged.keys().isdisjoint(retrieved):
+                retrieved = self._documents(expected_ids or [], expected_texts, retrieved_texts)
+            value = self.scorer.score(retrieved, judged)[self.name]
         except RagMetricsError as error:
             if self.raise_errors:
                 raise
-            warnings.warn(f"{self.name}: {error}", stacklevel=2)
+            self._warn_once(error)
             return self._na(str(error))
         if value is None:
             return self._na("undefined for this query")
@@ -114,30 +191,106 @@ class RagMetricsMetric(BaseRetrievalMetric):
         self,
         query: str | None,
         expected_ids: list[str] | None,
-        expected_grades: dict[str, int] | None,
-    ) -> dict[str, int]:
+        expected_grades: Mapping[str, int] | None,
+    ) -> Mapping[str, int]:
         if expected_grades:
-            return dict(expected_grades)
+            return expected_grades
         if query is not None and query in self.grades:
-            return dict(self.grades[query])
+            return self.grades[query]
         return dict.fromkeys(expected_ids or [], 1)
 
-    def _match_texts(
+    def _documents(
         self, expected_ids: list[str], expected_texts: list[str], retrieved_texts: list[str]
     ) -> list[str]:
-        ids = (
-            expected_ids
-            if len(expected_ids) == len(expected_texts)
-            else [str(i) for i in range(len(expected_texts))]
-        )
-        matcher = ChunkMatcher(dict(zip(ids, expected_texts, strict=True)), rules=self.match_rules)
-        ranking: dict[str, None] = {}
-        for position, text in enumerate(retrieved_texts):
-            found = sorted(matcher.match(text)) or [f"\x00unmatched-{position}"]
-            ranking.update(dict.fromkeys(found))
-        return list(ranking)
+        """The retrieved chunks as a ranking of documents, as the dataset evaluator's
+        ``match_texts=True`` makes it."""
+        if self.corpus:
+            if self._matcher is None:
+                self._matcher = ChunkMatcher(self.corpus, rules=self.match_rules)
+            matcher = self._matcher
+        else:
+            ids = (
+                expected_ids
+                if len(expected_ids) == len(expected_texts)
+                else [str(i) for i in range(len(expected_texts))]
+            )
+            matcher = ChunkMatcher(dict(zip(ids, expected_texts, strict=True)), rules=self.match_rules)
+        ranking, _ = matcher.rank_documents(retrieved_texts)
+        return ranking
+
+    def _warn_once(self, error: RagMetricsError) -> None:
+        if not self._warned:
+            self._warned = True
+            warn(
+                f"{self.name}: {error} (scored NaN; further errors of this plug-in are not "
+                f"warned about; raise_errors=True raises them).",
+                HandlerFailureWarning,
+            )
 
     def _na(self, reason: str) -> RetrievalMetricResult:
         return RetrievalMetricResult(
             score=math.nan, metadata={"metric": self.name, "na": True, "reason": reason}
         )
+
+
+def _class_for(key: str) -> type[RagMetricsMetric]:
+    """The plug-in class of one result key (LlamaIndex keys results by class)."""
+    metric_class = _CLASSES.get(key)
+    if metric_class is None:
+        safe = re.sub(r"\W", "_", key)
+        metric_class = type(
+            f"RagMetrics_{safe}",
+            (RagMetricsMetric,),
+            {"metric_name": key, "__module__": __name__},
+        )
+        _CLASSES[key] = metric_class
+    return metric_class
+
+
+def _grades_and_corpus(
+    grades: Mapping[str, Mapping[str, int]] | None, dataset: Any, corpus: Mapping[str, str] | None
+) -> tuple[dict[str, dict[str, int]], dict[str, str]]:
+    """Grades by query text and the corpus, from the arguments and a dataset."""
+    graded: dict[str, dict[str, int]] = {}
+    documents: dict[str, str] = {}
+    if dataset is not None:
+        data = as_dataset(dataset)
+        graded = {data.queries[q]: dict(g) for q, g in data.relevant_docs.items()}
+        documents = dict(data.corpus)
+    graded.update({q: dict(g) for q, g in (grades or {}).items()})
+    documents.update(corpus or {})
+    return graded, documents
+
+
+def register_metrics(names: Sequence[str], **options: Any) -> list[str]:
+    """Make ``names`` known to ``RetrieverEvaluator.from_metric_names``, next to
+    LlamaIndex's own (``hit_rate``, ``mrr``...); they share one scorer.
+
+    Example: ``register_metrics(["ndcg@10", "ra_nwg@5"], grade_map={1: 5})`` then
+    ``RetrieverEvaluator.from_metric_names(["hit_rate", "ndcg@10", "ra_nwg@5"],
+    retriever=retriever)``. A name that is a built-in key raises: register it under
+    another key with :meth:`RagMetricsMetric.from_names` and ``prefix=``.
+    """
+    taken = [n for n in names if n in _BUILT_IN]
+    if taken:
+        raise RagMetricsError(
+            f"{', '.join(map(repr, taken))} is LlamaIndex's own metric key; use "
+            f"RagMetricsMetric.from_names({list(taken)!r}, prefix='rm_') to add ours beside it."
+        )
+    plugins = RagMetricsMetric.from_names(list(names), **options)
+    for plugin in plugins:
+        METRIC_REGISTRY[type(plugin).metric_name] = _registered(plugin)
+    return [type(p).metric_name for p in plugins]
+
+
+def _registered(template: RagMetricsMetric) -> type[RagMetricsMetric]:
+    """A class that LlamaIndex's factory can build with no argument: a copy of
+    ``template``, sharing its scorer."""
+    base = type(template)
+    defaults = template.model_dump()
+
+    def __init__(self: RagMetricsMetric, **data: Any) -> None:
+        base.__init__(self, **{**defaults, **data})
+        self._scorer = template._scorer
+
+    return type(base.__name__, (base,), {"__init__": __init__, "__module__": __name__})

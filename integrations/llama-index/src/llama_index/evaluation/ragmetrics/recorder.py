@@ -1,17 +1,20 @@
 """Record every retrieval of any LlamaIndex pipeline into a core ``Run``.
 
-Attach a :class:`RetrievalRecorder` to the instrumentation dispatcher; every retriever call
-(query engines and chat engines included) emits a start and an end event sharing a span id,
-which the recorder pairs.
+A :class:`RetrievalRecorder` listens to the instrumentation dispatcher: every retriever call
+(query engines, chat engines and the sub-retrievers of a fusion retriever included) opens a
+span and emits a start and an end event under that span's id. The recorder turns them into
+:class:`ragmetrics.records.RetrievalRecord` s (retriever class, tags, parent span, error),
+kept by a core :class:`ragmetrics.records.RetrievalLog`.
 """
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
+import inspect
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.dispatcher import Dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
@@ -20,115 +23,220 @@ from llama_index.core.instrumentation.events.retrieval import (
     RetrievalEndEvent,
     RetrievalStartEvent,
 )
+from llama_index.core.instrumentation.events.span import SpanDropEvent
+from llama_index.core.instrumentation.span.simple import SimpleSpan
+from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryBundle
 
-from llama_index.evaluation.ragmetrics._nodes import node_ids, node_texts
-from ragmetrics import Run
+from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
+from ragmetrics import EvaluationResult, Qrels, Run
+from ragmetrics.evaluate import MissingPolicy
+from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
 
-
-@dataclass(frozen=True)
-class RetrievalRecord:
-    """One retrieval: the query, its key in the run, and what came back."""
-
-    query: str
-    query_id: str
-    node_ids: tuple[str, ...]
-    texts: tuple[str, ...]
-    scores: tuple[float | None, ...]
-    span_id: str | None
+__all__ = ["RetrievalRecord", "RetrievalRecorder"]
 
 
 def _query_text(query: Any) -> str:
     return query.query_str if isinstance(query, QueryBundle) else str(query)
 
 
+def _tags(tags: Mapping[str, Any] | None) -> tuple[str, ...]:
+    return tuple(k if v in (None, True) else f"{k}={v}" for k, v in (tags or {}).items())
+
+
+def _retriever_of(span_id: str) -> str | None:
+    """The class in a span id (``"BM25Retriever.retrieve-<uuid>"``)."""
+    head = span_id.partition("-")[0]
+    return head.rpartition(".")[0] or None
+
+
+class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
+    """Sees the retriever spans the events do not describe: the retriever object, the parent
+    span, and the exception of a failed retrieval. Keeps nothing itself."""
+
+    _log: RetrievalLog | None = PrivateAttr(default=None)
+
+    def span_enter(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        parent_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if self._log is None or not isinstance(instance, BaseRetriever):
+            return
+        if bound_args.signature.parameters.get("str_or_query_bundle") is None:
+            return  # _retrieve and other spans of the retriever
+        try:
+            query = _query_text(bound_args.arguments.get("str_or_query_bundle", ""))
+            name = getattr(instance, "name", None) or type(instance).__name__
+            self._log.start(id_, query, retriever=name, tags=_tags(tags), parent_id=parent_id)
+        except Exception as error:  # never break the pipeline
+            self._log.handler_failed("span start", error)
+
+    def span_exit(self, id_: str, bound_args: inspect.BoundArguments, **kwargs: Any) -> None:
+        if self._log is not None:
+            self._log.discard(id_)  # closed by its end event already; nothing stays open
+
+    def span_drop(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if self._log is not None and isinstance(instance, BaseRetriever):
+            self._log.fail(id_, err if err is not None else "the retrieval was dropped")
+
+    def new_span(self, *args: Any, **kwargs: Any) -> SimpleSpan | None:
+        return None
+
+    def prepare_to_exit_span(self, *args: Any, **kwargs: Any) -> SimpleSpan | None:
+        return None
+
+    def prepare_to_drop_span(self, *args: Any, **kwargs: Any) -> SimpleSpan | None:
+        return None
+
+
 class RetrievalRecorder(BaseEventHandler):
-    """An instrumentation event handler that records retrievals.
+    """Records retrievals from LlamaIndex's instrumentation.
 
     Args:
         query_ids: query text -> query id; unknown texts are keyed by the text itself.
         id_field: node id to record (``"node_id"``, ``"ref_doc_id"``, ``"metadata:<key>"``).
         max_records: keep at most this many records (the oldest are dropped).
 
-    ``recorder.run`` is a :class:`ragmetrics.Run` of the latest retrieval per query;
-    ``recorder.records`` keeps every retrieval. Handling never raises into the pipeline:
-    a failure is counted in ``recorder.failures``.
+    Attach with ``recorder.attach()`` or ``with recorder:``. ``recorder.records`` keeps
+    every retrieval (failed ones with their error); ``recorder.run`` is the latest
+    successful top-level retrieval per query, and ``recorder.run_of(stage)`` that of one
+    retriever (its class name, or a tag). Handling never raises into the pipeline: the first
+    failure warns, and the last ones are kept in ``recorder.last_error``.
     """
 
     query_ids: dict[str, str] = Field(default_factory=dict)
     id_field: str = "node_id"
     max_records: int | None = None
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _open: dict[str, str] = PrivateAttr(default_factory=dict)
-    _records: list[RetrievalRecord] = PrivateAttr(default_factory=list)
-    _failures: int = PrivateAttr(default=0)
+    _log: RetrievalLog = PrivateAttr()
+    _watcher: _SpanWatcher = PrivateAttr()
     _dispatcher: Dispatcher | None = PrivateAttr(default=None)
+
+    @field_validator("id_field")
+    @classmethod
+    def _known_field(cls, value: str) -> str:
+        return check_id_field(value)
+
+    def model_post_init(self, context: Any) -> None:
+        self._log = RetrievalLog(queries=self.query_ids, max_records=self.max_records)
+        self._watcher = _SpanWatcher()
+        self._watcher._log = self._log
 
     @classmethod
     def class_name(cls) -> str:
         return "RagMetricsRetrievalRecorder"
 
     def handle(self, event: BaseEvent, **kwargs: Any) -> None:
+        log = self._log
+        span = str(event.span_id) if event.span_id is not None else str(event.id_)
         try:
             if isinstance(event, RetrievalStartEvent):
-                with self._lock:
-                    self._open[str(event.span_id)] = _query_text(event.str_or_query_bundle)
+                log.start(
+                    span,
+                    _query_text(event.str_or_query_bundle),
+                    retriever=_retriever_of(span),
+                    tags=_tags(event.tags),
+                )
             elif isinstance(event, RetrievalEndEvent):
-                self._record(event)
-        except Exception:  # never break the user's pipeline
-            with self._lock:
-                self._failures += 1
+                log.end(
+                    span,
+                    node_ids(event.nodes, self.id_field),
+                    texts=node_texts(event.nodes),
+                    scores=[n.score for n in event.nodes],
+                    query=_query_text(event.str_or_query_bundle),
+                )
+            elif isinstance(event, SpanDropEvent) and not self._watching:
+                log.fail(span, event.err_str)  # the span watcher, when attached, has the type
+        except Exception as error:  # never break the user's pipeline
+            log.discard(span)
+            log.handler_failed(type(event).__name__, error)
 
-    def _record(self, event: RetrievalEndEvent) -> None:
-        span = str(event.span_id) if event.span_id is not None else None
-        with self._lock:
-            started = self._open.pop(span, None) if span else None
-        query = started or _query_text(event.str_or_query_bundle)
-        record = RetrievalRecord(
-            query=query,
-            query_id=self.query_ids.get(query, query),
-            node_ids=tuple(node_ids(event.nodes, self.id_field)),
-            texts=tuple(node_texts(event.nodes)),
-            scores=tuple(n.score for n in event.nodes),
-            span_id=span,
-        )
-        with self._lock:
-            self._records.append(record)
-            if self.max_records is not None and len(self._records) > self.max_records:
-                del self._records[: len(self._records) - self.max_records]
+    @property
+    def _watching(self) -> bool:
+        return self._dispatcher is not None
+
+    # --- what was recorded ---------------------------------------------------------------
 
     @property
     def records(self) -> list[RetrievalRecord]:
-        with self._lock:
-            return list(self._records)
+        """Every retrieval kept, failed ones included."""
+        return self._log.records()
 
-    @property
-    def failures(self) -> int:
-        return self._failures
+    def records_of(self, stage: str) -> list[RetrievalRecord]:
+        """The retrievals of one stage: a retriever class name (or ``name``) or a tag."""
+        return self._log.records(stage)
 
     @property
     def run(self) -> Run:
-        """The latest retrieval of each query, as a ranked-list run."""
-        latest = {r.query_id: list(r.node_ids) for r in self.records}
-        return Run.from_lists(latest, name="recorded")
+        """The latest successful top-level retrieval of each query, as a ranked-list run."""
+        return self._log.run()
+
+    def run_of(self, stage: str) -> Run:
+        """The latest successful retrieval of each query by one stage."""
+        return self._log.run(stage, name=stage)
+
+    def evaluate(
+        self,
+        qrels: Qrels | Mapping[str, Mapping[str, int]],
+        metrics: str | Sequence[str],
+        *,
+        stage: str | None = None,
+        missing: MissingPolicy = "skip",
+        **options: Any,
+    ) -> EvaluationResult:
+        """Score what was recorded. Judged queries the pipeline was never asked are left out
+        and counted (``missing="skip"``), as the LangChain handler does: they say nothing
+        about the retriever. Failed retrievals score as empty rankings and are listed in
+        ``result.retrieval_errors``."""
+        return self._log.evaluate(qrels, metrics, stage=stage, missing=missing, **options)
+
+    @property
+    def failures(self) -> int:
+        """How many times handling a retrieval failed inside the recorder."""
+        return self._log.n_failures
+
+    @property
+    def last_error(self) -> HandlerFailure | None:
+        """The last failure inside the recorder (where, the error, the query)."""
+        return self._log.last_error
+
+    @property
+    def open_spans(self) -> int:
+        """Retrievals started and not finished (0 once every call returned or raised)."""
+        return self._log.open_spans
 
     def clear(self) -> None:
-        with self._lock:
-            self._records.clear()
-            self._open.clear()
+        self._log.clear()
 
     def attach(self, dispatcher: Dispatcher | None = None) -> RetrievalRecorder:
         """Start recording (on the root dispatcher unless one is given)."""
         target = dispatcher or get_dispatcher()
         if self not in target.event_handlers:
             target.add_event_handler(self)
+        if self._watcher not in target.span_handlers:
+            target.add_span_handler(self._watcher)
         self._dispatcher = target
         return self
 
     def detach(self) -> None:
         """Stop recording."""
-        if self._dispatcher is not None and self in self._dispatcher.event_handlers:
-            self._dispatcher.event_handlers.remove(self)
+        target = self._dispatcher
+        if target is not None:
+            if self in target.event_handlers:
+                target.event_handlers.remove(self)
+            if self._watcher in target.span_handlers:
+                target.span_handlers.remove(self._watcher)
         self._dispatcher = None
 
     def __enter__(self) -> RetrievalRecorder:

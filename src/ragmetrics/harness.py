@@ -1,0 +1,129 @@
+"""Dataset evaluation for the adapters: check first, retrieve, then score once.
+
+An adapter builds an :class:`EvaluationPlan` when it is called (so a typo in a metric name
+or keyword fails before the first retrieval), runs its framework's retriever over the
+dataset, hands each query's outcome to :meth:`EvaluationPlan.evaluate` as ids or texts, and
+returns the core's result. What is shared lives here: chunk matching (unmatched chunks
+keep their place and are counted), the candidate pool of PROC@k, failed retrievals
+(counted, listed, warned about) and the warning that names the adapter's fix when no
+retrieved id is judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ragmetrics._warn import warn
+from ragmetrics.dataset import RetrievalDataset
+from ragmetrics.errors import RetrievalFailedWarning
+from ragmetrics.evaluate import (
+    EvaluationResult,
+    Settings,
+    check_settings,
+    evaluate_checked,
+    resolve_metrics,
+)
+from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
+from ragmetrics.metrics import Metric
+from ragmetrics.run import Run
+
+
+@dataclass
+class Retrieved:
+    """What one retrieval returned, best first: ids, and texts when chunks are matched."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A dataset evaluation: the result, the run scored and the candidate pool made."""
+
+    result: EvaluationResult
+    run: Run
+    pool: Run | None
+
+
+@dataclass(frozen=True)
+class EvaluationPlan:
+    """Metric names and :func:`~ragmetrics.evaluate` keywords, checked.
+
+    Build it with :meth:`check` before retrieving anything.
+    """
+
+    metrics: list[Metric]
+    settings: Settings
+    match_texts: bool = False
+    match_rules: MatchRules = DEFAULT_RULES
+
+    @classmethod
+    def check(
+        cls,
+        metrics: str | Sequence[str],
+        options: Mapping[str, Any],
+        *,
+        match_texts: bool = False,
+        match_rules: MatchRules | None = None,
+    ) -> EvaluationPlan:
+        """Raise the core's errors for an unknown metric or keyword, or a bad value."""
+        settings = check_settings(**options)
+        return cls(
+            resolve_metrics(metrics, settings), settings, match_texts, match_rules or DEFAULT_RULES
+        )
+
+    def evaluate(
+        self,
+        dataset: RetrievalDataset,
+        final: Mapping[str, Retrieved],
+        *,
+        candidates: Mapping[str, Retrieved] | None = None,
+        errors: Mapping[str, str] | None = None,
+        id_hint: str = "",
+        name: str | None = None,
+    ) -> Scored:
+        """Score the retrievals of ``dataset``'s queries.
+
+        Args:
+            final: per query, what the pipeline kept (a failed query: empty).
+            candidates: per query, what the retriever returned before post-processing: the
+                candidate pool of PROC@k unless the plan has its own ``pool``.
+            errors: per query, ``"ErrorType: message"`` of a retrieval that raised.
+            id_hint: how to fix ids that are not the judged ones, for the warning.
+        """
+        errors = dict(errors or {})
+        if errors:
+            shown = "; ".join(f"{q!r}: {e}" for q, e in list(errors.items())[:3])
+            warn(
+                f"{len(errors)} of {len(final)} retrievals raised and score as empty "
+                f"rankings ({shown}). The errors are in result.retrieval_errors; pass "
+                f"raise_errors=True to stop at the first.",
+                RetrievalFailedWarning,
+            )
+        matcher = (
+            ChunkMatcher(dataset.corpus, rules=self.match_rules) if self.match_texts else None
+        )
+        run, unmatched = _to_run(final, matcher, name or "retriever")
+        settings = self.settings
+        pool = None
+        if candidates is not None and settings.pool is None:
+            pool, _ = _to_run(candidates, matcher, "candidates")
+            settings = replace(settings, pool=pool)
+        result = evaluate_checked(dataset.qrels, run, self.metrics, settings, id_hint=id_hint)
+        result.retrieval_errors = errors
+        result.counts = replace(
+            result.counts, unmatched_chunks=unmatched, failed_retrievals=len(errors)
+        )
+        return Scored(result, run, pool)
+
+
+def _to_run(
+    retrieved: Mapping[str, Retrieved], matcher: ChunkMatcher | None, name: str
+) -> tuple[Run, int]:
+    """The rankings as a run (of documents, when chunks are matched) and the unmatched."""
+    if matcher is None:
+        return Run.from_lists({q: r.ids for q, r in retrieved.items()}, name=name), 0
+    matched = matcher.match_run({q: r.texts for q, r in retrieved.items()}, name=name)
+    return matched.run, matched.n_unmatched

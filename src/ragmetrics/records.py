@@ -1,0 +1,331 @@
+"""Retrievals recorded from a running pipeline, framework-neutral.
+
+The adapters translate their framework's events (LlamaIndex instrumentation spans,
+LangChain callbacks) into calls on a :class:`RetrievalLog`: :meth:`~RetrievalLog.start`,
+:meth:`~RetrievalLog.end` or :meth:`~RetrievalLog.fail`, paired by a span (run) id. The log
+keeps one :class:`RetrievalRecord` per retrieval, failed ones included, and turns them into
+a :class:`~ragmetrics.Run` or an evaluation, for every stage or for one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragmetrics._warn import warn
+from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
+from ragmetrics.run import Run
+
+if TYPE_CHECKING:
+    from ragmetrics.evaluate import EvaluationResult, MissingPolicy
+    from ragmetrics.qrels import Qrels
+    from ragmetrics.scoring import QueryScorer
+
+
+@dataclass(frozen=True)
+class RetrievalRecord:
+    """One retrieval, as a pipeline made it.
+
+    Attributes:
+        query: the query text.
+        query_id: its key in runs and qrels (a given id, else the text).
+        doc_ids, texts, scores: what came back, best first (empty when it failed).
+        retriever: the retriever's name, else its class name.
+        tags: the framework's tags of the call.
+        span_id: the framework's id of this retrieval (LlamaIndex span, LangChain run).
+        parent_id: the id of the span or run it was called from, if any.
+        error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
+    """
+
+    query: str
+    query_id: str
+    doc_ids: tuple[str, ...] = ()
+    texts: tuple[str, ...] = ()
+    scores: tuple[float | None, ...] = ()
+    retriever: str | None = None
+    tags: tuple[str, ...] = ()
+    span_id: str | None = None
+    parent_id: str | None = None
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+    def is_stage(self, stage: str) -> bool:
+        """True when ``stage`` is this record's retriever name or one of its tags."""
+        return stage == self.retriever or stage in self.tags
+
+
+@dataclass
+class _Open:
+    query: str
+    query_id: str
+    retriever: str | None
+    tags: tuple[str, ...]
+    parent_id: str | None
+
+
+@dataclass
+class HandlerFailure:
+    """An error inside a recorder or handler (not the retriever's): where and what."""
+
+    where: str
+    error: str
+    query: str | None = None
+
+
+@dataclass
+class RetrievalLog:
+    """Thread-safe records of retrievals, paired by span id.
+
+    Args:
+        queries: query text -> query id, for retrievals that carry no id.
+        max_records: keep at most this many records (the oldest go first).
+        scorer: scores each finished retrieval of a judged query (``live``).
+    """
+
+    queries: Mapping[str, str] = field(default_factory=dict)
+    max_records: int | None = None
+    scorer: QueryScorer | None = None
+    _records: deque[RetrievalRecord] = field(init=False)
+    _open: dict[str, _Open] = field(init=False, default_factory=dict)
+    _live: dict[str, dict[str, float | None]] = field(init=False, default_factory=dict)
+    _failures: list[HandlerFailure] = field(init=False, default_factory=list)
+    _n_failures: int = field(init=False, default=0)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        if self.max_records is not None and (
+            not isinstance(self.max_records, int) or self.max_records < 1
+        ):
+            raise RagMetricsError(
+                f"max_records must be an int >= 1 or None; got {self.max_records!r}."
+            )
+        self._records = deque(maxlen=self.max_records)
+
+    # --- events --------------------------------------------------------------------------
+
+    def query_id(self, query: str, given: Any = None) -> str:
+        """The id of ``query``: ``given`` when set, else the mapped id, else the text."""
+        if given not in (None, ""):
+            return str(given)
+        return self.queries.get(query, query)
+
+    def start(
+        self,
+        span_id: str,
+        query: str,
+        *,
+        query_id: Any = None,
+        retriever: str | None = None,
+        tags: Sequence[str] = (),
+        parent_id: str | None = None,
+    ) -> None:
+        """A retrieval began (a second start of the same span adds what it knows)."""
+        with self._lock:
+            known = self._open.get(span_id)
+            if known is not None:  # e.g. a span handler saw it before the start event
+                known.query = query or known.query
+                known.query_id = self.query_id(known.query, query_id)
+                known.retriever = known.retriever or retriever
+                known.tags = known.tags or tuple(tags)
+                known.parent_id = known.parent_id or parent_id
+                return
+            self._open[span_id] = _Open(
+                query, self.query_id(query, query_id), retriever, tuple(tags), parent_id
+            )
+
+    def end(
+        self,
+        span_id: str,
+        doc_ids: Sequence[str],
+        *,
+        texts: Sequence[str] = (),
+        scores: Sequence[float | None] = (),
+        query: str | None = None,
+    ) -> RetrievalRecord:
+        """A retrieval returned; records it (and scores it live when judged)."""
+        with self._lock:
+            opened = self._open.pop(span_id, None)
+        if opened is None:
+            text = query or ""
+            opened = _Open(text, self.query_id(text), None, (), None)
+        record = RetrievalRecord(
+            opened.query,
+            opened.query_id,
+            tuple(doc_ids),
+            tuple(texts),
+            tuple(scores),
+            opened.retriever,
+            opened.tags,
+            span_id,
+            opened.parent_id,
+        )
+        live = self._score(record)
+        with self._lock:
+            self._records.append(record)
+            if live is not None:
+                self._live[record.query_id] = live
+        return record
+
+    def fail(self, span_id: str, error: BaseException | str, *, query: str | None = None) -> None:
+        """A retrieval raised: it is recorded with the error, and its span closed."""
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        with self._lock:
+            opened = self._open.pop(span_id, None)
+            if opened is None:
+                query_text = query or ""
+                opened = _Open(query_text, self.query_id(query_text), None, (), None)
+            self._records.append(
+                RetrievalRecord(
+                    opened.query,
+                    opened.query_id,
+                    retriever=opened.retriever,
+                    tags=opened.tags,
+                    span_id=span_id,
+                    parent_id=opened.parent_id,
+                    error=text,
+                )
+            )
+
+    def discard(self, span_id: str) -> None:
+        """Forget an open span that will neither end nor fail here."""
+        with self._lock:
+            self._open.pop(span_id, None)
+
+    def handler_failed(self, where: str, error: BaseException, query: str | None = None) -> None:
+        """An error inside the adapter itself: kept (with the query) and warned about once."""
+        failure = HandlerFailure(where, f"{type(error).__name__}: {error}", query)
+        with self._lock:
+            self._failures = [*self._failures[-99:], failure]
+            self._n_failures += 1
+            first = self._n_failures == 1
+        if first:
+            warn(
+                f"ragmetrics could not handle a retrieval ({where}"
+                f"{'' if query is None else f', query {query!r}'}): {failure.error}. The "
+                f"pipeline goes on; further failures are counted without a warning, and "
+                f"the last ones are kept in .last_error / .handler_failures.",
+                HandlerFailureWarning,
+            )
+
+    def _score(self, record: RetrievalRecord) -> dict[str, float | None] | None:
+        scorer = self.scorer
+        if scorer is None or scorer.qrels is None or record.query_id not in scorer.qrels:
+            return None
+        try:
+            return scorer.score(record.doc_ids, query_id=record.query_id)
+        except Exception as error:  # live scoring never breaks the pipeline
+            self.handler_failed("live scoring", error, record.query)
+            return None
+
+    # --- what was recorded ---------------------------------------------------------------
+
+    def records(self, stage: str | None = None) -> list[RetrievalRecord]:
+        """Every retrieval kept, failed ones included; of one ``stage`` (a retriever name
+        or a tag) when given."""
+        with self._lock:
+            records = list(self._records)
+        return records if stage is None else [r for r in records if r.is_stage(stage)]
+
+    @property
+    def open_spans(self) -> int:
+        """Retrievals started and not yet finished."""
+        with self._lock:
+            return len(self._open)
+
+    @property
+    def live(self) -> dict[str, dict[str, float | None]]:
+        """Per judged query, the metrics of its latest retrieval."""
+        with self._lock:
+            return {q: dict(v) for q, v in self._live.items()}
+
+    @property
+    def n_failures(self) -> int:
+        """Errors inside the adapter itself (not the retrievers')."""
+        return self._n_failures
+
+    @property
+    def handler_failures(self) -> list[HandlerFailure]:
+        """The last (up to 100) errors inside the adapter."""
+        with self._lock:
+            return list(self._failures)
+
+    @property
+    def last_error(self) -> HandlerFailure | None:
+        with self._lock:
+            return self._failures[-1] if self._failures else None
+
+    def run(self, stage: str | None = None, *, name: str = "recorded") -> Run:
+        """The latest successful retrieval of each query, as a ranked-list run.
+
+        Without ``stage``, retrievals nested in another recorded one (the sub-retrievers of
+        a fusion retriever) are left out, and a warning names the stages when distinct
+        retrievers recorded the same query (pick one with ``stage=``).
+        """
+        records = [r for r in self.records(stage) if not r.failed]
+        if stage is None:
+            spans = {r.span_id for r in self.records()}
+            records = [r for r in records if r.parent_id is None or r.parent_id not in spans]
+            self._warn_stages(records)
+        latest = {r.query_id: list(r.doc_ids) for r in records}
+        return Run.from_lists(latest, name=name)
+
+    def _warn_stages(self, records: list[RetrievalRecord]) -> None:
+        stages: dict[str, set[str]] = {}
+        for record in records:
+            stages.setdefault(record.query_id, set()).add(record.retriever or "?")
+        shared = {q: s for q, s in stages.items() if len(s) > 1}
+        if shared:
+            query_id, names = next(iter(shared.items()))
+            warn(
+                f"{len(shared)} queries were retrieved by several retrievers (query "
+                f"{query_id!r}: {', '.join(sorted(names))}); the run keeps each query's latest "
+                f"retrieval. Pass stage=<retriever name or tag> to score one of them.",
+                StageWarning,
+            )
+
+    def evaluate(
+        self,
+        qrels: Qrels | Mapping[str, Mapping[str, int]],
+        metrics: str | Sequence[str],
+        *,
+        stage: str | None = None,
+        missing: MissingPolicy = "skip",
+        **options: Any,
+    ) -> EvaluationResult:
+        """Score the recorded run against ``qrels``.
+
+        ``missing="skip"`` by default: a judged query the pipeline was never asked says
+        nothing about its retrieval, so it is left out and counted
+        (``counts.missing_from_run``), not scored 0. Retrievals that raised are listed in
+        ``result.retrieval_errors`` and their queries score as empty rankings.
+        """
+        from dataclasses import replace
+
+        from ragmetrics.evaluate import evaluate as evaluate_run
+
+        run = self.run(stage)
+        failed = {
+            r.query_id: r.error
+            for r in self.records(stage)
+            if r.error is not None and r.query_id not in run
+        }
+        if failed:
+            lists = {q: list(run[q]) for q in run}
+            lists.update(dict.fromkeys(failed, []))
+            run = Run.from_lists(lists, name=run.name)
+        result = evaluate_run(qrels, run, metrics, missing=missing, **options)
+        result.retrieval_errors = {q: e for q, e in failed.items() if e is not None}
+        result.counts = replace(result.counts, failed_retrievals=len(result.retrieval_errors))
+        return result
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+            self._open.clear()
+            self._live.clear()

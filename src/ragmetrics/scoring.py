@@ -1,0 +1,175 @@
+"""Score one ranking at a time, as the adapters' plug-ins, live handlers and LangSmith
+evaluators do.
+
+A :class:`QueryScorer` checks its metric names and keywords when it is built, judges each
+ranking once for all its metrics, and remembers the last ranking it scored, so the plug-ins
+of one evaluator (each asked for one metric of the same ranking) share one judging step.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragmetrics._warn import warn
+from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
+from ragmetrics.evaluate import (
+    Settings,
+    as_qrels,
+    check_settings,
+    depth_needed,
+    evaluate_checked,
+    ids_look_alike,
+    resolve_metrics,
+)
+from ragmetrics.judge import judge_ranking
+from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics.registry import Scale
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+# keywords that describe a whole evaluation, not one ranking
+_WHOLE_RUN_ONLY = ("missing", "pool", "progress")
+
+Scores = dict[str, float | None]
+
+
+class QueryScorer:
+    """Scores single rankings on several metrics, with the core's numbers.
+
+    Args:
+        metrics: metric names, as :func:`ragmetrics.evaluate` takes them.
+        qrels: judgments to look queries up in (``score(ranking, query_id=...)``); their
+            grade scale is checked once here, and ERR's ``max_grade`` defaults to the highest
+            grade of all of them, as in a whole evaluation.
+        id_hint: appended to the warning given when a ranking's ids cannot be judged ids
+            (an adapter names its own fix there).
+        **options: the per-ranking keywords of :func:`ragmetrics.evaluate`
+            (``relevance_threshold``, ``grade_map``, ``alpha``...).
+
+    Raises at construction, before anything is retrieved, for an unknown metric, an unknown
+    or invalid keyword, or (with ``qrels``) grades the RAG set metrics cannot read.
+
+    Example:
+        >>> scorer = QueryScorer(["hit_rate@2", "mrr"])
+        >>> scorer.score(["x", "a"], {"a": 1})
+        {'hit_rate@2': 1.0, 'mrr': 0.5}
+    """
+
+    def __init__(
+        self,
+        metrics: str | Sequence[str],
+        *,
+        qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
+        id_hint: str = "",
+        **options: Any,
+    ) -> None:
+        refused = [k for k in options if k in _WHOLE_RUN_ONLY]
+        if refused:
+            raise InvalidParameterError(
+                f"{', '.join(map(repr, refused))} describe(s) a whole evaluation, not one "
+                f"ranking; pass it to the dataset evaluator or to ragmetrics.evaluate()."
+            )
+        self.settings = check_settings(**options)
+        self.qrels = None if qrels is None else as_qrels(qrels)
+        params = dict(self.settings.params)
+        if self.qrels is not None and params.get("err_max_grade") is None:
+            params["err_max_grade"] = self.qrels.max_grade()  # as the whole evaluation has it
+        self.metrics = resolve_metrics(metrics, replace(self.settings, params=params))
+        self.labels = tuple(m.label for m in self.metrics)
+        self.id_hint = id_hint
+        self._depth = depth_needed(self.metrics)
+        self._utility = [m.label for m in self.metrics if m.spec.scale is Scale.UTILITY]
+        if self.qrels is not None and self._utility:
+            check_utility_scale(self.qrels.grade_values(), self.settings.grade_map, self._utility)
+        self._last: tuple[Any, Scores] | None = None
+        self._lock = threading.Lock()
+        self._warned = False
+
+    def score(
+        self,
+        ranking: Sequence[str],
+        judgments: Mapping[str, int] | None = None,
+        *,
+        query_id: str | None = None,
+    ) -> Scores:
+        """Each metric's value for ``ranking`` (best first), ``None`` where it is NA.
+
+        The judgments are ``judgments`` (doc id -> grade) when given, else the scorer's
+        qrels of ``query_id``. With no judged doc at all every metric is NA, as a query
+        without judgments is not counted in an evaluation.
+        """
+        key: Any
+        if judgments is None:
+            if self.qrels is None or query_id is None:
+                raise InvalidParameterError(
+                    "Give the judgments of the ranking, or build the scorer with qrels= and "
+                    "pass query_id=."
+                )
+            if query_id not in self.qrels:
+                raise MissingKeyError(f"Query {query_id!r} is not judged in the scorer's qrels.")
+            key = (tuple(ranking), query_id)
+        else:
+            key = (tuple(ranking), tuple(judgments.items()))
+        last = self._last
+        if last is not None and last[0] == key:
+            return dict(last[1])
+        scores = self._score(ranking, judgments, query_id)
+        self._last = (key, scores)
+        return dict(scores)
+
+    def _score(
+        self, ranking: Sequence[str], judgments: Mapping[str, int] | None, query_id: str | None
+    ) -> Scores:
+        name = query_id if query_id is not None else "q"
+        run = Run.from_lists({name: ranking})
+        if judgments is None:
+            assert self.qrels is not None and query_id is not None
+            if self.qrels.has_groups:  # evidence groups: judge the query within its qrels
+                result = evaluate_checked(self.qrels, run, self.metrics, self._one_query)
+                return dict(result.per_query.get(query_id, dict.fromkeys(self.labels)))
+            qrels = Qrels.from_dict({name: dict(self.qrels[query_id])})
+        else:
+            qrels = Qrels.from_dict({name: judgments})
+            if self._utility:
+                check_utility_scale(qrels.grade_values(), self.settings.grade_map, self._utility)
+        judged_docs = qrels[name]
+        if not judged_docs:
+            return dict.fromkeys(self.labels)
+        judged = judge_ranking(
+            qrels,
+            run,
+            depth=self._depth,
+            grade_map=self.settings.grade_map,
+            score_precision=self.settings.score_precision,
+        )
+        if not judged.n_located and len(run[name]):
+            self._warn_ids(run[name], list(judged_docs))
+        scores: Scores = {}
+        for metric in self.metrics:
+            value = float(metric.compute(judged)[0])
+            scores[metric.label] = None if value != value else value  # NaN: NA
+        return scores
+
+    @property
+    def _one_query(self) -> Settings:
+        return replace(self.settings, missing="skip")
+
+    def _warn_ids(self, retrieved: Sequence[str], judged: Sequence[str]) -> None:
+        """Once per scorer: ids of another form than the judged ones (uuids, chunk ids)."""
+        if self._warned or ids_look_alike(retrieved, judged):
+            return
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        shown = ", ".join(map(repr, list(retrieved)[:3]))
+        wanted = ", ".join(map(repr, list(judged)[:3]))
+        warn(
+            f"The retrieved ids ({shown}) are not of the form of the judged ids ({wanted}): "
+            f"every metric is 0 by construction. Map the retriever's ids to the judged ones."
+            + self.id_hint,
+            IdMismatchWarning,
+        )
