@@ -16,8 +16,8 @@ import numpy as np
 from ragmetrics._gc import without_gc
 from ragmetrics._precision import ScorePrecision, check_score_precision
 from ragmetrics._store import store_of
-from ragmetrics._warn import warn
 from ragmetrics._table import csv_table, html_table, markdown_table, text_table
+from ragmetrics._warn import warn
 from ragmetrics.errors import (
     IdMismatchWarning,
     InputFormatError,

@@ -102,9 +102,7 @@ class EvaluationPlan:
                 f"raise_errors=True to stop at the first.",
                 RetrievalFailedWarning,
             )
-        matcher = (
-            ChunkMatcher(dataset.corpus, rules=self.match_rules) if self.match_texts else None
-        )
+        matcher = ChunkMatcher(dataset.corpus, rules=self.match_rules) if self.match_texts else None
         run, unmatched = _to_run(final, matcher, name or "retriever")
         settings = self.settings
         pool = None

@@ -86,11 +86,13 @@ class RetrievalLog:
         queries: query text -> query id, for retrievals that carry no id.
         max_records: keep at most this many records (the oldest go first).
         scorer: scores each finished retrieval of a judged query (``live``).
+        raise_errors: let an error of live scoring propagate (default: kept and warned).
     """
 
     queries: Mapping[str, str] = field(default_factory=dict)
     max_records: int | None = None
     scorer: QueryScorer | None = None
+    raise_errors: bool = False
     _records: deque[RetrievalRecord] = field(init=False)
     _open: dict[str, _Open] = field(init=False, default_factory=dict)
     _live: dict[str, dict[str, float | None]] = field(init=False, default_factory=dict)
@@ -219,8 +221,10 @@ class RetrievalLog:
             return None
         try:
             return scorer.score(record.doc_ids, query_id=record.query_id)
-        except Exception as error:  # live scoring never breaks the pipeline
+        except Exception as error:  # live scoring never breaks the pipeline by default
             self.handler_failed("live scoring", error, record.query)
+            if self.raise_errors:
+                raise
             return None
 
     # --- what was recorded ---------------------------------------------------------------
@@ -317,7 +321,7 @@ class RetrievalLog:
         }
         if failed:
             lists = {q: list(run[q]) for q in run}
-            lists.update(dict.fromkeys(failed, []))
+            lists.update({key: [] for key in failed})
             run = Run.from_lists(lists, name=run.name)
         result = evaluate_run(qrels, run, metrics, missing=missing, **options)
         result.retrieval_errors = {q: e for q, e in failed.items() if e is not None}

@@ -9,8 +9,8 @@ of one evaluator (each asked for one metric of the same ranking) share one judgi
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ragmetrics._warn import warn
@@ -126,7 +126,8 @@ class QueryScorer:
         name = query_id if query_id is not None else "q"
         run = Run.from_lists({name: ranking})
         if judgments is None:
-            assert self.qrels is not None and query_id is not None
+            assert self.qrels is not None
+            assert query_id is not None
             if self.qrels.has_groups:  # evidence groups: judge the query within its qrels
                 result = evaluate_checked(self.qrels, run, self.metrics, self._one_query)
                 return dict(result.per_query.get(query_id, dict.fromkeys(self.labels)))

@@ -86,7 +86,7 @@ def test_hundred_concurrent_retrievals_each_recorded_once(bm25, dataset) -> None
         thread.join()
     records = handler.records
     assert len(records) == 100
-    assert len({r.run_id for r in records}) == 100
+    assert len({r.span_id for r in records}) == 100
     assert sorted(r.query for r in records) == sorted(texts)
     assert all(len(r.doc_ids) == 5 and r.error is None for r in records)
 
@@ -117,19 +117,30 @@ def test_retriever_error_is_recorded_and_the_chain_error_is_unchanged() -> None:
     assert len(handler.run) == 0
 
 
-class ExplodingHandler(RetrievalEvalCallbackHandler):
-    def _score(self, record):  # type: ignore[no-untyped-def]
+def _exploding(handler: RetrievalEvalCallbackHandler) -> RetrievalEvalCallbackHandler:
+    def score(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug inside the handler")
+
+    handler.scorer.score = score  # type: ignore[method-assign]
+    return handler
 
 
 def test_a_handler_error_does_not_break_the_chain(bm25, dataset) -> None:  # type: ignore[no-untyped-def]
-    handler = ExplodingHandler(dataset, ["mrr"])
-    answer = _chain(bm25).invoke("Where does Alran live?", config={"callbacks": [handler]})
+    handler = _exploding(RetrievalEvalCallbackHandler(dataset, ["mrr"]))
+    query = dataset.queries["q0"]  # a judged query: scored live
+    with pytest.warns(rm.errors.HandlerFailureWarning, match=r"live scoring.*bug inside"):
+        answer = _chain(bm25).invoke(query, config={"callbacks": [handler]})
     assert answer.startswith("Answer using:")
-    assert handler.failures == 1
-    strict = ExplodingHandler(dataset, ["mrr"], raise_error=True)
-    with pytest.raises(RuntimeError, match="bug inside the handler"):
-        _chain(bm25).invoke("Where does Alran live?", config={"callbacks": [strict]})
+    _chain(bm25).invoke(query, config={"callbacks": [handler]})  # warned once only
+    assert handler.failures == 2 and len(handler.records) == 2
+    assert handler.last_error is not None and handler.last_error.query == query
+    assert handler.last_error.error == "RuntimeError: bug inside the handler"
+    strict = _exploding(RetrievalEvalCallbackHandler(dataset, ["mrr"], raise_error=True))
+    with (
+        pytest.warns(rm.errors.HandlerFailureWarning),
+        pytest.raises(RuntimeError, match="bug inside the handler"),
+    ):
+        _chain(bm25).invoke(query, config={"callbacks": [strict]})
 
 
 def test_handler_without_ground_truth() -> None:
@@ -159,9 +170,10 @@ def test_evaluate_retriever_on_the_dataset(bm25, dataset) -> None:  # type: igno
 
 
 def test_evaluate_retriever_records_failures(dataset) -> None:  # type: ignore[no-untyped-def]
-    with pytest.warns(UserWarning, match=r"300 queries failed to retrieve"):
+    with pytest.warns(rm.errors.RetrievalFailedWarning, match=r"300 of 300 retrievals raised"):
         result = evaluate_retriever(BrokenRetriever(), dataset, ["mrr"], show_progress=False)
-    assert result.aggregate["mrr"] == 0.0 and len(result.settings["retrieval_errors"]) == 300
+    assert result.aggregate["mrr"] == 0.0 and len(result.retrieval_errors) == 300
+    assert result.counts.failed_retrievals == 300
     with pytest.raises(ConnectionError):
         evaluate_retriever(
             BrokenRetriever(), dataset, ["mrr"], show_progress=False, raise_errors=True

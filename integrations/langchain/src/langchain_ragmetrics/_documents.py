@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.documents import Document
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics._warn import warn
+from ragmetrics.errors import IdFieldWarning, RagMetricsError
 
 
 def _fields(doc: Document | Mapping[str, Any]) -> tuple[str | None, dict[str, Any], str]:
@@ -54,3 +56,48 @@ def document_ids(
 def document_texts(docs: Sequence[Document | Mapping[str, Any]]) -> list[str]:
     """The page contents of ``docs`` in order."""
     return [_fields(d)[2] for d in docs]
+
+
+def id_hint(id_key: str | None) -> str:
+    """What to try when the ids read from documents are none of the judged ones."""
+    if id_key is None:
+        return (
+            " The documents were identified by Document.id (a vector store sets its own "
+            "uuid there) or a content hash: pass id_key=<the metadata key holding your doc "
+            "ids>, or match_texts=True to map texts to the corpus."
+        )
+    return f" The documents were identified by metadata[{id_key!r}]; check the key."
+
+
+class DocumentIds:
+    """:func:`document_ids` that warns once when ``id_key`` is missing from a document's
+    metadata (the id then falls back to ``Document.id`` or a content hash, which the
+    judgments rarely use)."""
+
+    def __init__(self, id_key: str | None) -> None:
+        if id_key is not None and (not isinstance(id_key, str) or not id_key):
+            raise RagMetricsError(f"id_key must be a metadata key (a string); got {id_key!r}.")
+        self.id_key = id_key
+        self._warned = False
+        self._lock = threading.Lock()
+
+    def __call__(self, docs: Sequence[Document | Mapping[str, Any]]) -> list[str]:
+        id_key = self.id_key
+        if id_key is not None and not self._warned:
+            lacking = [_fields(d)[1] for d in docs if _fields(d)[1].get(id_key) in (None, "")]
+            if lacking:
+                self._warn(id_key, len(lacking), len(docs), lacking[0])
+        return document_ids(docs, id_key)
+
+    def _warn(self, id_key: str, n_lacking: int, n_docs: int, metadata: dict[str, Any]) -> None:
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        keys = ", ".join(map(repr, sorted(metadata))) or "none"
+        warn(
+            f"id_key={id_key!r} is not in the metadata of {n_lacking} of {n_docs} retrieved "
+            f"documents (their metadata keys: {keys}); those are identified by Document.id "
+            f"or a content hash instead. Check the spelling of id_key.",
+            IdFieldWarning,
+        )

@@ -1,33 +1,28 @@
-"""Score retrievals inside a running chain: a LangChain callback handler."""
+"""Record and score retrievals inside a running chain: a LangChain callback handler.
+
+The handler translates LangChain's retriever callbacks into a core
+:class:`ragmetrics.records.RetrievalLog`: start, end and error events are paired by
+``run_id``, each record carries the retriever's name, its tags and its parent run, and live
+scores come from one :class:`ragmetrics.scoring.QueryScorer`.
+"""
 
 from __future__ import annotations
 
-import threading
-from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 
-from langchain_ragmetrics._documents import document_ids, document_texts
-from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run, evaluate
-from ragmetrics.evaluate import MissingPolicy, as_qrels
-from ragmetrics.metrics import parse_metrics
+from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
+from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run
+from ragmetrics.errors import RagMetricsError
+from ragmetrics.evaluate import MissingPolicy
+from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.scoring import QueryScorer
 
-
-@dataclass(frozen=True)
-class RetrievalRecord:
-    """One retrieval seen by the handler (``error`` is set when the retriever failed)."""
-
-    run_id: str
-    query: str
-    query_id: str
-    doc_ids: tuple[str, ...]
-    texts: tuple[str, ...]
-    error: str | None = None
+__all__ = ["RetrievalEvalCallbackHandler", "RetrievalRecord"]
 
 
 class RetrievalEvalCallbackHandler(BaseCallbackHandler):
@@ -42,9 +37,11 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         query_id_key: the metadata key that carries a query id
             (``config={"metadata": {"query_id": "q7"}}``).
         raise_error: let an error inside the handler propagate into the chain (off by
-            default: the handler never breaks the user's chain).
+            default: the handler never breaks the user's chain; its first error warns and
+            the last ones are kept in ``last_error``).
         max_records: keep at most this many records (the oldest are dropped).
-        **options: ``evaluate()`` keywords (``relevance_threshold``, ``grade_map``...).
+        **options: per-ranking ``evaluate()`` keywords (``relevance_threshold``,
+            ``grade_map``...), checked here.
 
     Start and end events are paired by ``run_id``, under a lock, so one handler can serve
     concurrent ``batch`` / ``abatch`` / threaded calls.
@@ -65,30 +62,32 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         **options: Any,
     ) -> None:
         super().__init__()
-        parse_metrics(list(metrics))  # a bad name fails here, at set-up
         text_to_id = dict(queries or {})
         if isinstance(qrels, RetrievalDataset):
             text_to_id = {**{t: q for q, t in qrels.queries.items()}, **text_to_id}
             qrels = qrels.qrels
-        self.qrels = as_qrels(qrels) if qrels is not None else None
+        # names, keywords and (with qrels) the grade scale are checked here
+        self.scorer = QueryScorer(list(metrics), qrels=qrels, id_hint=id_hint(id_key), **options)
+        self.qrels = self.scorer.qrels
         self.metrics = list(metrics)
         self.queries = text_to_id
         self.id_key = id_key
         self.query_id_key = query_id_key
         self.raise_error = raise_error
-        self.max_records = max_records
         self.options = options
-        self._lock = threading.Lock()
-        self._pending: dict[UUID, tuple[str, str]] = {}
-        self._records: deque[RetrievalRecord] = deque(maxlen=max_records)
-        self._live: dict[str, dict[str, float | None]] = {}
-        self._failures = 0
+        self._ids = DocumentIds(id_key)
+        self._log = RetrievalLog(
+            queries=text_to_id,
+            max_records=max_records,
+            scorer=self.scorer if self.qrels is not None else None,
+            raise_errors=raise_error,
+        )
 
     # --- callbacks -----------------------------------------------------------------------
 
     def on_retriever_start(
         self,
-        serialized: dict[str, Any],
+        serialized: dict[str, Any] | None,
         query: str,
         *,
         run_id: UUID,
@@ -98,11 +97,17 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            query_id = (metadata or {}).get(self.query_id_key) or self.queries.get(query, query)
-            with self._lock:
-                self._pending[run_id] = (query, str(query_id))
-        except Exception:
-            self._failed()
+            name = kwargs.get("name") or (serialized or {}).get("name")
+            self._log.start(
+                str(run_id),
+                query,
+                query_id=(metadata or {}).get(self.query_id_key),
+                retriever=None if name is None else str(name),
+                tags=tags or (),
+                parent_id=None if parent_run_id is None else str(parent_run_id),
+            )
+        except Exception as error:
+            self._failed("retriever start", error, query)
 
     def on_retriever_end(
         self,
@@ -113,22 +118,10 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            with self._lock:
-                query, query_id = self._pending.pop(run_id, ("", str(run_id)))
-            record = RetrievalRecord(
-                str(run_id),
-                query,
-                query_id,
-                tuple(document_ids(documents, self.id_key)),
-                tuple(document_texts(documents)),
-            )
-            live = self._score(record)
-            with self._lock:
-                self._records.append(record)
-                if live is not None:
-                    self._live[query_id] = live
-        except Exception:
-            self._failed()
+            self._log.end(str(run_id), self._ids(documents), texts=document_texts(documents))
+        except Exception as error:
+            self._log.discard(str(run_id))
+            self._failed("retriever end", error)
 
     def on_retriever_error(
         self,
@@ -139,90 +132,79 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            with self._lock:
-                query, query_id = self._pending.pop(run_id, ("", str(run_id)))
-                self._records.append(
-                    RetrievalRecord(
-                        str(run_id), query, query_id, (), (), f"{type(error).__name__}: {error}"
-                    )
-                )
-        except Exception:
-            self._failed()
+            self._log.fail(str(run_id), error)
+        except Exception as failure:
+            self._failed("retriever error", failure)
 
-    def _failed(self) -> None:
-        with self._lock:
-            self._failures += 1
+    def _failed(self, where: str, error: Exception, query: str | None = None) -> None:
+        self._log.handler_failed(where, error, query)
         if self.raise_error:
-            raise
-
-    def _score(self, record: RetrievalRecord) -> dict[str, float | None] | None:
-        if self.qrels is None or not self.qrels.get(record.query_id):
-            return None
-        one = Qrels.from_dict({record.query_id: self.qrels[record.query_id]})
-        result = evaluate(
-            one,
-            Run.from_lists({record.query_id: list(record.doc_ids)}),
-            self.metrics,
-            **self.options,
-        )
-        return result.per_query[record.query_id]
+            raise error
 
     # --- results -------------------------------------------------------------------------
 
     @property
     def records(self) -> list[RetrievalRecord]:
         """Every retrieval seen (bounded by ``max_records``), failed ones included."""
-        with self._lock:
-            return list(self._records)
+        return self._log.records()
+
+    def records_of(self, stage: str) -> list[RetrievalRecord]:
+        """The retrievals of one stage: a retriever's name (``run_name`` or class) or a tag."""
+        return self._log.records(stage)
 
     @property
     def errors(self) -> list[RetrievalRecord]:
         """The retrievals that raised."""
-        return [r for r in self.records if r.error is not None]
+        return [r for r in self.records if r.failed]
 
     @property
     def live(self) -> dict[str, dict[str, float | None]]:
         """Per judged query, the metrics of its latest retrieval."""
-        with self._lock:
-            return {q: dict(v) for q, v in self._live.items()}
+        return self._log.live
 
     @property
     def failures(self) -> int:
-        """Errors inside the handler itself (swallowed unless ``raise_error``)."""
-        return self._failures
+        """Errors inside the handler itself (kept, not raised, unless ``raise_error``)."""
+        return self._log.n_failures
+
+    @property
+    def last_error(self) -> HandlerFailure | None:
+        """The last error inside the handler (where, the error, the query)."""
+        return self._log.last_error
 
     @property
     def run(self) -> Run:
-        """The latest successful retrieval of each query, as a ranked-list run."""
-        latest = {r.query_id: list(r.doc_ids) for r in self.records if r.error is None}
-        return Run.from_lists(latest, name="callback")
+        """The latest successful top-level retrieval of each query, as a ranked-list run."""
+        return self._log.run(name="callback")
+
+    def run_of(self, stage: str) -> Run:
+        """The latest successful retrieval of each query by one stage."""
+        return self._log.run(stage, name=stage)
 
     def evaluate(
         self,
         metrics: Sequence[str] | None = None,
         *,
+        stage: str | None = None,
         missing: MissingPolicy = "skip",
         **options: Any,
     ) -> EvaluationResult:
-        """Score the recorded run against the ground truth (queries not seen are left out and
-        counted, unless ``missing="zero"``)."""
+        """Score the recorded run against the ground truth. Judged queries the chain never
+        saw are left out and counted (``missing="skip"``): they say nothing about the
+        retriever. Failed retrievals score as empty rankings, listed in
+        ``result.retrieval_errors``."""
         if self.qrels is None:
-            from ragmetrics.errors import RagMetricsError
-
             raise RagMetricsError(
                 "This handler has no ground truth: pass qrels= (or a RetrievalDataset) to it, "
                 "or evaluate handler.run yourself."
             )
-        return evaluate(
+        return self._log.evaluate(
             self.qrels,
-            self.run,
             list(metrics or self.metrics),
+            stage=stage,
             missing=missing,
             **{**self.options, **options},
-        )  # type: ignore[arg-type]
+        )
 
     def reset(self) -> None:
-        with self._lock:
-            self._pending.clear()
-            self._records.clear()
-            self._live.clear()
+        self._log.clear()

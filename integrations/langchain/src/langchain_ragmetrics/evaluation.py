@@ -2,81 +2,91 @@
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableConfig
 
-from langchain_ragmetrics._documents import document_ids, document_texts
-from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run, evaluate
+from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
+from ragmetrics import EvaluationResult, Qrels
+from ragmetrics.dataset import as_dataset
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluate import as_qrels
-from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
-from ragmetrics.metrics import parse_metrics
+from ragmetrics.harness import EvaluationPlan, Retrieved
+from ragmetrics.matching import MatchRules
 from ragmetrics.progress import progress_bar
+from ragmetrics.scoring import QueryScorer
 
 
-def _check_documents(value: Any, query_id: str) -> list[Document]:
-    if not isinstance(value, list) or not all(isinstance(d, Document) for d in value):
-        raise RagMetricsError(
-            f"The retriever returned {type(value).__name__} for query {query_id!r}; "
-            f"expected a list of Documents."
+class _DatasetRun:
+    """What :func:`evaluate_retriever` and its async twin share: the checks made before
+    the first retrieval, the batches, and the scoring of what came back."""
+
+    def __init__(
+        self,
+        dataset: Any,
+        metrics: Sequence[str],
+        *,
+        max_concurrency: int,
+        id_key: str | None,
+        match_texts: bool,
+        match_rules: MatchRules | None,
+        raise_errors: bool,
+        config: RunnableConfig | None,
+        options: dict[str, Any],
+    ) -> None:
+        self.plan = EvaluationPlan.check(
+            metrics, options, match_texts=match_texts, match_rules=match_rules
         )
-    return value
+        self.dataset = as_dataset(dataset)
+        if not isinstance(max_concurrency, int) or max_concurrency < 1:
+            raise RagMetricsError(
+                f"max_concurrency must be an int >= 1. Got {max_concurrency!r} instead."
+            )
+        if config is not None and not isinstance(config, Mapping):
+            raise RagMetricsError(
+                f"config must be a RunnableConfig dict (callbacks, tags, run_name...); got "
+                f"{type(config).__name__}."
+            )
+        self.config: RunnableConfig = {**(config or {}), "max_concurrency": max_concurrency}  # type: ignore[typeddict-item]
+        self.step = max_concurrency * 4
+        self.ids = DocumentIds(id_key)
+        self.id_key = id_key
+        self.match_texts = match_texts
+        self.raise_errors = raise_errors
+        self.found: dict[str, Retrieved] = {}
+        self.errors: dict[str, str] = {}
 
+    def batches(self) -> Iterator[list[tuple[str, str]]]:
+        items = list(self.dataset.queries.items())
+        for start in range(0, len(items), self.step):
+            yield items[start : start + self.step]
 
-def _collect(
-    items: Sequence[tuple[str, str]],
-    outputs: Sequence[Any],
-    found: dict[str, list[Document]],
-    errors: dict[str, str],
-) -> None:
-    """Record each query's documents, or its error (then an empty ranking)."""
-    for (query_id, _), output in zip(items, outputs, strict=True):
-        if isinstance(output, Exception):
-            errors[query_id] = f"{type(output).__name__}: {output}"
-            found[query_id] = []
-        else:
-            found[query_id] = _check_documents(output, query_id)
+    def collect(self, batch: list[tuple[str, str]], outputs: Sequence[Any]) -> None:
+        """Each query's documents, or its error (then an empty ranking)."""
+        for (query_id, _), output in zip(batch, outputs, strict=True):
+            if isinstance(output, Exception):
+                self.errors[query_id] = f"{type(output).__name__}: {output}"
+                self.found[query_id] = Retrieved()
+                continue
+            if not isinstance(output, list) or not all(isinstance(d, Document) for d in output):
+                raise RagMetricsError(
+                    f"The retriever returned {type(output).__name__} for query {query_id!r}; "
+                    f"expected a list of Documents."
+                )
+            if self.match_texts:
+                self.found[query_id] = Retrieved(texts=document_texts(output))
+            else:
+                self.found[query_id] = Retrieved(ids=self.ids(output))
 
-
-def _to_run(
-    found: dict[str, list[Document]], id_key: str | None, matcher: ChunkMatcher | None
-) -> Run:
-    if matcher is not None:
-        return matcher.match_run({q: document_texts(d) for q, d in found.items()}).run
-    return Run.from_lists({q: document_ids(d, id_key) for q, d in found.items()}, name="retriever")
-
-
-def _finish(
-    dataset: RetrievalDataset,
-    found: dict[str, list[Document]],
-    errors: dict[str, str],
-    metrics: Sequence[str],
-    id_key: str | None,
-    match_texts: bool,
-    match_rules: MatchRules | None,
-    options: dict[str, Any],
-) -> EvaluationResult:
-    if errors:
-        warnings.warn(
-            f"{len(errors)} queries failed to retrieve and score as empty rankings: "
-            f"{dict(list(errors.items())[:3])}",
-            stacklevel=3,
-        )
-    matcher = (
-        ChunkMatcher(dataset.corpus, rules=match_rules or DEFAULT_RULES) if match_texts else None
-    )
-    result = evaluate(dataset.qrels, _to_run(found, id_key, matcher), list(metrics), **options)
-    result.settings["retrieval_errors"] = errors
-    return result
+    def result(self) -> EvaluationResult:
+        hint = "" if self.match_texts else id_hint(self.id_key)
+        return self.plan.evaluate(self.dataset, self.found, errors=self.errors, id_hint=hint).result
 
 
 def evaluate_retriever(
     retriever: Runnable[str, list[Document]],
-    dataset: RetrievalDataset,
+    dataset: Any,
     metrics: Sequence[str],
     *,
     max_concurrency: int = 8,
@@ -85,66 +95,79 @@ def evaluate_retriever(
     match_rules: MatchRules | None = None,
     show_progress: bool = True,
     raise_errors: bool = False,
+    config: RunnableConfig | None = None,
     **options: Any,
 ) -> EvaluationResult:
     """Run ``retriever`` (any ``BaseRetriever`` or Runnable returning Documents) over every
     query of ``dataset`` and score it with the core.
 
-    Queries run through ``retriever.batch`` with ``max_concurrency``; a query whose retrieval
-    raises is recorded in ``result.settings["retrieval_errors"]`` and scores as an empty
-    ranking (``raise_errors=True`` re-raises). ``match_texts`` maps document texts onto
-    ``dataset.corpus`` with the chunk matcher instead of using ids.
+    Metric names and keywords are checked before the first retrieval. Queries run through
+    ``retriever.batch`` with ``max_concurrency`` and ``config`` (callbacks, tags,
+    ``run_name``...); a query whose retrieval raises scores as an empty ranking and is
+    listed in ``result.retrieval_errors`` (``raise_errors=True`` re-raises).
+    ``match_texts`` maps document texts onto ``dataset.corpus`` with the chunk matcher
+    instead of using ids: the ranking is then of documents, each at the place of its first
+    chunk, and a chunk that matches none keeps its place (``counts.unmatched_chunks``).
+    ``dataset``: a ``RetrievalDataset`` or anything with ``queries`` and ``relevant_docs``.
     """
-    parse_metrics(list(metrics))
-    if not isinstance(dataset, RetrievalDataset):
-        raise RagMetricsError(
-            f"dataset must be a ragmetrics.RetrievalDataset; got {type(dataset).__name__}."
-        )
-    if not isinstance(max_concurrency, int) or max_concurrency < 1:
-        raise RagMetricsError(
-            f"max_concurrency must be an int >= 1. Got {max_concurrency!r} instead."
-        )
-    items = list(dataset.queries.items())
-    found: dict[str, list[Document]] = {}
-    errors: dict[str, str] = {}
-    step = max_concurrency * 4
-    with progress_bar(total=len(items), desc="retrieving", disable=not show_progress) as bar:
-        for start in range(0, len(items), step):
-            chunk = items[start : start + step]
+    job = _DatasetRun(
+        dataset,
+        metrics,
+        max_concurrency=max_concurrency,
+        id_key=id_key,
+        match_texts=match_texts,
+        match_rules=match_rules,
+        raise_errors=raise_errors,
+        config=config,
+        options=options,
+    )
+    total = len(job.dataset.queries)
+    with progress_bar(total=total, desc="retrieving", disable=not show_progress) as bar:
+        for batch in job.batches():
             outputs = retriever.batch(
-                [text for _, text in chunk],
-                config={"max_concurrency": max_concurrency},
-                return_exceptions=not raise_errors,
+                [text for _, text in batch], config=job.config, return_exceptions=not raise_errors
             )
-            _collect(chunk, outputs, found, errors)
-            bar.update(len(chunk))
-    return _finish(dataset, found, errors, metrics, id_key, match_texts, match_rules, options)
+            job.collect(batch, outputs)
+            bar.update(len(batch))
+    return job.result()
 
 
 async def aevaluate_retriever(
     retriever: Runnable[str, list[Document]],
-    dataset: RetrievalDataset,
+    dataset: Any,
     metrics: Sequence[str],
     *,
     max_concurrency: int = 8,
     id_key: str | None = None,
     match_texts: bool = False,
     match_rules: MatchRules | None = None,
+    show_progress: bool = True,
     raise_errors: bool = False,
+    config: RunnableConfig | None = None,
     **options: Any,
 ) -> EvaluationResult:
-    """The async twin of :func:`evaluate_retriever` (``retriever.abatch``)."""
-    parse_metrics(list(metrics))
-    items = list(dataset.queries.items())
-    outputs = await retriever.abatch(
-        [t for _, t in items],
-        config={"max_concurrency": max_concurrency},
-        return_exceptions=not raise_errors,
+    """The async twin of :func:`evaluate_retriever` (``retriever.abatch``), with the same
+    checks and results."""
+    job = _DatasetRun(
+        dataset,
+        metrics,
+        max_concurrency=max_concurrency,
+        id_key=id_key,
+        match_texts=match_texts,
+        match_rules=match_rules,
+        raise_errors=raise_errors,
+        config=config,
+        options=options,
     )
-    found: dict[str, list[Document]] = {}
-    errors: dict[str, str] = {}
-    _collect(items, outputs, found, errors)
-    return _finish(dataset, found, errors, metrics, id_key, match_texts, match_rules, options)
+    total = len(job.dataset.queries)
+    with progress_bar(total=total, desc="retrieving", disable=not show_progress) as bar:
+        for batch in job.batches():
+            outputs = await retriever.abatch(
+                [text for _, text in batch], config=job.config, return_exceptions=not raise_errors
+            )
+            job.collect(batch, outputs)
+            bar.update(len(batch))
+    return job.result()
 
 
 _DOC_KEYS = ("documents", "context", "output", "docs")
@@ -164,15 +187,17 @@ def langsmith_evaluator(
     The returned function accepts the ``(run, example)`` form (for
     ``langsmith.evaluation.run_evaluator``) and the ``(inputs, outputs, reference_outputs)``
     form of ``langsmith.evaluate``. Retrieved documents are read from the outputs under
-    ``documents``, ``context``, ``output`` or ``docs``; the ground truth from the reference
-    outputs (``relevant_docs``: a list of ids or ``{id: grade}``), else from ``qrels`` by
-    ``inputs[query_id_key]``. It returns ``{"results": [{"key", "score"}, ...]}``; a score
-    that is NA, or an evaluation that cannot run, is reported with ``score=None`` and a
-    comment instead of raising.
+    ``documents``, ``context``, ``output`` or ``docs``, else from the retriever runs inside
+    the traced run (a chain that returns only an answer). The ground truth comes from the
+    reference outputs (``relevant_docs``: a list of ids or ``{id: grade}``), else from
+    ``qrels`` by ``inputs[query_id_key]``. It returns ``{"results": [{"key", "score"},
+    ...]}``; a score that is NA, or an evaluation that cannot run, is reported with
+    ``score=None`` and a comment that says why, instead of raising. Metric names and
+    keywords are checked here.
     """
-    names = list(metrics)
-    parse_metrics(names)
-    judged = as_qrels(qrels) if qrels is not None else None
+    scorer = QueryScorer(list(metrics), qrels=qrels, id_hint=id_hint(id_key), **options)
+    names = list(scorer.labels)
+    read_ids = DocumentIds(id_key)
 
     def evaluate_retrieval(
         run: Any = None,
@@ -186,14 +211,12 @@ def langsmith_evaluator(
         if reference_outputs is None:
             reference_outputs = getattr(example, "outputs", None) or {}
         try:
-            documents = next((outputs[k] for k in _DOC_KEYS if k in outputs), None)
-            if documents is None:
-                raise RagMetricsError(
-                    f"no retrieved documents in the outputs (looked for {', '.join(_DOC_KEYS)})"
-                )
-            retrieved = document_ids(documents, id_key)
-            truth = _reference(reference_outputs, inputs, judged, query_id_key)
-            per_query = evaluate({"q": truth}, {"q": retrieved}, names, **options).per_query["q"]
+            documents = _documents(outputs, run)
+            truth, query_id = _reference(reference_outputs, inputs, scorer.qrels, query_id_key)
+            if truth is None:
+                scores = scorer.score(read_ids(documents), query_id=query_id)
+            else:
+                scores = scorer.score(read_ids(documents), truth)
         except Exception as error:  # an evaluator reports, it does not raise into the experiment
             return {"results": [{"key": n, "score": None, "comment": str(error)} for n in names]}
         return {
@@ -201,23 +224,65 @@ def langsmith_evaluator(
                 {"key": n, "score": v}
                 if v is not None
                 else {"key": n, "score": None, "comment": "NA for this query"}
-                for n, v in per_query.items()
+                for n, v in scores.items()
             ]
         }
 
     return evaluate_retrieval
 
 
+def _documents(outputs: Mapping[str, Any], run: Any) -> list[Any]:
+    """The retrieved documents: in the outputs, else in the retriever runs of the trace."""
+    for key in _DOC_KEYS:
+        if key in outputs and isinstance(outputs[key], list):
+            return list(outputs[key])
+    found = _retriever_documents(run) if run is not None else None
+    if found is not None:
+        return found
+    raise RagMetricsError(
+        f"no retrieved documents: the outputs have none under {', '.join(_DOC_KEYS)}, and "
+        f"the run has no retriever child run. Return the documents from the chain, or "
+        f"evaluate the run with its child runs loaded."
+    )
+
+
+def _retriever_documents(run: Any) -> list[Any] | None:
+    """The documents of the last retriever run inside ``run`` (depth first), if any."""
+    found: list[Any] | None = None
+    for child in getattr(run, "child_runs", None) or []:
+        if getattr(child, "run_type", None) == "retriever":
+            documents = (getattr(child, "outputs", None) or {}).get("documents")
+            if isinstance(documents, list):
+                found = documents
+                continue
+        deeper = _retriever_documents(child)
+        if deeper is not None:
+            found = deeper
+    return found
+
+
 def _reference(
     reference: Mapping[str, Any], inputs: Mapping[str, Any], qrels: Qrels | None, query_id_key: str
-) -> dict[str, int]:
+) -> tuple[dict[str, int] | None, str | None]:
+    """The judgments of the reference outputs, or (None, query id) to look up in qrels."""
     for key in _REFERENCE_KEYS:
         if key in reference:
             value = reference[key]
-            return dict(value) if isinstance(value, Mapping) else dict.fromkeys(value, 1)
+            truth = dict(value) if isinstance(value, Mapping) else dict.fromkeys(value or [], 1)
+            if not truth:
+                raise RagMetricsError(
+                    f"the reference outputs list no relevant document ({key} is empty): "
+                    f"every metric is NA for this example"
+                )
+            return truth, None
     query_id = inputs.get(query_id_key)
-    if qrels is not None and query_id in qrels:
-        return dict(qrels[str(query_id)])
+    if qrels is not None and query_id is not None:
+        if str(query_id) not in qrels or not qrels[str(query_id)]:
+            raise RagMetricsError(
+                f"query {str(query_id)!r} ({query_id_key} of the inputs) has no judgments in "
+                f"the qrels: every metric is NA for this example"
+            )
+        return None, str(query_id)
     raise RagMetricsError(
         "no ground truth: give reference outputs with one of "
         f"{', '.join(_REFERENCE_KEYS)}, or qrels and inputs[{query_id_key!r}]"

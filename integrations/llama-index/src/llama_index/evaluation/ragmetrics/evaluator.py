@@ -112,7 +112,9 @@ class RagMetricsRetrieverEvaluator:
         """
         data = as_dataset(dataset)
         limit = asyncio.Semaphore(self.workers)
-        bar = progress_bar(total=len(data.queries), desc="retrieving", disable=not self.show_progress)
+        bar = progress_bar(
+            total=len(data.queries), desc="retrieving", disable=not self.show_progress
+        )
         errors: dict[str, str] = {}
 
         async def one(query_id: str, text: str) -> tuple[str, Retrieved, Retrieved]:

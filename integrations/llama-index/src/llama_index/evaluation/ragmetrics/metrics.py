@@ -214,7 +214,9 @@ class RagMetricsMetric(BaseRetrievalMetric):
                 if len(expected_ids) == len(expected_texts)
                 else [str(i) for i in range(len(expected_texts))]
             )
-            matcher = ChunkMatcher(dict(zip(ids, expected_texts, strict=True)), rules=self.match_rules)
+            matcher = ChunkMatcher(
+                dict(zip(ids, expected_texts, strict=True)), rules=self.match_rules
+            )
         ranking, _ = matcher.rank_documents(retrieved_texts)
         return ranking
 
@@ -289,8 +291,8 @@ def _registered(template: RagMetricsMetric) -> type[RagMetricsMetric]:
     base = type(template)
     defaults = template.model_dump()
 
-    def __init__(self: RagMetricsMetric, **data: Any) -> None:
+    def build(self: RagMetricsMetric, **data: Any) -> None:
         base.__init__(self, **{**defaults, **data})
         self._scorer = template._scorer
 
-    return type(base.__name__, (base,), {"__init__": __init__, "__module__": __name__})
+    return type(base.__name__, (base,), {"__init__": build, "__module__": __name__})

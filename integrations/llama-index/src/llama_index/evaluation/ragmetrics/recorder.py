@@ -23,8 +23,12 @@ from llama_index.core.instrumentation.events.retrieval import (
     RetrievalEndEvent,
     RetrievalStartEvent,
 )
-from llama_index.core.instrumentation.events.span import SpanDropEvent
-from llama_index.core.instrumentation.span.simple import SimpleSpan
+from llama_index.core.instrumentation.events.span import (  # type: ignore[attr-defined]
+    SpanDropEvent,
+)
+from llama_index.core.instrumentation.span.simple import (  # type: ignore[attr-defined]
+    SimpleSpan,
+)
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryBundle
 
@@ -76,7 +80,14 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         except Exception as error:  # never break the pipeline
             self._log.handler_failed("span start", error)
 
-    def span_exit(self, id_: str, bound_args: inspect.BoundArguments, **kwargs: Any) -> None:
+    def span_exit(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any | None = None,
+        result: Any | None = None,
+        **kwargs: Any,
+    ) -> None:
         if self._log is not None:
             self._log.discard(id_)  # closed by its end event already; nothing stays open
 
