@@ -36,7 +36,8 @@ class RetrievalRecord:
         retriever: the retriever's name, else its class name.
         tags: the framework's tags of the call.
         span_id: the framework's id of this retrieval (LlamaIndex span, LangChain run).
-        parent_id: the id of the span or run it was called from, if any.
+        parent_id: the retrieval this one was made for (a fusion or ensemble retriever's
+            span or run), else the span or run it was called from, if any.
         error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
     """
 
@@ -175,13 +176,15 @@ class RetrievalLog:
         return record
 
     def fail(self, span_id: str, error: BaseException | str, *, query: str | None = None) -> None:
-        """A retrieval raised: it is recorded with the error, and its span closed."""
+        """A retrieval raised: it is recorded with the error, and its span closed. A span
+        that was never started is recorded only when ``query`` says what it was for."""
         text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
         with self._lock:
             opened = self._open.pop(span_id, None)
             if opened is None:
-                query_text = query or ""
-                opened = _Open(query_text, self.query_id(query_text), None, (), None)
+                if query is None:
+                    return
+                opened = _Open(query, self.query_id(query), None, (), None)
             self._records.append(
                 RetrievalRecord(
                     opened.query,
@@ -235,6 +238,11 @@ class RetrievalLog:
         with self._lock:
             records = list(self._records)
         return records if stage is None else [r for r in records if r.is_stage(stage)]
+
+    def is_open(self, span_id: str) -> bool:
+        """True while the retrieval ``span_id`` has started and not finished."""
+        with self._lock:
+            return span_id in self._open
 
     @property
     def open_spans(self) -> int:

@@ -25,7 +25,7 @@ from ragmetrics.evaluate import (
     resolve_metrics,
 )
 from ragmetrics.judge import judge_ranking
-from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
@@ -135,7 +135,7 @@ class QueryScorer:
         else:
             qrels = Qrels.from_dict({name: judgments})
             if self._utility:
-                check_utility_scale(qrels.grade_values(), self.settings.grade_map, self._utility)
+                check_query_grades(qrels.grade_values(), self.settings.grade_map, self._utility)
         judged_docs = qrels[name]
         if not judged_docs:
             return dict.fromkeys(self.labels)

@@ -149,6 +149,31 @@ def check_utility_scale(
     )
 
 
+def check_query_grades(
+    grades: Iterable[int], grade_map: Mapping[int, int] | None, labels: Iterable[str]
+) -> None:
+    """The check of :func:`check_utility_scale` for the judgments of one query scored on
+    its own (the adapters' plug-ins): every grade mapped by ``grade_map`` when one is given;
+    without one, grades in 1..5 and not all 1 (ids given without grades, read as binary).
+    One query may lack a 4 or 5 (partial evidence only), so that is not required.
+
+    Example:
+        >>> check_query_grades([3, 2], None, ["ra_nwg@5"])  # partial evidence: fine
+        >>> check_query_grades([1], None, ["ra_nwg@5"])  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        ragmetrics.errors.GradeScaleError: ... grade_map={1: 5} ...
+    """
+    distinct = sorted({int(g) for g in grades})
+    if not distinct:
+        return
+    if grade_map is not None:
+        if all(g in grade_map for g in distinct):
+            return
+    elif distinct[0] >= 1 and distinct[-1] <= 5 and distinct != [1]:
+        return
+    check_utility_scale(distinct, grade_map, labels)  # raises, with the map to use
+
+
 def _describe_scale(distinct: list[int]) -> str:
     if set(distinct) <= {0, 1}:
         return " (binary judgments)"

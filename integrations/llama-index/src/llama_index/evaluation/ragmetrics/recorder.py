@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from llama_index.core.base.base_retriever import BaseRetriever
-from llama_index.core.bridge.pydantic import Field, PrivateAttr, field_validator
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.dispatcher import Dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
@@ -59,6 +59,7 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
     span, and the exception of a failed retrieval. Keeps nothing itself."""
 
     _log: RetrievalLog | None = PrivateAttr(default=None)
+    _parents: dict[str, str | None] = PrivateAttr(default_factory=dict)  # open spans only
 
     def span_enter(
         self,
@@ -69,14 +70,19 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         tags: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        if self._log is None or not isinstance(instance, BaseRetriever):
+        if self._log is None:
+            return
+        self._parents[id_] = parent_id
+        if not isinstance(instance, BaseRetriever):
             return
         if bound_args.signature.parameters.get("str_or_query_bundle") is None:
             return  # _retrieve and other spans of the retriever
         try:
             query = _query_text(bound_args.arguments.get("str_or_query_bundle", ""))
             name = getattr(instance, "name", None) or type(instance).__name__
-            self._log.start(id_, query, retriever=name, tags=_tags(tags), parent_id=parent_id)
+            self._log.start(
+                id_, query, retriever=name, tags=_tags(tags), parent_id=self._retrieval(parent_id)
+            )
         except Exception as error:  # never break the pipeline
             self._log.handler_failed("span start", error)
 
@@ -88,6 +94,7 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         result: Any | None = None,
         **kwargs: Any,
     ) -> None:
+        self._parents.pop(id_, None)
         if self._log is not None:
             self._log.discard(id_)  # closed by its end event already; nothing stays open
 
@@ -99,8 +106,19 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         err: BaseException | None = None,
         **kwargs: Any,
     ) -> None:
+        self._parents.pop(id_, None)
         if self._log is not None and isinstance(instance, BaseRetriever):
             self._log.fail(id_, err if err is not None else "the retrieval was dropped")
+
+    def _retrieval(self, parent_id: str | None) -> str | None:
+        """The nearest open retrieval span above ``parent_id``, else ``parent_id`` itself."""
+        assert self._log is not None
+        span, seen = parent_id, 0
+        while span is not None and seen < 1000:
+            if self._log.is_open(span):
+                return span
+            span, seen = self._parents.get(span), seen + 1
+        return parent_id
 
     def new_span(self, *args: Any, **kwargs: Any) -> SimpleSpan | None:
         return None
@@ -134,10 +152,9 @@ class RetrievalRecorder(BaseEventHandler):
     _watcher: _SpanWatcher = PrivateAttr()
     _dispatcher: Dispatcher | None = PrivateAttr(default=None)
 
-    @field_validator("id_field")
-    @classmethod
-    def _known_field(cls, value: str) -> str:
-        return check_id_field(value)
+    def __init__(self, **data: Any) -> None:
+        check_id_field(data.get("id_field", "node_id"))  # the core's error, not pydantic's
+        super().__init__(**data)
 
     def model_post_init(self, context: Any) -> None:
         self._log = RetrievalLog(queries=self.query_ids, max_records=self.max_records)
