@@ -10,6 +10,8 @@ import numpy as np
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
     """Where each query starts in the flat arrays, plus the total at the end."""
+    if len(lengths) == 1:  # one query (single-query scoring): no cumulative sum to run
+        return np.array([0, lengths[0]], dtype=np.int64)
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     return offsets

@@ -38,6 +38,8 @@ class JudgedRun:
         depth: the width of the dense views (the longest ranking, cut at the depth).
         judged_counts, judged_grades: how many docs each query has judged, and all their
             grades flat (query by query), for the ideal rankings.
+        inputs: the qrels and the run judged (``qrels``, ``run``), or a function that makes
+            them on first use (single-query scoring builds them only if a kernel asks).
         grade_map: raw grade -> utility grade 1..5, for the RAG set metrics (None: as is).
         pool: the candidate run of PROC@k (None: each query's own ranking).
         score_precision: how scores were compared when ranking (see :func:`judge`).
@@ -53,13 +55,26 @@ class JudgedRun:
     depth: int
     judged_counts: np.ndarray
     judged_grades: np.ndarray
-    qrels: Qrels
-    run: Run
+    inputs: tuple[Qrels, Run] | Callable[[], tuple[Qrels, Run]]
     grade_map: Mapping[int, int] | None = None
     pool: Run | None = None
     score_precision: ScorePrecision = "float64"
     n_located: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
+
+    @cached_property
+    def _inputs(self) -> tuple[Qrels, Run]:
+        return self.inputs if isinstance(self.inputs, tuple) else self.inputs()
+
+    @property
+    def qrels(self) -> Qrels:
+        """The qrels judged against."""
+        return self._inputs[0]
+
+    @property
+    def run(self) -> Run:
+        """The run judged."""
+        return self._inputs[1]
 
     @cached_property
     def max_grade(self) -> float:
@@ -111,8 +126,7 @@ class JudgedRun:
     def discounts(self) -> np.ndarray:
         """``1 / log2(rank + 1)`` for ranks 1..max(depth, ideal depth)."""
         longest = int(self.judged_counts.max()) if self.n_queries else 0
-        size = max(self.depth, longest, 1)
-        return 1.0 / np.log2(np.arange(2, size + 2, dtype=np.float64))
+        return _discounts(max(self.depth, longest, 1))
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, computed on first use per ``key`` and kept with this judged run (the
@@ -133,6 +147,9 @@ class JudgedRun:
     def hits(self, cutoff: int | None, rel: int) -> np.ndarray:
         """Docs graded ``rel`` or above within the first ``cutoff`` ranks (all when None)."""
         rows, ranks = self.relevant_at(rel)
+        if self.n_queries == 1:  # one ranking (single-query scoring): a count will do
+            found = len(ranks) if cutoff is None else int(np.count_nonzero(ranks < cutoff))
+            return np.array([found])
         if cutoff is not None:
             rows = rows[ranks < cutoff]
         counts: np.ndarray = np.bincount(rows, minlength=self.n_queries)
@@ -142,6 +159,8 @@ class JudgedRun:
         """``R``: per query, the judged docs graded ``rel`` or above."""
 
         def make() -> np.ndarray:
+            if self.n_queries == 1:
+                return np.array([np.count_nonzero(self.judged_grades >= rel)])
             ends = np.cumsum(self.judged_counts)
             before = np.concatenate(([0], np.cumsum(self.judged_grades >= rel)))
             counts: np.ndarray = before[ends] - before[ends - self.judged_counts]
@@ -243,8 +262,7 @@ def judge(
         depth=width,
         judged_counts=judged.lengths,
         judged_grades=grades.astype(np.float64),
-        qrels=qrels,
-        run=run,
+        inputs=(qrels, run),
         grade_map=grade_map,
         pool=pool,
         score_precision=score_precision,
@@ -253,32 +271,35 @@ def judge(
 
 
 def judge_ranking(
-    qrels: Qrels,
-    run: Run,
+    judgments: dict[str, int],
+    ranking: tuple[str, ...],
     *,
+    query_id: str = "q",
     depth: int | None,
     grade_map: Mapping[int, int] | None = None,
     score_precision: ScorePrecision = "float64",
 ) -> JudgedRun:
-    """:func:`judge` for one query: ``qrels`` and ``run`` (from ranked lists) each hold the
-    same single query. For one short ranking the batch machinery costs more than the work,
-    so the judged docs are found with a dict lookup per retrieved doc (single-query scoring
-    in the adapters); the result is the one :func:`judge` gives.
+    """:func:`judge` for one ranked list, its judgments and ids already checked (str ids,
+    int grades, each doc once in the ranking). For one short ranking the batch machinery
+    costs more than the work, so the judged docs are found with a dict lookup per retrieved
+    doc, and the :class:`Qrels` and :class:`Run` are built only if a kernel asks for them
+    (single-query scoring in the adapters). The result is the one :func:`judge` gives.
 
     Example:
-        >>> one = judge_ranking(Qrels.from_dict({"q": {"a": 2}}), Run.from_lists({"q": ["x", "a"]}),
-        ...                     depth=None)
+        >>> one = judge_ranking({"a": 2}, ("x", "a"), depth=None)
         >>> one.hit_ranks.tolist(), one.hit_grades.tolist(), one.depth
         ([1], [2.0], 2)
     """
-    judgments = store_of(qrels).maps()[0]
-    ranking = store_of(run).tuples()[0]
     width = len(ranking) if depth is None else min(len(ranking), depth)
     grade_of = judgments.get
     located = [(rank, grade_of(doc)) for rank, doc in enumerate(ranking) if doc in judgments]
     within = [hit for hit in located if hit[0] < width]
+
+    def inputs() -> tuple[Qrels, Run]:
+        return Qrels.from_dict({query_id: judgments}), Run.from_lists({query_id: ranking})
+
     return JudgedRun(
-        query_ids=run.query_ids,
+        query_ids=(query_id,),
         hit_rows=np.zeros(len(within), dtype=np.int64),
         hit_ranks=np.array([rank for rank, _ in within], dtype=np.int64),
         hit_grades=np.array([grade for _, grade in within], dtype=np.float64),
@@ -287,8 +308,7 @@ def judge_ranking(
         depth=width,
         judged_counts=np.array([len(judgments)], dtype=np.int64),
         judged_grades=np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)),
-        qrels=qrels,
-        run=run,
+        inputs=inputs,
         grade_map=grade_map,
         score_precision=score_precision,
         n_located=len(located),
@@ -361,7 +381,24 @@ def rank_of(
     return ranks
 
 
+_DISCOUNTS: list[np.ndarray] = [np.empty(0)]
+
+
+def _discounts(size: int) -> np.ndarray:
+    """``1 / log2(rank + 1)`` for ranks 1..size: a read-only slice of a table kept for the
+    process (elementwise, so a slice has the values a table of its own size would)."""
+    table = _DISCOUNTS[0]
+    if len(table) < size:
+        table = 1.0 / np.log2(np.arange(2, max(size, 1024) + 2, dtype=np.float64))
+        table.flags.writeable = False
+        _DISCOUNTS[0] = table
+    return table[:size]
+
+
 def _ideal(counts: np.ndarray, grades: np.ndarray) -> np.ndarray:
     """Per query, the judged grades clipped at 0 sorted descending (padded with 0)."""
+    if len(counts) == 1:  # one query: its grades are the row
+        row: np.ndarray = np.sort(np.maximum(grades, 0.0))[::-1]
+        return row.reshape(1, len(row))
     ideal: np.ndarray = np.sort(pad_rows(counts, np.maximum(grades, 0.0)), axis=1)[:, ::-1]
     return ideal

@@ -87,6 +87,7 @@ class QueryScorer:
         self._last: tuple[Any, Scores] | None = None
         self._lock = threading.Lock()
         self._warned = False
+        self._ids_alike = False  # the retrieved ids were seen to be of the judged ids' form
 
     def score(
         self,
@@ -101,6 +102,24 @@ class QueryScorer:
         qrels of ``query_id``. With no judged doc at all every metric is NA, as a query
         without judgments is not counted in an evaluation.
         """
+        return dict(self._scores(ranking, judgments, query_id))
+
+    def value(
+        self,
+        label: str,
+        ranking: Sequence[str],
+        judgments: Mapping[str, int] | None = None,
+        *,
+        query_id: str | None = None,
+    ) -> float | None:
+        """One metric's value for ``ranking`` (see :meth:`score`): the plug-ins of one
+        evaluator each ask for theirs, and the ranking is judged once for all."""
+        return self._scores(ranking, judgments, query_id)[label]
+
+    def _scores(
+        self, ranking: Sequence[str], judgments: Mapping[str, int] | None, query_id: str | None
+    ) -> Scores:
+        """The scores of the last ranking when it comes again, else new ones (kept)."""
         key: Any
         if judgments is None:
             if self.qrels is None or query_id is None:
@@ -115,39 +134,40 @@ class QueryScorer:
             key = (tuple(ranking), tuple(judgments.items()))
         last = self._last
         if last is not None and last[0] == key:
-            return dict(last[1])
+            return last[1]
         scores = self._score(ranking, judgments, query_id)
         self._last = (key, scores)
-        return dict(scores)
+        return scores
 
     def _score(
         self, ranking: Sequence[str], judgments: Mapping[str, int] | None, query_id: str | None
     ) -> Scores:
         name = query_id if query_id is not None else "q"
-        run = Run.from_lists({name: ranking})
+        ranked = _checked_ranking(ranking, name)
         if judgments is None:
             assert self.qrels is not None
             assert query_id is not None
             if self.qrels.has_groups:  # evidence groups: judge the query within its qrels
+                run = Run.from_lists({name: ranked})
                 result = evaluate_checked(self.qrels, run, self.metrics, self._one_query)
                 return dict(result.per_query.get(query_id, dict.fromkeys(self.labels)))
-            qrels = Qrels.from_dict({name: dict(self.qrels[query_id])})
+            judged_docs = dict(self.qrels[query_id])
         else:
-            qrels = Qrels.from_dict({name: judgments})
+            judged_docs = _checked_judgments(judgments, name)
             if self._utility:
-                check_query_grades(qrels.grade_values(), self.settings.grade_map, self._utility)
-        judged_docs = qrels[name]
+                check_query_grades(judged_docs.values(), self.settings.grade_map, self._utility)
         if not judged_docs:
             return dict.fromkeys(self.labels)
         judged = judge_ranking(
-            qrels,
-            run,
+            judged_docs,
+            ranked,
+            query_id=name,
             depth=self._depth,
             grade_map=self.settings.grade_map,
             score_precision=self.settings.score_precision,
         )
-        if not judged.n_located and len(run[name]):
-            self._warn_ids(run[name], list(judged_docs))
+        if not judged.n_located and ranked:
+            self._warn_ids(ranked, list(judged_docs))
         scores: Scores = {}
         for metric in self.metrics:
             value = float(metric.compute(judged)[0])
@@ -160,7 +180,10 @@ class QueryScorer:
 
     def _warn_ids(self, retrieved: Sequence[str], judged: Sequence[str]) -> None:
         """Once per scorer: ids of another form than the judged ones (uuids, chunk ids)."""
-        if self._warned or ids_look_alike(retrieved, judged):
+        if self._warned or self._ids_alike:
+            return
+        if ids_look_alike(retrieved, judged):
+            self._ids_alike = True  # one retriever, one form of ids: checked once
             return
         with self._lock:
             if self._warned:
@@ -174,3 +197,23 @@ class QueryScorer:
             + self.id_hint,
             IdMismatchWarning,
         )
+
+
+def _checked_ranking(ranking: Sequence[str], query_id: str) -> tuple[str, ...]:
+    """The ranking as a tuple of str ids, each doc once (later repeats dropped, as a run
+    drops them); the errors of :meth:`Run.from_lists` otherwise."""
+    if isinstance(ranking, (str, Mapping)) or not isinstance(ranking, Sequence):
+        Run.from_lists({query_id: ranking})  # raises the run's own error
+    ranked = tuple(ranking)
+    if not all(type(doc) is str for doc in ranked):
+        Run.from_lists({query_id: ranked})  # raises, naming the id (or accepts str subclasses)
+    return ranked if len(set(ranked)) == len(ranked) else tuple(dict.fromkeys(ranked))
+
+
+def _checked_judgments(judgments: Mapping[str, int], query_id: str) -> dict[str, int]:
+    """The judgments as a dict of str ids to int grades; the errors of :class:`Qrels`."""
+    if type(judgments) is dict and all(
+        type(doc) is str and type(grade) is int for doc, grade in judgments.items()
+    ):
+        return judgments
+    return dict(Qrels.from_dict({query_id: judgments})[query_id])

@@ -156,9 +156,13 @@ class RagMetricsMetric(BaseRetrievalMetric):
 
     @property
     def scorer(self) -> QueryScorer:
-        if self._scorer is None:  # built by LlamaIndex's factory: a scorer of its own
-            self._scorer = QueryScorer([self.name], **self.options)
-        return self._scorer
+        # read the private slot directly: pydantic's attribute fallback costs more than
+        # scoring a short ranking
+        private = self.__pydantic_private__ or {}
+        scorer: QueryScorer | None = private.get("_scorer")
+        if scorer is None:  # built by LlamaIndex's factory: a scorer of its own
+            scorer = self._scorer = QueryScorer([self.name], **self.options)
+        return scorer
 
     def compute(
         self,
@@ -177,7 +181,7 @@ class RagMetricsMetric(BaseRetrievalMetric):
             retrieved = list(retrieved_ids or [])
             if expected_texts and retrieved_texts and judged.keys().isdisjoint(retrieved):
                 retrieved = self._documents(expected_ids or [], expected_texts, retrieved_texts)
-            value = self.scorer.score(retrieved, judged)[self.name]
+            value = self.scorer.value(self.name, retrieved, judged)
         except RagMetricsError as error:
             if self.raise_errors:
                 raise
