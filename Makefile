@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
 EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 
-.PHONY: test demo lint bench bench-matching install clean
+.PHONY: test test-oldest demo lint bench bench-matching install clean
 
 $(STAMP): pyproject.toml $(INTEGRATIONS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -35,3 +35,13 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache
+
+# The adapters' tests against the oldest supported framework releases (not run by CI: it
+# installs a second environment). See integrations/oldest.txt.
+OLDEST := .venv-oldest
+test-oldest:
+	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
+	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
+	$(OLDEST)/bin/python -m pip install --quiet -c integrations/oldest.txt $(EDITABLES)
+	$(OLDEST)/bin/python -m pip list 2>/dev/null | grep -E "^(llama-index-core|langchain-core|langsmith) "
+	$(OLDEST)/bin/python -m pytest -p no:cacheprovider tests/llama_index tests/langchain
