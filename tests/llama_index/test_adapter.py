@@ -83,6 +83,12 @@ def test_next_to_llama_index_own_metrics(vector_index, dataset) -> None:  # type
     """Same numbers where the conventions agree; each difference is a documented convention."""
     retriever = vector_index.as_retriever(similarity_top_k=4)
     theirs = [HitRate(), MRR(), Precision(), Recall(), AveragePrecision(), NDCG()]
+    # older llama-index-core releases (0.12.0 among them) normalized NDCG by as many ideal
+    # relevant docs as were retrieved (one relevant doc at rank 1 of 2 scored 0.61): compare
+    # NDCG only where it normalizes by the expected ids, as trec_eval does
+    probe = NDCG().compute(expected_ids=["a"], retrieved_ids=["a", "x"]).score
+    if probe != 1.0:
+        theirs = theirs[:-1]
     ours = {
         "hit_rate": "hit_rate@4",
         "mrr": "mrr",
@@ -109,10 +115,10 @@ def test_next_to_llama_index_own_metrics(vector_index, dataset) -> None:  # type
             # LlamaIndex's NDCG normalizes by all expected ids: that is our uncut "ndcg".
             assert our_value == pytest.approx(their_value), (metric.metric_name, qid)
             compared += 1
-    assert compared == 360
+    assert compared == 60 * len(theirs)
     # the conventions that differ:
     expected, retrieved = ["a", "b", "c"], ["a", "x"]
-    assert (
+    assert probe != 1.0 or (
         NDCG().compute(expected_ids=expected, retrieved_ids=retrieved).score
         < RagMetricsMetric.from_name("ndcg@2")
         .compute(expected_ids=expected, retrieved_ids=retrieved)
