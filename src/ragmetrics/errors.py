@@ -9,6 +9,9 @@ defined but meaningless.
 
 from __future__ import annotations
 
+# re-exported for the adapters: a warning attributed to the user's line
+from ragmetrics._warn import warn as warn
+
 
 class RagMetricsError(ValueError):
     """Base class of every error raised by ragmetrics."""

@@ -21,9 +21,8 @@ from llama_index.core.evaluation.retrieval.metrics_base import (
     RetrievalMetricResult,
 )
 
-from ragmetrics._warn import warn
 from ragmetrics.dataset import as_dataset
-from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, RagMetricsWarning
+from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, RagMetricsWarning, warn
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.scoring import QueryScorer
 
