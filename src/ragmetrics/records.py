@@ -12,15 +12,16 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics._warn import warn
 from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
+from ragmetrics.evaluate import EvaluationResult, MissingPolicy
+from ragmetrics.evaluate import evaluate as evaluate_run
 from ragmetrics.run import Run
 
 if TYPE_CHECKING:
-    from ragmetrics.evaluate import EvaluationResult, MissingPolicy
     from ragmetrics.qrels import Qrels
     from ragmetrics.scoring import QueryScorer
 
@@ -317,10 +318,6 @@ class RetrievalLog:
         (``counts.missing_from_run``), not scored 0. Retrievals that raised are listed in
         ``result.retrieval_errors`` and their queries score as empty rankings.
         """
-        from dataclasses import replace
-
-        from ragmetrics.evaluate import evaluate as evaluate_run
-
         run = self.run(stage)
         failed = {
             r.query_id: r.error
