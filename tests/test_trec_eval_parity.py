@@ -29,7 +29,17 @@ MEASURES = {
     "Rprec": "Rprec",
     "success_10": "success_10",
     "map_cut_100": "map_cut_100",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    # pytrec_eval is trec_eval 9: recall levels become ranks as level * R + 0.9, truncated
+    "iprec_at_recall(level=0.0, rounding=trec9)": "iprec_at_recall_0.00",
+    "iprec_at_recall(level=0.3, rounding=trec9)": "iprec_at_recall_0.30",
+    "iprec_at_recall(level=0.5, rounding=trec9)": "iprec_at_recall_0.50",
+    "iprec_at_recall(level=1.0, rounding=trec9)": "iprec_at_recall_1.00",
 }
+SUMMED = {"num_ret", "num_rel", "num_rel_ret"}  # trec_eval sums counts over queries
 PYTREC_FAMILIES = {
     "map",
     "P",
@@ -40,6 +50,12 @@ PYTREC_FAMILIES = {
     "Rprec",
     "success",
     "map_cut",
+    "bpref",
+    "gm_map",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "iprec_at_recall",
 }
 
 
@@ -73,8 +89,16 @@ def _assert_parity(
                 expected[theirs], abs=tolerance
             ), (query_id, ours)
     for ours, theirs in MEASURES.items():
-        pooled = np.mean([expected[theirs] for expected in reference.values()])
+        pool = np.sum if ours in SUMMED else np.mean
+        pooled = pool([expected[theirs] for expected in reference.values()])
         assert result.aggregate[ours] == pytest.approx(pooled, abs=tolerance), ours
+    # gm_map: pytrec_eval gives each query's log(max(AP, 1e-5)); the run's value is exp(mean)
+    gm_map = rm.evaluate(
+        qrels, run, ["gm_map"], missing="skip", relevance_threshold=threshold,
+        score_precision="float32",
+    )  # fmt: skip
+    logs = [expected["gm_map"] for expected in reference.values()]
+    assert gm_map["gm_map"] == pytest.approx(np.exp(np.mean(logs)), rel=1e-12)
     return result
 
 

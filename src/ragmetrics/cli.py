@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmetrics import trec_eval
 from ragmetrics._precision import SCORE_PRECISIONS
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputFormatError, RagMetricsError
@@ -181,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     reporting.add_argument("--title", default="Retrieval evaluation")
     reporting.add_argument("--worst", type=int, default=5, help="diagnose this many worst queries")
 
+    trec_eval.add_parser(commands)
+
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
     metrics.add_argument("--format", choices=("table", "json"), default="table")
     return parser
@@ -323,6 +326,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _cmd_compare,
         "report": _cmd_report,
         "metrics": _cmd_metrics,
+        "trec_eval": trec_eval.command,
     }
     handlers.update(_extra_commands())
     try:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
 import re
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
@@ -87,8 +87,10 @@ class EvaluationResult:
         metrics: the metric labels, as the caller wrote them.
         query_ids: the counted queries, one per row of ``values``.
         values: array (queries x metrics); NaN where a metric is NA for a query.
-        aggregate: label -> mean over the queries where the metric is defined
-            (``None`` when it is defined for none).
+        aggregate: label -> the metric's value over the run: the mean over the queries
+            where it is defined (a geometric mean for ``gm_map``, a sum for trec_eval's
+            ``num_*`` counts: see ``MetricSpec.aggregate``); ``None`` when it is defined for
+            none.
         counts: a :class:`Counts` of what was counted and what was left out.
         missing_query_ids, unjudged_query_ids: the ids behind those counts.
         retrieval_errors: query id -> ``"ErrorType: message"`` for each retrieval that
@@ -119,12 +121,10 @@ class EvaluationResult:
         self.run_name = run_name
         self.retrieval_errors: dict[str, str] = {}
         self._judged = judged
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            means = np.nanmean(values, axis=0) if len(query_ids) else np.full(len(metrics), np.nan)
+        reduced = [m.spec.aggregate.reduce(values[:, i]) for i, m in enumerate(metrics)]
         self.aggregate: dict[str, float | None] = {
-            label: (None if np.isnan(mean) else float(mean))
-            for label, mean in zip(self.metrics, means.tolist(), strict=True)
+            label: (None if math.isnan(value) else value)
+            for label, value in zip(self.metrics, reduced, strict=True)
         }
 
     @cached_property

@@ -157,16 +157,23 @@ class JudgedRun:
 
     def n_relevant(self, rel: int) -> np.ndarray:
         """``R``: per query, the judged docs graded ``rel`` or above."""
+        return self.cached(("n_relevant", rel), lambda: self._n_judged(rel, None))
 
-        def make() -> np.ndarray:
-            if self.n_queries == 1:
-                return np.array([np.count_nonzero(self.judged_grades >= rel)])
-            ends = np.cumsum(self.judged_counts)
-            before = np.concatenate(([0], np.cumsum(self.judged_grades >= rel)))
-            counts: np.ndarray = before[ends] - before[ends - self.judged_counts]
-            return counts
+    def n_nonrelevant(self, rel: int) -> np.ndarray:
+        """Per query, the judged docs graded 0 or above but below ``rel`` (bpref's N;
+        negative grades mark docs judged as not to be counted)."""
+        return self.cached(("n_nonrelevant", rel), lambda: self._n_judged(0, rel))
 
-        return self.cached(("n_relevant", rel), make)
+    def _n_judged(self, low: int, high: int | None) -> np.ndarray:
+        """Per query, the judged docs graded ``low`` or above (and below ``high``)."""
+        grades = self.judged_grades
+        within = grades >= low if high is None else (grades >= low) & (grades < high)
+        if self.n_queries == 1:
+            return np.array([np.count_nonzero(within)])
+        ends = np.cumsum(self.judged_counts)
+        before = np.concatenate(([0], np.cumsum(within)))
+        counts: np.ndarray = before[ends] - before[ends - self.judged_counts]
+        return counts
 
     def group_first_ranks(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
         """Per query and evidence group, the 0-based rank where a member first appears.

@@ -13,7 +13,18 @@ import numpy as np
 
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
-from ragmetrics.metrics.registry import DCG, MAX_GRADE, REL, Cutoff, Kernel, MetricSpec, register
+from ragmetrics.metrics.registry import (
+    DCG,
+    LEVEL,
+    MAX_GRADE,
+    REL,
+    ROUNDING,
+    Aggregate,
+    Cutoff,
+    Kernel,
+    MetricSpec,
+    register,
+)
 
 
 def _cut(matrix: np.ndarray, cutoff: int | None) -> np.ndarray:
@@ -246,6 +257,120 @@ def group_recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarr
     return _safe_divide((first < limit).sum(axis=1).astype(np.float64), n_groups)
 
 
+def bpref(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """Binary preference (Buckley and Voorhees, 2004), as trec_eval computes it.
+
+    Only judged docs count; unjudged retrieved docs are skipped. For each relevant doc
+    retrieved, with ``n`` judged non-relevant docs ranked above it, add
+    ``1 - min(n, R) / min(N, R)`` (1 when ``n = 0``); divide by ``R``. ``N`` is the number
+    of docs judged non-relevant (grade 0 up to ``rel``; negative grades are not counted).
+    0 when ``R = 0``.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> bpref(j, None, rel=1).tolist()  # a: no non-relevant above; b: c above, N = 1
+        [0.5]
+    """
+    rows, grades = judged.hit_rows, judged.hit_grades
+    nonrelevant = (grades >= 0) & (grades < rel)
+    # the judged non-relevant docs above each hit of its query (hits are by query, then rank)
+    seen = np.concatenate(([0], np.cumsum(nonrelevant)[:-1])) if len(rows) else rows
+    above = seen - seen[np.searchsorted(rows, rows)] if len(rows) else seen
+    relevant = grades >= rel
+    n_rel = judged.n_relevant(rel)
+    row = rows[relevant]
+    bound = np.minimum(judged.n_nonrelevant(rel), n_rel)[row]
+    found = np.minimum(above[relevant], n_rel[row])
+    share = np.ones(len(row))
+    np.divide(found, bound, out=share, where=found > 0)
+    terms = np.where(found > 0, 1.0 - share, 1.0)
+    summed = np.bincount(row, weights=terms, minlength=judged.n_queries)
+    return _safe_divide(summed, n_rel)
+
+
+def interpolated_precision(
+    judged: JudgedRun, cutoff: int | None, *, rel: int, level: float, rounding: str = "nearest"
+) -> np.ndarray:
+    """Interpolated precision at a recall level, as trec_eval 10's ``iprec_at_recall``.
+
+    The level is turned into a number of relevant docs, ``c = round(level * R)`` (halves
+    up, as C's ``lround``); the value is the highest precision at or after the rank of the
+    c-th relevant doc retrieved (for ``c = 0``, the highest precision anywhere), and 0 when
+    fewer than c relevant docs are retrieved. ``rounding="trec9"`` takes
+    ``c = floor(level * R + 0.9)`` instead, as trec_eval up to 9 and pytrec_eval do.
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]})
+        >>> [interpolated_precision(j, None, rel=1, level=v).tolist() for v in (0.0, 0.5, 1.0)]
+        [[1.0], [1.0], [0.6666666666666666]]
+    """
+    rows, ranks = judged.relevant_at(rel)
+    # the j-th relevant doc of a query at rank c + 1 has precision j / (c + 1)
+    first = np.searchsorted(rows, rows)
+    ordinal = np.arange(len(rows)) - first
+    precision = (ordinal + 1) / (ranks + 1.0)
+    # the highest precision from each relevant doc to the end of its query, by doubling:
+    # after the step of width w, best[i] covers hits i .. i + 2w - 1 of its query
+    found = np.bincount(rows, minlength=judged.n_queries)
+    last = (first + found[rows] - 1) if len(rows) else first
+    best = precision.copy()
+    width = 1
+    while width < (int(found.max()) if len(found) else 0):
+        ahead = np.arange(len(rows)) + width
+        within = ahead <= last
+        best[within] = np.maximum(best[within], best[ahead[within]])
+        width *= 2
+    scaled = level * judged.n_relevant(rel)
+    wanted = (
+        np.floor(scaled + 0.9).astype(np.int64) if rounding == "trec9" else _round_half_up(scaled)
+    )
+    values = np.zeros(judged.n_queries)
+    reached = (wanted <= found) & (found > 0)
+    starts = np.zeros(judged.n_queries, dtype=np.int64)
+    starts[rows] = first  # each query's first relevant hit
+    index = starts + np.maximum(wanted, 1) - 1
+    values[reached] = best[index[reached]]
+    return values
+
+
+def _round_half_up(values: np.ndarray) -> np.ndarray:
+    """``lround`` of non-negative doubles: halves go up (Python's ``round`` goes to even)."""
+    whole = np.floor(values)
+    rounded: np.ndarray = (whole + (values - whole >= 0.5)).astype(np.int64)
+    return rounded
+
+
+def retrieved_count(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+    """How many docs each query retrieved (trec_eval's ``num_ret``; summed over a run).
+
+    Example:
+        >>> retrieved_count(judge_lists({"q": {"a": 1}}, {"q": ["a", "x", "y"]}), None).tolist()
+        [3.0]
+    """
+    return judged.lengths.astype(np.float64)
+
+
+def relevant_count(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """How many docs each query has judged relevant, ``R`` (``num_rel``; summed).
+
+    Example:
+        >>> relevant_count(judge_lists({"q": {"a": 1, "b": 0}}, {"q": ["x"]}), None, rel=1).tolist()
+        [1.0]
+    """
+    return judged.n_relevant(rel).astype(np.float64)
+
+
+def relevant_retrieved_count(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """How many relevant docs each query retrieved (``num_rel_ret``; summed).
+
+    Example:
+        >>> j = judge_lists({"q": {"a": 1, "b": 1}}, {"q": ["x", "b"]})
+        >>> relevant_retrieved_count(j, None, rel=1).tolist()
+        [1.0]
+    """
+    return judged.hits(None, rel).astype(np.float64)
+
+
 def _classic(name: str, kernel: Kernel, cutoff: Cutoff, summary: str, **traits: Any) -> MetricSpec:
     traits.setdefault("params", (REL,))
     return MetricSpec(name, kernel, cutoff, "classic", summary, **traits)
@@ -313,6 +438,46 @@ register(
         perfect_is_one=False,
     )
 )
+register(
+    _classic(
+        "gm_map",
+        average_precision,
+        Cutoff.NONE,
+        "average precision, geometric mean over queries",
+        aggregate=Aggregate.GEOMETRIC,
+    ),
+)
+register(
+    _classic("bpref", bpref, Cutoff.NONE, "binary preference over judged docs", judged_only=True)
+)
+register(
+    _classic(
+        "iprec_at_recall",
+        interpolated_precision,
+        Cutoff.NONE,
+        "interpolated precision at a recall level",
+        params=(REL, LEVEL, ROUNDING),
+        perfect_is_one=False,
+    ),
+    "iprec",
+)
+for _name, _kernel, _what, _params in (
+    ("num_ret", retrieved_count, "docs retrieved", ()),
+    ("num_rel", relevant_count, "docs judged relevant (R)", (REL,)),
+    ("num_rel_ret", relevant_retrieved_count, "relevant docs retrieved", (REL,)),
+):
+    register(
+        _classic(
+            _name,
+            _kernel,
+            Cutoff.NONE,
+            f"{_what}, summed over queries",
+            params=_params,
+            aggregate=Aggregate.SUM,
+            perfect_is_one=False,
+            unit_range=False,
+        )
+    )
 register(
     _classic(
         "recall_all",

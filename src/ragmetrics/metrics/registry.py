@@ -43,6 +43,35 @@ class Scale(Enum):
     UTILITY = "utility grades 1..5"
 
 
+class Aggregate(Enum):
+    """How a metric's per-query values make its value over a run."""
+
+    MEAN = "mean over the queries where it is defined"
+    GEOMETRIC = "geometric mean, each value floored at 1e-5 (trec_eval's gm_map)"
+    SUM = "sum over the queries (trec_eval's counts)"
+
+    def reduce(self, values: np.ndarray) -> float:
+        """The run's value from per-query ``values`` (NaN: NA, left out); NaN when none
+        is defined.
+
+        Example:
+            >>> round(Aggregate.GEOMETRIC.reduce(np.array([0.5, 0.0])), 6)  # sqrt(0.5 * 1e-5)
+            0.002236
+        """
+        defined = values[~np.isnan(values)]
+        if not len(defined):
+            return math.nan
+        if self is Aggregate.SUM:
+            return float(defined.sum())
+        if self is Aggregate.GEOMETRIC:
+            return float(np.exp(np.log(np.maximum(defined, GEOMETRIC_FLOOR)).mean()))
+        return float(defined.mean())
+
+
+# trec_eval's MIN_GEO_MEAN: a query scoring 0 would make any geometric mean 0
+GEOMETRIC_FLOOR = 0.00001
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a metric, declared once.
@@ -171,6 +200,22 @@ DCG = Param(
     "'log2': linear gain, as trec_eval; 'exp-log2': gain 2^grade - 1 (Burges)",
     choices=("log2", "exp-log2"),
 )
+LEVEL = Param(
+    "level",
+    float,
+    0.0,
+    "the recall level, 0 to 1 (trec_eval prints 0.00, 0.10, ..., 1.00)",
+    low=0.0,
+    high=1.0,
+)
+ROUNDING = Param(
+    "rounding",
+    str,
+    "nearest",
+    "how a recall level becomes a number of relevant docs: 'nearest' (trec_eval 10) or "
+    "'trec9' (level * R + 0.9, truncated: trec_eval <= 9, pytrec_eval)",
+    choices=("nearest", "trec9"),
+)
 WEIGHTING = (ALPHA, CAP4, CAP3)  # the rarity weighting of the RAG set metrics
 
 
@@ -189,6 +234,10 @@ class MetricSpec:
         scale: the grades it can read (utility grades 1..5 for most set metrics).
         perfect_is_one: a perfect ranking scores 1 (used by the invariant tests).
         can_be_na: the metric may be undefined for a query.
+        aggregate: how the per-query values make the run's value (a mean, by default).
+        unit_range: every value lies in [0, 1] (counts do not).
+        judged_only: only judged docs count; an unjudged doc is not read as non-relevant
+            (bpref), so judging it 0 changes the value.
     """
 
     name: str
@@ -201,6 +250,9 @@ class MetricSpec:
     scale: Scale = Scale.ANY
     perfect_is_one: bool = True
     can_be_na: bool = False
+    aggregate: Aggregate = Aggregate.MEAN
+    unit_range: bool = True
+    judged_only: bool = False
 
     def param(self, name: str) -> Param:
         """The declared parameter ``name``."""
@@ -289,20 +341,14 @@ _CUTOFF_ONLY_ALIASES = {"ndcg_cut", "map_cut"}
 # answered with a "did you mean".
 UNSUPPORTED: dict[str, str] = {}
 for _name in (
-    "bpref",
     "infAP",
-    "gm_map",
     "gm_bpref",
     "Rprec_mult",
     "utility",
     "11pt_avg",
     "binG",
     "G",
-    "iprec_at_recall",
     "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
     "num_nonrel_judged_ret",
     "set_P",
     "set_recall",
@@ -319,13 +365,8 @@ for _name in (
     "Rprec_mult_avgjg",
     "yaap",
     "recall_cut",
-    "Bpref",
     "Judged",
     "NumQ",
-    "NumRet",
-    "NumRel",
-    "NumRelRet",
-    "IPrec",
     "SetP",
     "SetR",
     "SetF",
@@ -388,6 +429,7 @@ def presets_of(name: str) -> dict[str, dict[str, Any]]:
     return {alias: dict(values) for alias, (target, values) in _PRESETS.items() if target == name}
 
 
+_TREC_PARAM_SUFFIX = re.compile(r"(iprec_at_recall)_(\d+(?:\.\d+)?)", re.IGNORECASE)
 _CALL = re.compile(r"(?P<base>[^()]*?)\s*\((?P<params>[^()]*)\)")
 _INTEGER = re.compile(r"[+-]?\d+")
 
@@ -396,9 +438,9 @@ def parse_metric(text: str) -> Metric:
     """Parse a metric name into a :class:`Metric`.
 
     Accepted forms: ``name``, ``name@k``; trec_eval's ``name_k`` and ``name.k``
-    (``P_10``, ``ndcg_cut.10``); parameters in ir_measures' syntax, ``P(rel=2)@5``,
-    ``nDCG(dcg='exp-log2')@10``, ``ra_nwg(alpha=0.5, cap3=0.1)@5``. Names are
-    case-insensitive.
+    (``P_10``, ``ndcg_cut.10``, ``iprec_at_recall_0.10``); parameters in ir_measures'
+    syntax, ``P(rel=2)@5``, ``nDCG(dcg='exp-log2')@10``, ``ra_nwg(alpha=0.5, cap3=0.1)@5``.
+    Names are case-insensitive.
 
     Raises:
         UnknownMetricError: the name is not registered (the message lists close matches, or
@@ -412,6 +454,9 @@ def parse_metric(text: str) -> Metric:
             f"{type(text).__name__}."
         )
     label = text
+    suffixed = _TREC_PARAM_SUFFIX.fullmatch(text.strip())
+    if suffixed:  # trec_eval writes a recall level as a suffix: iprec_at_recall_0.10
+        text = f"{suffixed[1]}(level={suffixed[2]})"
     body, cutoff_text = _split_cutoff(text.strip())
     call = _CALL.fullmatch(body)
     base, params_text = (call["base"], call["params"]) if call else (body, None)

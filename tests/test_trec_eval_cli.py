@@ -1,0 +1,166 @@
+"""``ragmetrics trec_eval``: trec_eval's flags, layout and numbers.
+
+Values are checked against pytrec_eval here; where a ``trec_eval`` binary is on the PATH (or
+named by ``$TREC_EVAL``), the whole output is compared with it, line for line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.cli import main
+from tests.conftest import shared_file
+
+LINE = re.compile(r"^(?P<name>\S+) *\t(?P<query>\S+)\t(?P<value>\S+)$")
+DEFAULT_ORDER = [
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", *[f"iprec_at_recall_{i / 10:.2f}" for i in range(11)],
+    *[f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)],
+]  # fmt: skip
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str], str]:
+    code = main(["trec_eval", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
+
+
+def _collection() -> tuple[Path, Path]:
+    return shared_file("trec_eval", "qrels.test"), shared_file("trec_eval", "results.test")
+
+
+def test_default_output_is_trec_evals_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = _collection()
+    code, lines, err = _run(capsys, qrels, run)
+    assert code == 0 and not err
+    parsed = [LINE.match(line) for line in lines]
+    assert all(parsed), lines
+    assert [m["name"] for m in parsed if m] == DEFAULT_ORDER
+    assert all(len(line.split("\t")[0]) == 22 for line in lines)  # %-22s
+    assert lines[0].endswith("\tall\tSTANDARD") and lines[1].endswith("\tall\t3")
+    assert re.fullmatch(r"\d+", lines[2].split("\t")[2])  # counts print as integers
+    assert re.fullmatch(r"\d\.\d{4}", lines[5].split("\t")[2])  # %6.4f
+
+
+@pytest.mark.parametrize(("qrels_name", "level"), [("qrels.test", 1), ("qrels.rel_level", 2)])
+def test_per_query_values_equal_pytrec_eval(
+    capsys: pytest.CaptureFixture[str], qrels_name: str, level: int
+) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = shared_file("trec_eval", qrels_name)
+    run = shared_file("trec_eval", "results.test")
+    code, lines, _ = _run(
+        capsys, "-q", f"-l{level}", "-m", "official", "-m", "ndcg_cut.10", qrels, run
+    )
+    assert code == 0
+    judged = rm.Qrels.from_trec(qrels).to_dict()
+    reference = pytrec_eval.RelevanceEvaluator(
+        judged,
+        {
+            "num_ret",
+            "num_rel",
+            "num_rel_ret",
+            "map",
+            "Rprec",
+            "bpref",
+            "recip_rank",
+            "P",
+            "ndcg_cut",
+        },
+        relevance_level=level,
+    ).evaluate(rm.Run.from_trec(run).to_dict())
+    compared = 0
+    for line in lines:
+        match = LINE.match(line)
+        assert match, line
+        name, query, value = match["name"], match["query"], match["value"]
+        if query == "all" or name.startswith("iprec"):  # iprec: trec_eval 9 rounds levels
+            continue
+        expected = reference[query][name]
+        shown = str(int(expected)) if name.startswith("num_") else f"{expected:6.4f}"
+        assert value == shown, (query, name)
+        compared += 1
+    assert compared == len(reference) * (3 + 4 + 9 + 1)
+
+
+def test_measure_families_and_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = _collection()
+    _, lines, _ = _run(capsys, "-m", "P.5,10", "-m", "map", "-miprec_at_recall.0.25", qrels, run)
+    assert [line.split()[0] for line in lines] == ["map", "iprec_at_recall_0.25", "P_5", "P_10"]
+    _, lines, _ = _run(capsys, "-m", "success", "-m", "recall.7", qrels, run)
+    assert [line.split()[0] for line in lines] == [
+        "recall_7",
+        "success_1",
+        "success_5",
+        "success_10",
+    ]
+
+
+def test_flags_change_what_is_counted(capsys: pytest.CaptureFixture[str]) -> None:
+    qrels = shared_file("trec_eval", "qrels.test")
+    trunc = shared_file("trec_eval", "results.trunc")
+    _, skipped, _ = _run(capsys, "-m", "num_q", "-m", "num_ret", qrels, trunc)
+    _, complete, _ = _run(capsys, "-c", "-m", "num_q", "-m", "num_ret", qrels, trunc)
+    assert skipped[0].endswith("\t2") and complete[0].endswith(
+        "\t3"
+    )  # -c counts every judged query
+    _, capped, _ = _run(capsys, "-M", "10", "-m", "num_ret", qrels, trunc)
+    assert capped[0].endswith("\t20")  # two queries, ten docs each
+
+
+def test_gzip_and_stdin(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    qrels, run = _collection()
+    _, plain, _ = _run(capsys, qrels, run)
+    packed = tmp_path / "run.gz"
+    packed.write_bytes(gzip.compress(run.read_bytes()))
+    _, from_gzip, _ = _run(capsys, qrels, packed)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(run.read_bytes())))
+    _, from_stdin, _ = _run(capsys, qrels, "-")
+    assert from_gzip == plain == from_stdin
+
+
+def test_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = _collection()
+    code, _, err = _run(capsys, "-m", "infAP", qrels, run)
+    assert code == 2 and err.count("\n") == 1 and "does not compute it" in err
+    code, _, err = _run(capsys, "-m", "all_trec", qrels, run)
+    assert code == 2 and "name the measures you need" in err
+    code, _, err = _run(capsys, "-m", "P.0", qrels, run)
+    assert code == 2 and "cutoff must be an integer >= 1" in err
+
+
+def _trec_eval_binary() -> str | None:
+    return os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["-q"], ["-q", "-l2"], ["-q", "-M100"], ["-q", "-c"], ["-m", "all_trec_ours"]],
+    ids=lambda f: " ".join(f) or "default",
+)
+def test_line_for_line_with_trec_eval(flags: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    binary = _trec_eval_binary()
+    if binary is None:
+        pytest.skip("no trec_eval binary: put one on the PATH or set $TREC_EVAL")
+    if flags == ["-m", "all_trec_ours"]:
+        flags = ["-q", "-m", "official", "-m", "recall", "-m", "ndcg", "-m", "ndcg_cut",
+                 "-m", "map_cut", "-m", "success"]  # fmt: skip
+    qrels = shared_file("trec_eval", "qrels.rel_level")
+    run = shared_file("trec_eval", "results.test")
+    expected = subprocess.run(
+        [binary, *flags, str(qrels), str(run)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    _, lines, _ = _run(capsys, *flags, qrels, run)
+    assert lines == expected
