@@ -92,6 +92,17 @@ def retrieve(
     return {q: [d.page_content for d in retriever.invoke(t)] for q, t in queries.items()}  # type: ignore[attr-defined]
 
 
+def write_trec_files(qrels: rm.Qrels, runs: dict[str, rm.Run]) -> Path:
+    """The qrels and each run as TREC files (``demo-output/qrels.txt``, ``runs/*.txt``), for
+    the command lines of the README."""
+    folder = OUTPUT / "runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    qrels.to_trec(OUTPUT / "qrels.txt")
+    for name, run in runs.items():
+        run.to_trec(folder / f"{name.replace('/', '-')}.txt", tag=name.replace("/", "-"))
+    return OUTPUT
+
+
 def main() -> None:
     started = time.perf_counter()
     path = demo_data.write(OUTPUT / "data")
@@ -118,8 +129,14 @@ def main() -> None:
         matched = matcher.match_run(retrieve(setup, dataset.queries, framework), name=name)
         runs[name] = matched.run
         print(f"{name:<20} {setup['nodes']:>6} {matched.n_unmatched:>10}")
+    files = write_trec_files(dataset.qrels, runs)
     comparison = rm.compare(
         dataset.qrels, runs, METRICS, baseline="llamaindex/256tok", correction="holm", **OPTIONS
+    )
+    print(
+        "\nGrades 1..5 (5 decisive, 4 highly relevant, 3 partial, 2 weak, 1 not relevant). "
+        "The classic metrics count grades 4 and 5 as relevant (relevance threshold 4); the "
+        "RAG set metrics read the grades as they are."
     )
     print("\n" + comparison.to_table())
     report = write_report(
@@ -131,6 +148,11 @@ def main() -> None:
         **OPTIONS,
     )
     print(f"\nreport: {report}")
+    print(f"TREC files for the command line: {files}")
+    print(
+        "  try: ragmetrics trec_eval -l 4 demo-output/qrels.txt demo-output/runs/"
+        "llamaindex-256tok.txt"
+    )
     print(f"done in {time.perf_counter() - started:.1f} s")
 
 
