@@ -11,12 +11,13 @@ EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 .PHONY: test test-oldest demo lint bench bench-matching install clean
 
 # uv installs in seconds where pip takes minutes; pip itself bootstraps it, and takes over if
-# uv cannot run here. Both print what they install.
+# uv cannot run here. Both print what they install. Files are copied, not hard-linked from
+# uv's cache: nltk (under llama-index-core) refuses to open a hard-linked file.
 $(STAMP): pyproject.toml $(INTEGRATIONS)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing ragmetrics, both integrations and the dev tools into $(VENV) ..."
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv || true
-	if test -x $(BIN)/uv && $(BIN)/uv pip install --python $(BIN)/python $(EDITABLES); then \
+	if test -x $(BIN)/uv && $(BIN)/uv pip install --link-mode copy --python $(BIN)/python $(EDITABLES); then \
 		true; \
 	else \
 		$(BIN)/python -m pip install --progress-bar on $(EDITABLES); \
