@@ -154,3 +154,61 @@ def test_output_piped_into_a_reader_that_stops(tmp_path: Path) -> None:
     assert done.stdout.count("\n") == 1
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.returncode == 141
+
+
+def _small_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("q1 Q0 a 1 2.0 first\nq1 Q0 b 2 1.0 first\nq2 Q0 c 1 1.0 first\n")
+    second.write_text("q1 Q0 b 1 2.0 second\nq1 Q0 a 2 1.0 second\nq2 Q0 x 1 1.0 second\n")
+    return qrels, first, second
+
+
+def test_every_option_has_help() -> None:
+    import argparse
+
+    from ragmetrics.cli import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, sub in commands.choices.items():
+        for action in sub._actions:
+            assert action.help, (name, action.dest)
+
+
+def test_report_checks_its_folder_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["report", "missing-qrels.txt", "missing-run.txt", "-m", "map",
+                 "-o", str(tmp_path / "nowhere" / "r.html")])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and "the folder" in err and "does not exist" in err
+    assert err.count("\n") == 1  # one line, no traceback
+
+
+def test_report_and_compare_share_their_testing_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, first, second = _small_files(tmp_path)
+    common = ["-m", "map,proc@1", "--pool", str(second), "--alpha", "0.1", "--seed", "3",
+              "--grade-map", "0:1,1:5"]  # fmt: skip
+    assert main(["compare", str(qrels), str(first), str(second), *common, "--format", "json"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    assert compared["settings"]["correction"] == "holm" and compared["settings"]["seed"] == 3
+    out = tmp_path / "r.html"
+    assert main(["report", str(qrels), str(first), str(second), *common, "-o", str(out)]) == 0
+    assert out.exists()
+    # a report of metrics without a cutoff diagnoses the top 10
+    assert main(["report", str(qrels), str(first), "-m", "map", "-o", str(out)]) == 0
+
+
+def test_compare_with_one_run_says_so_in_cli_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, first, _ = _small_files(tmp_path)
+    assert main(["compare", str(qrels), str(first), "-m", "map"]) == 2
+    err = capsys.readouterr().err
+    assert "NAME=PATH NAME=PATH" in err and "{" not in err
+    assert main(["evaluate", str(qrels), str(first), "-m", "ra_nwg@1"]) == 2
+    assert "--grade-map 0:1,1:5" in capsys.readouterr().err  # the option, as typed

@@ -114,7 +114,9 @@ def test_all_pairs_get_letters(cacm) -> None:  # type: ignore[no-untyped-def]
 
 def test_compare_errors(cacm) -> None:  # type: ignore[no-untyped-def]
     qrels, runs = cacm
-    with pytest.raises(rm.RagMetricsError, match=r"at least two runs"):
+    with pytest.raises(
+        rm.RagMetricsError, match=r"compare needs two or more runs to compare \(got 1\)"
+    ):
         rm.compare(qrels, {"bm25": runs["bm25"]}, ["map"])
     with pytest.raises(
         rm.RagMetricsError, match=r"The baseline 'x' is not one of the runs: bm25, swap3, drop20"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -90,6 +91,41 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_testing(parser: argparse.ArgumentParser) -> None:
+    """The options of the paired tests, shared by compare and report."""
+    parser.add_argument(
+        "--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics), for every run"
+    )
+    parser.add_argument(
+        "--baseline", metavar="NAME", help="test every run against this one (default: all pairs "
+        "for compare, the first run for report)"
+    )  # fmt: skip
+    parser.add_argument(
+        "--test",
+        choices=("randomization", "t-test", "bootstrap"),
+        default="randomization",
+        help="the paired test (default: randomization, exact enough with 10,000 permutations)",
+    )
+    parser.add_argument(
+        "--alpha", type=float, default=0.05, help="significance level (default 0.05)"
+    )
+    parser.add_argument(
+        "--correction",
+        choices=("holm", "bonferroni", "none"),
+        default="holm",
+        help="correct the p-values of each metric's tests for their number (default holm)",
+    )
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        default=10_000,
+        help="permutations of the randomization test, resamples of the bootstrap test",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="random seed: the same seed gives the same p-values"
+    )
+
+
 def grade_map_argument(text: str) -> dict[int, int]:
     """``0:1,1:3,2:4,3:5`` as ``{0: 1, 1: 3, 2: 4, 3: 5}``."""
     mapping: dict[int, int] = {}
@@ -151,16 +187,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_common(comparing)
     comparing.add_argument("runs", metavar="RUN", nargs="+", help="two or more runs (TREC or JSON)")
-    comparing.add_argument("--baseline", metavar="NAME", help="test every run against this one")
-    comparing.add_argument(
-        "--test", choices=("randomization", "t-test", "bootstrap"), default="randomization"
-    )
-    comparing.add_argument("--alpha", type=float, default=0.05)
-    comparing.add_argument("--correction", choices=("none", "holm", "bonferroni"), default="none")
-    comparing.add_argument("--permutations", type=int, default=10_000)
-    comparing.add_argument("--seed", type=int, default=0)
+    _add_testing(comparing)
     comparing.add_argument("--tests", action="store_true", help="also print every paired test")
-    comparing.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+    comparing.add_argument(
+        "--format", choices=("table", "markdown", "json"), default="table", help="output format"
+    )
 
     reporting = commands.add_parser(
         "report",
@@ -174,19 +205,30 @@ def build_parser() -> argparse.ArgumentParser:
     reporting.add_argument(
         "-o", "--output", required=True, help="report path ending in .html or .md"
     )
-    reporting.add_argument("--baseline", metavar="NAME")
-    reporting.add_argument(
-        "--test", choices=("randomization", "t-test", "bootstrap"), default="randomization"
-    )
-    reporting.add_argument("--correction", choices=("none", "holm", "bonferroni"), default="holm")
-    reporting.add_argument("--title", default="Retrieval evaluation")
+    _add_testing(reporting)
+    reporting.add_argument("--title", default="Retrieval evaluation", help="the report's title")
     reporting.add_argument("--worst", type=int, default=5, help="diagnose this many worst queries")
 
     trec_eval.add_parser(commands)
 
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
-    metrics.add_argument("--format", choices=("table", "json"), default="table")
+    metrics.add_argument(
+        "--format", choices=("table", "json"), default="table", help="output format"
+    )
     return parser
+
+
+def _testing(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of compare() set by the testing options."""
+    return {
+        "baseline": args.baseline,
+        "test": args.test,
+        "alpha": args.alpha,
+        "correction": None if args.correction == "none" else args.correction,
+        "n_permutations": args.permutations,
+        "seed": args.seed,
+        "pool": read_run(args.pool) if args.pool else None,
+    }
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
@@ -234,12 +276,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         read_qrels(args.qrels),
         named_runs(args.runs),
         args.metrics,
-        baseline=args.baseline,
-        test=args.test,
-        alpha=args.alpha,
-        correction=None if args.correction == "none" else args.correction,
-        n_permutations=args.permutations,
-        seed=args.seed,
+        **_testing(args),
         **_options(args),
     )
     if args.format == "json":
@@ -259,21 +296,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ragmetrics.compare import compare
     from ragmetrics.report import write_report
 
+    output = Path(args.output)
+    if not output.parent.is_dir():  # before any work
+        raise InputFormatError(
+            f"Cannot write {args.output}: the folder {str(output.parent)!r} does not exist."
+        )
     qrels = read_qrels(args.qrels)
     runs = named_runs(args.runs)
     if len(runs) == 1:  # a report of one run: compare it with itself to reuse the layout
         only = next(iter(runs.values()))
         runs = {**runs, f"{next(iter(runs))} (copy)": only}
     options = _options(args)
-    comparison = compare(
-        qrels,
-        runs,
-        args.metrics,
-        baseline=args.baseline or next(iter(runs)),
-        test=args.test,
-        correction=None if args.correction == "none" else args.correction,
-        **options,
-    )
+    testing = _testing(args)
+    testing["baseline"] = testing["baseline"] or next(iter(runs))
+    comparison = compare(qrels, runs, args.metrics, **testing, **options)
+    options["pool"] = testing["pool"]
     path = write_report(
         comparison,
         args.output,
@@ -340,9 +377,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ragmetrics: error: {exc}", file=sys.stderr)
         return 1
     except (RagMetricsError, ValueError, TypeError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"ragmetrics: error: {message}", file=sys.stderr)
+        message = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
+        print(f"ragmetrics: error: {_in_cli_words(message)}", file=sys.stderr)
         return 2
+
+
+def _in_cli_words(message: str) -> str:
+    """A library message with its keywords as the command line spells them.
+
+    Example:
+        >>> _in_cli_words("Map them with grade_map={0: 1, 1: 5}, or give your own map.")
+        'Map them with --grade-map 0:1,1:5, or give your own map.'
+    """
+
+    def option(match: re.Match[str]) -> str:
+        pairs = re.findall(r"(-?\d+)\s*:\s*(-?\d+)", match[1])
+        return "--grade-map " + ",".join(f"{g}:{u}" for g, u in pairs)
+
+    return re.sub(r"grade_map=\{([^}]*)\}", option, message)
 
 
 def metric_names(values: Sequence[str]) -> list[str]:

@@ -315,7 +315,7 @@ def compare(
     baseline: str | None = None,
     test: TestName = "randomization",
     alpha: float = SIGNIFICANCE.default,
-    correction: str | None = None,
+    correction: str | None = "holm",
     n_permutations: int = PERMUTATIONS.default,
     n_bootstrap: int = RESAMPLES.default,
     seed: int = SEED.default,
@@ -332,7 +332,9 @@ def compare(
         baseline: test every run against this one; None tests all pairs.
         test: ``"randomization"`` (default), ``"t-test"`` or ``"bootstrap"``.
         alpha: the significance level.
-        correction: None, ``"holm"`` or ``"bonferroni"``, over all the tests of the comparison.
+        correction: ``"holm"`` (default), ``"bonferroni"`` or None (``"none"``), over the
+            tests of each metric: the runs compared on one metric are one family (a metric
+            is a question of its own, so the metrics do not dilute each other's tests).
         n_permutations: permutations (randomization) or resamples (bootstrap test).
         n_bootstrap: resamples of the confidence intervals.
         seed: the random seed; the same inputs and seed give the same p-values.
@@ -342,8 +344,11 @@ def compare(
     pair's test (``n`` says how many remain).
     """
     if not isinstance(runs, Mapping) or len(runs) < 2:
+        given = f"got {len(runs)}" if isinstance(runs, Mapping) else f"got {type(runs).__name__}"
         raise InvalidParameterError(
-            "compare needs a mapping of at least two runs, e.g. {'bm25': a, 'dense': b}."
+            f"compare needs two or more runs to compare ({given}): give them as a mapping "
+            f"of name to run, or on the command line as NAME=PATH NAME=PATH. To score one "
+            f"run, use evaluate()."
         )
     if baseline is not None and baseline not in runs:
         raise InvalidParameterError(
@@ -385,7 +390,11 @@ def compare(
         [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
     ):
         raw.append(_paired(metric, a, b, results, test, n_permutations, n_bootstrap, seed))
-    adjusted = adjust([t.p_value for t in raw], correction)
+    adjusted = [math.nan] * len(raw)
+    for metric in labels:  # one family per metric
+        family = [i for i, t in enumerate(raw) if t.metric == metric]
+        for i, p in zip(family, adjust([raw[i].p_value for i in family], correction), strict=True):
+            adjusted[i] = p
     tests = [
         PairedTest(**{**asdict(t), "p_adjusted": p, "significant": bool(p < alpha)})
         for t, p in zip(raw, adjusted, strict=True)

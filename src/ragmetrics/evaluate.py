@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from ragmetrics.diagnostics import Diagnosis
 
 MissingPolicy = Literal["zero", "skip", "error"]
+_DIAGNOSIS_DEPTH = 10  # the top k a diagnosis reads when no metric names a cutoff
 _MISSING_POLICIES = ("zero", "skip", "error")
 
 
@@ -168,7 +169,7 @@ class EvaluationResult:
         """What the top-k set of one query holds and misses (see :func:`diagnose`).
 
         ``k`` defaults to the cutoff of the first set metric evaluated (else of the first
-        metric with a cutoff). The grades are read as utility grades (missed: grade >= 4;
+        metric with a cutoff, else 10). The grades are read as utility grades (missed: grade >= 4;
         harmful: grade <= 2) when a RAG set metric on that scale was evaluated, else by the
         relevance threshold, as the classic metrics read them.
         """
@@ -213,7 +214,7 @@ class EvaluationResult:
         for metric in ranked:
             if metric.cutoff is not None:
                 return metric.cutoff
-        raise RagMetricsError("Pass k: no evaluated metric has a cutoff to diagnose at.")
+        return _DIAGNOSIS_DEPTH
 
     # --- renderings ---------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import html
+import importlib.util
 import io
 import re
 from collections.abc import Mapping
@@ -266,8 +267,11 @@ def write_report(
     target = Path(path)
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
+    plots = plots and importlib.util.find_spec("matplotlib") is not None
     figures = _figures(comparison, qrels, runs, options) if plots else []
     blocks = _document(comparison, title, figures, worst)
+    if not plots:
+        blocks.append(_Text('No plots: they need matplotlib (`pip install "ragmetrics[plot]"`).'))
     if target.suffix.lower() == ".md":
         folder = target.with_name(target.stem + "_files")
         for old in folder.glob("plot*.png"):
