@@ -42,3 +42,27 @@ def test_demo_runs(tmp_path: Path) -> None:
     )
     page = (tmp_path / "report.html").read_text()
     assert "RA-nWG@5 decomposition" in page and "worst queries" in page
+    assert "Settings" in page and "relevance threshold" in page and "confidence interval" in page
+    assert "p &lt; 0.05 (before the correction)" in page
+    _intervals_agree_with_the_tests(tmp_path)
+
+
+def _intervals_agree_with_the_tests(folder: Path) -> None:
+    """On the demo's own runs, every paired test's interval leaves out 0 exactly when its
+    p-value is below alpha, for each of the three tests."""
+    import math
+
+    import ragmetrics as rm
+
+    qrels = rm.Qrels.from_trec(folder / "qrels.txt")
+    runs = {p.stem: rm.Run.from_trec(p) for p in sorted((folder / "runs").glob("*.txt"))}
+    metrics = ["ndcg@10", "recall@10", "mrr@10", "ra_nwg@5", "pct_proc@5"]
+    for test in ("randomization", "t-test", "bootstrap"):
+        comparison = rm.compare(
+            qrels, runs, metrics, test=test, relevance_threshold=4, n_permutations=4000
+        )
+        for t in comparison.tests:
+            if math.isnan(t.p_value):
+                continue
+            excluded = t.ci_low > 0 or t.ci_high < 0
+            assert excluded == (t.p_value < 0.05), (test, t.metric, t.a, t.b, t.p_value, t.ci_low)

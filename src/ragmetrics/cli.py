@@ -318,6 +318,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         runs=runs,
         title=args.title,
         worst=args.worst,
+        inputs={"qrels": args.qrels, **dict(zip(runs, args.runs, strict=False))},
         **options,
     )
     print(f"wrote {path}")

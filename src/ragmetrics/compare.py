@@ -27,10 +27,8 @@ from ragmetrics.run import Run
 from ragmetrics.stats import (
     adjust,
     bootstrap_ci,
-    bootstrap_test,
     effect_size,
-    randomization_test,
-    t_test,
+    paired_interval,
 )
 
 if TYPE_CHECKING:
@@ -43,7 +41,7 @@ SIGNIFICANCE = Param(
     "alpha", float, 0.05, "the significance level", 0, 1, low_open=True, high_open=True
 )
 PERMUTATIONS = Param("n_permutations", int, 10_000, "permutations or resamples of a test", 1)
-RESAMPLES = Param("n_bootstrap", int, 1_000, "resamples of a confidence interval", 1)
+RESAMPLES = Param("n_bootstrap", int, 10_000, "resamples of a run's mean interval", 1)
 SEED = Param("seed", int, 0, "the random seed", 0)
 _TESTS = ("randomization", "t-test", "bootstrap")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
@@ -217,7 +215,7 @@ class Comparison:
             "mean a",
             "mean b",
             "diff",
-            "95% CI",
+            f"{100 * (1 - self.settings['alpha']):g}% CI",
             "p",
             "p adj.",
             "effect d",
@@ -233,8 +231,8 @@ class Comparison:
                 t.mean_b,
                 t.diff,
                 f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
-                f"{t.p_value:.4g}",
-                f"{t.p_adjusted:.4g}" + (" *" if t.significant else ""),
+                format_p(t.p_value),
+                format_p(t.p_adjusted) + (" *" if t.significant else ""),
                 t.effect_size,
                 f"{t.wins}/{t.ties}/{t.losses}",
             ]
@@ -305,6 +303,20 @@ class Comparison:
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+def format_p(p: float) -> str:
+    """A p-value as reports print it: three significant digits, ``< 0.0001`` below that.
+
+    Example:
+        >>> [format_p(p) for p in (1.0, 0.345, 0.0007999, 0.00009999, float("nan"))]
+        ['1.00', '0.345', '0.000800', '< 0.0001', 'NA']
+    """
+    if math.isnan(p):
+        return "NA"
+    if p < 0.0001:
+        return "< 0.0001"
+    return f"{p:#.3g}"
 
 
 def compare(
@@ -389,7 +401,7 @@ def compare(
     for metric, (a, b) in progress_bar(
         [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
     ):
-        raw.append(_paired(metric, a, b, results, test, n_permutations, n_bootstrap, seed))
+        raw.append(_paired(metric, a, b, results, test, n_permutations, alpha, seed))
     adjusted = [math.nan] * len(raw)
     for metric in labels:  # one family per metric
         family = [i for i, t in enumerate(raw) if t.metric == metric]
@@ -431,7 +443,7 @@ def _paired(
     results: dict[str, EvaluationResult],
     test: str,
     n_permutations: int,
-    n_bootstrap: int,
+    alpha: float,
     seed: int,
 ) -> PairedTest:
     higher_is_better = results[a].metric(metric).higher_is_better
@@ -441,14 +453,11 @@ def _paired(
     y = _aligned(results[b], metric, shared)
     keep = ~(np.isnan(x) | np.isnan(y))
     x, y = x[keep], y[keep]
-    if test == "randomization":
-        p = randomization_test(y, x, n_permutations=n_permutations, seed=seed)
-    elif test == "t-test":
-        p = t_test(y, x)
-    else:
-        p = bootstrap_test(y, x, n_resamples=n_permutations, seed=seed)
+    # the interval inverts the same test, so it leaves out 0 exactly when p < alpha
+    p, low, high = paired_interval(
+        y, x, test=test, alpha=alpha, n_resamples=n_permutations, seed=seed
+    )
     d = y - x
-    low, high = bootstrap_ci(d, n_resamples=n_bootstrap, seed=seed)
     return PairedTest(
         metric=metric,
         a=a,

@@ -10,12 +10,15 @@ import base64
 import html
 import importlib.util
 import io
+import platform
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ragmetrics._table import html_table, markdown_table
 from ragmetrics._version import __version__
@@ -153,6 +156,7 @@ def _document(
     title: str,
     figures: list[tuple[str, Figure]],
     worst: int,
+    inputs: Mapping[str, str] | None = None,
 ) -> list[_Block]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     headers, rows = comparison.test_rows()
@@ -163,7 +167,7 @@ def _document(
         _Rendered(comparison.to_markdown(), comparison._repr_html_()),
         _Heading("Paired tests"),
         _Table(headers, rows, numbers_from=3),
-        _Text("\\* significant after correction."),
+        _Text(_how_tested(comparison)),
         _Heading("What was counted"),
         _Table(
             [
@@ -189,6 +193,12 @@ def _document(
             ],
         ),
     ]
+    blocks += [
+        _Heading("Settings"),
+        _Table(["setting", "value"], _settings_rows(comparison, inputs)),
+        _Heading("Metrics"),
+        _Table(["metric", "what it measures", "better", "over queries"], _glossary(comparison)),
+    ]
     if figures:
         blocks.append(_Heading("Plots"))
         blocks += [_Figure(caption, _png(figure)) for caption, figure in figures]
@@ -197,6 +207,72 @@ def _document(
         blocks.append(_Heading(f"The {len(diagnoses)} worst queries of `{run}` by {metric}"))
         blocks += [_Text(d) for d in diagnoses]
     return blocks
+
+
+def _how_tested(comparison: Comparison) -> str:
+    """What the p-values, marks and intervals of the paired tests are."""
+    settings = comparison.settings
+    test = settings["test"]
+    draws = (
+        ""
+        if test == "t-test"
+        else f", {settings['n_permutations']:,} "
+        + ("permutations" if test == "randomization" else "resamples")
+        + f", seed {settings['seed']}"
+    )
+    correction = settings["correction"] or "no"
+    level = f"{100 * (1 - settings['alpha']):g}%"
+    return (
+        f"p: the two-sided p-value of the paired {test} test on the per-query differences "
+        f"(b - a){draws}. p adj.: {correction} correction over the tests of each metric; "
+        f"\\* marks p adj. < {settings['alpha']}. CI: the {level} confidence interval of the "
+        f"mean difference made by inverting the same test, so it leaves out 0 exactly when "
+        f"p < {settings['alpha']} (before the correction). effect d: the mean difference over "
+        f"its standard deviation, positive when b is better. W/T/L: queries where b is "
+        f"better, tied, worse."
+    )
+
+
+def _settings_rows(comparison: Comparison, inputs: Mapping[str, str] | None) -> list[list[Any]]:
+    """Everything a reader needs to reproduce the numbers."""
+    first = next(iter(comparison.results.values())).settings
+    tests = comparison.settings
+    rows: list[list[Any]] = [
+        ["ragmetrics", __version__],
+        ["python, numpy", f"{platform.python_version()}, {np.__version__}"],
+    ]
+    rows += [[f"input: {name}", path] for name, path in (inputs or {}).items()]
+    rows += [
+        ["relevance threshold", f"grade >= {first['relevance_threshold']} is relevant"],
+        ["grade map (set metrics)", first.get("grade_map") or "none: grades read as 1..5"],
+        ["candidate pool (PROC@k)", first.get("pool") or "each query's own ranking"],
+        ["score precision", first.get("score_precision")],
+        ["judged queries missing from a run", tests.get("missing")],
+        ["test", tests["test"]],
+        ["permutations or resamples", f"{tests['n_permutations']:,}"],
+        ["seed", tests["seed"]],
+        ["correction", tests["correction"] or "none"],
+        ["alpha", tests["alpha"]],
+        ["baseline", comparison.baseline or "every pair"],
+    ]
+    return rows
+
+
+def _glossary(comparison: Comparison) -> list[list[Any]]:
+    """Each metric of the report: what it measures, its direction, how it is pooled."""
+    rows = []
+    for label in comparison.metrics:
+        metric = comparison.metric(label)
+        spec = metric.spec
+        rows.append(
+            [
+                label,
+                spec.summary,
+                "higher" if spec.higher_is_better else "lower",
+                spec.aggregate.name.lower(),
+            ]
+        )
+    return rows
 
 
 def _render_markdown(blocks: list[_Block], folder: Path) -> str:
@@ -257,19 +333,22 @@ def write_report(
     title: str = "Retrieval evaluation",
     worst: int = 5,
     plots: bool = True,
+    inputs: Mapping[str, str] | None = None,
     **options: Any,
 ) -> Path:
     """Write the report of ``comparison`` to ``path`` (``.html`` or ``.md``).
 
     ``qrels`` and ``runs`` (the ones compared) add the metric@k curve; ``worst`` queries of the
     baseline (or first run) are diagnosed by its first set metric, else its first metric.
+    ``inputs`` (name -> file) are listed in the settings block, with the versions, the
+    evaluation's settings and the test's.
     """
     target = Path(path)
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
     plots = plots and importlib.util.find_spec("matplotlib") is not None
     figures = _figures(comparison, qrels, runs, options) if plots else []
-    blocks = _document(comparison, title, figures, worst)
+    blocks = _document(comparison, title, figures, worst, inputs)
     if not plots:
         blocks.append(_Text('No plots: they need matplotlib (`pip install "ragmetrics[plot]"`).'))
     if target.suffix.lower() == ".md":

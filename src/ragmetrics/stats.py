@@ -15,6 +15,7 @@ IR data and the bootstrap to be slightly anti-conservative; randomization is the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -46,18 +47,132 @@ def randomization_test(
     d = _differences(a, b)
     if len(d) == 0:
         return math.nan
-    observed = abs(d.mean())
+    return _SignFlips(d, n_permutations, seed).p_value(0.0)
+
+
+class _SignFlips:
+    """The randomization test's null distribution, kept as two numbers per permutation (the
+    sign-flipped sum of the differences and the sum of the signs), so that the test of any
+    shifted difference ``d - delta`` costs one pass over the permutations: what inverting the
+    test into a confidence interval needs."""
+
+    def __init__(self, d: np.ndarray, n_permutations: int, seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        sums, signs_summed = [], []
+        done = 0
+        while done < n_permutations:
+            size = min(_BATCH, n_permutations - done)
+            signs = rng.integers(0, 2, size=(size, len(d)), dtype=np.int8) * 2 - 1
+            sums.append(signs @ d)
+            signs_summed.append(signs.sum(axis=1, dtype=np.int64))
+            done += size
+        self.n, self.mean = len(d), float(d.mean())
+        self.sums = np.concatenate(sums)
+        self.signs = np.concatenate(signs_summed).astype(np.float64)
+
+    def p_value(self, delta: float) -> float:
+        """The test's p-value for "the mean difference is ``delta``"."""
+        observed = abs(self.mean - delta)
+        means = np.abs(self.sums - delta * self.signs) / self.n
+        tolerance = 1e-12 * max(1.0, observed)
+        extreme = int((means >= observed - tolerance).sum())
+        return (extreme + 1) / (len(self.sums) + 1)
+
+    def interval(self, alpha: float) -> tuple[float, float]:
+        """Every ``delta`` the test does not reject at ``alpha``: the p-value falls
+        monotonically on each side of the mean, so each bound is found by bisection."""
+        spread = float(np.abs(self.sums).max()) / self.n + abs(self.mean) + 1.0
+        return (
+            _boundary(lambda x: self.p_value(x) >= alpha, self.mean, self.mean - spread),
+            _boundary(lambda x: self.p_value(x) >= alpha, self.mean, self.mean + spread),
+        )
+
+
+def _boundary(kept: Callable[[float], bool], inside: float, outside: float) -> float:
+    """The edge between ``inside`` (kept) and ``outside``, by bisection; infinite when even
+    ``outside``, far out, is kept."""
+    for _ in range(8):  # push outside out until it is rejected
+        if not kept(outside):
+            break
+        outside = inside + 4.0 * (outside - inside)
+    else:
+        return math.copysign(math.inf, outside - inside)
+    for _ in range(60):
+        middle = (inside + outside) / 2.0
+        if kept(middle):
+            inside = middle
+        else:
+            outside = middle
+    return inside
+
+
+def paired_interval(
+    a: np.ndarray,
+    b: np.ndarray,
+    *,
+    test: str,
+    alpha: float,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """``(p, low, high)``: the test's p-value for ``mean(a - b) = 0`` and the
+    ``1 - alpha`` confidence interval of the mean difference made by inverting the same
+    test, so the interval leaves out 0 exactly when ``p < alpha`` (up to ties at the edge).
+
+    - randomization: the shifts ``delta`` whose sign-flip test of ``d - delta`` gives
+      ``p >= alpha`` (the same permutations as the test);
+    - t-test: ``mean +- t(1 - alpha / 2, n - 1) * sd / sqrt(n)``;
+    - bootstrap: ``mean +- q``, ``q`` the ``1 - alpha`` quantile of the absolute resampled
+      means of the centred differences (the test's own resamples).
+
+    Example:
+        >>> p, low, high = paired_interval(np.array([0.5, 0.6, 0.7, 0.4]), np.zeros(4),
+        ...                              test="t-test", alpha=0.05)
+        >>> bool(p < 0.05), bool(low > 0)
+        (True, True)
+    """
+    d = _differences(a, b)
+    if len(d) == 0:
+        return math.nan, math.nan, math.nan
+    if test == "randomization":
+        null = _SignFlips(d, n_resamples, seed)
+        low, high = null.interval(alpha)
+        return null.p_value(0.0), low, high
+    if test == "t-test":
+        p = t_test(a, b)
+        if len(d) < 2:
+            return p, math.nan, math.nan
+        half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+        return p, float(d.mean() - half), float(d.mean() + half)
+    p = bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
     rng = np.random.default_rng(seed)
-    extreme = 0
-    done = 0
-    tolerance = 1e-12 * max(1.0, observed)
-    while done < n_permutations:
-        size = min(_BATCH, n_permutations - done)
-        signs = rng.integers(0, 2, size=(size, len(d)), dtype=np.int8) * 2 - 1
-        means = np.abs(signs @ d) / len(d)
-        extreme += int((means >= observed - tolerance).sum())
-        done += size
-    return (extreme + 1) / (n_permutations + 1)
+    centred = d - d.mean()
+    means = np.concatenate(
+        [
+            np.abs(centred[rng.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
+            for size in _batches(n_resamples)
+        ]
+    )
+    half = float(np.quantile(means, 1.0 - alpha))
+    return p, float(d.mean() - half), float(d.mean() + half)
+
+
+def _batches(total: int) -> list[int]:
+    return [min(_BATCH, total - start) for start in range(0, total, _BATCH)]
+
+
+def _t_quantile(alpha: float, df: float) -> float:
+    """``t`` with ``P(|T| >= t) = alpha`` for Student's t with ``df`` degrees of freedom."""
+    low, high = 0.0, 1.0
+    while student_t_sf2(high, df) > alpha:
+        high *= 2.0
+    for _ in range(100):
+        middle = (low + high) / 2.0
+        if student_t_sf2(middle, df) > alpha:
+            low = middle
+        else:
+            high = middle
+    return high
 
 
 def t_test(a: np.ndarray, b: np.ndarray) -> float:
