@@ -49,6 +49,10 @@ def test_plots_return_figures(graded) -> None:  # type: ignore[no-untyped-def]
     )
     bars = plots.plot_rag_decomposition(comparison, 5).axes[0].patches
     assert len(bars) == 6  # three bars per run
+    for run in range(2):  # what is drawn multiplies: PROC x share = RA-nWG
+        ra, proc, share = (bars[2 * j + run].get_height() for j in range(3))
+        assert proc * share == pytest.approx(ra)
+        assert ra == pytest.approx(comparison.means[list(runs)[run]]["ra_nwg@5"])
     with pytest.raises(
         rm.RagMetricsError, match=r"'map' was not compared; .* Add it to the metrics of compare\(\)"
     ):
@@ -69,6 +73,9 @@ def test_html_report_is_self_contained(tmp_path: Path, graded) -> None:  # type:
     assert all(base64.b64decode(i).startswith(PNG) for i in images)
     assert "selection gap" in page and "<code>bm25</code>" in page
     assert "src='http" not in page  # nothing fetched from elsewhere
+    assert "`" not in page  # markdown code spans are <code>, never literal backticks
+    for part in ("Settings", "relevance threshold", "Metrics", "normalized DCG"):
+        assert part in page
 
 
 def test_markdown_report_writes_its_plots(tmp_path: Path, graded) -> None:  # type: ignore[no-untyped-def]

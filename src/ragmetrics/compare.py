@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -288,10 +290,9 @@ class Comparison:
             for c, m in enumerate(self.metrics)
             if self.best(m) == name
         }
-        return (
-            html_table(headers, cast(Any, rows), bold=bold)
-            + f"<p><small>{self.legend()}</small></p>"
-        )
+        # the legend's `names` are markdown code spans: <code> here, never literal backticks
+        legend = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(self.legend(), quote=False))
+        return html_table(headers, cast(Any, rows), bold=bold) + f"<p><small>{legend}</small></p>"
 
     def __repr__(self) -> str:
         shape = f"{len(self.runs)} runs x {len(self.metrics)} metrics"

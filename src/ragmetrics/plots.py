@@ -6,6 +6,7 @@ Every function returns a matplotlib ``Figure`` and shows nothing by itself; save
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -131,8 +132,12 @@ def decompositions(comparison: Comparison) -> list[tuple[str, str, str]]:
 
 
 def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str]) -> Figure:
-    """RA-nWG@k split into PROC@k (what the pool allows) and %PROC@k (what selection
-    realized), one group of bars per run.
+    """RA-nWG@k split into PROC@k (what the pool allows) and the share of it that selection
+    realized, one group of bars per run.
+
+    The bars are means over queries: mean RA-nWG@k, mean PROC@k, and their ratio, so that
+    what is drawn multiplies (PROC x share = RA-nWG). The mean of each query's %PROC@k (in
+    the tables) is not that ratio: a mean of ratios is not a ratio of means.
 
     ``metrics``: the labels of RA-nWG@k, PROC@k and %PROC@k in the comparison, in that
     order, or a cutoff k to find them by.
@@ -154,23 +159,28 @@ def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str])
     fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(comparison.runs), 4.0))
     width = 0.26
     x = np.arange(len(comparison.runs))
-    labels = ["RA-nWG", "PROC (retrieval)", "%PROC (selection)"]
-    for j, (name, label) in enumerate(zip(names, labels, strict=True)):
-        values = [comparison.means[r][name] for r in comparison.runs]
-        ax.bar(
-            x + (j - 1) * width,
-            [np.nan if v is None else v for v in values],
-            width,
-            label=label,
-            color=_COLORS[j],
-        )
+    ra = np.array([_mean(comparison, r, names[0]) for r in comparison.runs])
+    proc = np.array([_mean(comparison, r, names[1]) for r in comparison.runs])
+    share = np.divide(ra, proc, out=np.full(len(ra), np.nan), where=proc > 0)
+    bars = {
+        "mean RA-nWG": ra,
+        "mean PROC (what retrieval allows)": proc,
+        "RA-nWG / PROC (share selection realized)": share,
+    }
+    for j, (label, values) in enumerate(bars.items()):
+        ax.bar(x + (j - 1) * width, values, width, label=label, color=_COLORS[j])
     ax.set_xticks(x, list(comparison.runs))
     ax.set_ylim(0, 1.05)
-    ax.set_title(f"RA-nWG@{k} = PROC@{k} x %PROC@{k} (per query)")
+    ax.set_title(f"mean RA-nWG@{k} = mean PROC@{k} x share realized")
     ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return cast("Figure", fig)
+
+
+def _mean(comparison: Comparison, run: str, metric: str) -> float:
+    value = comparison.means[run][metric]
+    return math.nan if value is None else value
 
 
 def _require(comparison: Comparison, metric: str) -> None:
