@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
 EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 
-.PHONY: test test-oldest demo lint bench bench-matching install clean
+.PHONY: test test-oldest demo screenshot lint bench bench-matching install clean
 
 # uv installs in seconds where pip takes minutes; pip itself bootstraps it, and takes over if
 # uv cannot run here. Both print what they install. Files are copied, not hard-linked from
@@ -36,6 +36,11 @@ lint: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo/run.py
+
+# The demo's report as an 800-pixel-wide browser shows it (needs chromium: apt install chromium)
+screenshot: demo
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,2400 \
+		--screenshot=demo-output/report-800px.png "file://$(CURDIR)/demo-output/report.html"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"  # editable: a plain install would shadow src/

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import re
 from collections.abc import Sequence
 
 Cell = str | float | int | None
@@ -86,11 +87,20 @@ def html_table(
             text = html.escape(format_cell(value, digits))
             if (r, c) in bold:
                 text = f"<b>{text}</b>"
-            align = ' style="text-align:right"' if c > 0 else ""
+            align = ' style="text-align:right"' if c > 0 and _numeric(value, text) else ""
             tds.append(f"<td{align}>{text}</td>")
         parts.append("<tr>" + "".join(tds) + "</tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
+
+
+_NUMBERISH = re.compile(r"[<\[\]()+\-0-9., /*%]+|NA")
+
+
+def _numeric(value: Cell, text: str) -> bool:
+    """A number, or text that reads as one (``0.115``, ``< 0.0001``, ``[-0.1, +0.2]``,
+    ``3/1/2``): aligned right; words stay left."""
+    return isinstance(value, (int, float)) or bool(_NUMBERISH.fullmatch(text))
 
 
 def _escape_md(text: str) -> str:

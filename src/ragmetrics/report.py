@@ -160,13 +160,17 @@ def _document(
 ) -> list[_Block]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     headers, rows = comparison.test_rows()
+    tested = "Paired tests"
+    if comparison.baseline is not None:  # column a is the baseline on every row: say it once
+        headers, rows = [headers[0], *headers[2:]], [[r[0], *r[2:]] for r in rows]
+        tested = f"Paired tests against the baseline, {comparison.baseline}"
     blocks: list[_Block] = [
         _Heading(title, 1),
         _Text(f"ragmetrics {__version__}, {stamp}."),
         _Heading("Means"),
         _Rendered(comparison.to_markdown(), comparison._repr_html_()),
-        _Heading("Paired tests"),
-        _Table(headers, rows, numbers_from=3),
+        _Heading(tested),
+        _Table(headers, rows, numbers_from=2 if comparison.baseline is not None else 3),
         _Text(_how_tested(comparison)),
         _Heading("What was counted"),
         _Table(
@@ -222,9 +226,10 @@ def _how_tested(comparison: Comparison) -> str:
     )
     correction = settings["correction"] or "no"
     level = f"{100 * (1 - settings['alpha']):g}%"
+    baseline = ", a being the baseline" if comparison.baseline is not None else ""
     return (
         f"p: the two-sided p-value of the paired {test} test on the per-query differences "
-        f"(b - a){draws}. p adj.: {correction} correction over the tests of each metric; "
+        f"(b - a{baseline}){draws}. p adj.: {correction} correction over the tests of each metric; "
         f"\\* marks p adj. < {settings['alpha']}. CI: the {level} confidence interval of the "
         f"mean difference made by inverting the same test, so it leaves out 0 exactly when "
         f"p < {settings['alpha']} (before the correction). effect d: the mean difference over "
@@ -306,9 +311,9 @@ def _render_html(blocks: list[_Block], title: str) -> str:
         elif isinstance(block, _Text):
             body.append(f"<div class='text'>{_markdown_to_html(block.text)}</div>")
         elif isinstance(block, _Table):
-            body.append(html_table(block.headers, block.rows))
+            body.append(f"<div class='scroll'>{html_table(block.headers, block.rows)}</div>")
         elif isinstance(block, _Rendered):
-            body.append(block.html)
+            body.append(f"<div class='scroll'>{block.html}</div>")
         else:
             data = base64.b64encode(block.png).decode("ascii")
             caption = html.escape(block.caption)
@@ -370,6 +375,7 @@ _STYLE = " ".join(
         "caption{font-weight:600;padding:4px}figure{display:inline-block;margin:0 1em 1em 0}",
         "img{max-width:100%;border:1px solid #eee}.meta{color:#777}",
         ".text{font-size:14px}",
+        ".scroll{overflow-x:auto;max-width:100%}",
         "code{background:#f4f6f8;padding:0 3px}",
     ]
 )
