@@ -14,14 +14,8 @@ from nbclient import NotebookClient
 
 HERE = Path(__file__).resolve().parent
 
-SETUP = """import sys
-from pathlib import Path
-
-# the demo's evaluation set, written by this project (examples/demo/dataset.py)
-sys.path.insert(0, str(Path.cwd().parent / "examples" / "demo"))
-import dataset as demo_data
-
-import ragmetrics as rm"""
+SETUP = """import ragmetrics as rm
+from ragmetrics import datasets  # evaluation sets this project writes itself"""
 
 NOTEBOOKS: dict[str, list[tuple[str, str]]] = {}
 
@@ -71,8 +65,9 @@ result""",
     (
         "code",
         """import tempfile
+from pathlib import Path
 
-data = demo_data.build()
+data = datasets.demo()
 folder = Path(tempfile.mkdtemp())
 data.qrels.to_trec(folder / "qrels.txt")
 print((folder / "qrels.txt").read_text().splitlines()[:3])
@@ -105,7 +100,12 @@ comparison = rm.compare(data.qrels, runs, ["ndcg@10", "recall@10", "mrr"], basel
                         correction="holm", relevance_threshold=4)
 comparison""",
     ),
-    ("code", """print(comparison.tests_markdown())"""),
+    (
+        "code",
+        """from IPython.display import Markdown
+
+Markdown(comparison.tests_markdown())  # every paired test, as a table""",
+    ),
 ]
 
 NOTEBOOKS["02_rag_set_metrics"] = [
@@ -125,7 +125,7 @@ from ragmetrics.metrics.rag import rarity_weights
 
 # one query with 1 decisive, 2 highly relevant, 3 partial, 1 weak, 1 distractor passage
 counts = np.array([[0, 1, 1, 3, 2, 1]])  # index = grade
-dict(zip(range(6), rarity_weights(counts)[0].round(4)))""",
+{grade: round(float(w), 4) for grade, w in enumerate(rarity_weights(counts)[0])}""",
     ),
     (
         "md",
@@ -133,7 +133,7 @@ dict(zip(range(6), rarity_weights(counts)[0].round(4)))""",
     ),
     (
         "code",
-        """data = demo_data.build()
+        """data = datasets.demo()
 
 def overlap(question, text):
     return len(set(question.lower().split()) & set(text.lower().split()))
@@ -166,7 +166,7 @@ comparison""",
     (
         "code",
         """from ragmetrics import plots
-plots.plot_rag_decomposition(comparison, 5)""",
+plots.plot_rag_decomposition(comparison, 5);  # the ; shows the figure once""",
     ),
     (
         "md",
@@ -185,8 +185,7 @@ shortest.diagnose(worst)""",
     (
         "code",
         """grid = rm.robustness(data.qrels, runs, "ra_nwg@5", pools={n: first_stage for n in runs})
-print(grid.stable, len(grid.settings))
-grid.to_pandas().head(8)""",
+grid  # is the order of the runs the same at every weighting?""",
     ),
 ]
 
@@ -219,7 +218,7 @@ class HashingEmbedding(BaseEmbedding):
 
 Settings.embed_model = HashingEmbedding()
 Settings.llm = MockLLM()
-data = demo_data.build()
+data = datasets.demo()
 documents = [Document(text=t, id_=d) for d, t in data.corpus.items()]
 index = VectorStoreIndex.from_documents(documents)
 len(documents)''',
@@ -233,9 +232,10 @@ len(documents)''',
         """from llama_index.core.evaluation import RetrieverEvaluator
 from llama_index.evaluation.ragmetrics import RagMetricsMetric, node_ids
 
-grades = {data.queries[q]: g for q, g in data.relevant_docs.items()}
-metrics = [RagMetricsMetric.from_name(n, grades=grades, relevance_threshold=4)
-           for n in ("hit_rate@1", "hit_rate@5", "ndcg@5", "ra_nwg@5")]
+# one scorer for the four plug-ins; dataset= gives them the graded judgments by query text
+metrics = RagMetricsMetric.from_names(
+    ["hit_rate@1", "hit_rate@5", "ndcg@5", "ra_nwg@5"], dataset=data, relevance_threshold=4
+)
 # nodes are chunks of the documents: score by their source document
 retriever = index.as_retriever(similarity_top_k=10)
 evaluator = RetrieverEvaluator(metrics=metrics, retriever=retriever)
@@ -270,7 +270,8 @@ with RetrievalRecorder(query_ids={t: q for q, t in data.queries.items()}, id_fie
     for question in list(data.queries.values())[:10]:
         engine.query(question)
 print(len(recorder.records), "retrievals recorded")
-rm.evaluate(data.qrels, recorder.run, ["hit_rate@5", "ndcg@5"], missing="skip", relevance_threshold=4)""",
+# judged queries the engine was never asked are left out and counted, not scored 0
+recorder.evaluate(data.qrels, ["hit_rate@5", "ndcg@5"], relevance_threshold=4)""",
     ),
 ]
 
@@ -300,7 +301,7 @@ class HashingEmbeddings(Embeddings):
     def embed_documents(self, texts): return [self._vec(t) for t in texts]
     def embed_query(self, text): return self._vec(text)
 
-data = demo_data.build()
+data = datasets.demo()
 store = InMemoryVectorStore(embedding=HashingEmbeddings())
 store.add_documents([Document(page_content=t, metadata={"doc_id": d}) for d, t in data.corpus.items()])
 retriever = store.as_retriever(search_kwargs={"k": 5})''',
@@ -365,7 +366,7 @@ NOTEBOOKS["05_chunk_matching"] = [
         + """
 from ragmetrics.matching import ChunkMatcher, MatchRules, is_chunk_from_original
 
-data = demo_data.build()
+data = datasets.demo()
 print(data.corpus["session-03"][:300])""",
     ),
     (
@@ -444,9 +445,11 @@ def build(name: str, cells: list[tuple[str, str]]) -> Path:
         "language": "python",
     }
     notebook.cells = [
-        nbformat.v4.new_markdown_cell(src) if kind == "md" else nbformat.v4.new_code_cell(src)
-        for kind, src in cells
-    ]
+        nbformat.v4.new_markdown_cell(src, id=f"cell-{i:02d}")
+        if kind == "md"
+        else nbformat.v4.new_code_cell(src, id=f"cell-{i:02d}")
+        for i, (kind, src) in enumerate(cells)
+    ]  # stable ids: a rebuild changes only what changed
     NotebookClient(
         notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}
     ).execute()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +49,36 @@ def test_notebook_executes(path: Path) -> None:
         if o.output_type == "stream" and o.name == "stderr" and "Warning" in o.text
     ]
     assert not warnings, warnings
+    # what the reader sees on the code host is what the code gives now
+    fresh = [_shown(c) for c in notebook.cells if c.cell_type == "code"]
+    assert fresh == [_shown(c) for c in code], "committed outputs are stale: rebuild them"
+
+
+_VOLATILE = [
+    (re.compile(r"0x[0-9a-f]{6,}"), "0x…"),  # object addresses
+    (re.compile(r"/tmp/[^\s'\"]+"), "/tmp/…"),  # temporary folders
+    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d( UTC)?"), "<time>"),
+    (re.compile(r"\d+(\.\d+)? ?(s|ms|it/s)\b"), "<duration>"),
+]
+
+
+def _shown(cell: Any) -> list[tuple[str, str]]:
+    """A cell's outputs as text, volatile parts masked (images left out: PNG bytes differ
+    between matplotlib builds)."""
+    shown = []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            texts = [output.text]
+        else:
+            data = output.get("data", {})
+            texts = [
+                str(data[k]) for k in ("text/plain", "text/markdown", "text/html") if k in data
+            ]
+        for text in texts:
+            for pattern, mask in _VOLATILE:
+                text = pattern.sub(mask, text)
+            if shown and output.output_type == "stream" and shown[-1][0] == "stream":
+                shown[-1] = ("stream", shown[-1][1] + text)  # a stream may arrive in pieces
+            else:
+                shown.append((output.output_type, text))
+    return shown

@@ -1,6 +1,7 @@
 """``make demo``: does chunk size change retrieval for RAG, and where?
 
-1. Writes the demo evaluation set (``dataset.py``): 45 originals, 30 questions, grades 1..5.
+1. Writes the demo evaluation set (``ragmetrics.datasets.demo``): 45 originals, 30 questions,
+   grades 1..5.
 2. Chunks the originals two ways with LlamaIndex's ``SentenceSplitter`` and LangChain's
    ``RecursiveCharacterTextSplitter`` (small and large chunks), and retrieves the top 20
    chunks per question with BM25 (LlamaIndex's ``BM25Retriever``; ``rank_bm25`` behind a
@@ -14,20 +15,17 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import dataset as demo_data
-
 import ragmetrics as rm
+from ragmetrics.datasets import write_demo
 from ragmetrics.matching import ChunkMatcher, MatchRules
 from ragmetrics.report import write_report
 
-OUTPUT = Path(os.environ.get("RAGMETRICS_DEMO_OUTPUT", HERE.parents[1] / "demo-output"))
+OUTPUT = Path(
+    os.environ.get("RAGMETRICS_DEMO_OUTPUT", Path(__file__).resolve().parents[2] / "demo-output")
+)
 DEPTH = 20
 METRICS = [
     "ndcg@10",
@@ -105,7 +103,7 @@ def write_trec_files(qrels: rm.Qrels, runs: dict[str, rm.Run]) -> Path:
 
 def main() -> None:
     started = time.perf_counter()
-    path = demo_data.write(OUTPUT / "data")
+    path = write_demo(OUTPUT / "data")
     dataset = rm.RetrievalDataset.from_json(path)
     print(
         f"evaluation set: {len(dataset.queries)} questions, {len(dataset.corpus)} originals -> {path}"

@@ -88,6 +88,13 @@ class Diagnosis:
         lines.append(f"- unjudged in the top K: {names(self.unjudged)}")
         return "\n".join(lines)
 
+    def __repr__(self) -> str:
+        return (
+            f"Diagnosis(query {self.query_id!r} at {self.cutoff}: {len(self.selected)} selected, "
+            f"{len(self.missed_in_pool)} missed in the pool, {len(self.missed_not_in_pool)} "
+            f"not in the pool, {len(self.harmful)} harmful, {len(self.unjudged)} unjudged)"
+        )
+
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
 

@@ -93,6 +93,16 @@ class RobustnessResult:
         )
         return f"{markdown_table(headers, rows, align_right_from=3)}\n\n{verdict}"
 
+    def _repr_markdown_(self) -> str:
+        return f"**{self.metric}** over {len(self.settings)} weightings\n\n{self.to_markdown()}"
+
+    def __repr__(self) -> str:
+        verdict = "stable" if self.stable else f"changes in {len(self.changed)} settings"
+        return (
+            f"RobustnessResult({self.metric}, {len(self.runs)} runs x {len(self.settings)} "
+            f"weightings: order {verdict}; reference order {' > '.join(self.reference)})"
+        )
+
     def to_pandas(self) -> pd.DataFrame:
         from ragmetrics._optional import import_pandas
 

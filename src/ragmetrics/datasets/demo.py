@@ -1,4 +1,4 @@
-"""Build the demo's evaluation set from ``facts.py``: originals, questions, graded judgments.
+"""The demo's evaluation set, written by this project: originals, questions, graded judgments.
 
 Conversation facts become ``Date:``-headed sessions of ``user:`` / ``assistant:`` turns; each
 fact's four turns land in four different sessions. Handbook facts become policy pages, FAQ
@@ -11,9 +11,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from facts import CONVERSATION, HANDBOOK
-
-import ragmetrics as rm
+from ragmetrics.dataset import RetrievalDataset
+from ragmetrics.datasets._facts import CONVERSATION, HANDBOOK
 
 REPLIES = [
     "That sounds like a big step. How are you feeling about it?",
@@ -67,7 +66,7 @@ def _date(index: int) -> str:
     )
 
 
-def build(seed: int = 7) -> rm.RetrievalDataset:
+def build(seed: int = 7) -> RetrievalDataset:
     """The demo evaluation set (deterministic for a seed)."""
     rng = random.Random(seed)
     sessions: list[list[str]] = [[] for _ in range(N_SESSIONS)]
@@ -114,7 +113,7 @@ def build(seed: int = 7) -> rm.RetrievalDataset:
         corpus[name] = "Archived policies (no longer valid)\n\n" + "\n".join(
             f[5] for f in HANDBOOK if len(f[1]) % 2 == parity
         )
-    return rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=judgments)
+    return RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=judgments)
 
 
 def write(folder: Path) -> Path:
@@ -123,9 +122,3 @@ def write(folder: Path) -> Path:
     path = folder / "dataset.json"
     build().to_json(path, indent=1)
     return path
-
-
-if __name__ == "__main__":
-    dataset = build()
-    print(f"{len(dataset.queries)} questions, {len(dataset.corpus)} originals")
-    print(dataset.corpus["session-01"][:400])
