@@ -89,13 +89,13 @@ def test_bad_usage_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert code == 2 and "required" in err
 
 
-def test_malformed_file_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_malformed_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "q.txt").write_text("q1 0 a 1\n")
     (tmp_path / "r.txt").write_text("q1 Q0 a\n")
     code, _, err = _run(
         capsys, "evaluate", str(tmp_path / "q.txt"), str(tmp_path / "r.txt"), "-m", "mrr"
     )
-    assert code == 1 and "r.txt, line 1" in err
+    assert code == 2 and "r.txt, line 1" in err
 
 
 def test_version_and_help() -> None:
@@ -183,7 +183,7 @@ def test_report_checks_its_folder_before_any_work(
     code = main(["report", "missing-qrels.txt", "missing-run.txt", "-m", "map",
                  "-o", str(tmp_path / "nowhere" / "r.html")])  # fmt: skip
     err = capsys.readouterr().err
-    assert code == 1 and "the folder" in err and "does not exist" in err
+    assert code == 2 and "the folder" in err and "does not exist" in err
     assert err.count("\n") == 1  # one line, no traceback
 
 

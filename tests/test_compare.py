@@ -149,3 +149,13 @@ def test_cli_compare(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and payload["tests"][0]["p_value"] == 1.0 and payload["tests"][0]["ties"] > 0
     code = main(["compare", str(qrels), f"a={run}", f"a={run}", "-m", "map"])
     assert code == 2 and "Two runs are named 'a'" in capsys.readouterr().err
+
+
+def test_verdict_says_what_is_significant_or_that_nothing_is() -> None:
+    qrels = {f"q{i}": {"a": 1} for i in range(40)}
+    good = {f"q{i}": ["a", "x"] for i in range(40)}
+    bad = {f"q{i}": ["x", "y", "a"] for i in range(40)}
+    found = rm.compare(qrels, {"bad": bad, "good": good}, ["mrr"], baseline="bad")
+    assert found.verdict().startswith("good is significantly better than bad on mrr (+0.6667")
+    same = rm.compare(qrels, {"bad": bad, "copy": dict(bad)}, ["mrr"], baseline="bad")
+    assert same.verdict().startswith("No run differs significantly from bad on any metric")

@@ -137,6 +137,7 @@ def main() -> None:
         "RAG set metrics read the grades as they are."
     )
     print("\n" + comparison.to_table())
+    print("\n" + comparison.verdict())
     report = write_report(
         comparison,
         OUTPUT / "report.html",

@@ -1,7 +1,8 @@
 """The ``ragmetrics`` command line.
 
-Exit codes: 0 success, 1 unreadable input (a malformed file), 2 bad usage (an unknown option
-or metric, a bad value).
+Exit codes: 0 success; 2 for every user error (an unknown option or metric, a bad value, a
+missing, unreadable or malformed file), printed as one line on stderr without a traceback;
+141 when the reader of the output went away (``| head``).
 """
 
 from __future__ import annotations
@@ -374,9 +375,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
-    except InputFormatError as exc:
-        print(f"ragmetrics: error: {exc}", file=sys.stderr)
-        return 1
+    except OSError as exc:  # a file that cannot be read or written
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"ragmetrics: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except (RagMetricsError, ValueError, TypeError, KeyError) as exc:
         message = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
         print(f"ragmetrics: error: {_in_cli_words(message)}", file=sys.stderr)

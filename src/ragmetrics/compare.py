@@ -183,6 +183,32 @@ class Comparison:
         )
         return text + (" Bold: best in the column." if bold else "")
 
+    def verdict(self) -> str:
+        """The significant differences in plain words, or that there are none.
+
+        Example: ``"hybrid is significantly better than bm25 on ndcg@10 (+0.042, p adj.
+        0.003)."`` or ``"No run differs significantly from bm25 on any metric ..."``.
+        """
+        found = []
+        for t in self.tests:
+            if not t.significant:
+                continue
+            better = t.diff > 0 if self.metric(t.metric).higher_is_better else t.diff < 0
+            found.append(
+                f"{t.b} is significantly {'better' if better else 'worse'} than {t.a} on "
+                f"{t.metric} ({t.diff:+.4f}, p adj. {format_p(t.p_adjusted)})"
+            )
+        if found:
+            return "; ".join(found) + "."
+        against = f"from {self.baseline}" if self.baseline is not None else "from another"
+        queries = min((t.n for t in self.tests), default=0)
+        return (
+            f"No run differs significantly {against} on any metric "
+            f"({self.settings['test']} test, {self.settings['correction'] or 'no'} correction, "
+            f"alpha {self.settings['alpha']}, {queries} queries): the differences seen here "
+            f"could be chance."
+        )
+
     def _table(self, bold: str) -> tuple[list[str], list[list[str]]]:
         marks = self._marks()
         headers = ["run", *self.metrics]

@@ -169,6 +169,7 @@ def _document(
         _Text(f"ragmetrics {__version__}, {stamp}."),
         _Heading("Means"),
         _Rendered(comparison.to_markdown(), comparison._repr_html_()),
+        _Text(comparison.verdict()),
         _Heading(tested),
         _Table(headers, rows, numbers_from=2 if comparison.baseline is not None else 3),
         _Text(_how_tested(comparison)),
