@@ -29,8 +29,12 @@ def test_demo_runs(tmp_path: Path) -> None:
         check=True,
     )
     out = done.stdout
-    for name in ("llamaindex/64tok", "llamaindex/256tok", "langchain/250ch", "langchain/1000ch"):
+    for name in (
+        "llamaindex/64tok", "llamaindex/256tok", "langchain/250ch", "langchain/1000ch",
+        "overlap/whole",
+    ):  # fmt: skip
         assert name in out
+    assert "is significantly" in out  # a real difference, said in words
     assert "ra_nwg@5" in out and "paired randomization test" in out
     dataset = json.loads((tmp_path / "data" / "dataset.json").read_text())
     assert len(dataset["queries"]) == 30 and len(dataset["corpus"]) == 45

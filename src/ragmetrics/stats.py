@@ -136,25 +136,56 @@ def paired_interval(
         return math.nan, math.nan, math.nan
     if test == "randomization":
         null = _SignFlips(d, n_resamples, seed)
+        p = null.p_value(0.0)
         low, high = null.interval(alpha)
-        return null.p_value(0.0), low, high
-    if test == "t-test":
+    elif test == "t-test":
         p = t_test(a, b)
         if len(d) < 2:
             return p, math.nan, math.nan
         half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-        return p, float(d.mean() - half), float(d.mean() + half)
-    p = bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
+        low, high = float(d.mean() - half), float(d.mean() + half)
+    else:
+        p = bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
+        low, high = _bootstrap_interval(d, alpha, n_resamples, seed)
+    return p, *_agreeing(p, alpha, low, high)
+
+
+def _bootstrap_interval(
+    d: np.ndarray, alpha: float, n_resamples: int, seed: int
+) -> tuple[float, float]:
+    """``mean +- h``: ``h`` the largest distance from the mean that the bootstrap test (its
+    own resamples, its own count) does not reject at ``alpha``."""
     rng = np.random.default_rng(seed)
     centred = d - d.mean()
-    means = np.concatenate(
-        [
-            np.abs(centred[rng.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
-            for size in _batches(n_resamples)
-        ]
-    )
-    half = float(np.quantile(means, 1.0 - alpha))
-    return p, float(d.mean() - half), float(d.mean() + half)
+    extremes = np.sort(
+        np.concatenate(
+            [
+                np.abs(centred[rng.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
+                for size in _batches(n_resamples)
+            ]
+        )
+    )[::-1]
+    # p(delta) = (1 + #{|M| >= |mean - delta|}) / (1 + n) >= alpha needs this many |M| above
+    needed = max(1, math.ceil(alpha * (n_resamples + 1) - 1 - 1e-9))
+    if needed > len(extremes):
+        return float(d.mean()), float(d.mean())
+    half = float(extremes[needed - 1]) + 1e-12 * max(1.0, abs(float(d.mean())))
+    return float(d.mean()) - half, float(d.mean()) + half
+
+
+def _agreeing(p: float, alpha: float, low: float, high: float) -> tuple[float, float]:
+    """The interval, its bounds nudged where rounding put them on the wrong side of 0 (a
+    bound within a few ulps of 0), so that it holds 0 exactly when ``p >= alpha``."""
+    if math.isnan(p) or math.isnan(low) or math.isnan(high):
+        return low, high
+    if p >= alpha:
+        return min(low, 0.0), max(high, 0.0)
+    if low <= 0.0 <= high:  # rejected, yet 0 inside by a rounding hair: step past it
+        if abs(low) < abs(high):
+            low = float(np.nextafter(0.0, 1.0))
+        else:
+            high = float(np.nextafter(0.0, -1.0))
+    return low, high
 
 
 def _batches(total: int) -> list[int]:
