@@ -4,12 +4,13 @@ Every turn of every conversation is a chunk (a ``Date:`` line and a speaker pref
 all 272 sessions are originals. Both sides must give the same answers; the script prints the
 times and the speed ratio (the median over rounds that each time both, back to back).
 
-    python benchmarks/bench_matching.py [--data ../shared/data/locomo/locomo10.json]
+    python benchmarks/bench_matching.py --data path/to/locomo10.json   (the LoCoMo release)
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -25,7 +26,9 @@ from tests import _locomo  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--data", default=str(ROOT.parent / "shared" / "data" / "locomo" / "locomo10.json")
+        "--data",
+        default=os.environ.get("LOCOMO_JSON", ""),
+        help="LoCoMo's locomo10.json (or set $LOCOMO_JSON)",
     )
     parser.add_argument(
         "--repeat", type=int, default=7, help="timed runs of ChunkMatcher per naive run"
@@ -33,8 +36,8 @@ def main() -> None:
     parser.add_argument("--naive-repeat", type=int, default=5, help="timed runs of the naive loop")
     args = parser.parse_args()
     path = Path(args.data)
-    if not path.exists():
-        raise SystemExit(f"LoCoMo not found at {path}; pass --data")
+    if not args.data or not path.exists():
+        raise SystemExit(f"LoCoMo not found at {args.data!r}; pass --data path/to/locomo10.json")
     data = _locomo.load(path)
     rules = MatchRules(speaker_names=data.speakers)
     chunks = [_locomo.turn_chunk(t, style="speaker") for t in data.turns]
