@@ -28,3 +28,15 @@ def import_matplotlib_pyplot() -> Any:
             "Plots need matplotlib. Install it with: pip install 'ragmetrics[plot]'"
         ) from None
     return plt
+
+
+def import_pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet  # loads the parquet module with the package
+    except ImportError:
+        raise ImportError(
+            "Parquet and Arrow need pyarrow, which ragmetrics does not install by itself. "
+            "Install it with: pip install 'ragmetrics[parquet]'"
+        ) from None
+    return pyarrow

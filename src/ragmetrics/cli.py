@@ -40,12 +40,16 @@ def _looks_like_json(path: str) -> bool:
 
 
 def read_qrels(path: str) -> Qrels:
-    """Read qrels from a TREC file or JSON/JSONL (detected by extension or content)."""
+    """Read qrels from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    if Path(path).suffix.lower() == ".parquet":
+        return Qrels.from_parquet(path)
     return Qrels.from_json(path) if _looks_like_json(path) else Qrels.from_trec(path)
 
 
 def read_run(path: str) -> Run:
-    """Read a run from a TREC file or JSON/JSONL (detected by extension or content)."""
+    """Read a run from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    if Path(path).suffix.lower() == ".parquet":
+        return Run.from_parquet(path)
     return Run.from_json(path) if _looks_like_json(path) else Run.from_trec(path)
 
 

@@ -257,6 +257,65 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             )
         return cls._from_columns(*runs_of(query_ids), doc_ids, grades.astype(np.int64), "DataFrame")
 
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        *,
+        query_col: str | None = None,
+        doc_col: str = "doc_id",
+        grade_col: str | None = None,
+    ) -> Qrels:
+        """Build from a pyarrow Table (or RecordBatch) with one row per judgment: the query
+        column ``query_id`` or ranx's ``q_id``, grades in ``relevance``, ``grade`` or ranx's
+        ``score``, unless named."""
+        from ragmetrics import _columnar
+
+        table = _columnar.as_table(table)
+        query = _columnar.require(
+            _columnar.column(table, query_col, _columnar.QUERY_COLUMNS, "query id"),
+            table,
+            _columnar.QUERY_COLUMNS,
+            "query id",
+        )
+        grade = _columnar.require(
+            _columnar.column(table, grade_col, _columnar.GRADE_COLUMNS, "grade"),
+            table,
+            _columnar.GRADE_COLUMNS,
+            "grade",
+        )
+        return cls.from_pandas(table.to_pandas(), query_col=query, doc_col=doc_col, grade_col=grade)
+
+    @classmethod
+    def from_parquet(
+        cls,
+        path: PathLike,
+        *,
+        query_col: str | None = None,
+        doc_col: str = "doc_id",
+        grade_col: str | None = None,
+    ) -> Qrels:
+        """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
+        from ragmetrics import _columnar
+
+        return cls.from_arrow(
+            _columnar.read_table(path), query_col=query_col, doc_col=doc_col, grade_col=grade_col
+        )
+
+    def to_parquet(self, path: PathLike) -> None:
+        """Write ``query_id``, ``doc_id`` and ``relevance`` (int64), one row per judgment."""
+        from ragmetrics import _columnar
+
+        store = self._store
+        _columnar.write_table(
+            path,
+            {
+                "query_id": np.repeat(np.asarray(store.query_ids, dtype=object), store.lengths),
+                "doc_id": store.flat_docs(),
+                "relevance": self._grades().astype(np.int64),
+            },
+        )
+
     # --- export --------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, dict[str, int]]:

@@ -244,6 +244,66 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         return cls._from_scored_columns(queries, lengths, docs, scores, name)
 
     @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        *,
+        query_col: str | None = None,
+        doc_col: str = "doc_id",
+        score_col: str | None = None,
+        name: str | None = None,
+    ) -> Run:
+        """Build from a pyarrow Table (or RecordBatch) with one row per result.
+
+        The query column is ``query_id`` or ranx's ``q_id`` unless named; the scores are
+        ``score`` when present, else the row order within each query is the ranking.
+        """
+        from ragmetrics import _columnar
+
+        table = _columnar.as_table(table)
+        query = _columnar.require(
+            _columnar.column(table, query_col, _columnar.QUERY_COLUMNS, "query id"),
+            table,
+            _columnar.QUERY_COLUMNS,
+            "query id",
+        )
+        _columnar.require(_columnar.column(table, doc_col, (), "doc id"), table, (doc_col,), "doc")
+        score = _columnar.column(table, score_col, _columnar.SCORE_COLUMNS, "score")
+        packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
+        if packed is not None:  # no Python string per row, as from a plain TREC file
+            queries, lengths, ids, scores = packed
+            if len(set(queries)) == len(queries):
+                store = Store.from_bytes(queries, lengths, ids, scores)
+                if not store.has_repeats():
+                    return cls._make(store, {}, name)
+            grouped = group_contiguous(queries, list(lengths), _packed.decode(ids), scores)
+            return cls._from_scored_columns(*grouped, name)
+        return cls.from_pandas(
+            table.to_pandas(), query_col=query, doc_col=doc_col, score_col=score, name=name
+        )
+
+    @classmethod
+    def from_parquet(
+        cls,
+        path: PathLike,
+        *,
+        query_col: str | None = None,
+        doc_col: str = "doc_id",
+        score_col: str | None = None,
+        name: str | None = None,
+    ) -> Run:
+        """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
+        from ragmetrics import _columnar
+
+        return cls.from_arrow(
+            _columnar.read_table(path),
+            query_col=query_col,
+            doc_col=doc_col,
+            score_col=score_col,
+            name=name or Path(path).stem,
+        )
+
+    @classmethod
     @without_gc
     def _from_scored_columns(
         cls,
@@ -334,6 +394,20 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             ):
                 for rank, (doc_id, score) in enumerate(zip(docs, scores, strict=True), start=1):
                     handle.write(f"{query_id} Q0 {doc_id} {rank} {score!r} {label}\n")
+
+    def to_parquet(self, path: PathLike) -> None:
+        """Write ``query_id``, ``doc_id`` and ``score`` (float64, exact) in ranked order; a run
+        from ranked lists has no ``score`` column (its row order is the ranking)."""
+        from ragmetrics import _columnar
+
+        ranked = self._ranked_store()
+        columns: dict[str, Any] = {
+            "query_id": np.repeat(np.asarray(ranked.query_ids, dtype=object), ranked.lengths),
+            "doc_id": ranked.flat_docs(),
+        }
+        if ranked.values is not None:
+            columns["score"] = ranked.values
+        _columnar.write_table(path, columns)
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame with columns ``query_id``, ``doc_id``, ``rank`` and ``score``."""

@@ -1,0 +1,107 @@
+"""Parquet files and Arrow tables: exact round trips, ranx's column names, clear errors."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.cli import main
+
+pyarrow = pytest.importorskip("pyarrow")
+
+
+def _random(seed: int = 4) -> tuple[rm.Qrels, rm.Run]:
+    rng = random.Random(seed)
+    judgments, results = {}, {}
+    for i in range(200):
+        docs = [f"d{j}" for j in range(40)]
+        judgments[f"q{i}"] = {d: rng.randint(-1, 3) for d in rng.sample(docs, rng.randint(1, 15))}
+        # scores that need every bit: ties, tiny gaps, negative and huge values
+        results[f"q{i}"] = {
+            d: rng.choice([rng.random(), 0.1 + 1e-17 * rng.randint(0, 3), -1e300, 5.0])
+            for d in rng.sample(docs, rng.randint(1, 30))
+        }
+    return rm.Qrels.from_dict(judgments), rm.Run.from_dict(results)
+
+
+def test_round_trips_are_exact(tmp_path: Path) -> None:
+    qrels, run = _random()
+    run.to_parquet(tmp_path / "run.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    back = rm.Run.from_parquet(tmp_path / "run.parquet")
+    assert back == run and back.name == "run"
+    for query_id in run:  # every score, bit for bit
+        assert np.array_equal(
+            np.asarray(back.scores(query_id)).view(np.int64),
+            np.asarray(run.scores(query_id)).view(np.int64),
+        )
+    assert rm.Qrels.from_parquet(tmp_path / "qrels.parquet") == qrels
+    metrics = ["ndcg@10", "map", "bpref", "P@5"]
+    assert rm.evaluate(qrels, back, metrics).aggregate == rm.evaluate(qrels, run, metrics).aggregate
+    lists = rm.Run.from_lists({"q1": ["b", "a", "c"], "q2": ["z"]})
+    lists.to_parquet(tmp_path / "lists.parquet")
+    assert rm.Run.from_parquet(tmp_path / "lists.parquet").to_lists() == lists.to_lists()
+
+
+def test_ranx_columns_and_record_batches() -> None:
+    table = pyarrow.table(
+        {"q_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [0.5, 0.9, 1.0]}
+    )
+    run = rm.Run.from_arrow(table)
+    assert run.to_lists() == {"q1": ["b", "a"], "q2": ["c"]}
+    qrels = rm.Qrels.from_arrow(
+        pyarrow.record_batch({"q_id": ["q1", "q2"], "doc_id": ["a", "c"], "score": [1, 2]})
+    )
+    assert qrels.to_dict() == {"q1": {"a": 1}, "q2": {"c": 2}}
+    split = pyarrow.table({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "c", "b"]})
+    assert rm.Run.from_arrow(split).to_lists() == {"q1": ["a", "b"], "q2": ["c"]}
+
+
+def test_errors_name_the_columns(tmp_path: Path) -> None:
+    table = pyarrow.table({"qid": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(rm.errors.InputFormatError, match=r"no query id column.*'qid'"):
+        rm.Run.from_arrow(table)
+    with pytest.raises(rm.errors.InputFormatError, match=r"no column 'docno'"):
+        rm.Run.from_arrow(table, query_col="qid", doc_col="docno")
+    with pytest.raises(rm.errors.InputFormatError, match="Expected a pyarrow Table"):
+        rm.Run.from_arrow({"q": ["a"]})
+    with pytest.raises(rm.errors.InputFormatError, match="No such file"):
+        rm.Run.from_parquet(tmp_path / "absent.parquet")
+    bad = pyarrow.table({"query_id": ["q1"], "doc_id": ["a"], "score": [float("nan")]})
+    with pytest.raises(rm.errors.InputFormatError, match="score"):
+        rm.Run.from_arrow(bad)
+
+
+def test_the_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    qrels, run = _random()
+    run.to_parquet(tmp_path / "run.parquet")
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    assert main(["evaluate", str(tmp_path / "qrels.parquet"), str(tmp_path / "run.parquet"),
+                 "-m", "map", "--format", "json"]) == 0  # fmt: skip
+    assert '"map": ' + repr(rm.evaluate(qrels, run, ["map"])["map"]) in capsys.readouterr().out
+
+
+def test_the_buffer_path_equals_the_careful_one() -> None:
+    from ragmetrics import _columnar
+
+    _, run = _random(9)
+    frame = run.to_pandas()
+    table = pyarrow.Table.from_pandas(frame[["query_id", "doc_id", "score"]])
+    assert _columnar.packed_columns(table, "query_id", "doc_id", "score") is not None
+    careful = rm.Run.from_pandas(frame)
+    assert rm.Run.from_arrow(table) == careful
+    # sliced and chunked tables, non-ASCII ids, large strings: the same run either way
+    chunked = pyarrow.concat_tables([table.slice(0, 100), table.slice(100)])
+    assert rm.Run.from_arrow(chunked) == careful
+    sliced = table.slice(7)
+    assert rm.Run.from_arrow(sliced) == rm.Run.from_pandas(frame.iloc[7:])
+    accented = pyarrow.table({"query_id": ["q1", "q1"], "doc_id": ["café", "b"], "score": [1, 2]})
+    assert _columnar.packed_columns(accented, "query_id", "doc_id", "score") is None
+    assert rm.Run.from_arrow(accented).to_lists() == {"q1": ["b", "café"]}
+    split = pyarrow.table({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "c", "b"],
+                           "score": [3.0, 2.0, 1.0]})  # fmt: skip
+    assert rm.Run.from_arrow(split).to_lists() == {"q1": ["a", "b"], "q2": ["c"]}
