@@ -42,8 +42,9 @@ def read_table(path: Any) -> Any:
         raise InputFormatError(f"{path}: not a Parquet file ({error}).") from None
 
 
-def column(table: Any, given: str | None, candidates: Sequence[str], what: str) -> str | None:
-    """The name of a column: ``given``, else the first of ``candidates`` the table has."""
+def find_column(table: Any, given: str | None, candidates: Sequence[str]) -> str | None:
+    """The name of a column: ``given`` (which must exist), else the first of ``candidates``
+    the table has, else None."""
     names = list(table.column_names)
     if given is not None:
         if given not in names:
@@ -54,7 +55,9 @@ def column(table: Any, given: str | None, candidates: Sequence[str], what: str) 
     return next((name for name in candidates if name in names), None)
 
 
-def require(name: str | None, table: Any, candidates: Sequence[str], what: str) -> str:
+def needed_column(table: Any, given: str | None, candidates: Sequence[str], what: str) -> str:
+    """:func:`find_column`, or an error naming the columns looked for and those there."""
+    name = find_column(table, given, candidates)
     if name is None:
         raise InputFormatError(
             f"The table has no {what} column: looked for {', '.join(map(repr, candidates))}; it "

@@ -272,18 +272,8 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         from ragmetrics import _columnar
 
         table = _columnar.as_table(table)
-        query = _columnar.require(
-            _columnar.column(table, query_col, _columnar.QUERY_COLUMNS, "query id"),
-            table,
-            _columnar.QUERY_COLUMNS,
-            "query id",
-        )
-        grade = _columnar.require(
-            _columnar.column(table, grade_col, _columnar.GRADE_COLUMNS, "grade"),
-            table,
-            _columnar.GRADE_COLUMNS,
-            "grade",
-        )
+        query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
+        grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
         return cls.from_pandas(table.to_pandas(), query_col=query, doc_col=doc_col, grade_col=grade)
 
     @classmethod

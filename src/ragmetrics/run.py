@@ -261,14 +261,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         from ragmetrics import _columnar
 
         table = _columnar.as_table(table)
-        query = _columnar.require(
-            _columnar.column(table, query_col, _columnar.QUERY_COLUMNS, "query id"),
-            table,
-            _columnar.QUERY_COLUMNS,
-            "query id",
-        )
-        _columnar.require(_columnar.column(table, doc_col, (), "doc id"), table, (doc_col,), "doc")
-        score = _columnar.column(table, score_col, _columnar.SCORE_COLUMNS, "score")
+        query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
+        _columnar.needed_column(table, doc_col, (), "doc id")
+        score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             queries, lengths, ids, scores = packed

@@ -145,31 +145,21 @@ def paired_interval(
         half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
         low, high = float(d.mean() - half), float(d.mean() + half)
     else:
-        p = bootstrap_test(a, b, n_resamples=n_resamples, seed=seed)
-        low, high = _bootstrap_interval(d, alpha, n_resamples, seed)
+        extremes = _bootstrap_extremes(d, n_resamples, seed)  # one draw for the test and interval
+        p = _bootstrap_p(d, extremes)
+        low, high = _bootstrap_interval(d, alpha, extremes)
     return p, *_agreeing(p, alpha, low, high)
 
 
-def _bootstrap_interval(
-    d: np.ndarray, alpha: float, n_resamples: int, seed: int
-) -> tuple[float, float]:
+def _bootstrap_interval(d: np.ndarray, alpha: float, extremes: np.ndarray) -> tuple[float, float]:
     """``mean +- h``: ``h`` the largest distance from the mean that the bootstrap test (its
-    own resamples, its own count) does not reject at ``alpha``."""
-    rng = np.random.default_rng(seed)
-    centred = d - d.mean()
-    extremes = np.sort(
-        np.concatenate(
-            [
-                np.abs(centred[rng.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
-                for size in _batches(n_resamples)
-            ]
-        )
-    )[::-1]
+    own resamples, ``extremes``, and its own count) does not reject at ``alpha``."""
+    ordered = np.sort(extremes)[::-1]
     # p(delta) = (1 + #{|M| >= |mean - delta|}) / (1 + n) >= alpha needs this many |M| above
-    needed = max(1, math.ceil(alpha * (n_resamples + 1) - 1 - 1e-9))
-    if needed > len(extremes):
+    needed = max(1, math.ceil(alpha * (len(ordered) + 1) - 1 - 1e-9))
+    if needed > len(ordered):
         return float(d.mean()), float(d.mean())
-    half = float(extremes[needed - 1]) + 1e-12 * max(1.0, abs(float(d.mean())))
+    half = float(ordered[needed - 1]) + 1e-12 * max(1.0, abs(float(d.mean())))
     return float(d.mean()) - half, float(d.mean()) + half
 
 
@@ -227,18 +217,27 @@ def bootstrap_test(
     d = _differences(a, b)
     if len(d) == 0:
         return math.nan
-    observed = abs(d.mean())
-    shifted = d - d.mean()
+    return _bootstrap_p(d, _bootstrap_extremes(d, n_resamples, seed))
+
+
+def _bootstrap_extremes(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """The absolute means of the centred differences over ``n_resamples`` resamples of the
+    queries (seeded): the bootstrap test's null distribution."""
     rng = np.random.default_rng(seed)
-    extreme = 0
-    done = 0
+    centred = d - d.mean()
+    return np.concatenate(
+        [
+            np.abs(centred[rng.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
+            for size in _batches(n_resamples)
+        ]
+    )
+
+
+def _bootstrap_p(d: np.ndarray, extremes: np.ndarray) -> float:
+    """``(1 + #{|M| >= |mean d|}) / (1 + n)``, never 0."""
+    observed = abs(float(d.mean()))
     tolerance = 1e-12 * max(1.0, observed)
-    while done < n_resamples:
-        size = min(_BATCH, n_resamples - done)
-        picks = rng.integers(0, len(d), size=(size, len(d)))
-        extreme += int((np.abs(shifted[picks].mean(axis=1)) >= observed - tolerance).sum())
-        done += size
-    return (extreme + 1) / (n_resamples + 1)
+    return (int((extremes >= observed - tolerance).sum()) + 1) / (len(extremes) + 1)
 
 
 def bootstrap_ci(
