@@ -17,6 +17,7 @@ from ragmetrics.errors import (
     RagMetricsError,
     RagMetricsWarning,
     UndefinedMetricWarning,
+    UngroupedInputError,
     UnknownMetricError,
 )
 from ragmetrics.evaluate import Counts, EvaluationResult, evaluate
@@ -24,6 +25,7 @@ from ragmetrics.metrics import list_metrics
 from ragmetrics.qrels import Qrels
 from ragmetrics.robustness import RobustnessResult, robustness
 from ragmetrics.run import Run
+from ragmetrics.stream import evaluate_stream
 
 __all__ = [
     "Comparison",
@@ -43,11 +45,13 @@ __all__ = [
     "RobustnessResult",
     "Run",
     "UndefinedMetricWarning",
+    "UngroupedInputError",
     "UnknownMetricError",
     "__version__",
     "compare",
     "diagnose",
     "evaluate",
+    "evaluate_stream",
     "list_metrics",
     "robustness",
 ]

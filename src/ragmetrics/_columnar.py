@@ -43,9 +43,9 @@ def read_table(path: Any) -> Any:
 
 
 def find_column(table: Any, given: str | None, candidates: Sequence[str]) -> str | None:
-    """The name of a column: ``given`` (which must exist), else the first of ``candidates``
-    the table has, else None."""
-    names = list(table.column_names)
+    """The name of a column of ``table`` (or of a list of column names): ``given`` (which
+    must exist), else the first of ``candidates`` the table has, else None."""
+    names = list(table) if isinstance(table, list) else list(table.column_names)
     if given is not None:
         if given not in names:
             raise InputFormatError(
@@ -59,9 +59,10 @@ def needed_column(table: Any, given: str | None, candidates: Sequence[str], what
     """:func:`find_column`, or an error naming the columns looked for and those there."""
     name = find_column(table, given, candidates)
     if name is None:
+        names = list(table) if isinstance(table, list) else list(table.column_names)
         raise InputFormatError(
             f"The table has no {what} column: looked for {', '.join(map(repr, candidates))}; it "
-            f"has {', '.join(map(repr, table.column_names))}. Name it with the *_col keywords."
+            f"has {', '.join(map(repr, names))}. Name it with the *_col keywords."
         )
     return name
 

@@ -251,9 +251,12 @@ def unreadable(path: str | os.PathLike[str], error: OSError) -> InputFormatError
     return InputFormatError(f"Cannot read '{name}': {error.strerror or error}.")
 
 
-def not_utf8(path: str | os.PathLike[str], data: bytes, at: int) -> InputFormatError:
-    """The error for a file whose byte ``at`` does not decode as UTF-8, naming its line."""
-    line = data.count(b"\n", 0, at) + 1
+def not_utf8(
+    path: str | os.PathLike[str], data: bytes, at: int, first_line: int = 1
+) -> InputFormatError:
+    """The error for a file whose byte ``at`` does not decode as UTF-8, naming its line
+    (``data`` starts at line ``first_line``)."""
+    line = data.count(b"\n", 0, at) + first_line
     column = at - (data.rfind(b"\n", 0, at) + 1) + 1
     return InputFormatError(
         f"{os.fspath(path)}, line {line}: byte 0x{data[at]:02x} at column {column} is not "

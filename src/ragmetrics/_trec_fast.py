@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
 from typing import BinaryIO
@@ -62,25 +62,11 @@ def read_plain_trec_packed(
         handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
     except OSError:
         return None  # the careful reader reports it
-
-    def parse(block: bytes) -> _Block | None:
-        return _read_block(block, n_columns, doc_col, value_col, integer)
-
-    # numpy lets go of the interpreter while it works: blocks are parsed side by side
-    with handle, ThreadPoolExecutor(_THREADS) as pool:
-        if handle.read(len(_BOM)) != _BOM:  # a leading byte-order mark is no part of the data
-            handle.seek(0)
-        pending: deque[Future[_Block | None]] = deque()
-        source = _blocks(handle)
-        pending.extend(pool.submit(parse, block) for block in islice(source, 2 * _THREADS))
-        while pending:
-            parsed = pending.popleft().result()
-            following = next(source, None)
-            if following is not None:
-                pending.append(pool.submit(parse, following))
+    with handle:
+        blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer)
+        for _, parsed in blocks:
             if parsed is None:
-                for waiting in pending:
-                    waiting.cancel()
+                blocks.close()
                 return None
             block_queries, block_lengths, block_docs, block_values = parsed
             if queries and queries[-1] == block_queries[0]:
@@ -95,10 +81,40 @@ def read_plain_trec_packed(
     return queries, lengths, np.concatenate(doc_blocks), np.concatenate(values)
 
 
-def _blocks(handle: BinaryIO) -> Iterator[bytes]:
-    """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end."""
+def parsed_blocks(
+    handle: BinaryIO, n_columns: int, doc_col: int, value_col: int, integer: bool
+) -> Generator[tuple[bytes, _Block | None], None, None]:
+    """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
+    not plain; a few blocks ahead are parsed side by side in threads (numpy lets go of the
+    interpreter while it works). A leading byte-order mark is skipped."""
+
+    def parse(block: bytes) -> _Block | None:
+        return _read_block(block, n_columns, doc_col, value_col, integer)
+
+    head = handle.read(len(_BOM))
+    source = _blocks(handle, b"" if head == _BOM else head)
+    with ThreadPoolExecutor(_THREADS) as pool:
+        pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
+        try:
+            for block in islice(source, 2 * _THREADS):
+                pending.append((block, pool.submit(parse, block)))
+            while pending:
+                block, parsed = pending.popleft()
+                following = next(source, None)
+                if following is not None:
+                    pending.append((following, pool.submit(parse, following)))
+                yield block, parsed.result()
+        finally:
+            for _, waiting in pending:
+                waiting.cancel()
+
+
+def _blocks(handle: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
+    """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
+    already read from the start)."""
     while True:
-        block = handle.read(_BLOCK_BYTES)
+        block = head + handle.read(_BLOCK_BYTES)
+        head = b""
         if not block:
             return
         if not block.endswith(b"\n"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -348,7 +349,7 @@ def format_p(p: float) -> str:
 
 def compare(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
-    runs: Mapping[str, Run | Mapping[str, Any]],
+    runs: Mapping[str, Run | Mapping[str, Any] | str | os.PathLike[str]],
     metrics: str | Sequence[str],
     *,
     baseline: str | None = None,
@@ -366,7 +367,9 @@ def compare(
 
     Args:
         qrels: the judgments.
-        runs: name -> run (a :class:`Run` or a dict).
+        runs: name -> run (a :class:`Run` or a dict), or the path of a TREC or Parquet run,
+            which is streamed (:func:`~ragmetrics.evaluate_stream`): runs larger than memory
+            compare too; only their per-query values are kept.
         metrics: metric names, as in :func:`evaluate`.
         baseline: test every run against this one; None tests all pairs.
         test: ``"randomization"`` (default), ``"t-test"`` or ``"bootstrap"``.
@@ -406,7 +409,7 @@ def compare(
     check_settings(missing=missing, progress=progress, **options)  # before any evaluation
     qrels = as_qrels(qrels)
     results = {
-        name: evaluate(qrels, as_run(run), metrics, missing=missing, **options)
+        name: _evaluated(qrels, run, metrics, missing=missing, **options)
         for name, run in runs.items()
     }
     labels = list(next(iter(results.values())).metrics)
@@ -454,6 +457,18 @@ def compare(
         baseline=baseline,
         settings=settings,
     )
+
+
+def _evaluated(
+    qrels: Qrels, run: Any, metrics: str | Sequence[str], **keywords: Any
+) -> EvaluationResult:
+    """A run in memory is evaluated; a path (TREC or Parquet) is streamed, keeping the
+    per-query values the tests need."""
+    if isinstance(run, (str, os.PathLike)):
+        from ragmetrics.stream import evaluate_stream
+
+        return evaluate_stream(qrels, run, metrics, per_query=True, **keywords)
+    return evaluate(qrels, as_run(run), metrics, **keywords)
 
 
 def _aligned(result: EvaluationResult, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:

@@ -45,6 +45,10 @@ class UsageError(RagMetricsError, TypeError):
     """A class or function was called in a way it does not support (a :class:`TypeError` too)."""
 
 
+class UngroupedInputError(InputFormatError):
+    """A streamed run whose rows are not grouped by query (a query comes back later)."""
+
+
 class MissingQueryError(RagMetricsError):
     """A judged query has no ranking in the run and ``missing="error"`` was asked for."""
 

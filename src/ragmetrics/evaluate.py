@@ -30,7 +30,17 @@ from ragmetrics.errors import (
 from ragmetrics.judge import JudgedRun, judge
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
 from ragmetrics.metrics.rag import check_utility_scale
-from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale, coerce
+from ragmetrics.metrics.registry import (
+    ALPHA,
+    CAP3,
+    CAP4,
+    MAX_GRADE,
+    REL,
+    Param,
+    Scale,
+    Tally,
+    coerce,
+)
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
@@ -87,7 +97,11 @@ class EvaluationResult:
     Attributes:
         metrics: the metric labels, as the caller wrote them.
         query_ids: the counted queries, one per row of ``values``.
-        values: array (queries x metrics); NaN where a metric is NA for a query.
+        values: array (queries x metrics); NaN where a metric is NA for a query. Empty
+            (no row) for a streamed evaluation that kept no per-query values.
+        tallies: label -> the :class:`~ragmetrics.metrics.registry.Tally` the aggregate is
+            made from (queries defined, NA, exact sum): results of batches of whole queries
+            merge by adding them.
         aggregate: label -> the metric's value over the run: the mean over the queries
             where it is defined (a geometric mean for ``gm_map``, a sum for trec_eval's
             ``num_*`` counts: see ``MetricSpec.aggregate``); ``None`` when it is defined for
@@ -110,6 +124,7 @@ class EvaluationResult:
         settings: dict[str, Any],
         judged: JudgedRun | None = None,
         run_name: str | None = None,
+        tallies: Sequence[Tally] | None = None,
     ) -> None:
         self._metric_specs = tuple(metrics)
         self.metrics = tuple(m.label for m in metrics)
@@ -122,7 +137,10 @@ class EvaluationResult:
         self.run_name = run_name
         self.retrieval_errors: dict[str, str] = {}
         self._judged = judged
-        reduced = [m.spec.aggregate.reduce(values[:, i]) for i, m in enumerate(metrics)]
+        if tallies is None:
+            tallies = [m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(metrics)]
+        self.tallies: dict[str, Tally] = dict(zip(self.metrics, tallies, strict=True))
+        reduced = [m.spec.aggregate.finish(t) for m, t in zip(metrics, tallies, strict=True)]
         self.aggregate: dict[str, float | None] = {
             label: (None if math.isnan(value) else value)
             for label, value in zip(self.metrics, reduced, strict=True)
@@ -131,6 +149,7 @@ class EvaluationResult:
     @cached_property
     def per_query(self) -> dict[str, dict[str, float | None]]:
         """query id -> label -> value (``None`` where the metric is NA)."""
+        self._require_rows()
         labels = self.metrics
         rows = _with_none(self.values)
         return {
@@ -140,6 +159,7 @@ class EvaluationResult:
 
     def column(self, metric: str) -> np.ndarray:
         """The per-query values of one metric (NaN for NA), aligned with ``query_ids``."""
+        self._require_rows()
         try:
             return self.values[:, self.metrics.index(metric)]
         except ValueError:
@@ -254,14 +274,24 @@ class EvaluationResult:
             return cast(
                 "pd.DataFrame", pandas.DataFrame([self.aggregate], index=[self.run_name or "run"])
             )
+        self._require_rows()
         frame: pd.DataFrame = pandas.DataFrame(
             self.values, index=list(self.query_ids), columns=list(self.metrics)
         )
         frame.index.name = "query_id"
         return frame
 
+    def _require_rows(self) -> None:
+        """Refuse per-query access to a streamed result that kept none."""
+        if not self.query_ids and self.counts.queries:
+            raise RagMetricsError(
+                "This result holds the aggregate and counts only: it was streamed without "
+                "per-query values. Pass per_query=True to evaluate_stream to keep them."
+            )
+
     def _rows(self, per_query: bool) -> tuple[list[str], list[list[Any]]]:
         if per_query:
+            self._require_rows()
             headers = ["query_id", *self.metrics]
             values = _with_none(self.values)
             return headers, [[q, *row] for q, row in zip(self.query_ids, values, strict=True)]
@@ -528,20 +558,10 @@ def evaluate_checked(
     (an adapter names its own fix: ``id_key=...``, ``id_field="ref_doc_id"``)."""
     qrels, run = _checked_inputs(qrels, run, parsed, settings)
     selected = select_queries(qrels, run, settings.missing)
-    judged = judge(
-        qrels,
-        run,
-        selected.query_ids,
-        depth=depth_needed(parsed),
-        grade_map=settings.grade_map,
-        pool=settings.pool,
-        score_precision=settings.score_precision,
-        progress=_show_progress(settings.progress, len(selected.query_ids)),
-        run_rows=selected.run_rows,
+    progress = _show_progress(settings.progress, len(selected.query_ids))
+    judged, values = score_queries(
+        qrels, run, selected.query_ids, selected.run_rows, parsed, settings, progress=progress
     )
-    values = np.empty((len(selected.query_ids), len(parsed)))
-    for column, metric in enumerate(parsed):
-        values[:, column] = metric.compute(judged)
     _warn_if_ids_do_not_meet(qrels, run, judged, selected, settings, id_hint)
     return EvaluationResult(
         metrics=parsed,
@@ -554,6 +574,35 @@ def evaluate_checked(
         judged=judged,
         run_name=run.name,
     )
+
+
+def score_queries(
+    qrels: Qrels,
+    run: Run,
+    query_ids: list[str],
+    run_rows: np.ndarray,
+    parsed: Sequence[Metric],
+    settings: Settings,
+    *,
+    progress: bool = False,
+) -> tuple[JudgedRun, np.ndarray]:
+    """The kernel every entry point shares: judge ``query_ids`` (each at its ``run_rows``
+    row of ``run``, -1 for none) and compute every metric; values are queries x metrics."""
+    judged = judge(
+        qrels,
+        run,
+        query_ids,
+        depth=depth_needed(parsed),
+        grade_map=settings.grade_map,
+        pool=settings.pool,
+        score_precision=settings.score_precision,
+        progress=progress,
+        run_rows=run_rows,
+    )
+    values = np.empty((len(query_ids), len(parsed)))
+    for column, metric in enumerate(parsed):
+        values[:, column] = metric.compute(judged)
+    return judged, values
 
 
 def _show_progress(progress: bool | None, n_queries: int) -> bool:
@@ -613,15 +662,20 @@ def select_queries(qrels: Qrels, run: Run, missing: MissingPolicy) -> Selection:
     ranked_and_judged[run_rows[in_run]] = True
     unjudged_ids = tuple(compress(run.query_ids, (~ranked_and_judged).tolist()))
     if missing == "error" and missing_ids:
-        shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
-        raise MissingQueryError(
-            f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
-            f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
-        )
+        raise missing_error(missing_ids)
     query_ids = judged_ids
     if missing == "skip" and missing_ids:
         query_ids, run_rows = list(compress(judged_ids, in_run.tolist())), run_rows[in_run]
     return Selection(judged_ids, query_ids, run_rows, missing_ids, unjudged_ids)
+
+
+def missing_error(missing_ids: Sequence[str]) -> MissingQueryError:
+    """The error of ``missing="error"`` when judged queries have no ranking."""
+    shown = ", ".join(map(repr, missing_ids[:5])) + (" ..." if len(missing_ids) > 5 else "")
+    return MissingQueryError(
+        f"{len(missing_ids)} judged queries have no ranking in the run ({shown}). "
+        f"Pass missing='zero' to score them 0 or missing='skip' to leave them out."
+    )
 
 
 def count(
@@ -663,9 +717,44 @@ def _warn_if_ids_do_not_meet(
     settings: Settings,
     id_hint: str = "",
 ) -> None:
+    """One warning when the numbers are zeros (or nothing) by construction (see
+    :func:`warn_if_ids_never_meet`)."""
+    ranked = np.flatnonzero(judged.lengths)
+    example = None
+    if len(ranked) and not judged.n_located:  # (a ranking is sorted only when needed)
+        query_id = judged.query_ids[int(ranked[0])]
+        example = (query_id, run.ranking(query_id)[:50])
+    warn_if_ids_never_meet(
+        qrels,
+        judged_ids=selected.judged_ids,
+        run_ids=run.query_ids,
+        n_missing=len(selected.missing_ids),
+        missing=settings.missing,
+        n_located=judged.n_located,
+        n_ranked=len(ranked),
+        example=example,
+        id_hint=id_hint,
+    )
+
+
+def warn_if_ids_never_meet(
+    qrels: Qrels,
+    *,
+    judged_ids: Sequence[str],
+    run_ids: Sequence[str],
+    n_missing: int,
+    missing: MissingPolicy,
+    n_located: int,
+    n_ranked: int,
+    example: tuple[str, Sequence[str]] | None,
+    id_hint: str = "",
+) -> None:
     """One warning when the numbers are zeros (or nothing) by construction: the qrels judge
-    no document, the run and the qrels share no query id, or no retrieved doc is judged."""
-    judged_ids = selected.judged_ids
+    no document, the run and the qrels share no query id, or no retrieved doc is judged.
+
+    ``run_ids``: (some of) the run's query ids; ``n_located``: retrieved docs that are
+    judged; ``n_ranked``: counted queries with a ranking; ``example``: one of them and the
+    start of its ranking."""
     if not judged_ids:
         message = (
             f"The qrels judge no document: all {len(qrels)} of their queries have empty "
@@ -674,32 +763,31 @@ def _warn_if_ids_do_not_meet(
         )
         warn(message, UndefinedMetricWarning)
         return
-    if len(selected.missing_ids) == len(judged_ids):
+    if n_missing == len(judged_ids):
         outcome = (
             "every judged query scores 0 (missing='zero')"
-            if settings.missing == "zero"
+            if missing == "zero"
             else "no query is counted"
         )
         message = (
             f"The run and the qrels share no query id: {outcome}. The run's ids look like "
-            f"{_sample(run.query_ids)}, the qrels' like {_sample(judged_ids)}; use the same ids "
-            f"in both (strings, same spelling)."
+            f"{sample_ids(run_ids)}, the qrels' like {sample_ids(judged_ids)}; use the same "
+            f"ids in both (strings, same spelling)."
         )
         warn(message + id_hint, IdMismatchWarning)
         return
-    ranked = np.flatnonzero(judged.lengths)
-    if judged.n_located or not len(ranked):
+    if n_located or example is None:
         return
-    query_id = judged.query_ids[int(ranked[0])]
-    retrieved, judged_docs = run.ranking(query_id), list(qrels[query_id])
+    query_id, retrieved = example
+    judged_docs = list(qrels[query_id])
     # one query that missed is routine; ids of another form (uuids, paths) are not
-    if len(ranked) == 1 and ids_look_alike(retrieved, judged_docs):
+    if n_ranked == 1 and ids_look_alike(retrieved, judged_docs):
         return
     message = (
         f"No retrieved doc is judged in any query: every metric is 0. The ids may be in "
-        f"different forms: query {query_id!r} retrieved {_sample(retrieved)}, its judged docs "
-        f"are {_sample(judged_docs)}. Map the retriever's ids (uuids, paths, chunk ids) to the "
-        f"ids of the qrels."
+        f"different forms: query {query_id!r} retrieved {sample_ids(retrieved)}, its judged "
+        f"docs are {sample_ids(judged_docs)}. Map the retriever's ids (uuids, paths, chunk ids) "
+        f"to the ids of the qrels."
     )
     warn(message + id_hint, IdMismatchWarning)
 
@@ -718,7 +806,7 @@ def _shapes(ids: Sequence[str]) -> set[str]:
 _WORD = re.compile(r"[^\W_]+")
 
 
-def _sample(ids: Sequence[str], n: int = 3) -> str:
+def sample_ids(ids: Sequence[str], n: int = 3) -> str:
     shown = ", ".join(map(repr, list(ids[:n])))
     return shown + (", ..." if len(ids) > n else "")
 

@@ -135,14 +135,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         label = name or Path(path).stem
         plain = read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
         if plain is not None:
-            queries, lengths, ids, scores = plain
-            if len(set(queries)) == len(queries):
-                store = Store.from_bytes(queries, np.asarray(lengths, np.int64), ids, scores)
-                if not store.has_repeats():
-                    return cls._make(store, {}, label)
-            # a query split across the file, or a doc repeated: regroup and dedupe as strings
-            grouped = group_contiguous(queries, lengths, _packed.decode(ids), scores)
-            return cls._from_scored_columns(*grouped, label)
+            return cls._from_packed(*plain, label)
         maps, repeats = read_trec_maps(
             path,
             n_columns=6,
@@ -266,13 +259,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            queries, lengths, ids, scores = packed
-            if len(set(queries)) == len(queries):
-                store = Store.from_bytes(queries, lengths, ids, scores)
-                if not store.has_repeats():
-                    return cls._make(store, {}, name)
-            grouped = group_contiguous(queries, list(lengths), _packed.decode(ids), scores)
-            return cls._from_scored_columns(*grouped, name)
+            return cls._from_packed(*packed, name)
         return cls.from_pandas(
             table.to_pandas(), query_col=query, doc_col=doc_col, score_col=score, name=name
         )
@@ -297,6 +284,45 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             score_col=score_col,
             name=name or Path(path).stem,
         )
+
+    @classmethod
+    def from_grouped(
+        cls,
+        query_ids: list[str],
+        lengths: Sequence[int] | np.ndarray,
+        doc_ids: np.ndarray | list[str],
+        scores: np.ndarray,
+        *,
+        name: str | None = None,
+    ) -> Run:
+        """A scored run from flat columns grouped by query, as readers make them: each query
+        once with its number of rows, then the doc ids (strings, or a fixed-width ``S`` array
+        of ASCII ids) and scores of every row, query by query. A repeated doc keeps its best
+        score (counted in ``duplicates``). The values are taken as checked."""
+        if isinstance(doc_ids, np.ndarray):
+            return cls._from_packed(query_ids, lengths, doc_ids, scores, name)
+        counts = np.asarray(lengths, dtype=np.int64)
+        return cls._from_scored_columns(query_ids, counts, doc_ids, scores, name)
+
+    @classmethod
+    def _from_packed(
+        cls,
+        queries: list[str],
+        lengths: Sequence[int] | np.ndarray,
+        ids: np.ndarray,
+        scores: np.ndarray,
+        name: str | None,
+    ) -> Run:
+        """A scored run from runs of query ids and fixed-width doc ids (``_packed``): kept as
+        bytes unless a query comes back later or a doc repeats, which are regrouped and
+        deduplicated as strings."""
+        counts = np.asarray(lengths, dtype=np.int64)
+        if len(set(queries)) == len(queries):
+            store = Store.from_bytes(queries, counts, ids, scores)
+            if not store.has_repeats():
+                return cls._make(store, {}, name)
+        grouped = group_contiguous(queries, counts.tolist(), _packed.decode(ids), scores)
+        return cls._from_scored_columns(*grouped, name)
 
     @classmethod
     @without_gc

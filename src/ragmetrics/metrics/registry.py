@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics._exact import exact_sum, to_float
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 
 if TYPE_CHECKING:
@@ -44,11 +45,38 @@ class Scale(Enum):
 
 
 class Aggregate(Enum):
-    """How a metric's per-query values make its value over a run."""
+    """How a metric's per-query values make its value over a run.
+
+    The value is made from a :class:`Tally` (how many values are defined, how many NA, and
+    their exact sum after :meth:`transform`), which merges by addition: batches of whole
+    queries give the same value however the queries are split.
+    """
 
     MEAN = "mean over the queries where it is defined"
     GEOMETRIC = "geometric mean, each value floored at 1e-5 (trec_eval's gm_map)"
     SUM = "sum over the queries (trec_eval's counts)"
+
+    def transform(self, defined: np.ndarray) -> np.ndarray:
+        """What is summed of each defined value: its log, floored, for a geometric mean."""
+        if self is Aggregate.GEOMETRIC:
+            logs: np.ndarray = np.log(np.maximum(defined, GEOMETRIC_FLOOR))
+            return logs
+        return defined
+
+    def tally(self, values: np.ndarray) -> Tally:
+        """The :class:`Tally` of per-query ``values`` (NaN: NA)."""
+        missing = np.isnan(values)
+        defined = values[~missing]
+        return Tally(len(defined), int(missing.sum()), exact_sum(self.transform(defined)))
+
+    def finish(self, tally: Tally) -> float:
+        """The run's value from its tally; NaN when no value is defined."""
+        if not tally.defined:
+            return math.nan
+        if self is Aggregate.SUM:
+            return to_float(tally.total)
+        mean = to_float(tally.total, tally.defined)
+        return math.exp(mean) if self is Aggregate.GEOMETRIC else mean
 
     def reduce(self, values: np.ndarray) -> float:
         """The run's value from per-query ``values`` (NaN: NA, left out); NaN when none
@@ -58,14 +86,27 @@ class Aggregate(Enum):
             >>> round(Aggregate.GEOMETRIC.reduce(np.array([0.5, 0.0])), 6)  # sqrt(0.5 * 1e-5)
             0.002236
         """
-        defined = values[~np.isnan(values)]
-        if not len(defined):
-            return math.nan
-        if self is Aggregate.SUM:
-            return float(defined.sum())
-        if self is Aggregate.GEOMETRIC:
-            return float(np.exp(np.log(np.maximum(defined, GEOMETRIC_FLOOR)).mean()))
-        return float(defined.mean())
+        return self.finish(self.tally(values))
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What a metric's value over a run is made from, mergeable by ``+``.
+
+    Attributes:
+        defined: queries where the metric is defined.
+        na: queries where it is NA.
+        total: the exact sum of the defined values (after ``Aggregate.transform``), an
+            integer in units of ``2**-1127`` (see ``ragmetrics._exact``): sums of batches
+            add up to the sum of the whole, bit for bit.
+    """
+
+    defined: int = 0
+    na: int = 0
+    total: int = 0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.defined + other.defined, self.na + other.na, self.total + other.total)
 
 
 # trec_eval's MIN_GEO_MEAN: a query scoring 0 would make any geometric mean 0

@@ -1,0 +1,304 @@
+"""Read a run in batches of whole queries: from a TREC file, Parquet, or Arrow batches.
+
+Readers yield *chunks*: rows in input order as runs of query ids (``queries``, ``lengths``),
+doc ids (a fixed-width ``S`` array, or strings) and scores (None: the row order within a query
+is the ranking). A chunk may end in the middle of a query. :func:`batches` joins chunks and cuts
+them into :class:`Run` batches at query boundaries, so that each query is whole in exactly one
+batch, and refuses input whose queries are not grouped: a query that comes back after another
+one is named, never merged in silently (in a stream, its earlier rows are already scored).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from ragmetrics import _packed
+from ragmetrics._convert import not_utf8, unreadable
+from ragmetrics._trec_fast import parsed_blocks
+from ragmetrics.errors import InputFormatError, UngroupedInputError
+from ragmetrics.run import Run
+
+_RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
+
+
+@dataclass
+class Chunk:
+    """Rows of a run in input order (see the module docstring)."""
+
+    queries: list[str]
+    lengths: np.ndarray
+    docs: np.ndarray | list[str]
+    scores: np.ndarray | None
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.lengths.sum())
+
+    def split_last(self) -> tuple[Chunk, Chunk]:
+        """All rows before the last query's, and the last query's."""
+        cut = self.n_rows - int(self.lengths[-1])
+        head = Chunk(
+            self.queries[:-1], self.lengths[:-1], self.docs[:cut], _cut(self.scores, 0, cut)
+        )
+        tail = Chunk(self.queries[-1:], self.lengths[-1:], self.docs[cut:], _cut(self.scores, cut))
+        return head, tail
+
+
+def _cut(scores: np.ndarray | None, start: int, end: int | None = None) -> np.ndarray | None:
+    return None if scores is None else scores[start:end]
+
+
+def batches(
+    chunks: Iterable[Chunk], batch_rows: int, source: str, name: str | None
+) -> Iterator[Run]:
+    """Runs of whole queries, each of at least ``batch_rows`` rows (but the last), in input
+    order; a query longer than ``batch_rows`` makes a batch of its own."""
+    pending: list[Chunk] = []
+    rows = 0
+    for chunk in chunks:
+        if not chunk.queries:
+            continue
+        pending.append(chunk)
+        rows += chunk.n_rows
+        if rows >= batch_rows:
+            cut = _cut_before_last_query(pending)
+            if cut is not None:
+                head, tail = cut
+                yield _run_of(head, source, name)
+                pending, rows = tail, sum(c.n_rows for c in tail)
+    if pending:
+        yield _run_of(pending, source, name)
+
+
+def _cut_before_last_query(pending: list[Chunk]) -> tuple[list[Chunk], list[Chunk]] | None:
+    """The chunks before the last query and the chunks of the last query (which may start
+    chunks back), or None when they hold one query only."""
+    last = pending[-1].queries[-1]
+    for at in range(len(pending) - 1, -1, -1):
+        chunk = pending[at]
+        if len(chunk.queries) > 1 or chunk.queries[0] != last:
+            head, tail = chunk.split_last() if chunk.queries[-1] == last else (chunk, None)
+            before = [*pending[:at], head]
+            after = ([tail] if tail is not None else []) + pending[at + 1 :]
+            return before, after
+    return None
+
+
+def _run_of(chunks: list[Chunk], source: str, name: str | None) -> Run:
+    """One batch as a Run; a query met twice in it is refused."""
+    queries: list[str] = []
+    lengths: list[int] = []
+    for chunk in chunks:
+        first = 0
+        if queries and chunk.queries and queries[-1] == chunk.queries[0]:
+            lengths[-1] += int(chunk.lengths[0])  # a query cut between two chunks
+            first = 1
+        queries.extend(chunk.queries[first:])
+        lengths.extend(chunk.lengths[first:].tolist())
+    if len(set(queries)) != len(queries):
+        seen: set[str] = set()
+        for query_id in queries:
+            if query_id in seen:
+                raise not_grouped(query_id, source)
+            seen.add(query_id)
+    counts = np.asarray(lengths, dtype=np.int64)
+    docs = [chunk.docs for chunk in chunks]
+    if all(chunk.scores is None for chunk in chunks):
+        flat = [
+            d
+            for part in docs
+            for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
+        ]
+        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+        rankings = {q: flat[bounds[i] : bounds[i + 1]] for i, q in enumerate(queries)}
+        return Run.from_lists(rankings, name=name)
+    if any(chunk.scores is None for chunk in chunks):
+        raise InputFormatError(f"{source}: some batches have scores and some do not.")
+    scores = np.concatenate([chunk.scores for chunk in chunks if chunk.scores is not None])
+    if all(isinstance(part, np.ndarray) for part in docs):
+        return Run.from_grouped(queries, counts, np.concatenate(docs), scores, name=name)
+    flat_docs = [
+        d for part in docs for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
+    ]
+    return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
+
+
+def not_grouped(query_id: str, source: str) -> UngroupedInputError:
+    """The error for a query that comes back after other queries."""
+    return UngroupedInputError(
+        f"{source}: the run is not grouped by query: query {query_id!r} comes back after "
+        f"other queries. A stream is read in one pass, so each query's results must be "
+        f"together: sort the file by query id first (for a TREC file, `sort -s -k1,1`), "
+        f"or evaluate it in memory with evaluate()."
+    )
+
+
+# --- TREC files ----------------------------------------------------------------------------
+
+
+def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
+    """A file for reading bytes: ``-`` is standard input, ``*.gz`` is decompressed."""
+    if os.fspath(path) == "-":
+        return sys.stdin.buffer
+    try:
+        if os.fspath(path).endswith(".gz"):
+            return gzip.open(path, "rb")  # type: ignore[return-value]
+        return open(path, "rb")
+    except OSError as error:
+        raise unreadable(path, error) from None
+
+
+def trec_chunks(path: str | os.PathLike[str]) -> Iterator[Chunk]:
+    """A TREC run file as chunks of about 2 MB: the vectorized reader on plain blocks, the
+    careful line reader (which names the line of any error) on the others."""
+    handle = open_binary(path)
+    line = 1
+    try:
+        for block, parsed in parsed_blocks(handle, 6, 2, 4, False):
+            if parsed is not None:
+                queries, lengths, docs, scores = parsed
+                yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
+            else:
+                yield _careful_chunk(block, path, line)
+            line += block.count(b"\n")
+    except (OSError, EOFError, gzip.BadGzipFile) as error:
+        raise InputFormatError(f"Cannot read '{os.fspath(path)}': {error}.") from None
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) -> Chunk:
+    """One block read line by line, as ``Run.from_trec`` reads a file that is not plain."""
+    name = os.fspath(path)
+    try:
+        text = block.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise not_utf8(path, block, error.start, first_line) from None
+    queries: list[str] = []
+    lengths: list[int] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    for number, line in enumerate(text.splitlines(), start=first_line):
+        fields = line.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) < 6:
+            raise InputFormatError(
+                f"{name}, line {number}: expected at least 6 whitespace-separated fields "
+                f"({_RUN_LAYOUT}), found {len(fields)}: {line.strip()!r}."
+            )
+        try:
+            score = float(fields[4])
+        except ValueError:
+            raise InputFormatError(
+                f"{name}, line {number}: field 5 must be a number, got {fields[4]!r} "
+                f"(expected layout: {_RUN_LAYOUT})."
+            ) from None
+        if score != score:
+            raise InputFormatError(
+                f"{name}, line {number}: the score is NaN; give every result a real number."
+            )
+        if queries and queries[-1] == fields[0]:
+            lengths[-1] += 1
+        else:
+            queries.append(fields[0])
+            lengths.append(1)
+        docs.append(fields[2])
+        scores.append(score)
+    return Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, np.asarray(scores))
+
+
+# --- Parquet and Arrow ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The column names of a run table: ``query_col`` (ours or ranx's), ``doc_col``, and
+    ``score_col`` (None: the row order within a query is the ranking)."""
+
+    query_col: str | None = None
+    doc_col: str = "doc_id"
+    score_col: str | None = None
+
+    def resolve(self, names: list[str]) -> tuple[str, str, str | None]:
+        from ragmetrics import _columnar
+
+        query = _columnar.needed_column(names, self.query_col, _columnar.QUERY_COLUMNS, "query id")
+        doc = _columnar.needed_column(names, self.doc_col, (), "doc id")
+        score = _columnar.find_column(names, self.score_col, _columnar.SCORE_COLUMNS)
+        return query, doc, score
+
+
+def parquet_files(path: str | os.PathLike[str]) -> list[Path]:
+    """A Parquet file, or the Parquet files of a folder (nested too) in name order."""
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(
+            p for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+        )
+        if not files:
+            raise InputFormatError(f"'{os.fspath(path)}' holds no Parquet file.")
+        return files
+    if not root.exists():
+        raise InputFormatError(f"No such file: '{os.fspath(path)}'.")
+    return [root]
+
+
+def parquet_chunks(
+    path: str | os.PathLike[str], columns: Columns, batch_rows: int
+) -> Iterator[Chunk]:
+    """The rows of a Parquet file or folder, in file then row order, as chunks."""
+    from ragmetrics._optional import import_pyarrow
+
+    pyarrow = import_pyarrow()
+    import pyarrow.parquet as parquet
+
+    for file in parquet_files(path):
+        try:
+            reader = parquet.ParquetFile(file)
+            names = reader.schema_arrow.names
+            query, doc, score = columns.resolve(names)
+            wanted = [query, doc] + ([score] if score else [])
+            for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
+                yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
+        except pyarrow.ArrowInvalid as error:
+            raise InputFormatError(f"{file}: not a Parquet file ({error}).") from None
+
+
+def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
+    """Arrow tables or record batches, in order, as chunks."""
+    from ragmetrics import _columnar
+
+    for item in batches_:
+        table = _columnar.as_table(item)
+        query, doc, score = columns.resolve(list(table.column_names))
+        yield arrow_chunk(table, query, doc, score)
+
+
+def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
+    """One Arrow table as a chunk: straight from its buffers when it can, else through the
+    checked constructor (which names a null, an empty id or a score that is not a number)."""
+    from ragmetrics import _columnar
+    from ragmetrics._io import runs_of
+
+    if not table.num_rows:
+        return Chunk([], np.zeros(0, np.int64), [], None)
+    packed = None if score is None else _columnar.packed_columns(table, query, doc, score)
+    if packed is not None:
+        queries, lengths, ids, scores = packed
+        return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
+    Run.from_arrow(table, query_col=query, doc_col=doc, score_col=score)  # checks every row
+    frame = table.to_pandas()
+    query_ids, query_lengths = runs_of([str(q) for q in frame[query].tolist()])
+    docs = [str(d) for d in frame[doc].tolist()]
+    scores = None if score is None else frame[score].to_numpy(dtype=np.float64)
+    return Chunk(query_ids, np.asarray(query_lengths, dtype=np.int64), docs, scores)

@@ -1,0 +1,481 @@
+"""Evaluate runs larger than memory, or spread over many machines, by batches of whole queries.
+
+Every metric is a per-query value followed by a reduction over queries, so a batch of whole
+queries can be scored on its own: :func:`partial` scores one batch into a
+:class:`PartialResult` (per metric: queries defined, NA, and the exact sum of the values; the
+counts; per-query values when asked), partial results :func:`merge` by addition, and
+:meth:`PartialResult.result` turns the merged state into the :class:`EvaluationResult` that
+:func:`~ragmetrics.evaluate` gives on the whole run. The sums are exact (``_exact``), so the
+numbers are the same bit for bit however the queries are split into batches.
+
+:func:`evaluate_stream` runs this over a TREC file, a Parquet file or folder, Arrow record
+batches, or an iterator of ``Run`` batches, in memory bounded by the batch size (plus the
+qrels, and the per-query values when kept). ``ragmetrics.ray`` runs it on Ray Data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import compress
+from typing import Any
+
+import numpy as np
+
+from ragmetrics import _stream_io
+from ragmetrics._store import store_of
+from ragmetrics._stream_io import Columns, not_grouped
+from ragmetrics.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    RagMetricsError,
+    UngroupedInputError,
+)
+from ragmetrics.evaluate import (
+    Counts,
+    EvaluationResult,
+    Settings,
+    as_qrels,
+    check_settings,
+    missing_error,
+    resolve_metrics,
+    score_queries,
+    warn_if_ids_never_meet,
+)
+from ragmetrics.metrics import Metric
+from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics.registry import Scale, Tally
+from ragmetrics.progress import progress_bar
+from ragmetrics.qrels import Qrels
+from ragmetrics.run import Run
+
+__all__ = ["PartialResult", "UngroupedInputError", "evaluate_stream", "merge", "partial"]
+
+DEFAULT_BATCH_ROWS = 500_000
+
+
+@dataclass
+class PartialResult:
+    """What batches of whole queries contribute to an evaluation; merge them with
+    :func:`merge` (or ``+``), then call :meth:`result`.
+
+    Attributes:
+        metrics: the metric names as given; keywords: the keywords of :func:`evaluate`.
+        tallies: per metric, queries defined, NA, and the exact sum of the values.
+        rows: the qrels row of each judged query scored (in scoring order).
+        query_ids: their ids (kept with the values; empty when values are not kept).
+        values: their per-query values (rows x metrics), or None when not kept.
+        unjudged: the run's queries that the qrels do not judge (left out, reported).
+        in_run, empty_rankings, repeated_ids_dropped: additive counts, as in :class:`Counts`.
+        n_located: retrieved docs that are judged; n_ranked: scored queries with a
+            non-empty ranking (both for the warning of ids that never meet).
+        example: a scored query and the start of its ranking, for that warning.
+    """
+
+    metrics: tuple[str, ...]
+    keywords: dict[str, Any]
+    tallies: tuple[Tally, ...]
+    rows: np.ndarray
+    values: np.ndarray | None
+    query_ids: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()
+    in_run: int = 0
+    empty_rankings: int = 0
+    repeated_ids_dropped: int = 0
+    n_located: int = 0
+    n_ranked: int = 0
+    example: tuple[str, tuple[str, ...]] | None = field(default=None, repr=False)
+
+    def __add__(self, other: PartialResult) -> PartialResult:
+        return merge([self, other])
+
+    def result(
+        self, qrels: Qrels | Mapping[str, Mapping[str, int]], *, name: str | None = None
+    ) -> EvaluationResult:
+        """The evaluation of everything merged, against the same ``qrels``: judged queries
+        no batch had are missing (scored 0, left out or an error, by ``missing``)."""
+        checked = as_qrels(qrels)
+        settings = check_settings(**self.keywords)
+        parsed = resolve_metrics(list(self.metrics), settings)
+        return _finish(self, checked, parsed, settings, name)
+
+
+def partial(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Any],
+    metrics: str | Sequence[str],
+    *,
+    per_query: bool = False,
+    **keywords: Any,
+) -> PartialResult:
+    """Score one batch of whole queries (every result of each query it has).
+
+    ``keywords`` are those of :func:`~ragmetrics.evaluate`. Judged queries the batch lacks are
+    not counted as missing here: that is decided when the merged result is made.
+    """
+    settings = check_settings(**keywords)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    parsed = resolve_metrics(names, settings)
+    checked = _checked_qrels(qrels, parsed, settings)
+    from ragmetrics.evaluate import as_run
+
+    return _score_batch(checked, as_run(run), parsed, settings, tuple(names), keywords, per_query)
+
+
+def merge(partials: Iterable[PartialResult]) -> PartialResult:
+    """One partial result of many (their queries must not overlap); exact, in any order."""
+    merged = _Merger()
+    for item in partials:
+        merged.add(item)
+    return merged.partial()
+
+
+def evaluate_stream(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    source: str | os.PathLike[str] | Iterable[Any],
+    metrics: str | Sequence[str],
+    *,
+    per_query: bool = False,
+    batch_rows: int = DEFAULT_BATCH_ROWS,
+    name: str | None = None,
+    query_col: str | None = None,
+    doc_col: str = "doc_id",
+    score_col: str | None = None,
+    **keywords: Any,
+) -> EvaluationResult:
+    """Evaluate a run read in batches of whole queries, in bounded memory.
+
+    Args:
+        qrels: the judgments, held in memory.
+        source: a TREC run file (``.gz`` too, ``-`` for standard input), a Parquet file or a
+            folder of them (``.parquet`` or a folder; columns as :meth:`Run.from_parquet`), an
+            iterable of pyarrow tables or record batches, or an iterable of ``Run`` batches
+            (each holding whole queries). Rows must be grouped by query (sorted or not).
+        metrics: metric names, as for :func:`~ragmetrics.evaluate`.
+        per_query: keep per-query values (needed by ``compare``; memory grows with queries).
+        batch_rows: rows read before a batch is scored (a query is never split).
+        name: the run's name (default: the file's stem).
+        query_col, doc_col, score_col: column names of Parquet or Arrow input.
+        **keywords: those of :func:`~ragmetrics.evaluate` (``missing``, ``relevance_threshold``,
+            ``grade_map``, ``score_precision``, ``progress``, ...).
+
+    Returns:
+        The :class:`EvaluationResult` that :func:`~ragmetrics.evaluate` gives on the whole run:
+        equal aggregate and counts (and per-query values with ``per_query=True``, in the
+        qrels' order); without ``per_query`` it has no per-query rows.
+
+    Raises:
+        UngroupedInputError: a query's rows are not together (the query is named).
+        InputFormatError: a bad line, row or value (file and line named, as from_trec).
+    """
+    if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
+        raise InvalidParameterError(f"batch_rows must be a positive integer; got {batch_rows!r}.")
+    settings = check_settings(**keywords)
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    parsed = resolve_metrics(names, settings)
+    checked = _checked_qrels(qrels, parsed, settings)
+    label, runs = _batches(source, batch_rows, Columns(query_col, doc_col, score_col), name)
+    merged = _Merger(source=label, names=store_of(checked).query_ids)
+    show = settings.progress if settings.progress is not None else True
+    with progress_bar(
+        total=None, desc="evaluating", unit=" queries", disable=not show, leave=False
+    ) as bar:
+        for run in runs:
+            merged.add(
+                _score_batch(checked, run, parsed, settings, tuple(names), keywords, per_query)
+            )
+            bar.update(len(run))
+    if merged.first is None or not merged.in_run:
+        raise RagMetricsError(
+            f"{label}: the run is empty: it has no query. Check that the file is the one you meant."
+        )
+    return _finish(merged.partial(), checked, parsed, settings, name or _stem(source))
+
+
+# --- the pieces ----------------------------------------------------------------------------
+
+
+def _checked_qrels(qrels: Any, parsed: list[Metric], settings: Settings) -> Qrels:
+    checked = as_qrels(qrels)
+    if len(checked) == 0:
+        raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
+    utility = [m.label for m in parsed if m.spec.scale is Scale.UTILITY]
+    if utility:
+        check_utility_scale(checked.grade_values(), settings.grade_map, utility)
+    return checked
+
+
+def _score_batch(
+    qrels: Qrels,
+    run: Run,
+    parsed: list[Metric],
+    settings: Settings,
+    names: tuple[str, ...],
+    keywords: dict[str, Any],
+    per_query: bool,
+) -> PartialResult:
+    judgments = store_of(qrels)
+    rows = judgments.rows(run.query_ids)
+    judged = rows >= 0
+    judged[judged] = judgments.lengths[rows[judged]] > 0
+    query_ids = list(compress(run.query_ids, judged.tolist()))
+    scored_rows = rows[judged]
+    run_rows = np.flatnonzero(judged)
+    result, values = score_queries(qrels, run, query_ids, run_rows, parsed, settings)
+    ranked = np.flatnonzero(result.lengths)
+    example = None
+    if len(ranked) and not result.n_located:  # for the warning of ids that never meet
+        first = query_ids[int(ranked[0])]
+        example = (first, run.ranking(first)[:50])
+    return PartialResult(
+        metrics=names,
+        keywords=dict(keywords),
+        tallies=tuple(m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(parsed)),
+        rows=scored_rows.astype(np.int64),
+        values=values if per_query else None,
+        query_ids=tuple(query_ids),
+        unjudged=tuple(compress(run.query_ids, (~judged).tolist())),
+        in_run=len(run),
+        empty_rankings=int(np.count_nonzero(result.in_run & (result.lengths == 0))),
+        repeated_ids_dropped=sum(run.duplicates.values()),
+        n_located=result.n_located,
+        n_ranked=len(ranked),
+        example=example,
+    )
+
+
+class _Merger:
+    """Adds partial results, refusing a query scored twice (it names the query)."""
+
+    def __init__(
+        self, source: str = "the merged batches", names: Sequence[str] | None = None
+    ) -> None:
+        self.source = source
+        self.names = names  # the qrels' query ids, to name a query scored twice
+        self.first: PartialResult | None = None
+        self.tallies: list[Tally] = []
+        self.rows: list[np.ndarray] = []
+        self.values: list[np.ndarray] = []
+        self.query_ids: list[str] = []
+        self.keep_values = True
+        self.seen = np.zeros(0, dtype=bool)
+        self.unjudged: list[str] = []
+        self.unjudged_seen: set[str] = set()
+        self.in_run = self.empty_rankings = self.repeated = self.located = self.ranked = 0
+        self.example: tuple[str, tuple[str, ...]] | None = None
+
+    def add(self, item: PartialResult) -> None:
+        if self.first is None:
+            self.first = item
+            self.tallies = [Tally()] * len(item.tallies)
+        elif item.metrics != self.first.metrics or item.keywords != self.first.keywords:
+            raise InvalidParameterError(
+                "Partial results merge only when made with the same metrics and keywords; got "
+                f"{list(self.first.metrics)} and {list(item.metrics)}."
+            )
+        self._check_new(item)
+        self.tallies = [a + b for a, b in zip(self.tallies, item.tallies, strict=True)]
+        self.rows.append(item.rows)
+        if item.values is None:
+            self.keep_values = False
+        elif self.keep_values:
+            self.values.append(item.values)
+            self.query_ids.extend(item.query_ids)
+        self.unjudged.extend(item.unjudged)
+        self.in_run += item.in_run
+        self.empty_rankings += item.empty_rankings
+        self.repeated += item.repeated_ids_dropped
+        self.located += item.n_located
+        self.ranked += item.n_ranked
+        self.example = self.example or item.example
+
+    def _check_new(self, item: PartialResult) -> None:
+        if len(item.rows):
+            top = int(item.rows.max()) + 1
+            if top > len(self.seen):
+                self.seen = np.concatenate(
+                    [self.seen, np.zeros(max(top, 2 * len(self.seen)) - len(self.seen), bool)]
+                )
+            again = self.seen[item.rows]
+            if again.any() or len(np.unique(item.rows)) != len(item.rows):
+                position = (
+                    int(np.flatnonzero(again)[0]) if again.any() else _first_repeat(item.rows)
+                )
+                raise not_grouped(self._name(item, position), self.source)
+            self.seen[item.rows] = True
+        for query_id in item.unjudged:
+            if query_id in self.unjudged_seen:
+                raise not_grouped(query_id, self.source)
+            self.unjudged_seen.add(query_id)
+
+    def _name(self, item: PartialResult, position: int) -> str:
+        if self.names is not None:
+            return self.names[int(item.rows[position])]
+        if item.query_ids:
+            return item.query_ids[position]
+        return f"at row {int(item.rows[position])} of the qrels"
+
+    def partial(self) -> PartialResult:
+        if self.first is None:
+            raise RagMetricsError("There is nothing to merge: no partial result was given.")
+        width = len(self.first.metrics)
+        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, np.int64)
+        values = None
+        if self.keep_values:
+            values = np.concatenate(self.values) if self.values else np.zeros((0, width))
+        return PartialResult(
+            metrics=self.first.metrics,
+            keywords=self.first.keywords,
+            tallies=tuple(self.tallies),
+            rows=rows,
+            values=values,
+            query_ids=tuple(self.query_ids) if self.keep_values else (),
+            unjudged=tuple(self.unjudged),
+            in_run=self.in_run,
+            empty_rankings=self.empty_rankings,
+            repeated_ids_dropped=self.repeated,
+            n_located=self.located,
+            n_ranked=self.ranked,
+            example=self.example,
+        )
+
+
+def _first_repeat(rows: np.ndarray) -> int:
+    seen: set[int] = set()
+    for position, row in enumerate(rows.tolist()):
+        if row in seen:
+            return position
+        seen.add(row)
+    return 0
+
+
+def _finish(
+    merged: PartialResult, qrels: Qrels, parsed: list[Metric], settings: Settings, name: str | None
+) -> EvaluationResult:
+    """The evaluation of the merged state: missing queries decided, per-query rows in the
+    qrels' order (as :func:`evaluate` has them), one warning when the ids never meet."""
+    judgments = store_of(qrels)
+    judged_rows = np.flatnonzero(judgments.lengths > 0)
+    seen = np.zeros(len(judgments), dtype=bool)
+    seen[merged.rows] = True
+    missing_rows = judged_rows[~seen[judged_rows]]
+    missing_ids = tuple(judgments.query_ids[i] for i in missing_rows.tolist())
+    if settings.missing == "error" and missing_ids:
+        raise missing_error(missing_ids)
+    tallies = list(merged.tallies)
+    rows, values = merged.rows, merged.values
+    counted = len(rows)
+    if settings.missing == "zero" and missing_ids:
+        # judged as absent from a run (row -1), as evaluate() judges a missing query
+        empty = Run.from_lists({"": []})
+        _, missing_values = score_queries(
+            qrels, empty, list(missing_ids), np.full(len(missing_ids), -1), parsed, settings
+        )
+        tallies = [
+            t + m.spec.aggregate.tally(missing_values[:, i])
+            for i, (t, m) in enumerate(zip(tallies, parsed, strict=True))
+        ]
+        counted += len(missing_ids)
+        if values is not None:
+            rows = np.concatenate([rows, missing_rows])
+            values = np.concatenate([values, missing_values])
+    query_ids: tuple[str, ...] = ()
+    if values is None:
+        values = np.zeros((0, len(parsed)))
+    else:
+        order = np.argsort(rows, kind="stable")
+        values = values[order]
+        query_ids = tuple(judgments.query_ids[i] for i in rows[order].tolist())
+    labels = [m.label for m in parsed]
+    counts = Counts(
+        queries=counted,
+        judged=len(judged_rows),
+        in_run=merged.in_run,
+        missing_from_run=len(missing_ids),
+        not_judged=len(merged.unjudged),
+        empty_rankings=merged.empty_rankings,
+        repeated_ids_dropped=merged.repeated_ids_dropped,
+        valid={label: t.defined for label, t in zip(labels, tallies, strict=True)},
+        na={label: t.na for label, t in zip(labels, tallies, strict=True)},
+    )
+    warn_if_ids_never_meet(
+        qrels,
+        judged_ids=[judgments.query_ids[i] for i in judged_rows.tolist()],
+        run_ids=merged.unjudged,
+        n_missing=len(missing_ids),
+        missing=settings.missing,
+        n_located=merged.n_located,
+        n_ranked=merged.n_ranked,
+        example=merged.example,
+    )
+    return EvaluationResult(
+        metrics=parsed,
+        query_ids=query_ids,
+        values=values,
+        counts=counts,
+        missing_query_ids=missing_ids,
+        unjudged_query_ids=merged.unjudged,
+        settings=settings.to_dict(),
+        run_name=name,
+        tallies=tallies,
+    )
+
+
+def _batches(
+    source: Any, batch_rows: int, columns: Columns, name: str | None
+) -> tuple[str, Iterator[Run]]:
+    """A label for messages, and the source as Run batches of whole queries."""
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if path.endswith(".parquet") or os.path.isdir(path):
+            chunks: Iterator[Any] = _stream_io.parquet_chunks(path, columns, batch_rows)
+        else:
+            chunks = _stream_io.trec_chunks(path)
+        return path, _stream_io.batches(chunks, batch_rows, path, name or _stem(source))
+    if isinstance(source, (Run, Mapping)):
+        raise InputFormatError(
+            "evaluate_stream reads a path or an iterable of batches; for a Run or a dict in "
+            "memory, use evaluate()."
+        )
+    if not isinstance(source, Iterable):
+        raise InputFormatError(
+            f"source must be a TREC or Parquet path, or an iterable of Run batches or Arrow "
+            f"record batches; got {type(source).__name__}."
+        )
+    return "the stream", _items(iter(source), batch_rows, columns, name)
+
+
+def _items(
+    items: Iterator[Any], batch_rows: int, columns: Columns, name: str | None
+) -> Iterator[Run]:
+    first = next(items, None)
+    if first is None:
+        return
+    if isinstance(first, Run):
+        yield first
+        for number, item in enumerate(items, start=2):
+            if not isinstance(item, Run):
+                raise InputFormatError(
+                    f"Batch {number} of the stream is a {type(item).__name__}; the first was a "
+                    f"Run, so every batch must be one."
+                )
+            yield item
+        return
+
+    def chained() -> Iterator[Any]:
+        yield first
+        yield from items
+
+    yield from _stream_io.batches(
+        _stream_io.arrow_chunks(chained(), columns), batch_rows, "the stream", name
+    )
+
+
+def _stem(source: Any) -> str | None:
+    if isinstance(source, (str, os.PathLike)) and os.fspath(source) != "-":
+        base = os.path.basename(os.fspath(source).rstrip("/"))
+        for suffix in (".gz", ".parquet", ".txt", ".trec", ".run"):
+            base = base.removesuffix(suffix)
+        return base
+    return None

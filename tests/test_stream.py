@@ -1,0 +1,319 @@
+"""Streaming evaluation and exact merging: the numbers of evaluate(), whatever the batches."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics import Qrels, Run, evaluate, evaluate_stream
+from ragmetrics.errors import (
+    IdMismatchWarning,
+    InputFormatError,
+    InvalidParameterError,
+    MissingQueryError,
+    RagMetricsError,
+    UngroupedInputError,
+)
+from ragmetrics.metrics.registry import Cutoff
+from ragmetrics.stream import merge, partial
+
+GRADE_MAP = {0: 1, 1: 3, 2: 4, 3: 5}
+
+
+def _every_metric() -> list[str]:
+    """One name per registered metric (at @10 where it takes a cutoff)."""
+    names = []
+    for spec in rm.list_metrics():
+        names.append(spec["name"] if spec["cutoff"] == Cutoff.NONE.value else f"{spec['name']}@10")
+    return names
+
+
+METRICS = _every_metric()
+
+
+def _data(seed: int, n_queries: int = 240) -> tuple[dict[str, dict[str, int]], Run]:
+    """Qrels graded 0..3 and a run with ties, repeated docs, an empty ranking, queries the
+    qrels do not judge and judged queries the run lacks."""
+    rng = random.Random(seed)
+    qrels = {
+        f"q{i}": {f"d{j}": rng.randint(0, 3) for j in rng.sample(range(60), rng.randint(1, 9))}
+        for i in range(n_queries)
+    }
+    rows = []
+    for i in range(0, n_queries + 20):
+        if i % 11 == 5:
+            continue  # judged, missing from the run
+        n = 0 if i == 3 else rng.randint(1, 30)
+        for _ in range(n):
+            rows.append((f"q{i}", f"d{rng.randrange(60)}", round(rng.random(), 2)))
+    results: dict[str, dict[str, float]] = {}
+    for q, d, s in rows:
+        results.setdefault(q, {})
+        results[q][d] = max(s, results[q].get(d, s))
+    results["q3"] = {}
+    return qrels, Run.from_dict(results, name="r")
+
+
+def _same(a: rm.EvaluationResult, b: rm.EvaluationResult, per_query: bool = True) -> None:
+    assert a.aggregate == b.aggregate  # bit for bit, not approximately
+    assert a.tallies == b.tallies
+    assert a.counts == b.counts
+    assert a.missing_query_ids == b.missing_query_ids
+    assert a.unjudged_query_ids == b.unjudged_query_ids
+    if per_query:
+        assert a.query_ids == b.query_ids
+        assert np.array_equal(a.values, b.values, equal_nan=True)
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_a_streamed_trec_file_equals_evaluate_on_every_metric(tmp_path: Path, missing: str) -> None:
+    qrels, run = _data(1)
+    path = tmp_path / "run.txt"
+    run.to_trec(path)
+    options = {"grade_map": GRADE_MAP, "missing": missing}
+    expected = evaluate(qrels, Run.from_trec(path), METRICS, **options)
+    for batch_rows in (1, 50, 10**6):
+        streamed = evaluate_stream(
+            qrels, path, METRICS, per_query=True, batch_rows=batch_rows, progress=False, **options
+        )
+        _same(expected, streamed)
+    assert expected.counts.missing_from_run and expected.counts.not_judged
+    assert expected.counts.repeated_ids_dropped == 0  # a file can have them: see below
+
+
+def test_results_are_identical_split_1_7_and_64_ways() -> None:
+    qrels, run = _data(2, n_queries=400)
+    ids = list(run.query_ids)
+    for ways in (1, 7, 64):
+        parts = [ids[i::ways] for i in range(ways)]  # interleaved: every batch spans the run
+        batches = [_subset(run, part) for part in parts]
+        # the whole run in the order the batches give it (the order unjudged ids are listed in)
+        whole = evaluate(
+            qrels, _subset(run, [q for part in parts for q in part]), METRICS, grade_map=GRADE_MAP
+        )
+        assert whole.counts.empty_rankings == 1
+        streamed = evaluate_stream(
+            qrels, iter(batches), METRICS, per_query=True, grade_map=GRADE_MAP, progress=False
+        )
+        _same(whole, streamed)
+        partials = [
+            partial(qrels, b, METRICS, per_query=True, grade_map=GRADE_MAP) for b in batches
+        ]
+        shuffled = partials[:]
+        random.Random(ways).shuffle(shuffled)  # merging is exact in any order
+        merged = merge(shuffled).result(qrels)
+        assert merged.tallies == whole.tallies and merged.aggregate == whole.aggregate
+        assert np.array_equal(merged.values, whole.values, equal_nan=True)
+        _same(whole, merge(partials).result(qrels))
+
+
+def _subset(run: Run, query_ids: list[str]) -> Run:
+    return Run.from_dict(
+        {q: dict(zip(run[q], run.scores(q) or (), strict=True)) for q in query_ids}
+    )
+
+
+def test_exact_sums_do_not_depend_on_order() -> None:
+    from ragmetrics._exact import exact_sum, to_float
+
+    values = np.random.default_rng(0).random(10_000) * 10.0 ** np.arange(-5, 5).repeat(1000)
+    forward, backward = exact_sum(values), exact_sum(values[::-1])
+    assert forward == backward == sum(exact_sum(values[i::13]) for i in range(13))
+    assert to_float(forward) == __import__("math").fsum(values.tolist())
+    # a plain running sum differs with the order: this is what exactness buys
+    assert float(np.cumsum(values)[-1]) != float(np.cumsum(values[::-1])[-1])
+
+
+def test_parquet_file_folder_and_arrow_batches_cut_mid_query(tmp_path: Path) -> None:
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    qrels, run = _data(3)
+    run.to_parquet(tmp_path / "run.parquet")
+    # a file holds no empty ranking: compare with the run as read back
+    expected = evaluate(
+        qrels, Run.from_parquet(tmp_path / "run.parquet"), METRICS, grade_map=GRADE_MAP
+    )
+    table = parquet.read_table(tmp_path / "run.parquet")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    half = table.num_rows // 2 + 3  # cuts a query between two files
+    parquet.write_table(table.slice(0, half), folder / "part-0.parquet")
+    parquet.write_table(table.slice(half), folder / "part-1.parquet")
+    for source in (tmp_path / "run.parquet", folder, str(folder)):
+        streamed = evaluate_stream(
+            qrels,
+            source,
+            METRICS,
+            per_query=True,
+            batch_rows=64,
+            grade_map=GRADE_MAP,
+            progress=False,
+        )
+        _same(expected, streamed)
+    batches = table.to_batches(max_chunksize=7)
+    assert len(batches) > 10
+    streamed = evaluate_stream(
+        qrels,
+        iter(batches),
+        METRICS,
+        per_query=True,
+        batch_rows=30,
+        grade_map=GRADE_MAP,
+        progress=False,
+    )
+    _same(expected, streamed)
+    ranx = table.rename_columns(["q_id", "doc_id", "score"])
+    assert isinstance(ranx, pyarrow.Table)
+    _same(
+        expected,
+        evaluate_stream(
+            qrels, [ranx], METRICS, per_query=True, grade_map=GRADE_MAP, progress=False
+        ),
+    )
+
+
+def test_gzip_comments_and_unicode_ids_take_the_careful_path(tmp_path: Path) -> None:
+    qrels = {"q1": {"dé": 1, "b": 0}, "q2": {"c": 2}}
+    lines = "# a comment\nq1 Q0 dé 1 0.9 t\n\nq1 Q0 b 2 0.5 t\nq2 Q0 c 1 0.7 t\nq2 Q0 c 2 0.1 t\n"
+    plain = tmp_path / "run.txt"
+    plain.write_text(lines, encoding="utf-8")
+    zipped = tmp_path / "run.txt.gz"
+    with gzip.open(zipped, "wt", encoding="utf-8") as handle:
+        handle.write(lines)
+    expected = evaluate(qrels, Run.from_trec(plain), ["ndcg@10", "P@1"])
+    assert expected.counts.repeated_ids_dropped == 1
+    for source in (plain, zipped):
+        _same(
+            expected,
+            evaluate_stream(qrels, source, ["ndcg@10", "P@1"], per_query=True, progress=False),
+        )
+
+
+def test_a_bad_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 0.9 t\n# note\nq1 Q0 b 2 high t\n")
+    with pytest.raises(
+        InputFormatError, match=r"run.txt, line 3: field 5 must be a number, got 'high'"
+    ):
+        evaluate_stream({"q1": {"a": 1}}, path, "P@1", progress=False)
+    path.write_text("q1 Q0 a 1 0.9 t\nq1 Q0 b 2\n")
+    with pytest.raises(InputFormatError, match=r"line 2: expected at least 6"):
+        evaluate_stream({"q1": {"a": 1}}, path, "P@1", progress=False)
+    path.write_bytes(b"q1 Q0 a 1 0.9 t\nq1 Q0 \xff 2 0.5 t\n")
+    with pytest.raises(InputFormatError, match=r"line 2: byte 0xff"):
+        evaluate_stream({"q1": {"a": 1}}, path, "P@1", progress=False)
+
+
+@pytest.mark.parametrize("batch_rows", [1, 2, 100])
+def test_a_query_that_comes_back_is_named(tmp_path: Path, batch_rows: int) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 0.9 t\nq2 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\n")
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    with pytest.raises(
+        UngroupedInputError, match=r"query 'q1' comes back after other queries.*sort"
+    ):
+        evaluate_stream(qrels, path, "P@1", batch_rows=batch_rows, progress=False)
+    # evaluate() regroups the same file in memory: that is what the stream cannot do
+    assert evaluate(qrels, Run.from_trec(path), "P@1")["P@1"] == 1.0
+
+
+def test_an_unjudged_query_that_comes_back_is_named_too(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("x Q0 a 1 0.9 t\nq1 Q0 a 1 0.9 t\nx Q0 b 2 0.5 t\n")
+    with pytest.raises(UngroupedInputError, match="query 'x'"):
+        evaluate_stream({"q1": {"a": 1}}, path, "P@1", batch_rows=1, progress=False)
+
+
+def test_overlapping_batches_are_refused() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    one = Run.from_dict({"q1": {"a": 1.0}, "q2": {"b": 1.0}})
+    two = Run.from_dict({"q2": {"x": 1.0}})
+    with pytest.raises(UngroupedInputError, match="query 'q2'"):
+        evaluate_stream(qrels, [one, two], "P@1", progress=False)
+    with pytest.raises(UngroupedInputError, match="query 'q2'"):
+        merge(
+            [partial(qrels, one, "P@1", per_query=True), partial(qrels, two, "P@1", per_query=True)]
+        )
+    with pytest.raises(InvalidParameterError, match="same metrics"):
+        merge([partial(qrels, one, "P@1"), partial(qrels, two, "P@2")])
+
+
+def test_without_per_query_values_the_result_says_so(tmp_path: Path) -> None:
+    qrels, run = _data(4)
+    path = tmp_path / "run.txt"
+    run.to_trec(path)
+    expected = evaluate(qrels, Run.from_trec(path), ["ndcg@10", "map"])
+    streamed = evaluate_stream(qrels, path, ["ndcg@10", "map"], progress=False)
+    _same(expected, streamed, per_query=False)
+    assert streamed.values.shape == (0, 2)
+    for read in (
+        lambda: streamed.per_query,
+        lambda: streamed.worst("map"),
+        lambda: streamed.to_pandas(),
+    ):
+        with pytest.raises(RagMetricsError, match="per_query=True"):
+            read()
+    assert "240 queries counted" in streamed.to_markdown()
+
+
+def test_missing_and_warnings_as_evaluate(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 a 1 0.9 t\n")
+    with pytest.raises(MissingQueryError, match="'q2'"):
+        evaluate_stream(
+            {"q1": {"a": 1}, "q2": {"b": 1}}, path, "P@1", missing="error", progress=False
+        )
+    with pytest.warns(IdMismatchWarning, match="share no query id"):
+        evaluate_stream({"other": {"a": 1}}, path, "P@1", progress=False)
+    with pytest.warns(IdMismatchWarning, match="No retrieved doc is judged"):
+        evaluate_stream({"q1": {"3f2a-77b1": 1}}, path, "P@1", progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate_stream({"q1": {"a": 1}}, path, "P@1", progress=False)
+
+
+def test_inputs_are_checked_before_reading(tmp_path: Path) -> None:
+    with pytest.raises(InvalidParameterError, match="batch_rows"):
+        evaluate_stream({"q1": {"a": 1}}, tmp_path / "none.txt", "P@1", batch_rows=0)
+    with pytest.raises(InvalidParameterError, match="cutoff"):
+        evaluate_stream({"q1": {"a": 1}}, tmp_path / "none.txt", "P@ten")
+    with pytest.raises(InputFormatError, match="No such file"):
+        evaluate_stream({"q1": {"a": 1}}, tmp_path / "none.txt", "P@1", progress=False)
+    with pytest.raises(InputFormatError, match="use evaluate"):
+        evaluate_stream({"q1": {"a": 1}}, {"q1": {"a": 1.0}}, "P@1")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(RagMetricsError, match="the run is empty"):
+        evaluate_stream({"q1": {"a": 1}}, empty, "P@1", progress=False)
+    with pytest.raises(rm.GradeScaleError):
+        evaluate_stream({"q1": {"a": 0}}, empty, "ra_nwg@5", progress=False)
+
+
+def test_compare_streams_runs_given_as_paths(tmp_path: Path) -> None:
+    qrels, run = _data(5)
+    _, other = _data(6)
+    run.to_trec(tmp_path / "a.txt")
+    other.to_parquet(tmp_path / "b.parquet")
+    in_memory = rm.compare(qrels, {"a": run, "b": other}, ["ndcg@10", "map"], n_permutations=500)
+    streamed = rm.compare(
+        qrels,
+        {"a": tmp_path / "a.txt", "b": str(tmp_path / "b.parquet")},
+        ["ndcg@10", "map"],
+        n_permutations=500,
+    )
+    assert [t.p_value for t in in_memory.tests] == [t.p_value for t in streamed.tests]
+    assert in_memory.results["b"].aggregate == streamed.results["b"].aggregate
+
+
+def test_qrels_stay_as_given() -> None:
+    qrels = Qrels.from_dict({"q1": {"a": 1}, "q2": {}})
+    run = Run.from_dict({"q1": {"a": 1.0}, "q2": {"a": 1.0}})
+    expected = evaluate(qrels, run, "P@1")
+    _same(expected, evaluate_stream(qrels, [run], "P@1", per_query=True, progress=False))
