@@ -40,3 +40,15 @@ def import_pyarrow() -> Any:
             "Install it with: pip install 'ragmetrics[parquet]'"
         ) from None
     return pyarrow
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+        import ray.data  # loads Ray Data with the package
+    except ImportError:
+        raise ImportError(
+            "ragmetrics.ray needs Ray Data, which ragmetrics does not install by itself. "
+            "Install it with: pip install 'ragmetrics[ray]'"
+        ) from None
+    return ray
