@@ -13,11 +13,11 @@ from ragmetrics import Qrels, Run, evaluate
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 
 pytest.importorskip("ray.data", reason="Ray Data is the [ray] extra: pip install 'ragmetrics[ray]'")
-import ray  # noqa: E402
-import ray.data  # noqa: E402
+import ray
+import ray.data
 
-from ragmetrics import ray as ragmetrics_ray  # noqa: E402
-from tests.test_stream import GRADE_MAP, METRICS, _data  # noqa: E402
+from ragmetrics import ray as ragmetrics_ray
+from tests.test_stream import GRADE_MAP, METRICS, _data
 
 
 @pytest.fixture(scope="module")
