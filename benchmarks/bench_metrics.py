@@ -2,10 +2,13 @@
 
 Generates Q queries x 100 scored results with graded qrels (1-20 relevant docs per query),
 then times, for each tool in a fresh subprocess, the whole job from Python dicts
-(construction included) and from TREC files (parsing included). Prints medians, ratios and
+(construction included), from TREC files (parsing included) and from Parquet files with
+ranx's columns (reading included; pytrec_eval builds its dicts from the same files, ranx reads
+them itself). Prints medians, ratios and
 the peak memory each job added on top of the generated data.
 
     python benchmarks/bench_metrics.py --queries 100000 --repeat 3
+    python benchmarks/bench_metrics.py --sources parquet
 
 ranx compiles with numba on first use; its timings are warm (one small call compiles first),
 and the compile time is printed separately.
@@ -60,6 +63,31 @@ def write_trec(qrels: dict, run: dict, folder: Path) -> tuple[Path, Path]:
     return qpath, rpath
 
 
+def write_parquet(qrels: dict, run: dict, folder: Path) -> None:
+    """The same data as Parquet, with ranx's column names (q_id, doc_id, score)."""
+    import pyarrow
+    import pyarrow.parquet
+
+    for name, data in (("qrels", qrels), ("run", run)):
+        columns: dict[str, list] = {"q_id": [], "doc_id": [], "score": []}
+        for q, docs in data.items():
+            columns["q_id"] += [q] * len(docs)
+            columns["doc_id"] += list(docs)
+            columns["score"] += list(docs.values())
+        pyarrow.parquet.write_table(pyarrow.table(columns), folder / f"{name}.parquet")
+
+
+def _dicts_from_parquet(path: Path, kind: type) -> dict:
+    """pytrec_eval's input built from a Parquet file: the work a pytrec_eval user does."""
+    import pyarrow.parquet
+
+    table = pyarrow.parquet.read_table(path).to_pydict()
+    out: dict[str, dict] = {}
+    for q, d, s in zip(table["q_id"], table["doc_id"], table["score"]):
+        out.setdefault(q, {})[d] = kind(s)
+    return out
+
+
 # --- one job per subprocess ---------------------------------------------------------------
 
 
@@ -103,6 +131,9 @@ def job(
         def once() -> dict:
             if source == "dict":
                 qrels, run = rm.Qrels.from_dict(qrels_dict), rm.Run.from_dict(run_dict)
+            elif source == "parquet":
+                qrels = rm.Qrels.from_parquet(Path(folder) / "qrels.parquet")
+                run = rm.Run.from_parquet(Path(folder) / "run.parquet")
             else:
                 qrels, run = rm.Qrels.from_trec(qpath), rm.Run.from_trec(rpath)
             return rm.evaluate(qrels, run, OURS).aggregate
@@ -113,6 +144,9 @@ def job(
         def once() -> dict:
             if source == "dict":
                 qrels, run = qrels_dict, run_dict
+            elif source == "parquet":
+                qrels = _dicts_from_parquet(Path(folder) / "qrels.parquet", int)
+                run = _dicts_from_parquet(Path(folder) / "run.parquet", float)
             else:
                 with open(qpath) as qf, open(rpath) as rf:
                     qrels, run = pytrec_eval.parse_qrel(qf), pytrec_eval.parse_run(rf)
@@ -131,6 +165,16 @@ def job(
         def once() -> dict:
             if source == "dict":
                 qrels, run = ranx.Qrels(qrels_dict), ranx.Run(run_dict)
+            elif source == "parquet":
+                import pandas
+
+                # ranx wants object-dtype id columns; pandas 3 reads strings as "str"
+                try:
+                    pandas.set_option("future.infer_string", False)
+                except (KeyError, pandas.errors.OptionError):
+                    pass
+                qrels = ranx.Qrels.from_parquet(str(Path(folder) / "qrels.parquet"))
+                run = ranx.Run.from_parquet(str(Path(folder) / "run.parquet"))
             else:
                 qrels = ranx.Qrels.from_file(str(qpath), kind="trec")
                 run = ranx.Run.from_file(str(rpath), kind="trec")
@@ -170,7 +214,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tools", default="ragmetrics,pytrec_eval,ranx")
-    parser.add_argument("--sources", default="dict,trec")
+    parser.add_argument("--sources", default="dict,trec", help="dict, trec and/or parquet")
     parser.add_argument(
         "--touch-mb",
         type=int,
@@ -189,7 +233,10 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         qrels, run = generate(args.queries)
-        write_trec(qrels, run, Path(folder))
+        if {"dict", "trec"} & set(args.sources.split(",")):
+            write_trec(qrels, run, Path(folder))
+        if "parquet" in args.sources.split(","):
+            write_parquet(qrels, run, Path(folder))
         del qrels, run
         results = []
         for source in args.sources.split(","):
@@ -226,7 +273,7 @@ def report(results: list[dict], n_queries: int) -> None:
     )
     print(header)
     print("-" * len(header))
-    for source in ("dict", "trec"):
+    for source in ("dict", "trec", "parquet"):
         ours = next(
             (r for r in results if r["tool"] == "ragmetrics" and r["source"] == source), None
         )

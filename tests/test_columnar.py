@@ -105,3 +105,42 @@ def test_the_buffer_path_equals_the_careful_one() -> None:
     split = pyarrow.table({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "c", "b"],
                            "score": [3.0, 2.0, 1.0]})  # fmt: skip
     assert rm.Run.from_arrow(split).to_lists() == {"q1": ["a", "b"], "q2": ["c"]}
+
+
+def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) -> None:
+    """Parquet is read with its ids dictionary-encoded (each distinct id decoded once); a
+    dictionary table from the caller, a non-ASCII id or a null take the paths they would."""
+    plain = pyarrow.table(
+        {
+            "query_id": ["q1", "q1", "q2", "q2", "q2"],
+            "doc_id": ["a", "b", "a", "c", "b"],
+            "score": [0.5, 0.9, 0.1, 0.2, 0.3],
+        }
+    )
+    encoded = plain.cast(
+        pyarrow.schema(
+            [
+                ("query_id", pyarrow.dictionary(pyarrow.int32(), pyarrow.string())),
+                ("doc_id", pyarrow.dictionary(pyarrow.int8(), pyarrow.string())),
+                ("score", pyarrow.float64()),
+            ]
+        )
+    )
+    expected = rm.Run.from_arrow(plain)
+    assert rm.Run.from_arrow(encoded) == expected
+    assert rm.Run.from_arrow(encoded).query_ids == ("q1", "q2")
+    unicode = encoded.set_column(
+        1, "doc_id", pyarrow.array(["é", "b", "a", "c", "b"]).dictionary_encode()
+    )
+    assert rm.Run.from_arrow(unicode)["q1"] == ("b", "é")
+    with_null = encoded.set_column(
+        1, "doc_id", pyarrow.array(["a", None, "a", "c", "b"]).dictionary_encode()
+    )
+    with pytest.raises(rm.InputFormatError, match="doc_id"):
+        rm.Run.from_arrow(with_null)
+    qrels = pyarrow.table(
+        {"q_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "score": [1, 0, 2]}
+    )
+    qrels_path = tmp_path / "qrels.parquet"
+    pyarrow.parquet.write_table(qrels, qrels_path)
+    assert dict(rm.Qrels.from_parquet(qrels_path)["q1"]) == {"a": 1, "b": 0}

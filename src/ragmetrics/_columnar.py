@@ -31,15 +31,33 @@ def as_table(value: Any) -> Any:
     return value
 
 
-def read_table(path: Any) -> Any:
-    """A Parquet file or dataset folder as one Arrow table."""
+def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
+    """A Parquet file or dataset folder as one Arrow table; ``text_columns`` (those present)
+    are read dictionary-encoded: a repeated id is decoded once, not once per row (Parquet
+    stores string columns dictionary-encoded, so this skips making ten million strings)."""
     pyarrow = import_pyarrow()
     try:
+        if text_columns:
+            names = set(pyarrow.parquet.read_schema(_first_file(path)).names)
+            wanted = [c for c in text_columns if c in names]
+            return pyarrow.parquet.read_table(path, read_dictionary=wanted or None)
         return pyarrow.parquet.read_table(path)
     except FileNotFoundError:
         raise InputFormatError(f"No such file: {str(path)!r}.") from None
     except pyarrow.ArrowInvalid as error:
         raise InputFormatError(f"{path}: not a Parquet file ({error}).") from None
+
+
+def _first_file(path: Any) -> Any:
+    """A Parquet file, or the first Parquet file of a folder (for its schema)."""
+    from pathlib import Path
+
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(p for p in root.rglob("*.parquet") if p.is_file())
+        if files:
+            return files[0]
+    return root
 
 
 def find_column(table: Any, given: str | None, candidates: Sequence[str]) -> str | None:
@@ -67,6 +85,18 @@ def needed_column(table: Any, given: str | None, candidates: Sequence[str], what
     return name
 
 
+def decoded(table: Any) -> Any:
+    """``table`` with dictionary-encoded columns turned back into plain ones (for pandas)."""
+    pyarrow = import_pyarrow()
+    if not any(pyarrow.types.is_dictionary(t) for t in table.schema.types):
+        return table
+    fields = [
+        pyarrow.field(f.name, f.type.value_type) if pyarrow.types.is_dictionary(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pyarrow.schema(fields))
+
+
 def write_table(path: Any, columns: dict[str, Any]) -> None:
     """Write ``columns`` (name -> list or array) as one Parquet file."""
     pyarrow = import_pyarrow()
@@ -74,35 +104,46 @@ def write_table(path: Any, columns: dict[str, Any]) -> None:
 
 
 def packed_columns(
-    table: Any, query: str, doc: str, score: str
+    table: Any, query: str, doc: str, score: str, *, integer: bool = False
 ) -> tuple[list[str], Any, Any, Any] | None:
     """``(queries, lengths, ids, scores)`` straight from Arrow's buffers, with the doc ids as
     fixed-width ASCII bytes (``_packed``): no Python string per row. ``None`` when the table
     needs the careful path (nulls, empty or non-ASCII ids, scores that are not finite
-    numbers), which then names the problem."""
+    numbers; with ``integer``, grades that are not an integer column), which then names the
+    problem."""
     import numpy as np
 
     pyarrow = import_pyarrow()
     compute = pyarrow.compute
+    if any(pyarrow.types.is_dictionary(t) for t in table.schema.types):
+        table = table.unify_dictionaries()  # one dictionary per column, for combine_chunks
     queries_column = table.column(query).combine_chunks()
     scores_column = table.column(score).combine_chunks()
-    if not pyarrow.types.is_floating(scores_column.type) and not pyarrow.types.is_integer(
-        scores_column.type
-    ):
+    kind = scores_column.type
+    if not pyarrow.types.is_integer(kind) and (integer or not pyarrow.types.is_floating(kind)):
         return None
     if scores_column.null_count or queries_column.null_count:
         return None
-    scores = scores_column.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-    if not np.isfinite(scores).all():
+    scores = scores_column.to_numpy(zero_copy_only=False)
+    scores = scores.astype(np.int64 if integer else np.float64, copy=False)
+    if not integer and not np.isfinite(scores).all():
         return None
     ids = _fixed_width(table.column(doc).combine_chunks())
     n = len(queries_column)
-    if ids is None or n == 0 or not _is_text(queries_column.type):
+    if ids is None or n == 0:
         return None
-    changes = compute.not_equal(queries_column.slice(1), queries_column.slice(0, n - 1))
-    starts = np.concatenate(([0], np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1))
+    if pyarrow.types.is_dictionary(queries_column.type):  # compare codes, not strings
+        codes = queries_column.indices.to_numpy(zero_copy_only=False)
+        starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+        first_codes = pyarrow.array(codes[starts])
+        names = queries_column.dictionary.take(first_codes).cast(pyarrow.string()).to_pylist()
+    elif _is_text(queries_column.type):
+        changes = compute.not_equal(queries_column.slice(1), queries_column.slice(0, n - 1))
+        starts = np.concatenate(([0], np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1))
+        names = queries_column.take(pyarrow.array(starts)).to_pylist()
+    else:
+        return None
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
-    names = queries_column.take(pyarrow.array(starts)).to_pylist()
     return names, lengths, ids, scores
 
 
@@ -115,6 +156,13 @@ def _fixed_width(column: Any) -> Any:
 
     pyarrow = import_pyarrow()
     compute = pyarrow.compute
+    if pyarrow.types.is_dictionary(column.type):  # each distinct id padded once, then taken
+        if column.null_count or not len(column):
+            return None
+        distinct = _fixed_width(column.dictionary)
+        if distinct is None:
+            return None
+        return distinct[column.indices.to_numpy(zero_copy_only=False)]
     if column.null_count or not _is_text(column.type) or not len(column):
         return None
     sizes = compute.binary_length(column)

@@ -264,9 +264,10 @@ def parquet_chunks(
 
     for file in parquet_files(path):
         try:
-            reader = parquet.ParquetFile(file)
-            names = reader.schema_arrow.names
+            names = parquet.read_schema(file).names
             query, doc, score = columns.resolve(names)
+            # ids dictionary-encoded, as Parquet stores them: each distinct id decoded once
+            reader = parquet.ParquetFile(file, read_dictionary=[query, doc])
             wanted = [query, doc] + ([score] if score else [])
             for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
                 yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
@@ -297,7 +298,7 @@ def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
         queries, lengths, ids, scores = packed
         return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
     Run.from_arrow(table, query_col=query, doc_col=doc, score_col=score)  # checks every row
-    frame = table.to_pandas()
+    frame = _columnar.decoded(table).to_pandas()
     query_ids, query_lengths = runs_of([str(q) for q in frame[query].tolist()])
     docs = [str(d) for d in frame[doc].tolist()]
     scores = None if score is None else frame[score].to_numpy(dtype=np.float64)

@@ -273,8 +273,19 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
         table = _columnar.as_table(table)
         query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
+        _columnar.needed_column(table, doc_col, (), "doc id")
         grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
-        return cls.from_pandas(table.to_pandas(), query_col=query, doc_col=doc_col, grade_col=grade)
+        packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
+        if packed is not None:  # no Python string per row, as from a plain TREC file
+            queries, lengths, ids, grades = packed
+            if len(set(queries)) == len(queries):
+                store = Store.from_bytes(queries, lengths, ids, grades)
+                if not store.has_repeats():
+                    return cls._make(store)
+        # regrouping, repeats and every check of a bad row: the DataFrame constructor's
+        return cls.from_pandas(
+            _columnar.decoded(table).to_pandas(), query_col=query, doc_col=doc_col, grade_col=grade
+        )
 
     @classmethod
     def from_parquet(
@@ -289,7 +300,10 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         from ragmetrics import _columnar
 
         return cls.from_arrow(
-            _columnar.read_table(path), query_col=query_col, doc_col=doc_col, grade_col=grade_col
+            _columnar.read_table(path, (*_columnar.QUERY_COLUMNS, query_col or "", doc_col)),
+            query_col=query_col,
+            doc_col=doc_col,
+            grade_col=grade_col,
         )
 
     def to_parquet(self, path: PathLike) -> None:

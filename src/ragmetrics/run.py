@@ -261,7 +261,11 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         if packed is not None:  # no Python string per row, as from a plain TREC file
             return cls._from_packed(*packed, name)
         return cls.from_pandas(
-            table.to_pandas(), query_col=query, doc_col=doc_col, score_col=score, name=name
+            _columnar.decoded(table).to_pandas(),
+            query_col=query,
+            doc_col=doc_col,
+            score_col=score,
+            name=name,
         )
 
     @classmethod
@@ -278,7 +282,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         from ragmetrics import _columnar
 
         return cls.from_arrow(
-            _columnar.read_table(path),
+            _columnar.read_table(path, (*_columnar.QUERY_COLUMNS, query_col or "", doc_col)),
             query_col=query_col,
             doc_col=doc_col,
             score_col=score_col,
