@@ -17,6 +17,7 @@ and the compile time is printed separately.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -169,10 +170,8 @@ def job(
                 import pandas
 
                 # ranx wants object-dtype id columns; pandas 3 reads strings as "str"
-                try:
+                with contextlib.suppress(KeyError, pandas.errors.OptionError):
                     pandas.set_option("future.infer_string", False)
-                except (KeyError, pandas.errors.OptionError):
-                    pass
                 qrels = ranx.Qrels.from_parquet(str(Path(folder) / "qrels.parquet"))
                 run = ranx.Run.from_parquet(str(Path(folder) / "run.parquet"))
             else:
