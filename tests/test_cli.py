@@ -212,3 +212,24 @@ def test_compare_with_one_run_says_so_in_cli_words(
     assert "NAME=PATH NAME=PATH" in err and "{" not in err
     assert main(["evaluate", str(qrels), str(first), "-m", "ra_nwg@1"]) == 2
     assert "--grade-map 0:1,1:5" in capsys.readouterr().err  # the option, as typed
+
+
+def test_stream_prints_what_reading_in_memory_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    qrels, first, second = _small_files(tmp_path)
+    for extra in ([], ["--per-query"]):
+        argv = ["evaluate", str(qrels), str(first), "-m", "map,P@1", "--format", "json", *extra]
+        assert main(argv) == 0
+        in_memory = capsys.readouterr().out
+        assert main([*argv, "--stream"]) == 0
+        assert capsys.readouterr().out == in_memory
+    argv = ["compare", str(qrels), str(first), str(second), "-m", "map", "--format", "json"]
+    assert main(argv) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--stream"]) == 0
+    assert json.loads(capsys.readouterr().out) == in_memory
+    as_json = tmp_path / "run.json"
+    as_json.write_text('{"q1": {"a": 1.0}}')
+    code, _, err = _run(capsys, "evaluate", str(qrels), str(as_json), "-m", "map", "--stream")
+    assert code == 2 and "not JSON" in err

@@ -183,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-query", action="store_true", help="also print every query's values"
     )
     evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+    evaluate.add_argument("--stream", action="store_true", help=_STREAM_HELP)
 
     comparing = commands.add_parser(
         "compare",
@@ -194,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("runs", metavar="RUN", nargs="+", help="two or more runs (TREC or JSON)")
     _add_testing(comparing)
     comparing.add_argument("--tests", action="store_true", help="also print every paired test")
+    comparing.add_argument("--stream", action="store_true", help=_STREAM_HELP)
     comparing.add_argument(
         "--format", choices=("table", "markdown", "json"), default="table", help="output format"
     )
@@ -236,13 +238,40 @@ def _testing(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+_STREAM_HELP = (
+    "read each run in batches of whole queries, in bounded memory (TREC, .gz or Parquet runs "
+    "grouped by query; see docs/scale.md)"
+)
+
+
+def _streamable(path: str) -> str:
+    """A run path for streaming: TREC (plain or .gz) or Parquet, not JSON."""
+    if path.endswith((".json", ".jsonl")):
+        raise RagMetricsError(
+            f"{path}: --stream reads TREC or Parquet runs, not JSON; drop --stream for JSON."
+        )
+    if path != "-" and not Path(path).exists():
+        raise RagMetricsError(f"No such file: {path!r}.")
+    return path
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ragmetrics.evaluate import evaluate
+    from ragmetrics.stream import evaluate_stream
 
     qrels = read_qrels(args.qrels)
-    run = read_run(args.run)
     pool = read_run(args.pool) if args.pool else None
-    result = evaluate(qrels, run, args.metrics, pool=pool, **_options(args))
+    if args.stream:
+        result = evaluate_stream(
+            qrels,
+            _streamable(args.run),
+            args.metrics,
+            per_query=args.per_query,
+            pool=pool,
+            **_options(args),
+        )
+    else:
+        result = evaluate(qrels, read_run(args.run), args.metrics, pool=pool, **_options(args))
     fmt = args.format
     if fmt == "json":
         print(result.to_json(per_query=args.per_query))
@@ -263,15 +292,20 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def named_runs(specs: Sequence[str]) -> dict[str, Run]:
     """``NAME=PATH`` or ``PATH`` (named by its file stem) -> runs, in order."""
-    runs: dict[str, Run] = {}
+    return {name: read_run(path) for name, path in _named_paths(specs).items()}
+
+
+def _named_paths(specs: Sequence[str]) -> dict[str, str]:
+    """``NAME=PATH`` or ``PATH`` (named by its file stem) -> paths, in order."""
+    paths: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or (not Path(path).suffix and Path(spec).exists()):
             name, path = Path(spec).stem, spec
-        if name in runs:
+        if name in paths:
             raise RagMetricsError(f"Two runs are named {name!r}; name them with NAME=PATH.")
-        runs[name] = read_run(path)
-    return runs
+        paths[name] = path
+    return paths
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -279,7 +313,11 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     comparison = compare(
         read_qrels(args.qrels),
-        named_runs(args.runs),
+        (
+            {name: _streamable(path) for name, path in _named_paths(args.runs).items()}
+            if args.stream
+            else named_runs(args.runs)
+        ),
         args.metrics,
         **_testing(args),
         **_options(args),
