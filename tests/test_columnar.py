@@ -128,6 +128,22 @@ def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) 
     )
     expected = rm.Run.from_arrow(plain)
     assert rm.Run.from_arrow(encoded) == expected
+    # the ids are hashed through the dictionary: the judged docs are found all the same,
+    # whether the qrels' ids are narrower or wider than the run's
+    for judged in (
+        {"q1": {"b": 2, "a": 1}, "q2": {"c": 1}},
+        {"q1": {"a": 1, "long-id-here": 2}, "q2": {"b": 1}},
+    ):
+        metrics = ["ndcg@3", "map", "P@1"]
+        rows = [(q, d, g) for q, docs in judged.items() for d, g in docs.items()]
+        as_bytes = rm.Qrels.from_arrow(  # ids as bytes too: the hashed join
+            pyarrow.table(
+                {k: list(v) for k, v in zip(("query_id", "doc_id", "relevance"), zip(*rows))}
+            )
+        )
+        assert rm.evaluate(as_bytes, rm.Run.from_arrow(encoded), metrics).per_query == (
+            rm.evaluate(judged, expected.to_dict(), metrics).per_query
+        )
     assert rm.Run.from_arrow(encoded).query_ids == ("q1", "q2")
     unicode = encoded.set_column(
         1, "doc_id", pyarrow.array(["é", "b", "a", "c", "b"]).dictionary_encode()

@@ -105,9 +105,11 @@ def write_table(path: Any, columns: dict[str, Any]) -> None:
 
 def packed_columns(
     table: Any, query: str, doc: str, score: str, *, integer: bool = False
-) -> tuple[list[str], Any, Any, Any] | None:
-    """``(queries, lengths, ids, scores)`` straight from Arrow's buffers, with the doc ids as
-    fixed-width ASCII bytes (``_packed``): no Python string per row. ``None`` when the table
+) -> tuple[list[str], Any, Any, Any, Any] | None:
+    """``(queries, lengths, ids, scores, dictionary)`` straight from Arrow's buffers, with the
+    doc ids as fixed-width ASCII bytes (``_packed``): no Python string per row; ``dictionary``
+    is ``(distinct ids, code per row)`` when the doc column is dictionary-encoded (the store
+    then hashes each distinct id once), else None. ``None`` when the table
     needs the careful path (nulls, empty or non-ASCII ids, scores that are not finite
     numbers; with ``integer``, grades that are not an integer column), which then names the
     problem."""
@@ -128,7 +130,13 @@ def packed_columns(
     scores = scores.astype(np.int64 if integer else np.float64, copy=False)
     if not integer and not np.isfinite(scores).all():
         return None
-    ids = _fixed_width(table.column(doc).combine_chunks())
+    docs_column = table.column(doc).combine_chunks()
+    dictionary = None
+    if pyarrow.types.is_dictionary(docs_column.type) and not docs_column.null_count:
+        distinct = _fixed_width(docs_column.dictionary)
+        if distinct is not None:
+            dictionary = (distinct, docs_column.indices.to_numpy(zero_copy_only=False))
+    ids = dictionary[0][dictionary[1]] if dictionary is not None else _fixed_width(docs_column)
     n = len(queries_column)
     if ids is None or n == 0:
         return None
@@ -144,7 +152,7 @@ def packed_columns(
     else:
         return None
     lengths = np.diff(np.append(starts, n)).astype(np.int64)
-    return names, lengths, ids, scores
+    return names, lengths, ids, scores, dictionary
 
 
 def _fixed_width(column: Any) -> Any:

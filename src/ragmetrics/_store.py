@@ -53,6 +53,7 @@ class Store:
     """
 
     __slots__ = (
+        "_dictionary",
         "_encoded",
         "_hashes",
         "_ids",
@@ -95,6 +96,7 @@ class Store:
         self._hashes: dict[int, np.ndarray] = {}
         self._encoded: list[np.ndarray | None] = []
         self._subset: tuple[list[str], Store] | None = None
+        self._dictionary: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def from_tuples(
@@ -115,10 +117,20 @@ class Store:
 
     @classmethod
     def from_bytes(
-        cls, query_ids: Sequence[str], lengths: np.ndarray, ids: np.ndarray, values: np.ndarray
+        cls,
+        query_ids: Sequence[str],
+        lengths: np.ndarray,
+        ids: np.ndarray,
+        values: np.ndarray,
+        *,
+        dictionary: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Store:
-        """Docs as fixed-width ASCII bytes, flat (see ``_packed``)."""
-        return cls(query_ids, lengths, ids=ids, values=values)
+        """Docs as fixed-width ASCII bytes, flat (see ``_packed``). ``dictionary``: the same
+        ids as ``(distinct, code per row)`` (``ids == distinct[codes]``), when the input had
+        them so: each distinct id is then hashed once."""
+        store = cls(query_ids, lengths, ids=ids, values=values)
+        store._dictionary = dictionary
+        return store
 
     # --- columns ------------------------------------------------------------------------
 
@@ -202,6 +214,9 @@ class Store:
     def hashes(self, words: int) -> np.ndarray:
         """``_packed.hashes`` of the bytes ids, read as ``words`` 8-byte words."""
         hashed = self._hashes.get(words)
+        if hashed is None and self._dictionary is not None:
+            distinct, codes = self._dictionary
+            hashed = self._hashes[words] = _packed.hashes(distinct, words)[codes]
         if hashed is None:
             ids = self.encoded()
             assert ids is not None

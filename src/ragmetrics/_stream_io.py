@@ -295,7 +295,7 @@ def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
         return Chunk([], np.zeros(0, np.int64), [], None)
     packed = None if score is None else _columnar.packed_columns(table, query, doc, score)
     if packed is not None:
-        queries, lengths, ids, scores = packed
+        queries, lengths, ids, scores, _ = packed
         return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
     Run.from_arrow(table, query_col=query, doc_col=doc, score_col=score)  # checks every row
     frame = _columnar.decoded(table).to_pandas()

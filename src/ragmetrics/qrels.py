@@ -277,9 +277,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
         packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            queries, lengths, ids, grades = packed
+            queries, lengths, ids, grades, dictionary = packed
             if len(set(queries)) == len(queries):
-                store = Store.from_bytes(queries, lengths, ids, grades)
+                store = Store.from_bytes(queries, lengths, ids, grades, dictionary=dictionary)
                 if not store.has_repeats():
                     return cls._make(store)
         # regrouping, repeats and every check of a bad row: the DataFrame constructor's

@@ -259,7 +259,8 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            return cls._from_packed(*packed, name)
+            queries, lengths, ids, scores, dictionary = packed
+            return cls._from_packed(queries, lengths, ids, scores, name, dictionary)
         return cls.from_pandas(
             _columnar.decoded(table).to_pandas(),
             query_col=query,
@@ -316,13 +317,14 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         ids: np.ndarray,
         scores: np.ndarray,
         name: str | None,
+        dictionary: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> Run:
         """A scored run from runs of query ids and fixed-width doc ids (``_packed``): kept as
         bytes unless a query comes back later or a doc repeats, which are regrouped and
-        deduplicated as strings."""
+        deduplicated as strings. ``dictionary``: see ``Store.from_bytes``."""
         counts = np.asarray(lengths, dtype=np.int64)
         if len(set(queries)) == len(queries):
-            store = Store.from_bytes(queries, counts, ids, scores)
+            store = Store.from_bytes(queries, counts, ids, scores, dictionary=dictionary)
             if not store.has_repeats():
                 return cls._make(store, {}, name)
         grouped = group_contiguous(queries, counts.tolist(), _packed.decode(ids), scores)
