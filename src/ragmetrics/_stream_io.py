@@ -266,8 +266,9 @@ def parquet_chunks(
         try:
             names = parquet.read_schema(file).names
             query, doc, score = columns.resolve(names)
-            # ids dictionary-encoded, as Parquet stores them: each distinct id decoded once
-            reader = parquet.ParquetFile(file, read_dictionary=[query, doc])
+            # ids dictionary-encoded, as Parquet stores them: each distinct id decoded once;
+            # no pre-buffering, which keeps every row group read until the file is closed
+            reader = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
             wanted = [query, doc] + ([score] if score else [])
             for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
                 yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
