@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench_metrics import _memory  # (current, peak) resident memory from /proc
+
 METRICS = ["precision@10", "recall@100", "ndcg@10", "map@100", "mrr@10", "hit_rate@10"]
 PYTREC = {"P_10", "recall_100", "ndcg_cut_10", "map_cut_100", "recip_rank", "success_10"}
 DEPTH = 100
@@ -119,16 +121,6 @@ def _trec_schema():  # type: ignore[no-untyped-def]
 
 
 # --- one job per subprocess ---------------------------------------------------------------
-
-
-def _memory() -> tuple[int, int]:
-    """(current RSS, peak RSS) in bytes, from /proc."""
-    fields = {}
-    with open("/proc/self/status") as handle:
-        for line in handle:
-            key, _, value = line.partition(":")
-            fields[key] = value
-    return int(fields["VmRSS"].split()[0]) * 1024, int(fields["VmHWM"].split()[0]) * 1024
 
 
 def job(name: str, folder: Path) -> dict:

@@ -146,29 +146,20 @@ def test_parquet_file_folder_and_arrow_batches_cut_mid_query(tmp_path: Path) -> 
     half = table.num_rows // 2 + 3  # cuts a query between two files
     parquet.write_table(table.slice(0, half), folder / "part-0.parquet")
     parquet.write_table(table.slice(half), folder / "part-1.parquet")
-    for source in (tmp_path / "run.parquet", folder, str(folder)):
+    batches = table.to_batches(max_chunksize=7)  # record batches that cut queries
+    assert len(batches) > 10
+    sources = [(tmp_path / "run.parquet", 64), (folder, 64), (str(folder), 64), (iter(batches), 30)]
+    for source, batch_rows in sources:
         streamed = evaluate_stream(
             qrels,
             source,
             METRICS,
             per_query=True,
-            batch_rows=64,
+            batch_rows=batch_rows,
             grade_map=GRADE_MAP,
             progress=False,
         )
         _same(expected, streamed)
-    batches = table.to_batches(max_chunksize=7)
-    assert len(batches) > 10
-    streamed = evaluate_stream(
-        qrels,
-        iter(batches),
-        METRICS,
-        per_query=True,
-        batch_rows=30,
-        grade_map=GRADE_MAP,
-        progress=False,
-    )
-    _same(expected, streamed)
     ranx = table.rename_columns(["q_id", "doc_id", "score"])
     assert isinstance(ranx, pyarrow.Table)
     _same(

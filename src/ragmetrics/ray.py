@@ -20,7 +20,7 @@ from ragmetrics.evaluate import EvaluationResult, as_qrels
 from ragmetrics.qrels import Qrels
 from ragmetrics.stream import PartialResult, merge, partial
 
-__all__ = ["evaluate", "partials"]
+__all__ = ["evaluate"]
 
 
 def evaluate(
@@ -56,36 +56,23 @@ def evaluate(
         The :class:`EvaluationResult` of :func:`~ragmetrics.evaluate` on the same rows.
     """
     checked = _qrels(qrels)
-    parts = partials(
-        dataset,
-        checked,
-        metrics,
-        per_query=per_query,
-        query_col=query_col,
-        doc_col=doc_col,
-        score_col=score_col,
-        num_partitions=num_partitions,
-        **keywords,
-    )
+    columns = Columns(query_col, doc_col, score_col)
+    parts = _partials(dataset, checked, metrics, per_query, columns, num_partitions, keywords)
     if not parts:
         raise RagMetricsError("The dataset is empty: it has no result row to evaluate.")
     return merge(parts).result(checked, name=name)
 
 
-def partials(
+def _partials(
     dataset: Any,
     qrels: Qrels,
     metrics: str | Sequence[str],
-    *,
-    per_query: bool = False,
-    query_col: str | None = None,
-    doc_col: str = "doc_id",
-    score_col: str | None = None,
-    num_partitions: int | None = None,
-    **keywords: Any,
+    per_query: bool,
+    columns: Columns,
+    num_partitions: int | None,
+    keywords: dict[str, Any],
 ) -> list[PartialResult]:
-    """One :class:`~ragmetrics.stream.PartialResult` per block of whole queries (see
-    :func:`evaluate`, which merges them)."""
+    """One :class:`~ragmetrics.stream.PartialResult` per block of whole queries."""
     ray = import_ray()
     pyarrow = import_pyarrow()
     if not isinstance(dataset, ray.data.Dataset):
@@ -94,7 +81,7 @@ def partials(
             f"For a Run in memory use ragmetrics.evaluate; for a file, evaluate_stream."
         )
     partial(qrels, _EMPTY_RUN(), metrics, **keywords)  # checks names and keywords first
-    query, doc, score = Columns(query_col, doc_col, score_col).resolve(list(dataset.columns()))
+    query, doc, score = columns.resolve(list(dataset.columns()))
     qrels_ref = ray.put(qrels)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
 
