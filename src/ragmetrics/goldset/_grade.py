@@ -1,0 +1,256 @@
+"""The grading engine: asks the judge for every (pair, sample) not in the cache, with a
+concurrency cap, request and token rate limits, retries that honour a rate limit's
+retry-after, strict parsing with corrective re-asks, and a budget that stops cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmetrics.goldset._cache import Answer, Cache, cache_key
+from ragmetrics.goldset._judge import Conversation, Judge, Reply
+from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE_HASH, parse_grade, prompt, reask
+
+MAX_REASKS = 2
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How hard the judge may be pushed.
+
+    Attributes:
+        concurrency: calls in flight at once.
+        requests_per_minute, tokens_per_minute: rolling one-minute caps (None: none);
+            tokens are the prompt's, counted as the usage counts them.
+        max_retries: retries of a call that raised, before the pair is recorded as failed.
+        backoff: the first wait in seconds, doubled at each retry, unless the error says
+            how long to wait (a rate limit's ``retry_after``).
+        max_calls, max_tokens: the budget; grading stops cleanly when the next call would
+            pass it, leaving the rest for a later run (the cache keeps what was paid for).
+    """
+
+    concurrency: int = 4
+    requests_per_minute: float | None = None
+    tokens_per_minute: float | None = None
+    max_retries: int = 5
+    backoff: float = 1.0
+    max_calls: int | None = None
+    max_tokens: int | None = None
+
+
+@dataclass
+class Task:
+    """One (pair, sample) to grade."""
+
+    index: int
+    sample: int
+    query: str
+    passage: str
+    key: str
+    parts: dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    """What became of one task: an answer (graded or not), an error, or not asked."""
+
+    answer: Answer | None = None
+    error: str | None = None
+    cached: bool = False
+    skipped: bool = False  # over budget: left for a later run
+
+
+@dataclass
+class Usage:
+    """Calls made and tokens spent by one grading.
+
+    Attributes:
+        calls: requests sent to the judge (re-asks and retries included).
+        cache_hits: (pair, sample) answers read from the cache, no call made.
+        retries: calls that raised and were tried again.
+        reasks: corrective questions after an answer that was not a grade.
+        prompt_tokens, completion_tokens: as the framework reported them, where it did.
+        estimated_tokens: prompt tokens estimated at 4 characters a token, for calls whose
+            framework reported none.
+    """
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    reasks: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated_tokens: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class _Window:
+    """Rolling one-minute counts of requests and tokens."""
+
+    events: collections.deque[tuple[float, int]] = field(default_factory=collections.deque)
+
+    def wait_time(self, now: float, tokens: int, limits: Limits) -> float:
+        while self.events and now - self.events[0][0] >= 60.0:
+            self.events.popleft()
+        waits = [0.0]
+        if limits.requests_per_minute and len(self.events) >= limits.requests_per_minute:
+            waits.append(60.0 - (now - self.events[0][0]))
+        if limits.tokens_per_minute:
+            used = sum(t for _, t in self.events)
+            if self.events and used + tokens > limits.tokens_per_minute:
+                waits.append(60.0 - (now - self.events[0][0]))
+        return max(waits)
+
+
+def make_tasks(
+    pairs: list[tuple[str, str]],
+    texts: Callable[[str, str], tuple[str, str]],
+    judge: Judge,
+    samples: int,
+) -> list[Task]:
+    tasks = []
+    params = dict(judge.params)
+    for index, (query_id, doc_id) in enumerate(pairs):
+        query, passage = texts(query_id, doc_id)
+        for sample in range(samples):
+            key, parts = cache_key(
+                judge.model_id, params, PROMPT_VERSION, TEMPLATE_HASH, query, passage, sample
+            )
+            tasks.append(Task(index, sample, query, passage, key, parts))
+    return tasks
+
+
+def estimate_tokens(text: str) -> int:
+    """About four characters a token (a rough rule for English; say so where it is used)."""
+    return max(1, len(text) // 4)
+
+
+class Engine:
+    """Runs the tasks against the judge (see the module docstring)."""
+
+    def __init__(self, judge: Judge, cache: Cache, limits: Limits, progress: Any) -> None:
+        self.judge, self.cache, self.limits, self.progress = judge, cache, limits, progress
+        self.usage = Usage()
+        self.window = _Window()
+        self.spent_tokens = 0
+        self.stopped = False
+        self._lock = asyncio.Lock()
+
+    async def run(self, tasks: list[Task]) -> list[Outcome]:
+        outcomes = [Outcome() for _ in tasks]
+        todo = []
+        for number, task in enumerate(tasks):
+            stored = self.cache.get(task.key)
+            if stored is not None:
+                outcomes[number] = Outcome(answer=stored, cached=True)
+                self.usage.cache_hits += 1
+                self.progress.update(1)
+            else:
+                todo.append(number)
+        gate = asyncio.Semaphore(self.limits.concurrency)
+
+        async def one(number: int) -> None:
+            async with gate:
+                outcomes[number] = await self._grade(tasks[number])
+                self.progress.update(1)
+
+        await asyncio.gather(*(one(number) for number in todo))
+        return outcomes
+
+    async def _grade(self, task: Task) -> Outcome:
+        conversation: Conversation = [("user", prompt(task.query, task.passage))]
+        prompt_tokens = completion_tokens = 0
+        reported = True
+        raw = ""
+        for attempt in range(MAX_REASKS + 1):
+            reply = await self._call(conversation)
+            if isinstance(reply, Outcome):
+                return reply  # failed or over budget
+            if reply.prompt_tokens is None:
+                reported = False
+            prompt_tokens += reply.prompt_tokens or 0
+            completion_tokens += reply.completion_tokens or 0
+            raw = reply.text if isinstance(reply.text, str) else repr(reply.text)
+            grade = parse_grade(reply.text)
+            if grade is not None:
+                break
+            if attempt < MAX_REASKS:
+                self.usage.reasks += 1
+                conversation = [*conversation, ("assistant", raw), ("user", reask(raw))]
+        answer = Answer(
+            grade=grade,
+            answer=raw,
+            prompt_tokens=prompt_tokens if reported else None,
+            completion_tokens=completion_tokens if reported else None,
+        )
+        self.cache.put(task.key, task.parts, answer)
+        return Outcome(answer=answer)
+
+    async def _call(self, conversation: Conversation) -> Reply | Outcome:
+        """One request, within the limits and the budget, retried on errors."""
+        tokens = sum(estimate_tokens(text) for _, text in conversation)
+        for attempt in range(self.limits.max_retries + 1):
+            async with self._lock:
+                if self._over_budget(tokens):
+                    self.stopped = True
+                    return Outcome(skipped=True)
+                while (wait := self.window.wait_time(time.monotonic(), tokens, self.limits)) > 0:
+                    await asyncio.sleep(wait)
+                self.window.events.append((time.monotonic(), tokens))
+                self.usage.calls += 1
+                self.spent_tokens += tokens
+            try:
+                reply = await self.judge.aask(conversation)
+            except Exception as error:
+                if attempt == self.limits.max_retries:
+                    return Outcome(error=f"{type(error).__name__}: {error}")
+                self.usage.retries += 1
+                await asyncio.sleep(_delay(error, attempt, self.limits.backoff))
+                continue
+            if reply.prompt_tokens is None:
+                self.usage.estimated_tokens += tokens
+            else:
+                self.usage.prompt_tokens += reply.prompt_tokens
+                self.usage.completion_tokens += reply.completion_tokens or 0
+            return reply
+        return Outcome(error="no attempt made")  # pragma: no cover - the loop returns
+
+    def _over_budget(self, tokens: int) -> bool:
+        limits = self.limits
+        if self.stopped:
+            return True
+        if limits.max_calls is not None and self.usage.calls + 1 > limits.max_calls:
+            return True
+        return limits.max_tokens is not None and self.spent_tokens + tokens > limits.max_tokens
+
+
+def _delay(error: BaseException, attempt: int, backoff: float) -> float:
+    """How long to wait before retrying: the error's retry-after when it gives one (a rate
+    limit), else ``backoff`` doubled per attempt."""
+    after = retry_after(error)
+    return after if after is not None else backoff * (2**attempt)
+
+
+def retry_after(error: BaseException) -> float | None:
+    """The wait a rate-limit error asks for: its ``retry_after`` attribute, or the
+    ``Retry-After`` header of its HTTP response (seconds), else None."""
+    value = getattr(error, "retry_after", None)
+    if value is None:
+        response = getattr(error, "response", None)
+        headers = getattr(response, "headers", None)
+        if headers is not None:
+            try:
+                value = headers.get("retry-after") or headers.get("Retry-After")
+            except AttributeError:
+                value = None
+    try:
+        return None if value is None else max(0.0, float(value))
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,100 @@
+"""What grades a passage: any object with ``model_id``, ``params`` and ``ask`` (or ``aask``).
+
+The integrations make one from a LlamaIndex LLM or a LangChain chat model (``as_judge``); a
+plain function ``fn(prompt) -> str`` (or an ``async`` one) becomes one with :func:`as_judge`,
+given the ``model_id`` the cache is keyed by.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragmetrics.errors import InvalidParameterError
+
+# a conversation: ("user", text) and ("assistant", text) turns, the first the grading prompt
+Conversation = list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A judge's answer: its text (or the parsed structure), and the tokens it cost when the
+    framework reports them (None: not reported; the usage then says tokens are estimated)."""
+
+    text: Any
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Judge:
+    """Base of judges: set ``model_id`` and ``params``, and override ``ask`` or ``aask``.
+
+    Attributes:
+        model_id: names the model; part of every cache key.
+        params: the settings that change its output (temperature, ...); part of the key.
+    """
+
+    model_id: str = ""
+    params: Mapping[str, Any] = {}
+
+    def ask(self, conversation: Conversation) -> Reply:
+        raise NotImplementedError
+
+    async def aask(self, conversation: Conversation) -> Reply:
+        return await asyncio.to_thread(self.ask, conversation)
+
+
+@dataclass
+class FunctionJudge(Judge):
+    """A judge made of a function of one prompt (a string) returning the answer text."""
+
+    function: Callable[[str], Any]
+    model_id: str = ""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def ask(self, conversation: Conversation) -> Reply:
+        reply = self.function(flatten(conversation))
+        return reply if isinstance(reply, Reply) else Reply(reply)
+
+    async def aask(self, conversation: Conversation) -> Reply:
+        if inspect.iscoroutinefunction(self.function):
+            reply = await self.function(flatten(conversation))
+            return reply if isinstance(reply, Reply) else Reply(reply)
+        return await asyncio.to_thread(self.ask, conversation)
+
+
+def flatten(conversation: Conversation) -> str:
+    """A conversation as one prompt, for a judge that takes text: the first message alone, or
+    every turn labelled after a re-ask."""
+    if len(conversation) == 1:
+        return conversation[0][1]
+    return "\n\n".join(f"[{role}]\n{text}" for role, text in conversation)
+
+
+def as_judge(
+    judge: Any, *, model_id: str | None = None, params: Mapping[str, Any] | None = None
+) -> Judge:
+    """A :class:`Judge` from a judge, or from a function ``fn(prompt) -> str`` with
+    ``model_id=`` (required: the cache is keyed by it)."""
+    if isinstance(judge, Judge):
+        if model_id is not None or params is not None:
+            raise InvalidParameterError(
+                "model_id and params are those of the judge already; set them when you make it."
+            )
+        if not judge.model_id:
+            raise InvalidParameterError("The judge has no model_id; the cache is keyed by it.")
+        return judge
+    if callable(judge):
+        if not model_id or not isinstance(model_id, str):
+            raise InvalidParameterError(
+                "A function judge needs model_id='...' (the model and version it calls): the "
+                "cache is keyed by it, so a new model never reuses another's grades."
+            )
+        return FunctionJudge(judge, model_id, dict(params or {}))
+    raise InvalidParameterError(
+        f"judge must be a Judge (from as_judge(model) of an integration) or a function "
+        f"fn(prompt) -> str with model_id=...; got {type(judge).__name__}."
+    )

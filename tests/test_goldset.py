@@ -1,0 +1,394 @@
+"""Golden sets: pooling, grading with deterministic judges, the cache, limits, and the audit."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import hashlib
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics import goldset
+from ragmetrics.errors import InputFormatError, InvalidParameterError, MissingKeyError
+from ragmetrics.goldset._agreement import krippendorff_alpha_ordinal, weighted_kappa
+
+N_QUERIES = 12
+
+
+def _dataset() -> rm.RetrievalDataset:
+    queries = {f"q{i}": f"question number {i} about topic {i % 4}" for i in range(N_QUERIES)}
+    corpus = {f"d{j}": f"passage {j} on topic {j % 4}" + " filler" * (j % 7) for j in range(40)}
+    return rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs={"q0": ["d0"]})
+
+
+def _runs() -> list[rm.Run]:
+    rng = np.random.default_rng(3)
+    first = {f"q{i}": [f"d{j}" for j in rng.permutation(40)[:8]] for i in range(N_QUERIES)}
+    second = {q: [*reversed(docs[:5]), "d39"] for q, docs in first.items()}
+    return [rm.Run.from_lists(first, name="bm25"), rm.Run.from_lists(second, name="dense")]
+
+
+def _truth(prompt: str) -> int:
+    """The grade a deterministic judge gives: a function of the texts in the prompt, so no
+    ordering of concurrent calls can change it."""
+    return int(hashlib.sha256(prompt.split("Grades:")[0].encode()).hexdigest(), 16) % 5 + 1
+
+
+class Counter:
+    """A function judge that counts its calls (from any thread)."""
+
+    def __init__(self, answer=None) -> None:  # type: ignore[no-untyped-def]
+        self.calls = 0
+        self.lock = threading.Lock()
+        self.answer = answer or (lambda prompt, call: str(_truth(prompt)))
+
+    def __call__(self, prompt: str) -> str:
+        with self.lock:
+            self.calls += 1
+            call = self.calls
+        return self.answer(prompt, call)
+
+
+def test_pool_fuses_the_runs_and_skips_judged_pairs() -> None:
+    bm25, dense = _runs()
+    pairs = goldset.pool([bm25, dense], depth=6)
+    expected = {(q, d) for run in (bm25, dense) for q in run.query_ids for d in run[q][:6]}
+    assert set(pairs) == expected and len(pairs) == len(expected)
+    assert pairs.runs == ("bm25", "dense") and pairs.depth == 6
+    # a doc both runs rank first outranks any doc only one run has
+    fused = dict(zip(pairs.pairs, pairs.fused, strict=True))
+    assert list(pairs.fused) == sorted(pairs.fused, reverse=True)
+    both = [(q, d) for q, d in pairs if d in bm25[q][:6] and d in dense[q][:6]]
+    only = [(q, d) for q, d in pairs if (d in bm25[q][:6]) != (d in dense[q][:6])]
+    assert both and only and min(fused[p] for p in both) > max(fused[p] for p in only)
+    judged = {"q0": {bm25["q0"][0]: 3}}
+    fewer = goldset.pool([bm25, dense], depth=6, qrels=judged)
+    assert fewer.skipped == 1 and ("q0", bm25["q0"][0]) not in fewer.pairs
+    with pytest.raises(InvalidParameterError, match="depth"):
+        goldset.pool([bm25], depth=0)
+    with pytest.raises(InputFormatError, match="Run"):
+        goldset.pool([{"q": ["a"]}])  # type: ignore[list-item]
+
+
+def test_grade_caches_every_answer_and_reruns_for_free(tmp_path: Path) -> None:
+    dataset, pairs = _dataset(), goldset.pool(_runs(), depth=5)
+    cache = tmp_path / "gold.sqlite"
+    before = goldset.estimate(pairs, dataset, Counter(), model_id="det-1", cache=cache)
+    assert before.calls == len(pairs) and before.cached == 0 and before.tokens_from == "chars/4"
+    judge = Counter()
+    gold = goldset.grade(pairs, dataset, judge, model_id="det-1", cache=cache)
+    assert judge.calls == len(pairs) == gold.usage.calls
+    texts = {
+        (q, d): goldset._prompt.prompt(dataset.queries[q], dataset.corpus[d]) for q, d in pairs
+    }
+    assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
+        pair: _truth(text) for pair, text in texts.items()
+    }
+    again = Counter()
+    rerun = goldset.grade(pairs, dataset, again, model_id="det-1", cache=cache)
+    assert again.calls == 0 and rerun.usage.cache_hits == len(pairs)
+    assert rerun.qrels == gold.qrels
+    after = goldset.estimate(pairs, dataset, Counter(), model_id="det-1", cache=cache)
+    assert after.calls == 0 and after.cached == len(pairs)
+    # another model, or other parameters, never reuse these answers
+    other = Counter()
+    goldset.grade(pairs[:3], dataset, other, model_id="det-2", cache=cache)
+    goldset.grade(
+        pairs[:3], dataset, other, model_id="det-1", params={"temperature": 1}, cache=cache
+    )
+    assert other.calls == 6
+
+
+def test_answers_that_are_not_grades_are_reasked_then_left_unjudged(tmp_path: Path) -> None:
+    dataset = _dataset()
+    pairs = [("q1", "d1"), ("q2", "d2"), ("q3", "d3")]
+
+    def answer(prompt: str, call: int) -> str:
+        if "question number 1 " in prompt:
+            return "probably a 4 or 5"  # never a grade
+        if "question number 2 " in prompt and "[user]" not in prompt:
+            return "Grade: six"  # wrong at first, right when asked again
+        return "**4**" if "question number 2 " in prompt else '{"grade": 2}'
+
+    judge = Counter(answer)
+    gold = goldset.grade(pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite")
+    assert judge.calls == 3 + 2 + 1  # two re-asks, one re-ask, none
+    assert gold.usage.reasks == 3
+    assert gold.unjudged == {("q1", "d1"): "probably a 4 or 5"}
+    assert gold.qrels["q2"] == {"d2": 4} and gold.qrels["q3"] == {"d3": 2}
+    assert "q1" not in gold.qrels  # never a default grade
+    assert [goldset.parse_grade(a) for a in ("3", " 5. ", "grade=1", "6", "4/5", "", "three")] == [
+        3, 5, 1, None, None, None, None,
+    ]  # fmt: skip
+
+
+class RateLimitedError(Exception):
+    def __init__(self, retry_after: float) -> None:
+        super().__init__("429 Too Many Requests")
+        self.retry_after = retry_after
+
+
+def test_rate_limits_are_waited_out_and_lasting_failures_recorded(tmp_path: Path) -> None:
+    dataset = _dataset()
+    pairs = [("q1", "d1"), ("q2", "d2")]
+    waits: list[float] = []
+
+    def answer(prompt: str, call: int) -> str:
+        if "question number 2 " in prompt:
+            raise ConnectionError("the server is down")
+        if call <= 2:
+            waits.append(time.monotonic())
+            raise RateLimitedError(retry_after=0.2)
+        return "3"
+
+    judge = Counter(answer)
+    limits = goldset.Limits(concurrency=1, max_retries=3, backoff=0.01)
+    gold = goldset.grade(
+        pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite", limits=limits
+    )
+    assert gold.qrels["q1"] == {"d1": 3}
+    assert gold.failed == {("q2", "d2"): "ConnectionError: the server is down"}
+    assert gold.usage.retries == 2 + 3
+    assert judge.calls == 3 + 4
+    # a failure is not cached: the next run asks again
+    healed = Counter()
+    goldset.grade(pairs, dataset, healed, model_id="m", cache=tmp_path / "c.sqlite")
+    assert healed.calls == 1
+
+
+def test_retry_after_is_honoured() -> None:
+    from ragmetrics.goldset._grade import _delay, retry_after
+
+    class Response:
+        def __init__(self) -> None:
+            self.headers = {"retry-after": "7"}
+
+    class HttpError(Exception):
+        def __init__(self) -> None:
+            super().__init__("429")
+            self.response = Response()
+
+    assert retry_after(RateLimitedError(2.5)) == 2.5 and retry_after(HttpError()) == 7.0
+    assert retry_after(ValueError()) is None
+    assert _delay(RateLimitedError(2.5), 3, 1.0) == 2.5 and _delay(ValueError(), 3, 1.0) == 8.0
+
+
+def test_a_budget_stops_cleanly_and_the_next_run_resumes(tmp_path: Path) -> None:
+    dataset, pairs = _dataset(), goldset.pool(_runs(), depth=3)
+    cache = tmp_path / "c.sqlite"
+    judge = Counter()
+    limits = goldset.Limits(concurrency=3, max_calls=10)
+    partial = goldset.grade(pairs, dataset, judge, model_id="m", cache=cache, limits=limits)
+    assert judge.calls == 10 and not partial.complete
+    assert len(partial.remaining) == len(pairs) - 10
+    assert partial.remaining == [p for p in pairs if p not in partial.grades]  # in pool order
+    rest = Counter()
+    full = goldset.grade(pairs, dataset, rest, model_id="m", cache=cache)
+    assert rest.calls == len(pairs) - 10 and full.complete
+
+
+def test_samples_keep_the_median_and_the_disagreement(tmp_path: Path) -> None:
+    dataset = _dataset()
+    answers = iter(["2", "5", "4", "3", "3", "3"])
+    lock = threading.Lock()
+
+    def answer(prompt: str, call: int) -> str:
+        with lock:
+            return next(answers)
+
+    limits = goldset.Limits(concurrency=1)
+    gold = goldset.grade(
+        [("q1", "d1"), ("q2", "d2")], dataset, Counter(answer), model_id="m", samples=3,
+        cache=tmp_path / "c.sqlite", limits=limits,
+    )  # fmt: skip
+    assert gold.qrels["q1"] == {"d1": 4} and gold.qrels["q2"] == {"d2": 3}
+    assert gold.grades[("q1", "d1")] == [2, 5, 4]
+    assert gold.disagreement == {("q1", "d1"): 3}
+
+
+def test_concurrent_async_judges_give_the_same_labels_within_the_cap(tmp_path: Path) -> None:
+    dataset, pairs = _dataset(), goldset.pool(_runs(), depth=4)
+    flight = {"now": 0, "most": 0}
+
+    async def judge(prompt: str) -> str:
+        flight["now"] += 1
+        flight["most"] = max(flight["most"], flight["now"])
+        await asyncio.sleep(0.001 * (_truth(prompt) % 3))  # answers arrive out of order
+        flight["now"] -= 1
+        return str(_truth(prompt))
+
+    limits = goldset.Limits(concurrency=5)
+    gold = goldset.grade(pairs, dataset, judge, model_id="async", cache=None, limits=limits)
+    serial = goldset.grade(pairs, dataset, Counter(), model_id="sync", cache=None)
+    assert gold.qrels == serial.qrels and flight["most"] == 5
+
+
+def test_grade_runs_inside_a_running_event_loop(tmp_path: Path) -> None:
+    async def notebook_cell() -> goldset.GoldSet:
+        return goldset.grade([("q1", "d1")], _dataset(), Counter(), model_id="m", cache=None)
+
+    assert len(asyncio.run(notebook_cell()).qrels) == 1
+
+
+def test_a_killed_run_resumes_where_it_stopped(tmp_path: Path) -> None:
+    cache = tmp_path / "c.sqlite"
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+        from ragmetrics import goldset
+        from tests.test_goldset import _dataset, _runs, _truth
+        calls = 0
+        def judge(prompt):
+            global calls
+            calls += 1
+            if calls > 7:
+                os._exit(9)  # killed: no cleanup, no exception
+            return str(_truth(prompt))
+        pairs = goldset.pool(_runs(), depth=3)
+        goldset.grade(pairs, _dataset(), judge, model_id="m", cache={str(cache)!r},
+                      limits=goldset.Limits(concurrency=1))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 9, done.stderr
+    pairs = goldset.pool(_runs(), depth=3)
+    judge = Counter()
+    gold = goldset.grade(pairs, _dataset(), judge, model_id="m", cache=cache)
+    assert judge.calls == len(pairs) - 7 and gold.usage.cache_hits == 7 and gold.complete
+
+
+def test_saved_with_a_sidecar_and_loaded_back(tmp_path: Path) -> None:
+    pairs = goldset.pool(_runs(), depth=2)
+    gold = goldset.grade(pairs, _dataset(), Counter(), model_id="det-1", cache=None)
+    sidecar = gold.save(tmp_path / "gold.txt")
+    assert sidecar.name == "gold.txt.json"
+    loaded = goldset.GoldSet.load(tmp_path / "gold.txt")
+    assert loaded.qrels == gold.qrels and loaded.grades == gold.grades
+    assert loaded.provenance["model_id"] == "det-1"
+    assert loaded.provenance["runs"] == ["bm25", "dense"] and loaded.provenance["depth"] == 2
+    assert loaded.provenance["prompt_version"] == goldset.PROMPT_VERSION
+
+
+def test_inputs_are_checked_before_any_call() -> None:
+    judge = Counter()
+    with pytest.raises(InvalidParameterError, match="model_id"):
+        goldset.grade([("q1", "d1")], _dataset(), judge, cache=None)
+    with pytest.raises(MissingKeyError, match="'nope'"):
+        goldset.grade([("q1", "d1"), ("q1", "nope")], _dataset(), judge, model_id="m", cache=None)
+    with pytest.raises(InvalidParameterError, match="samples"):
+        goldset.grade([("q1", "d1")], _dataset(), judge, model_id="m", samples=0, cache=None)
+    with pytest.raises(InputFormatError, match="twice"):
+        goldset.grade([("q1", "d1")] * 2, _dataset(), judge, model_id="m", cache=None)
+    assert judge.calls == 0
+
+
+# --- the audit --------------------------------------------------------------------------
+
+
+def test_kappa_and_alpha_equal_scikit_learn_and_krippendorff() -> None:
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    krippendorff = pytest.importorskip("krippendorff")
+    rng = np.random.default_rng(11)
+    for trial in range(100):
+        n = int(rng.integers(5, 300))
+        first = rng.integers(1, 6, n)
+        second = (
+            np.clip(first + rng.integers(-2, 3, n), 1, 5) if trial % 2 else rng.integers(1, 6, n)
+        )
+        expected = sklearn_metrics.cohen_kappa_score(
+            first, second, weights="quadratic", labels=[1, 2, 3, 4, 5]
+        )
+        assert weighted_kappa(first, second) == pytest.approx(expected, abs=1e-12)
+        data = np.vstack([first, second, rng.integers(1, 6, n)]).astype(float)
+        data[2, rng.random(n) < 0.4] = np.nan  # a third coder with gaps
+        reference = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")
+        assert krippendorff_alpha_ordinal(data) == pytest.approx(reference, abs=1e-12)
+
+
+def test_audit_against_human_labels_and_runs(tmp_path: Path) -> None:
+    bm25, dense = _runs()
+    tail = rm.Run.from_lists({q: list(bm25[q][3:8]) for q in bm25.query_ids}, name="tail")
+    runs = [bm25, dense, tail]
+    pairs = goldset.pool(runs, depth=5)
+    gold = goldset.grade(pairs, _dataset(), Counter(), model_id="m", cache=None)
+    llm = {q: dict(gold.qrels[q]) for q in gold.qrels.query_ids}
+    human = {
+        q: {d: max(1, g - 1) if i % 3 == 0 else g for i, (d, g) in enumerate(docs.items())}
+        for q, docs in llm.items()
+    }
+    found = goldset.audit(gold, human, runs={r.name: r for r in runs}, k=5)
+    assert found.n_pairs == len(pairs)
+    assert 0.5 < found.kappa < 1 and 0.5 < found.alpha < 1
+    assert np.array(found.confusion).sum() == len(pairs)
+    assert np.trace(np.array(found.confusion)) == sum(
+        human[q][d] == g for q, docs in llm.items() for d, g in docs.items()
+    )
+    share, low, high = found.prevalence["LLM"][5]
+    assert low <= share <= high
+    assert set(found.runs) == {"bm25", "dense", "tail"}
+    assert found.tau is not None and -1 <= found.tau <= 1
+    assert "weighted kappa" in found.to_markdown()
+    perfect = goldset.audit(gold, llm)
+    assert perfect.kappa == pytest.approx(1.0) and perfect.alpha == pytest.approx(1.0)
+    with pytest.raises(InvalidParameterError, match=r"1\.\.5"):
+        goldset.audit(gold, {"q0": {"x": 0}})
+
+
+def test_a_review_sample_goes_out_and_comes_back(tmp_path: Path) -> None:
+    dataset = _dataset()
+    gold = goldset.grade(
+        goldset.pool(_runs(), depth=5), dataset, Counter(), model_id="m", cache=None
+    )
+    for name in ("review.csv", "review.jsonl"):
+        path = tmp_path / name
+        written = goldset.export_sample(gold, dataset, path, per_grade=2)
+        assert written == sum(
+            min(2, sum(g == grade for q in gold.qrels.query_ids for g in gold.qrels[q].values()))
+            for grade in range(1, 6)
+        )
+        with pytest.raises(InputFormatError, match="no row has a human_grade"):
+            goldset.read_sample(path)
+        if name.endswith(".csv"):
+            with open(path, newline="") as handle:
+                rows = list(csv.DictReader(handle))
+            for row in rows:
+                row["human_grade"] = row["llm_grade"]  # a reviewer who agrees with every grade
+            with open(path, "w", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
+        else:
+            rows = [json.loads(line) for line in path.read_text().splitlines()]
+            for row in rows:
+                row["human_grade"] = str(row["llm_grade"])
+            path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        found = goldset.audit(gold, path)
+        assert found.n_pairs == written and found.kappa == pytest.approx(1.0)
+
+
+def test_without_human_labels_samples_and_length_are_audited(tmp_path: Path) -> None:
+    dataset = _dataset()
+    lock = threading.Lock()
+    state = {"n": 0}
+
+    def noisy(prompt: str, call: int) -> str:
+        with lock:
+            state["n"] += 1
+            return str(_truth(prompt) if state["n"] % 4 else max(1, _truth(prompt) - 1))
+
+    gold = goldset.grade(goldset.pool(_runs(), depth=4), dataset, Counter(noisy), model_id="m",
+                         samples=3, cache=None, limits=goldset.Limits(concurrency=1))  # fmt: skip
+    found = goldset.audit(gold, dataset=dataset)
+    assert 0 < found.sample_disagreement < 1 and found.sample_alpha < 1
+    assert found.length_rho is not None and -1 <= found.length_rho <= 1
+    assert found.kappa is None
