@@ -392,3 +392,37 @@ def test_without_human_labels_samples_and_length_are_audited(tmp_path: Path) -> 
     assert 0 < found.sample_disagreement < 1 and found.sample_alpha < 1
     assert found.length_rho is not None and -1 <= found.length_rho <= 1
     assert found.kappa is None
+
+
+def test_the_agreement_command_prints_the_audit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.cli import main
+
+    gold = goldset.grade(
+        goldset.pool(_runs(), depth=5), _dataset(), Counter(), model_id="m", cache=None
+    )
+    gold.save(tmp_path / "llm.txt")
+    human = {
+        q: {d: max(1, g - (i % 2)) for i, (d, g) in enumerate(gold.qrels[q].items())}
+        for q in gold.qrels.query_ids
+    }
+    rm.Qrels.from_dict(human).to_trec(tmp_path / "human.txt")
+    expected = goldset.audit(gold.qrels, human)
+    assert (
+        main(
+            [
+                "agreement",
+                str(tmp_path / "llm.txt"),
+                str(tmp_path / "human.txt"),
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    printed = json.loads(capsys.readouterr().out)
+    assert (
+        printed["kappa"] == pytest.approx(expected.kappa) and printed["n_pairs"] == expected.n_pairs
+    )
+    assert main(["agreement", str(tmp_path / "llm.txt"), str(tmp_path / "missing.txt")]) == 2

@@ -218,6 +218,31 @@ def build_parser() -> argparse.ArgumentParser:
 
     trec_eval.add_parser(commands)
 
+    agreement = commands.add_parser(
+        "agreement",
+        help="how far LLM labels agree with human labels (goldset.audit)",
+        description="Weighted kappa, Krippendorff's alpha, the confusion matrix and grade "
+        "prevalence of two labelings on 1..5, on the pairs both grade; with runs, each run's "
+        "RA-nWG@k under both and Kendall's tau of the two orders.",
+    )
+    agreement.add_argument("llm_qrels", metavar="LLM_QRELS", help="the LLM's labels (1..5)")
+    agreement.add_argument(
+        "human_qrels",
+        metavar="HUMAN_QRELS",
+        help="human labels: qrels on 1..5, or a filled-in review file (.csv, .jsonl)",
+    )
+    agreement.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        metavar="RUN",
+        help="a run to rank under both (repeat)",
+    )
+    agreement.add_argument("-k", type=int, default=10, help="the cutoff of RA-nWG for the runs")
+    agreement.add_argument(
+        "--format", choices=("markdown", "json"), default="markdown", help="output format"
+    )
+
     metrics = commands.add_parser("metrics", help="list the metrics and their aliases")
     metrics.add_argument(
         "--format", choices=("table", "json"), default="table", help="output format"
@@ -396,6 +421,24 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from ragmetrics.goldset import audit, read_sample
+
+    human_path = args.human_qrels
+    human = (
+        read_sample(human_path)
+        if Path(human_path).suffix.lower() in {".csv", ".jsonl"}
+        else read_qrels(human_path)
+    )
+    runs = named_runs(args.run) if args.run else None
+    found = audit(read_qrels(args.llm_qrels), human, runs=runs, k=args.k)
+    if args.format == "json":
+        print(json.dumps(found.to_dict(), default=str))
+    else:
+        print(found.to_markdown())
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
@@ -407,6 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "compare": _cmd_compare,
         "report": _cmd_report,
         "metrics": _cmd_metrics,
+        "agreement": _cmd_agreement,
         "trec_eval": trec_eval.command,
     }
     handlers.update(_extra_commands())
