@@ -12,11 +12,14 @@ from langchain_ragmetrics.evaluation import (
     evaluate_retriever,
     langsmith_evaluator,
 )
+from langchain_ragmetrics.judge import ChatModelJudge, as_judge
 
 __all__ = [
+    "ChatModelJudge",
     "RetrievalEvalCallbackHandler",
     "RetrievalRecord",
     "aevaluate_retriever",
+    "as_judge",
     "content_hash",
     "document_id",
     "document_ids",

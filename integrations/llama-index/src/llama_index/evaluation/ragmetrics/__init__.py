@@ -9,6 +9,7 @@
 
 from llama_index.evaluation.ragmetrics._nodes import node_id, node_ids, node_texts
 from llama_index.evaluation.ragmetrics.evaluator import RagMetricsRetrieverEvaluator
+from llama_index.evaluation.ragmetrics.judge import LLMJudge, as_judge
 from llama_index.evaluation.ragmetrics.metrics import (
     MetricKeyWarning,
     RagMetricsMetric,
@@ -17,11 +18,13 @@ from llama_index.evaluation.ragmetrics.metrics import (
 from llama_index.evaluation.ragmetrics.recorder import RetrievalRecord, RetrievalRecorder
 
 __all__ = [
+    "LLMJudge",
     "MetricKeyWarning",
     "RagMetricsMetric",
     "RagMetricsRetrieverEvaluator",
     "RetrievalRecord",
     "RetrievalRecorder",
+    "as_judge",
     "node_id",
     "node_ids",
     "node_texts",

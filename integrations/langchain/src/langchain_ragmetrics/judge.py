@@ -1,0 +1,104 @@
+"""A LangChain chat model as the judge of ``ragmetrics.goldset.grade``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from pydantic import BaseModel, Field
+
+from ragmetrics.errors import InvalidParameterError
+from ragmetrics.goldset import Judge, Reply
+
+# the parameters of a chat model that change what it answers (part of the cache key)
+_OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
+
+
+class _Grade(BaseModel):
+    """The structured answer: one utility grade."""
+
+    grade: int = Field(description="the grade, one integer from 1 to 5")
+
+
+class ChatModelJudge(Judge):
+    """Grades with a chat model: structured output where the model supports it, its text
+    otherwise (parsed strictly by ragmetrics); tokens from the message's ``usage_metadata``."""
+
+    def __init__(self, model: BaseChatModel, model_id: str, params: Mapping[str, Any]) -> None:
+        self.model = model
+        self.model_id = model_id
+        self.params = dict(params)
+        try:
+            self._structured: Any = model.with_structured_output(_Grade, include_raw=True)
+        except (NotImplementedError, AttributeError, ValueError):
+            self._structured = None  # no tool calling: the text is parsed instead
+
+    def ask(self, conversation: list[tuple[str, str]]) -> Reply:
+        return self._reply(self._runnable().invoke(_messages(conversation)))
+
+    async def aask(self, conversation: list[tuple[str, str]]) -> Reply:
+        return self._reply(await self._runnable().ainvoke(_messages(conversation)))
+
+    def _runnable(self) -> Any:
+        return self._structured if self._structured is not None else self.model
+
+    def _reply(self, output: Any) -> Reply:
+        if isinstance(output, dict) and "raw" in output:  # structured, with the raw message
+            raw, parsed = output["raw"], output.get("parsed")
+            answer: Any = parsed.grade if parsed is not None else _text(raw)
+            return _with_usage(answer, raw)
+        return _with_usage(_text(output), output)
+
+
+def as_judge(
+    model: BaseChatModel,
+    *,
+    model_id: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> ChatModelJudge:
+    """A judge for :func:`ragmetrics.goldset.grade` from a LangChain chat model.
+
+    ``model_id`` defaults to the model's ``model_name`` or ``model`` (with its class);
+    ``params`` to the settings among ``temperature``, ``top_p``, ``top_k``, ``seed``,
+    ``max_tokens`` and ``reasoning_effort`` that the model has. Both key the cache.
+    """
+    if not isinstance(model, BaseChatModel):
+        raise InvalidParameterError(
+            f"as_judge takes a LangChain chat model (a BaseChatModel); got {type(model).__name__}."
+        )
+    name = getattr(model, "model_name", None) or getattr(model, "model", None)
+    identity = model_id or (f"{type(model).__name__}:{name}" if name else None)
+    if not identity:
+        raise InvalidParameterError(
+            f"{type(model).__name__} has no model name: pass model_id='...' (the cache is keyed "
+            f"by it)."
+        )
+    settings = (
+        dict(params)
+        if params is not None
+        else {p: getattr(model, p) for p in _OUTPUT_PARAMS if getattr(model, p, None) is not None}
+    )
+    return ChatModelJudge(model, identity, settings)
+
+
+def _messages(conversation: list[tuple[str, str]]) -> list[BaseMessage]:
+    return [
+        AIMessage(content=text) if role == "assistant" else HumanMessage(content=text)
+        for role, text in conversation
+    ]
+
+
+def _text(message: Any) -> str:
+    content = getattr(message, "content", message)
+    if isinstance(content, list):  # content blocks: keep the text ones
+        return "".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return str(content)
+
+
+def _with_usage(answer: Any, message: Any) -> Reply:
+    usage = getattr(message, "usage_metadata", None) or {}
+    return Reply(answer, usage.get("input_tokens"), usage.get("output_tokens"))

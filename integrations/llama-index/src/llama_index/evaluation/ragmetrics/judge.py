@@ -1,0 +1,77 @@
+"""A LlamaIndex LLM as the judge of ``ragmetrics.goldset.grade``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
+from llama_index.core.llms import LLM
+
+from ragmetrics.errors import InvalidParameterError
+from ragmetrics.goldset import Judge, Reply
+
+_OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
+
+
+class LLMJudge(Judge):
+    """Grades with a LlamaIndex LLM through its chat interface; the answer's text is parsed
+    strictly by ragmetrics; tokens from the response's usage where the LLM reports them
+    (``additional_kwargs`` or ``raw.usage``)."""
+
+    def __init__(self, llm: LLM, model_id: str, params: Mapping[str, Any]) -> None:
+        self.llm = llm
+        self.model_id = model_id
+        self.params = dict(params)
+
+    def ask(self, conversation: list[tuple[str, str]]) -> Reply:
+        return _reply(self.llm.chat(_messages(conversation)))
+
+    async def aask(self, conversation: list[tuple[str, str]]) -> Reply:
+        return _reply(await self.llm.achat(_messages(conversation)))
+
+
+def as_judge(
+    llm: LLM, *, model_id: str | None = None, params: Mapping[str, Any] | None = None
+) -> LLMJudge:
+    """A judge for :func:`ragmetrics.goldset.grade` from a LlamaIndex LLM.
+
+    ``model_id`` defaults to ``llm.metadata.model_name`` (with the LLM's class); ``params``
+    to the settings among ``temperature``, ``top_p``, ``top_k``, ``seed``, ``max_tokens`` and
+    ``reasoning_effort`` that the LLM has. Both key the cache.
+    """
+    if not isinstance(llm, LLM):
+        raise InvalidParameterError(f"as_judge takes a LlamaIndex LLM; got {type(llm).__name__}.")
+    name = getattr(llm.metadata, "model_name", None)
+    identity = model_id or (f"{type(llm).__name__}:{name}" if name else None)
+    if not identity:
+        raise InvalidParameterError(
+            f"{type(llm).__name__} has no model name: pass model_id='...' (the cache is keyed "
+            f"by it)."
+        )
+    settings = (
+        dict(params)
+        if params is not None
+        else {p: getattr(llm, p) for p in _OUTPUT_PARAMS if getattr(llm, p, None) is not None}
+    )
+    return LLMJudge(llm, identity, settings)
+
+
+def _messages(conversation: list[tuple[str, str]]) -> list[ChatMessage]:
+    return [
+        ChatMessage(
+            role=MessageRole.ASSISTANT if role == "assistant" else MessageRole.USER, content=text
+        )
+        for role, text in conversation
+    ]
+
+
+def _reply(response: ChatResponse) -> Reply:
+    extra = response.additional_kwargs or {}
+    prompt_tokens = extra.get("prompt_tokens")
+    completion_tokens = extra.get("completion_tokens")
+    usage = getattr(response.raw, "usage", None) if response.raw is not None else None
+    if prompt_tokens is None and usage is not None:
+        prompt_tokens = getattr(usage, "prompt_tokens", None)
+        completion_tokens = getattr(usage, "completion_tokens", None)
+    return Reply(response.message.content or "", prompt_tokens, completion_tokens)
