@@ -437,6 +437,101 @@ print(f"{len(all_chunks)} chunks: same answers {fast == slow}; pairwise {slow_s*
 ]
 
 
+NOTEBOOKS["06_golden_sets"] = [
+    (
+        "md",
+        "# 06 · Golden sets from your own LLM\n\nNo qrels? `ragmetrics.goldset` pools what your runs retrieve, asks your model to grade each (question, passage) pair 1..5, keeps every answer in a cache, and audits the labels. Here a deterministic function stands in for the model, so the notebook runs offline; the last cells plug in a real LangChain chat model.",
+    ),
+    ("code", SETUP + "\nfrom ragmetrics import goldset"),
+    (
+        "md",
+        "## Two runs to label\n\nThe demo's questions and originals, ranked two ways: by shared words, and by shared words among short originals.",
+    ),
+    (
+        "code",
+        """data = datasets.demo()
+
+def overlap(question, text):
+    return len(set(question.lower().split()) & set(text.lower().split()))
+
+by_words = rm.Run.from_dict(
+    {q: {d: overlap(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()},
+    name="words").truncate(10)
+by_short = rm.Run.from_dict(
+    {q: {d: overlap(t, body) / len(body) ** 0.5 for d, body in data.corpus.items()} for q, t in data.queries.items()},
+    name="short").truncate(10)
+pairs = goldset.pool([by_words, by_short], depth=5)
+pairs""",
+    ),
+    (
+        "md",
+        "## The judge\n\nAny function from prompt to answer is a judge, given the `model_id` that keys the cache. This one grades by the share of the question's words that the passage holds: crude, but it answers like a model would, and the same way every time.",
+    ),
+    (
+        "code",
+        """import re
+
+def word_judge(prompt):
+    question = prompt.split("Question:")[1].split("Passage:")[0]
+    passage = prompt.split("Passage:")[1].split("Grades:")[0]
+    words = {w for w in re.findall(r"[a-z']+", question.lower()) if len(w) > 3}
+    found = sum(w in passage.lower() for w in words) / max(len(words), 1)
+    return str(1 + round(4 * found))
+
+print(goldset.estimate(pairs, data, word_judge, model_id="word-judge-1", cache=None))""",
+    ),
+    (
+        "md",
+        "## Grade, with a cache\n\nEvery answer is committed to SQLite as it arrives; a second run pays nothing.",
+    ),
+    (
+        "code",
+        """import tempfile, os
+cache = os.path.join(tempfile.mkdtemp(), "gold.sqlite")
+gold = goldset.grade(pairs, data, word_judge, model_id="word-judge-1", cache=cache, progress=False)
+again = goldset.grade(pairs, data, word_judge, model_id="word-judge-1", cache=cache, progress=False)
+print(gold)
+print(again)""",
+    ),
+    (
+        "md",
+        "## Audit against the demo's own grades\n\nOn the pairs both labelings grade: weighted kappa, Krippendorff's alpha, the confusion matrix, each labeling's grade prevalence, and how both rank the two runs by RA-nWG@5.",
+    ),
+    (
+        "code",
+        """from IPython.display import Markdown
+found = goldset.audit(gold, data.qrels, runs={"words": by_words, "short": by_short}, k=5, dataset=data)
+Markdown(found.to_markdown())""",
+    ),
+    (
+        "md",
+        "This crude judge agrees only weakly with the demo's grades, and it almost never gives a 5 where the demo's grades often do (compare the prevalence rows): its RA-nWG values are not the demo's. It does order the two runs as the demo's grades do, which is what a comparison needs. Audit a sample of your own model's grades (`goldset.export_sample`) before you trust them.",
+    ),
+    (
+        "md",
+        "## Evaluate with the frozen labels\n\nRA-nWG's weights depend on each query's judged pool, so grade the union of the runs once and evaluate every run against those same labels.",
+    ),
+    (
+        "code",
+        """rm.compare(gold.qrels, {"words": by_words, "short": by_short}, ["ra_nwg@5", "n_recall_4plus@5", "harm@5"], missing="skip")""",
+    ),
+    (
+        "md",
+        "## A real model\n\n`as_judge` turns a LangChain chat model (or, from the LlamaIndex integration, an LLM) into a judge. With a provider it would be `as_judge(ChatOpenAI(model=..., temperature=0))`; here LangChain's own offline fake model answers from a list, the first answer unusable, so the judge asks again.",
+    ),
+    (
+        "code",
+        """from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_ragmetrics import as_judge
+
+model = FakeListChatModel(responses=["It depends.", "4", "2"])
+three = goldset.grade(list(pairs)[:2], data, as_judge(model, model_id="fake-list"), cache=None,
+                      limits=goldset.Limits(concurrency=1))
+print(three, dict(three.qrels.to_dict()), three.usage.reasks)""",
+    ),
+]
+
+
 def build(name: str, cells: list[tuple[str, str]]) -> Path:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {
