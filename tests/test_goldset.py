@@ -426,3 +426,19 @@ def test_the_agreement_command_prints_the_audit(
         printed["kappa"] == pytest.approx(expected.kappa) and printed["n_pairs"] == expected.n_pairs
     )
     assert main(["agreement", str(tmp_path / "llm.txt"), str(tmp_path / "missing.txt")]) == 2
+
+
+def test_the_rolling_minute_holds_requests_and_tokens_back() -> None:
+    from ragmetrics.goldset._grade import _Window
+
+    window = _Window()
+    limits = goldset.Limits(requests_per_minute=2, tokens_per_minute=1000)
+    assert window.wait_time(0.0, 100, limits) == 0
+    window.events.extend([(0.0, 100), (1.0, 100)])
+    assert window.wait_time(5.0, 100, limits) == pytest.approx(55.0)  # two requests this minute
+    assert window.wait_time(59.0, 100, limits) == pytest.approx(1.0)
+    assert window.wait_time(60.5, 100, limits) == 0  # the first has aged out: one slot free
+    window.events.extend([(70.0, 900)])
+    assert window.wait_time(71.0, 200, goldset.Limits(tokens_per_minute=1000)) == pytest.approx(
+        59.0
+    )

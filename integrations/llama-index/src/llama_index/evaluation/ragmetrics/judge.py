@@ -7,6 +7,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import LLM
+from pydantic import BaseModel, Field
 
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.goldset import Judge, Reply
@@ -14,21 +15,34 @@ from ragmetrics.goldset import Judge, Reply
 _OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
 
 
+class _Grade(BaseModel):
+    """The structured answer: one utility grade."""
+
+    grade: int = Field(description="the grade, one integer from 1 to 5")
+
+
 class LLMJudge(Judge):
-    """Grades with a LlamaIndex LLM through its chat interface; the answer's text is parsed
-    strictly by ragmetrics; tokens from the response's usage where the LLM reports them
+    """Grades with a LlamaIndex LLM through its chat interface: structured output (JSON of
+    one grade) when the LLM is a function-calling model, its text otherwise; either is parsed
+    strictly by ragmetrics. Tokens from the response's usage where the LLM reports them
     (``additional_kwargs`` or ``raw.usage``)."""
 
     def __init__(self, llm: LLM, model_id: str, params: Mapping[str, Any]) -> None:
         self.llm = llm
         self.model_id = model_id
         self.params = dict(params)
+        self._chat: Any = llm
+        if getattr(llm.metadata, "is_function_calling_model", False):
+            try:
+                self._chat = llm.as_structured_llm(_Grade)
+            except (AttributeError, NotImplementedError, ValueError):
+                self._chat = llm
 
     def ask(self, conversation: list[tuple[str, str]]) -> Reply:
-        return _reply(self.llm.chat(_messages(conversation)))
+        return _reply(self._chat.chat(_messages(conversation)))
 
     async def aask(self, conversation: list[tuple[str, str]]) -> Reply:
-        return _reply(await self.llm.achat(_messages(conversation)))
+        return _reply(await self._chat.achat(_messages(conversation)))
 
 
 def as_judge(
