@@ -31,7 +31,7 @@ from ragmetrics.errors import InputFormatError, InvalidParameterError, MissingKe
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
 from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks
-from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge
+from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge, model_identity
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE, TEMPLATE_HASH, parse_grade, prompt
 from ragmetrics.progress import progress_bar
 from ragmetrics.qrels import Qrels
@@ -55,6 +55,7 @@ __all__ = [
     "estimate",
     "export_sample",
     "grade",
+    "model_identity",
     "parse_grade",
     "pool",
     "read_sample",

@@ -98,3 +98,25 @@ def as_judge(
         f"judge must be a Judge (from as_judge(model) of an integration) or a function "
         f"fn(prompt) -> str with model_id=...; got {type(judge).__name__}."
     )
+
+
+# the settings of a model that change what it answers (part of the cache key)
+OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
+
+
+def model_identity(
+    model: Any, name: str | None, model_id: str | None, params: Mapping[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The cache identity of a framework model: ``model_id`` or ``Class:name``, and
+    ``params`` or those of :data:`OUTPUT_PARAMS` the model sets (used by the integrations'
+    ``as_judge``)."""
+    identity = model_id or (f"{type(model).__name__}:{name}" if name else None)
+    if not identity:
+        raise InvalidParameterError(
+            f"{type(model).__name__} has no model name: pass model_id='...' (the cache is keyed "
+            f"by it)."
+        )
+    if params is not None:
+        return identity, dict(params)
+    settings = {p: getattr(model, p) for p in OUTPUT_PARAMS if getattr(model, p, None) is not None}
+    return identity, settings

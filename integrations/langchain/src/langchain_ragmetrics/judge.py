@@ -10,10 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, Field
 
 from ragmetrics.errors import InvalidParameterError
-from ragmetrics.goldset import Judge, Reply
-
-# the parameters of a chat model that change what it answers (part of the cache key)
-_OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
+from ragmetrics.goldset import Judge, Reply, model_identity
 
 
 class _Grade(BaseModel):
@@ -69,17 +66,7 @@ def as_judge(
             f"as_judge takes a LangChain chat model (a BaseChatModel); got {type(model).__name__}."
         )
     name = getattr(model, "model_name", None) or getattr(model, "model", None)
-    identity = model_id or (f"{type(model).__name__}:{name}" if name else None)
-    if not identity:
-        raise InvalidParameterError(
-            f"{type(model).__name__} has no model name: pass model_id='...' (the cache is keyed "
-            f"by it)."
-        )
-    settings = (
-        dict(params)
-        if params is not None
-        else {p: getattr(model, p) for p in _OUTPUT_PARAMS if getattr(model, p, None) is not None}
-    )
+    identity, settings = model_identity(model, name, model_id, params)
     return ChatModelJudge(model, identity, settings)
 
 

@@ -10,9 +10,7 @@ from llama_index.core.llms import LLM
 from pydantic import BaseModel, Field
 
 from ragmetrics.errors import InvalidParameterError
-from ragmetrics.goldset import Judge, Reply
-
-_OUTPUT_PARAMS = ("temperature", "top_p", "top_k", "seed", "max_tokens", "reasoning_effort")
+from ragmetrics.goldset import Judge, Reply, model_identity
 
 
 class _Grade(BaseModel):
@@ -56,17 +54,8 @@ def as_judge(
     """
     if not isinstance(llm, LLM):
         raise InvalidParameterError(f"as_judge takes a LlamaIndex LLM; got {type(llm).__name__}.")
-    name = getattr(llm.metadata, "model_name", None)
-    identity = model_id or (f"{type(llm).__name__}:{name}" if name else None)
-    if not identity:
-        raise InvalidParameterError(
-            f"{type(llm).__name__} has no model name: pass model_id='...' (the cache is keyed "
-            f"by it)."
-        )
-    settings = (
-        dict(params)
-        if params is not None
-        else {p: getattr(llm, p) for p in _OUTPUT_PARAMS if getattr(llm, p, None) is not None}
+    identity, settings = model_identity(
+        llm, getattr(llm.metadata, "model_name", None), model_id, params
     )
     return LLMJudge(llm, identity, settings)
 
