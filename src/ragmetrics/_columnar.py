@@ -48,6 +48,11 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
         raise InputFormatError(f"{path}: not a Parquet file ({error}).") from None
 
 
+def read_ids_table(path: Any, query_col: str | None, doc_col: str) -> Any:
+    """:func:`read_table` with the query and doc id columns read dictionary-encoded."""
+    return read_table(path, (*QUERY_COLUMNS, query_col or "", doc_col))
+
+
 def _first_file(path: Any) -> Any:
     """A Parquet file, or the first Parquet file of a folder (for its schema)."""
     from pathlib import Path

@@ -300,7 +300,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         from ragmetrics import _columnar
 
         return cls.from_arrow(
-            _columnar.read_table(path, (*_columnar.QUERY_COLUMNS, query_col or "", doc_col)),
+            _columnar.read_ids_table(path, query_col, doc_col),
             query_col=query_col,
             doc_col=doc_col,
             grade_col=grade_col,

@@ -283,7 +283,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         from ragmetrics import _columnar
 
         return cls.from_arrow(
-            _columnar.read_table(path, (*_columnar.QUERY_COLUMNS, query_col or "", doc_col)),
+            _columnar.read_ids_table(path, query_col, doc_col),
             query_col=query_col,
             doc_col=doc_col,
             score_col=score_col,
