@@ -148,10 +148,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         plain = read_plain_trec_packed(path, n_columns=4, doc_col=2, value_col=3, integer=True)
         if plain is not None:
             queries, lengths, ids, grades = plain
-            if len(set(queries)) == len(queries):
-                store = Store.from_bytes(queries, np.asarray(lengths, np.int64), ids, grades)
-                if not store.has_repeats():
-                    return cls._make(store)
+            packed = cls._from_packed(queries, lengths, ids, grades)
+            if packed is not None:
+                return packed
             try:  # a query split across the file, or a doc judged twice: as strings
                 columns = (queries, lengths, _packed.decode(ids), grades)
                 return cls._from_columns(*columns, source=os.fspath(path))
@@ -167,6 +166,23 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             on_repeat="same",
         )
         return cls._make(Store.from_maps(list(maps), list(maps.values())))
+
+    @classmethod
+    def _from_packed(
+        cls,
+        queries: list[str],
+        lengths: Sequence[int] | np.ndarray,
+        ids: np.ndarray,
+        grades: np.ndarray,
+        dictionary: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> Qrels | None:
+        """Qrels kept as fixed-width bytes (``_packed``), or None when a query comes back
+        later or a doc is judged twice (the caller reads those as strings, with checks)."""
+        if len(set(queries)) != len(queries):
+            return None
+        counts = np.asarray(lengths, np.int64)
+        store = Store.from_bytes(queries, counts, ids, grades, dictionary=dictionary)
+        return None if store.has_repeats() else cls._make(store)
 
     @classmethod
     @without_gc
@@ -277,11 +293,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
         packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            queries, lengths, ids, grades, dictionary = packed
-            if len(set(queries)) == len(queries):
-                store = Store.from_bytes(queries, lengths, ids, grades, dictionary=dictionary)
-                if not store.has_repeats():
-                    return cls._make(store)
+            made = cls._from_packed(*packed)
+            if made is not None:
+                return made
         # regrouping, repeats and every check of a bad row: the DataFrame constructor's
         return cls.from_pandas(
             _columnar.decoded(table).to_pandas(), query_col=query, doc_col=doc_col, grade_col=grade

@@ -232,10 +232,7 @@ def estimate(
 
     ``tokenizer``: a function text -> token count (or -> list of tokens); without one, tokens
     are characters / 4, and the estimate says so. Prices are yours (per million tokens)."""
-    listed = _pairs(pairs)
-    samples = _samples(samples)
-    the_judge = as_judge(judge, model_id=model_id, params=params)
-    tasks = make_tasks(listed, _texts(dataset), the_judge, samples)
+    listed, _, tasks = _tasks(pairs, dataset, judge, model_id, params, samples)
     store = Cache(cache)
     try:
         cached = store.keys([t.key for t in tasks])
@@ -261,6 +258,21 @@ def estimate(
         tokens_from="tokenizer" if tokenizer is not None else "chars/4",
         cost=cost,
     )
+
+
+def _tasks(
+    pairs: Any,
+    dataset: Any,
+    judge: Any,
+    model_id: str | None,
+    params: Mapping[str, Any] | None,
+    samples: int,
+) -> tuple[list[tuple[str, str]], Judge, list[Any]]:
+    """The pairs, the judge and one task per (pair, sample), every input and text checked
+    before any call."""
+    listed = _pairs(pairs)
+    the_judge = as_judge(judge, model_id=model_id, params=params)
+    return listed, the_judge, make_tasks(listed, _texts(dataset), the_judge, _samples(samples))
 
 
 def _counter(tokenizer: Any) -> Any:
@@ -452,11 +464,8 @@ async def agrade(
     progress: bool | None = None,
 ) -> GoldSet:
     """:func:`grade`, awaited."""
-    listed = _pairs(pairs)
-    samples = _samples(samples)
-    the_judge = as_judge(judge, model_id=model_id, params=params)
+    listed, the_judge, tasks = _tasks(pairs, dataset, judge, model_id, params, samples)
     limits = limits or Limits()
-    tasks = make_tasks(listed, _texts(dataset), the_judge, samples)  # every text checked first
     store = Cache(cache)
     show = progress if progress is not None else len(listed) >= 50
     bar = progress_bar(total=len(tasks), desc="grading", unit=" answers", disable=not show)
