@@ -129,6 +129,8 @@ def test_answers_that_are_not_grades_are_reasked_then_left_unjudged(tmp_path: Pa
     assert [goldset.parse_grade(a) for a in ("3", " 5. ", "grade=1", "6", "4/5", "", "three")] == [
         3, 5, 1, None, None, None, None,
     ]  # fmt: skip
+    structured = ('{"grade": 4.0}', '{"grade": 4.5}', '{"grade": 4, "or": 5}', {"grade": 0}, 5.0)
+    assert [goldset.parse_grade(a) for a in structured] == [4, None, None, None, 5]
 
 
 class RateLimitedError(Exception):

@@ -10,6 +10,8 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
 
 from langchain_ragmetrics import as_judge
 from ragmetrics import goldset
@@ -73,3 +75,71 @@ def test_a_chatty_model_is_asked_again_in_the_conversation(tmp_path: Path) -> No
     model = GradingChat(chatty=True)
     gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model, model_id="chatty"), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 2 and gold.usage.reasks == 1
+
+
+class ToolGradingChat(GradingChat):
+    """A chat model that can call tools: with tools bound it answers with a call of the first
+    one, whose arguments ``args_of(grade, turn)`` gives; without, in text like GradingChat."""
+
+    model_name: str = "tool-grader-1"
+    seen_tools: list[str] = Field(default_factory=list)
+    args_of: Any = None
+
+    def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        schemas = [convert_to_openai_tool(tool) for tool in tools]
+        return self.bind(tools=schemas, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        tools = kwargs.get("tools")
+        if not tools:
+            return super()._generate(messages, stop, run_manager, **kwargs)
+        self.calls += 1
+        name = tools[0]["function"]["name"]
+        self.seen_tools.append(f"{name}:{kwargs.get('tool_choice')}")
+        grade = _grade_of(str(messages[0].content))
+        args = self.args_of(grade, len(messages) // 2) if self.args_of else {"grade": grade}
+        message = AIMessage(
+            content="" if args is not None else f"It is a {grade}",
+            tool_calls=[] if args is None else [{"name": name, "args": args, "id": "call-1"}],
+            usage_metadata={"input_tokens": 50, "output_tokens": 5, "total_tokens": 55},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def test_a_tool_calling_model_grades_through_structured_output(tmp_path: Path) -> None:
+    pairs = goldset.pool(_runs(), depth=3)
+    model = ToolGradingChat()
+    gold = goldset.grade(pairs, _dataset(), as_judge(model), cache=tmp_path / "c.sqlite")
+    assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
+        (q, d): int(d[1:]) % 5 + 1 for q, d in pairs
+    }
+    # every call went through with_structured_output's tool, forced
+    assert model.seen_tools == ["Grade:any"] * len(pairs) and gold.usage.reasks == 0
+    assert gold.usage.prompt_tokens == 50 * len(pairs) and gold.usage.estimated_tokens == 0
+    assert gold.usage.completion_tokens == 5 * len(pairs)
+
+
+def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> None:
+    def args_of(grade: int, turn: int) -> dict[str, Any] | None:
+        # first a grade out of range, then words, then a valid call
+        return [{"grade": 7}, {"grade": "four"}, {"grade": grade}][turn]
+
+    model = ToolGradingChat(args_of=args_of)
+    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
+    assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
+
+    never = ToolGradingChat(args_of=lambda grade, turn: {"grade": "four"})
+    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
+    assert never.calls == 3 and "q1" not in gold.qrels  # never a default grade
+    assert gold.unjudged == {("q1", "d7"): '{"grade": "four"}'}  # the raw arguments, kept
+
+
+def test_a_tool_model_that_answers_in_text_is_read_strictly(tmp_path: Path) -> None:
+    # the model ignores the tool and writes a sentence, then the bare grade when asked again
+    model = ToolGradingChat(
+        seen_tools=[], args_of=lambda grade, turn: None if turn == 0 else {"grade": grade}
+    )
+    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
+    assert gold.qrels["q1"] == {"d7": 3} and gold.usage.reasks == 1 and model.calls == 2

@@ -48,10 +48,13 @@ def reask(answer: str) -> str:
 
 def parse_grade(answer: object) -> int | None:
     """The grade 1..5 of an answer, or None: the reply must be the grade and nothing more
-    (``4``, ``4.``, ``Grade: 4``, ``**4**``, ``{"grade": 4}``). Never a guess: ``4 or 5``,
-    ``6``, ``four`` or an empty reply are None."""
+    (``4``, ``4.``, ``Grade: 4``, ``**4**``, ``{"grade": 4}``; in a structure, ``4.0`` is the
+    integer it equals). Never a guess: ``4 or 5``, ``6``, ``four``, ``4.5``, ``{"grade": 4,
+    "or": 5}`` or an empty reply are None."""
     if isinstance(answer, bool):
         return None
+    if isinstance(answer, float) and answer.is_integer():
+        answer = int(answer)
     if isinstance(answer, int):
         return answer if 1 <= answer <= 5 else None
     if isinstance(answer, dict):

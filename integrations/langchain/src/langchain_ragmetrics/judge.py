@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,22 +14,26 @@ from ragmetrics.errors import InvalidParameterError
 from ragmetrics.goldset import Judge, Reply, model_identity
 
 
-class _Grade(BaseModel):
-    """The structured answer: one utility grade."""
+class Grade(BaseModel):
+    """Record the passage's utility grade for the question, from 1 (not relevant) to 5
+    (decisive)."""
 
     grade: int = Field(description="the grade, one integer from 1 to 5")
 
 
 class ChatModelJudge(Judge):
-    """Grades with a chat model: structured output where the model supports it, its text
-    otherwise (parsed strictly by ragmetrics); tokens from the message's ``usage_metadata``."""
+    """Grades with a chat model: structured output (a ``Grade`` tool call, through
+    ``with_structured_output``) where the model can call tools, its text otherwise. Either
+    answer is read strictly by ragmetrics: a tool call whose arguments are not one grade
+    1..5, or a model that answers in words instead of calling the tool, is asked again.
+    Tokens come from the message's ``usage_metadata``."""
 
     def __init__(self, model: BaseChatModel, model_id: str, params: Mapping[str, Any]) -> None:
         self.model = model
         self.model_id = model_id
         self.params = dict(params)
         try:
-            self._structured: Any = model.with_structured_output(_Grade, include_raw=True)
+            self._structured: Any = model.with_structured_output(Grade, include_raw=True)
         except (NotImplementedError, AttributeError, ValueError):
             self._structured = None  # no tool calling: the text is parsed instead
 
@@ -44,8 +49,7 @@ class ChatModelJudge(Judge):
     def _reply(self, output: Any) -> Reply:
         if isinstance(output, dict) and "raw" in output:  # structured, with the raw message
             raw, parsed = output["raw"], output.get("parsed")
-            answer: Any = parsed.grade if parsed is not None else _text(raw)
-            return _with_usage(answer, raw)
+            return _with_usage(parsed.grade if parsed is not None else _unparsed(raw), raw)
         return _with_usage(_text(output), output)
 
 
@@ -84,6 +88,16 @@ def _text(message: Any) -> str:
             part.get("text", "") if isinstance(part, dict) else str(part) for part in content
         )
     return str(content)
+
+
+def _unparsed(message: Any) -> str:
+    """What a model answered when its answer was not a valid ``Grade``: the arguments of its
+    tool call as JSON (ragmetrics then reads them strictly and records them if it cannot),
+    or its text when it called no tool."""
+    calls = getattr(message, "tool_calls", None) or []
+    if calls:
+        return json.dumps(calls[0].get("args", {}), ensure_ascii=False, default=str)
+    return _text(message)
 
 
 def _with_usage(answer: Any, message: Any) -> Reply:

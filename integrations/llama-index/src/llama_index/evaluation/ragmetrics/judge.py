@@ -2,45 +2,98 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import LLM
+from llama_index.core.llms.function_calling import FunctionCallingLLM
+from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field
 
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.goldset import Judge, Reply, model_identity
 
 
-class _Grade(BaseModel):
-    """The structured answer: one utility grade."""
+class Grade(BaseModel):
+    """Record the passage's utility grade for the question, from 1 (not relevant) to 5
+    (decisive)."""
 
     grade: int = Field(description="the grade, one integer from 1 to 5")
 
 
+def _record(grade: int) -> int:
+    return grade
+
+
+# the one tool a function-calling LLM is asked to call; only its schema is sent
+GRADE_TOOL = FunctionTool.from_defaults(
+    fn=_record, name="grade", description=Grade.__doc__, fn_schema=Grade
+)
+
+
 class LLMJudge(Judge):
-    """Grades with a LlamaIndex LLM through its chat interface: structured output (JSON of
-    one grade) when the LLM is a function-calling model, its text otherwise; either is parsed
-    strictly by ragmetrics. Tokens from the response's usage where the LLM reports them
-    (``additional_kwargs`` or ``raw.usage``)."""
+    """Grades with a LlamaIndex LLM through its chat interface.
+
+    A function-calling LLM (a ``FunctionCallingLLM`` whose metadata says
+    ``is_function_calling_model``) is asked to call one ``grade`` tool, and the tool call's
+    arguments are the answer; an LLM that cannot call tools answers in text. Either is read
+    strictly by ragmetrics: arguments that are not one grade 1..5, or a reply in words with
+    no tool call, are asked again. Tokens come from the response's usage where the LLM
+    reports it (``additional_kwargs``, or ``usage`` of ``raw``: ``prompt_tokens`` /
+    ``completion_tokens`` or ``input_tokens`` / ``output_tokens``).
+    """
 
     def __init__(self, llm: LLM, model_id: str, params: Mapping[str, Any]) -> None:
         self.llm = llm
         self.model_id = model_id
         self.params = dict(params)
-        self._chat: Any = llm
-        if getattr(llm.metadata, "is_function_calling_model", False):
-            try:
-                self._chat = llm.as_structured_llm(_Grade)
-            except (AttributeError, NotImplementedError, ValueError):
-                self._chat = llm
+        # the LLM asked to call the grade tool, when it can; None: it answers in text
+        self.caller: FunctionCallingLLM | None = (
+            llm
+            if isinstance(llm, FunctionCallingLLM)
+            and getattr(llm.metadata, "is_function_calling_model", False)
+            else None
+        )
+        # llama-index-core 0.12.x has no tool_required; there the LLM's own default applies
+        self._required: dict[str, Any] = (
+            {"tool_required": True}
+            if self.caller is not None
+            and "tool_required" in inspect.signature(self.caller.chat_with_tools).parameters
+            else {}
+        )
 
     def ask(self, conversation: list[tuple[str, str]]) -> Reply:
-        return _reply(self._chat.chat(_messages(conversation)))
+        messages = _messages(conversation)
+        if self.caller is None:
+            return _reply(self.llm.chat(messages), self._answer)
+        response = self.caller.chat_with_tools(
+            [GRADE_TOOL], chat_history=messages, **self._required
+        )
+        return _reply(response, self._answer)
 
     async def aask(self, conversation: list[tuple[str, str]]) -> Reply:
-        return _reply(await self._chat.achat(_messages(conversation)))
+        messages = _messages(conversation)
+        if self.caller is None:
+            return _reply(await self.llm.achat(messages), self._answer)
+        response = await self.caller.achat_with_tools(
+            [GRADE_TOOL], chat_history=messages, **self._required
+        )
+        return _reply(response, self._answer)
+
+    def _answer(self, response: ChatResponse) -> str:
+        """The arguments of the first tool call, as JSON (read strictly by ragmetrics), or
+        the text when the LLM called no tool."""
+        calls = (
+            self.caller.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+            if self.caller is not None
+            else []
+        )
+        if not calls:
+            return _text(response)
+        return json.dumps(calls[0].tool_kwargs, ensure_ascii=False, default=str)
 
 
 def as_judge(
@@ -69,12 +122,27 @@ def _messages(conversation: list[tuple[str, str]]) -> list[ChatMessage]:
     ]
 
 
-def _reply(response: ChatResponse) -> Reply:
+def _text(response: ChatResponse) -> str:
+    return response.message.content or ""
+
+
+def _reply(response: ChatResponse, answer: Any) -> Reply:
     extra = response.additional_kwargs or {}
     prompt_tokens = extra.get("prompt_tokens")
     completion_tokens = extra.get("completion_tokens")
     usage = getattr(response.raw, "usage", None) if response.raw is not None else None
+    if isinstance(response.raw, Mapping):
+        usage = response.raw.get("usage", usage)
     if prompt_tokens is None and usage is not None:
-        prompt_tokens = getattr(usage, "prompt_tokens", None)
-        completion_tokens = getattr(usage, "completion_tokens", None)
-    return Reply(response.message.content or "", prompt_tokens, completion_tokens)
+        prompt_tokens = _field(usage, "prompt_tokens", "input_tokens")
+        completion_tokens = _field(usage, "completion_tokens", "output_tokens")
+    return Reply(answer(response), prompt_tokens, completion_tokens)
+
+
+def _field(usage: Any, *names: str) -> Any:
+    """The first of ``names`` the usage has (OpenAI-style or Anthropic-style fields)."""
+    for name in names:
+        value = usage.get(name) if isinstance(usage, Mapping) else getattr(usage, name, None)
+        if value is not None:
+            return value
+    return None
