@@ -281,6 +281,47 @@ def test_saved_with_a_sidecar_and_loaded_back(tmp_path: Path) -> None:
     assert loaded.provenance["prompt_version"] == goldset.PROMPT_VERSION
 
 
+def test_a_report_says_which_labels_it_used(tmp_path: Path) -> None:
+    from ragmetrics.cli import main
+    from ragmetrics.report import write_report
+
+    runs = _runs()
+    gold = goldset.grade(
+        goldset.pool(runs, depth=2), _dataset(), Counter(), model_id="det-1", cache=None
+    )
+    gold.save(tmp_path / "gold.txt")
+    for run in runs:
+        run.to_trec(tmp_path / f"{run.name}.txt")
+    command = ["report", str(tmp_path / "gold.txt"), str(tmp_path / "bm25.txt")]
+    command += [str(tmp_path / "dense.txt"), "-m", "ndcg@5", "--worst", "0"]
+    assert main([*command, "-o", str(tmp_path / "r.md")]) == 0
+    line = next(x for x in (tmp_path / "r.md").read_text().splitlines() if "| labels" in x)
+    assert gold.describe() in line and "LLM-graded 1..5 by det-1" in line
+    assert "prompt utility-1" in line and "pooled from bm25, dense at depth 2" in line
+
+    # labels edited after grading: said in the report, and warned
+    with open(tmp_path / "gold.txt", "a", encoding="utf-8") as handle:
+        handle.write("q0 0 d39 5\n")
+    with pytest.warns(goldset.LabelsChangedWarning, match=r"changed after GoldSet\.save"):
+        assert main([*command, "-o", str(tmp_path / "r2.md")]) == 0
+    assert "edited after grading" in (tmp_path / "r2.md").read_text()
+
+    # labels from elsewhere: no sidecar, no line, unless the user writes one
+    rm.Qrels.from_dict({"q0": {"d0": 2}}).to_trec(tmp_path / "human.txt")
+    human = [*command[:1], str(tmp_path / "human.txt"), *command[2:]]
+    assert main([*human, "-o", str(tmp_path / "r3.md")]) == 0
+    assert "| labels" not in (tmp_path / "r3.md").read_text()
+    said = "TREC assessors, 2019"
+    assert main([*human, "--labels", said, "-o", str(tmp_path / "r4.md")]) == 0
+    assert f"| labels | {said}" in (tmp_path / "r4.md").read_text()
+    comparison = rm.compare(gold.qrels, {r.name: r for r in runs}, ["ndcg@5"])
+    with pytest.raises(rm.RagMetricsError, match="no golden-set sidecar"):
+        write_report(comparison, tmp_path / "r5.md", labels=tmp_path / "human.txt", plots=False)
+    (tmp_path / "gold.txt.json").write_text("{}")
+    with pytest.raises(InputFormatError, match=r"not what GoldSet\.save writes"):
+        goldset.GoldSet.load(tmp_path / "gold.txt")
+
+
 def test_inputs_are_checked_before_any_call() -> None:
     judge = Counter()
     with pytest.raises(InvalidParameterError, match="model_id"):

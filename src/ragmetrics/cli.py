@@ -215,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_testing(reporting)
     reporting.add_argument("--title", default="Retrieval evaluation", help="the report's title")
     reporting.add_argument("--worst", type=int, default=5, help="diagnose this many worst queries")
+    reporting.add_argument(
+        "--labels",
+        help="where the grades came from, in words (default: the golden-set sidecar "
+        "QRELS.json that GoldSet.save writes, when there is one)",
+    )
 
     trec_eval.add_parser(commands)
 
@@ -387,6 +392,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         title=args.title,
         worst=args.worst,
         inputs={"qrels": args.qrels, **dict(zip(runs, args.runs, strict=False))},
+        labels=args.labels,
         **options,
     )
     print(f"wrote {path}")

@@ -81,3 +81,8 @@ class StageWarning(RagMetricsWarning):
 
 class IdFieldWarning(RagMetricsWarning):
     """An id field or key the adapter was told to read is absent from retrieved items."""
+
+
+class LabelsChangedWarning(RagMetricsWarning):
+    """A golden set's qrels file differs from what ``GoldSet.save`` wrote: its sidecar
+    describes the grading, not the later edits."""

@@ -10,6 +10,7 @@ import base64
 import html
 import importlib.util
 import io
+import os
 import platform
 import re
 from collections.abc import Mapping
@@ -157,6 +158,7 @@ def _document(
     figures: list[tuple[str, Figure]],
     worst: int,
     inputs: Mapping[str, str] | None = None,
+    labels: str | None = None,
 ) -> list[_Block]:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     headers, rows = comparison.test_rows()
@@ -200,7 +202,7 @@ def _document(
     ]
     blocks += [
         _Heading("Settings"),
-        _Table(["setting", "value"], _settings_rows(comparison, inputs)),
+        _Table(["setting", "value"], _settings_rows(comparison, inputs, labels)),
         _Heading("Metrics"),
         _Table(["metric", "what it measures", "better", "over queries"], _glossary(comparison)),
     ]
@@ -239,7 +241,9 @@ def _how_tested(comparison: Comparison) -> str:
     )
 
 
-def _settings_rows(comparison: Comparison, inputs: Mapping[str, str] | None) -> list[list[Any]]:
+def _settings_rows(
+    comparison: Comparison, inputs: Mapping[str, str] | None, labels: str | None = None
+) -> list[list[Any]]:
     """Everything a reader needs to reproduce the numbers."""
     first = next(iter(comparison.results.values())).settings
     tests = comparison.settings
@@ -248,6 +252,8 @@ def _settings_rows(comparison: Comparison, inputs: Mapping[str, str] | None) -> 
         ["python, numpy", f"{platform.python_version()}, {np.__version__}"],
     ]
     rows += [[f"input: {name}", path] for name, path in (inputs or {}).items()]
+    if labels:
+        rows.append(["labels", labels])
     rows += [
         ["relevance threshold", f"grade >= {first['relevance_threshold']} is relevant"],
         ["grade map (set metrics)", first.get("grade_map") or "none: grades read as 1..5"],
@@ -340,6 +346,7 @@ def write_report(
     worst: int = 5,
     plots: bool = True,
     inputs: Mapping[str, str] | None = None,
+    labels: Any = None,
     **options: Any,
 ) -> Path:
     """Write the report of ``comparison`` to ``path`` (``.html`` or ``.md``).
@@ -347,14 +354,17 @@ def write_report(
     ``qrels`` and ``runs`` (the ones compared) add the metric@k curve; ``worst`` queries of the
     baseline (or first run) are diagnosed by its first set metric, else its first metric.
     ``inputs`` (name -> file) are listed in the settings block, with the versions, the
-    evaluation's settings and the test's.
+    evaluation's settings and the test's. ``labels`` says where the grades came from: a
+    :class:`ragmetrics.goldset.GoldSet`, the path of one saved with ``GoldSet.save``, or a
+    sentence; by default the golden-set sidecar beside ``inputs["qrels"]``, when there is one.
     """
     target = Path(path)
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
+    described = _labels(labels, inputs)
     plots = plots and importlib.util.find_spec("matplotlib") is not None
     figures = _figures(comparison, qrels, runs, options) if plots else []
-    blocks = _document(comparison, title, figures, worst, inputs)
+    blocks = _document(comparison, title, figures, worst, inputs, described)
     if not plots:
         blocks.append(_Text('No plots: they need matplotlib (`pip install "ragmetrics[plot]"`).'))
     if target.suffix.lower() == ".md":
@@ -365,6 +375,32 @@ def write_report(
     else:
         target.write_text(_render_html(blocks, title), encoding="utf-8")
     return target
+
+
+def _labels(labels: Any, inputs: Mapping[str, str] | None) -> str | None:
+    """The report's line on where the grades came from (see :func:`write_report`)."""
+    from ragmetrics import goldset
+
+    if isinstance(labels, goldset.GoldSet):
+        return labels.describe()
+    if isinstance(labels, os.PathLike) or (isinstance(labels, str) and Path(labels).is_file()):
+        described = goldset.labels_of(labels)
+        if described is None:
+            raise RagMetricsError(
+                f"labels={str(labels)!r} has no golden-set sidecar beside it ("
+                f"{Path(labels).name}.json, written by GoldSet.save); pass a sentence saying "
+                f"where the labels came from instead."
+            )
+        return described
+    if isinstance(labels, str):
+        return labels
+    if labels is not None:
+        raise RagMetricsError(
+            f"labels must be a GoldSet, the path of a saved one, or a sentence; got "
+            f"{type(labels).__name__}."
+        )
+    qrels_path = (inputs or {}).get("qrels")
+    return goldset.labels_of(qrels_path) if qrels_path and Path(qrels_path).is_file() else None
 
 
 _STYLE = " ".join(

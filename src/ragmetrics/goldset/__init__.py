@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import hashlib
 import json
 import os
 import statistics
@@ -27,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._version import __version__
-from ragmetrics.errors import InputFormatError, InvalidParameterError, MissingKeyError
+from ragmetrics._warn import warn
+from ragmetrics.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    LabelsChangedWarning,
+    MissingKeyError,
+)
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
 from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks
@@ -45,6 +52,7 @@ __all__ = [
     "FunctionJudge",
     "GoldSet",
     "Judge",
+    "LabelsChangedWarning",
     "Limits",
     "Pool",
     "Reply",
@@ -55,6 +63,7 @@ __all__ = [
     "estimate",
     "export_sample",
     "grade",
+    "labels_of",
     "model_identity",
     "parse_grade",
     "pool",
@@ -334,14 +343,18 @@ class GoldSet:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the qrels as a TREC file at ``path`` and everything else beside it, in
-        ``path + ".json"`` (provenance, usage, samples, unjudged and failed pairs), so a
-        report can say which labels it used. Returns the sidecar's path."""
+        ``path + ".json"`` (provenance, usage, samples, unjudged and failed pairs, and a hash
+        of the qrels file), so a report can say which labels it used. Returns the sidecar's
+        path."""
         target = Path(path)
-        with open(target, "w", encoding="utf-8") as handle:
-            for query_id in self.qrels.query_ids:
-                for doc_id, grade in self.qrels[query_id].items():
-                    handle.write(f"{query_id} 0 {doc_id} {grade}\n")
-        sidecar = target.with_name(target.name + ".json")
+        lines = [
+            f"{query_id} 0 {doc_id} {grade}\n"
+            for query_id in self.qrels.query_ids
+            for doc_id, grade in self.qrels[query_id].items()
+        ]
+        data = "".join(lines).encode("utf-8")
+        target.write_bytes(data)
+        sidecar = _sidecar(target)
         payload = {
             "provenance": self.provenance,
             "usage": self.usage.to_dict(),
@@ -349,30 +362,70 @@ class GoldSet:
             "unjudged": [[q, d, a] for (q, d), a in self.unjudged.items()],
             "failed": [[q, d, e] for (q, d), e in self.failed.items()],
             "remaining": [list(p) for p in self.remaining],
+            "qrels_sha256": hashlib.sha256(data).hexdigest(),
         }
         sidecar.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
         return sidecar
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> GoldSet:
-        """Read what :meth:`save` wrote."""
+        """Read what :meth:`save` wrote. Warns (:class:`LabelsChangedWarning`) when the qrels
+        file was edited since: the sidecar then describes the grading, not the edits."""
         target = Path(path)
-        sidecar = target.with_name(target.name + ".json")
+        sidecar = _sidecar(target)
         try:
             payload = json.loads(sidecar.read_text(encoding="utf-8"))
+            gold = cls(
+                qrels=Qrels.from_trec(target),
+                grades={(q, d): g for q, d, g in payload["grades"]},
+                unjudged={(q, d): a for q, d, a in payload["unjudged"]},
+                failed={(q, d): e for q, d, e in payload["failed"]},
+                remaining=[(q, d) for q, d in payload["remaining"]],
+                usage=Usage(**payload["usage"]),
+                provenance=dict(payload["provenance"]),
+            )
         except FileNotFoundError:
             raise InputFormatError(
                 f"No sidecar {str(sidecar)!r}: GoldSet.load reads what GoldSet.save wrote."
             ) from None
-        return cls(
-            qrels=Qrels.from_trec(target),
-            grades={(q, d): g for q, d, g in payload["grades"]},
-            unjudged={(q, d): a for q, d, a in payload["unjudged"]},
-            failed={(q, d): e for q, d, e in payload["failed"]},
-            remaining=[(q, d) for q, d in payload["remaining"]],
-            usage=Usage(**payload["usage"]),
-            provenance=payload["provenance"],
+        except (ValueError, KeyError, TypeError) as error:
+            raise InputFormatError(
+                f"The golden-set sidecar {str(sidecar)!r} is not what GoldSet.save writes "
+                f"({type(error).__name__}: {error}); save the golden set again."
+            ) from None
+        written = payload.get("qrels_sha256")
+        if written and hashlib.sha256(target.read_bytes()).hexdigest() != written:
+            gold.provenance["edited_after_grading"] = True
+            warn(
+                f"{str(target)!r} changed after GoldSet.save wrote it: its sidecar describes "
+                f"the grading, not the edits. Save the golden set again, or keep the edits "
+                f"in a file of their own.",
+                LabelsChangedWarning,
+            )
+        return gold
+
+    def describe(self) -> str:
+        """One line saying which labels these are, for a report: model, prompt, samples,
+        pool, what was left ungraded, and when."""
+        given = self.provenance
+        params = ", ".join(f"{k}={v}" for k, v in sorted(given.get("params", {}).items()))
+        graded = sum(len(self.qrels[q]) for q in self.qrels.query_ids)
+        runs = ", ".join(given.get("runs") or []) or "pairs given"
+        depth = f" at depth {given['depth']}" if given.get("depth") else ""
+        samples = given.get("samples", 1)
+        text = (
+            f"LLM-graded 1..5 by {given.get('model_id')}"
+            + (f" ({params})" if params else "")
+            + f", prompt {given.get('prompt_version')} ({given.get('template_hash')}), "
+            f"{samples} sample{'s' if samples != 1 else ''} per pair; {graded} of "
+            f"{given.get('pairs', graded)} pairs graded, pooled from {runs}{depth}; "
+            f"{len(self.unjudged)} unjudged, {len(self.failed)} failed, "
+            f"{len(self.remaining)} left by the budget; {given.get('date')}, "
+            f"ragmetrics {given.get('ragmetrics')}"
         )
+        if given.get("edited_after_grading"):
+            text += "; the qrels file was edited after grading"
+        return text + "."
 
     def __repr__(self) -> str:
         return (
@@ -381,6 +434,19 @@ class GoldSet:
             f"{len(self.remaining)} left by the budget; {self.usage.calls} calls, "
             f"{self.usage.cache_hits} from the cache)"
         )
+
+
+def labels_of(qrels_path: str | os.PathLike[str]) -> str | None:
+    """The :meth:`GoldSet.describe` line of the golden set saved at ``qrels_path``, or None
+    when no sidecar lies beside it (labels from elsewhere)."""
+    target = Path(qrels_path)
+    if not _sidecar(target).is_file():
+        return None
+    return GoldSet.load(target).describe()
+
+
+def _sidecar(target: Path) -> Path:
+    return target.with_name(target.name + ".json")
 
 
 def grade(
