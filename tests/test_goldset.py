@@ -120,7 +120,8 @@ def test_answers_that_are_not_grades_are_reasked_then_left_unjudged(tmp_path: Pa
         return "**4**" if "question number 2 " in prompt else '{"grade": 2}'
 
     judge = Counter(answer)
-    gold = goldset.grade(pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite")
+    with pytest.warns(goldset.UngradedPairsWarning, match="1 of 3 pairs have no grade.*1 unjudged"):
+        gold = goldset.grade(pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite")
     assert judge.calls == 3 + 2 + 1  # two re-asks, one re-ask, none
     assert gold.usage.reasks == 3
     assert gold.unjudged == {("q1", "d1"): "probably a 4 or 5"}
@@ -154,9 +155,10 @@ def test_rate_limits_are_waited_out_and_lasting_failures_recorded(tmp_path: Path
 
     judge = Counter(answer)
     limits = goldset.Limits(concurrency=1, max_retries=3, backoff=0.01)
-    gold = goldset.grade(
-        pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite", limits=limits
-    )
+    with pytest.warns(goldset.UngradedPairsWarning, match="0 unjudged.*1 failed"):
+        gold = goldset.grade(
+            pairs, dataset, judge, model_id="m", cache=tmp_path / "c.sqlite", limits=limits
+        )
     assert gold.qrels["q1"] == {"d1": 3}
     assert gold.failed == {("q2", "d2"): "ConnectionError: the server is down"}
     assert gold.usage.retries == 2 + 3
@@ -189,7 +191,8 @@ def test_a_budget_stops_cleanly_and_the_next_run_resumes(tmp_path: Path) -> None
     cache = tmp_path / "c.sqlite"
     judge = Counter()
     limits = goldset.Limits(concurrency=3, max_calls=10)
-    partial = goldset.grade(pairs, dataset, judge, model_id="m", cache=cache, limits=limits)
+    with pytest.warns(goldset.UngradedPairsWarning, match=f"{len(pairs) - 10} left by the budget"):
+        partial = goldset.grade(pairs, dataset, judge, model_id="m", cache=cache, limits=limits)
     assert judge.calls == 10 and not partial.complete
     assert len(partial.remaining) == len(pairs) - 10
     assert partial.remaining == [p for p in pairs if p not in partial.grades]  # in pool order
@@ -333,6 +336,11 @@ def test_inputs_are_checked_before_any_call() -> None:
     with pytest.raises(InputFormatError, match="twice"):
         goldset.grade([("q1", "d1")] * 2, _dataset(), judge, model_id="m", cache=None)
     assert judge.calls == 0
+    # a function that returns something other than text is named at once, not retried
+    wrong = Counter(lambda prompt, call: object())
+    with pytest.raises(InvalidParameterError, match="returned a object; it must return"):
+        goldset.grade([("q1", "d1")], _dataset(), wrong, model_id="m", cache=None)
+    assert wrong.calls == 1
 
 
 # --- the audit --------------------------------------------------------------------------

@@ -86,3 +86,8 @@ class IdFieldWarning(RagMetricsWarning):
 class LabelsChangedWarning(RagMetricsWarning):
     """A golden set's qrels file differs from what ``GoldSet.save`` wrote: its sidecar
     describes the grading, not the later edits."""
+
+
+class UngradedPairsWarning(RagMetricsWarning):
+    """Some pairs of a grading have no grade (unjudged, failed, or left by the budget): they
+    are absent from the golden set's qrels, so a metric reads them as not judged."""

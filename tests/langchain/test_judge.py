@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -15,6 +16,7 @@ from pydantic import Field
 
 from langchain_ragmetrics import as_judge
 from ragmetrics import goldset
+from ragmetrics.errors import InvalidParameterError
 from tests.test_goldset import _dataset, _runs
 
 
@@ -131,7 +133,8 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
 
     never = ToolGradingChat(args_of=lambda grade, turn: {"grade": "four"})
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
+    with pytest.warns(goldset.UngradedPairsWarning, match="1 unjudged"):
+        gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
     assert never.calls == 3 and "q1" not in gold.qrels  # never a default grade
     assert gold.unjudged == {("q1", "d7"): '{"grade": "four"}'}  # the raw arguments, kept
 
@@ -143,3 +146,8 @@ def test_a_tool_model_that_answers_in_text_is_read_strictly(tmp_path: Path) -> N
     )
     gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and gold.usage.reasks == 1 and model.calls == 2
+
+
+def test_a_chat_model_given_as_it_is_points_to_as_judge() -> None:
+    with pytest.raises(InvalidParameterError, match="from langchain_ragmetrics import as_judge"):
+        goldset.grade([("q1", "d7")], _dataset(), GradingChat(), model_id="m", cache=None)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole
 from llama_index.core.llms import CompletionResponse, CustomLLM, LLMMetadata
 from llama_index.core.llms.callbacks import llm_completion_callback
@@ -19,6 +20,7 @@ from pydantic import Field
 
 from llama_index.evaluation.ragmetrics import as_judge
 from ragmetrics import goldset
+from ragmetrics.errors import InvalidParameterError
 from tests.test_goldset import _dataset, _runs
 
 
@@ -165,6 +167,12 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
     assert gold.qrels["q1"] == {"d7": 3} and llm.calls == 3 and gold.usage.reasks == 2
 
     never = ToolGradingLLM(args_of=lambda grade, turn: {"grade": 4, "or": 5})
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
+    with pytest.warns(goldset.UngradedPairsWarning, match="1 unjudged"):
+        gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
     assert never.calls == 3 and "q1" not in gold.qrels  # never a default grade
     assert gold.unjudged == {("q1", "d7"): '{"grade": 4, "or": 5}'}  # the raw arguments, kept
+
+
+def test_an_llm_given_as_it_is_points_to_as_judge() -> None:
+    with pytest.raises(InvalidParameterError, match=r"from llama_index\.evaluation\.ragmetrics"):
+        goldset.grade([("q1", "d7")], _dataset(), GradingLLM(), model_id="m", cache=None)

@@ -34,6 +34,7 @@ from ragmetrics.errors import (
     InvalidParameterError,
     LabelsChangedWarning,
     MissingKeyError,
+    UngradedPairsWarning,
 )
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
@@ -56,6 +57,7 @@ __all__ = [
     "Limits",
     "Pool",
     "Reply",
+    "UngradedPairsWarning",
     "Usage",
     "agrade",
     "as_judge",
@@ -594,6 +596,16 @@ def _assemble(
         "ragmetrics": __version__,
         "scale": "utility 1..5 (5 decisive, 4 highly relevant, 3 partial, 2 weak, 1 not relevant)",
     }
+    if unjudged or failed or remaining:
+        warn(
+            f"{len(unjudged) + len(failed) + len(remaining)} of {len(listed)} pairs have no "
+            f"grade and are absent from the qrels (a metric reads them as not judged): "
+            f"{len(unjudged)} unjudged (answers that never became a grade: .unjudged), "
+            f"{len(failed)} failed (calls that kept raising: .failed), {len(remaining)} left "
+            f"by the budget (.remaining). Grading again asks the failed and the left ones "
+            f"only; the unjudged answers are cached, as paid for.",
+            UngradedPairsWarning,
+        )
     return GoldSet(
         qrels=Qrels.from_dict(graded) if graded else Qrels.from_dict({}),
         grades={pair: grades[pair] for pair in listed if grades[pair]},

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmetrics.errors import RagMetricsError
 from ragmetrics.goldset._cache import Answer, Cache, cache_key
 from ragmetrics.goldset._judge import Conversation, Judge, Reply
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE_HASH, parse_grade, prompt, reask
@@ -208,6 +209,8 @@ class Engine:
                 self.spent_tokens += tokens
             try:
                 reply = await self.judge.aask(conversation)
+            except RagMetricsError:
+                raise  # a mistake in how the judge is made: retrying cannot mend it
             except Exception as error:
                 if attempt == self.limits.max_retries:
                     return Outcome(error=f"{type(error).__name__}: {error}")

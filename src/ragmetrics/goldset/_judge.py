@@ -56,14 +56,26 @@ class FunctionJudge(Judge):
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def ask(self, conversation: Conversation) -> Reply:
-        reply = self.function(flatten(conversation))
-        return reply if isinstance(reply, Reply) else Reply(reply)
+        return _checked(self.function(flatten(conversation)))
 
     async def aask(self, conversation: Conversation) -> Reply:
         if inspect.iscoroutinefunction(self.function):
-            reply = await self.function(flatten(conversation))
-            return reply if isinstance(reply, Reply) else Reply(reply)
+            return _checked(await self.function(flatten(conversation)))
         return await asyncio.to_thread(self.ask, conversation)
+
+
+def _checked(reply: Any) -> Reply:
+    """A function judge's answer as a Reply; anything but text (or a Reply, or a structure
+    of one grade) is a mistake in the function, named at once rather than re-asked."""
+    if isinstance(reply, Reply):
+        return reply
+    if isinstance(reply, (str, int, dict)) and not isinstance(reply, bool):
+        return Reply(reply)
+    raise InvalidParameterError(
+        f"The judge function returned a {type(reply).__name__}; it must return the answer's "
+        f"text (a str) or a goldset.Reply. For a framework's message, return its text (for "
+        f"example message.content), or make the judge with the integration's as_judge(model)."
+    )
 
 
 def flatten(conversation: Conversation) -> str:
@@ -94,9 +106,19 @@ def as_judge(
                 "cache is keyed by it, so a new model never reuses another's grades."
             )
         return FunctionJudge(judge, model_id, dict(params or {}))
+    modules = " ".join(klass.__module__ for klass in type(judge).__mro__)
+    hint = (
+        " For a LangChain chat model: from langchain_ragmetrics import as_judge; "
+        "grade(..., as_judge(model))."
+        if "langchain" in modules
+        else " For a LlamaIndex LLM: from llama_index.evaluation.ragmetrics import as_judge; "
+        "grade(..., as_judge(llm))."
+        if "llama_index" in modules
+        else ""
+    )
     raise InvalidParameterError(
         f"judge must be a Judge (from as_judge(model) of an integration) or a function "
-        f"fn(prompt) -> str with model_id=...; got {type(judge).__name__}."
+        f"fn(prompt) -> str with model_id=...; got {type(judge).__name__}.{hint}"
     )
 
 
