@@ -517,7 +517,17 @@ Markdown(found.to_markdown())""",
     ),
     (
         "md",
-        "## A real model\n\n`as_judge` turns a LangChain chat model (or, from the LlamaIndex integration, an LLM) into a judge. With a provider it would be `as_judge(ChatOpenAI(model=..., temperature=0))`; here LangChain's own offline fake model answers from a list, the first answer unusable, so the judge asks again.",
+        "Save the labels with their provenance. `ragmetrics report` (or `write_report`) made with the saved file adds this line to its settings, so a reader knows which labels the numbers rest on.",
+    ),
+    (
+        "code",
+        """path = os.path.join(tempfile.mkdtemp(), "gold-qrels.txt")
+gold.save(path)
+print(goldset.labels_of(path))""",
+    ),
+    (
+        "md",
+        "## A real model\n\n`as_judge` turns a LangChain chat model (or, from the LlamaIndex integration, an LLM) into a judge. A model that can call tools answers through structured output (one `grade` call), read as strictly as text. With a provider it would be `as_judge(ChatOpenAI(model=..., temperature=0))`; here LangChain's own offline fake model answers from a list, the first answer unusable, so the judge asks again.",
     ),
     (
         "code",
