@@ -57,7 +57,7 @@ def test_notebook_executes(path: Path) -> None:
 _VOLATILE = [
     (re.compile(r"0x[0-9a-f]{6,}"), "0x…"),  # object addresses
     (re.compile(r"/tmp/[^\s'\"]+"), "/tmp/…"),  # temporary folders
-    (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d( UTC)?"), "<time>"),
+    (re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?( UTC|[+-]\d\d:\d\d)?"), "<time>"),
     (re.compile(r"\d+(\.\d+)? ?(s|ms|it/s)\b"), "<duration>"),
 ]
 
