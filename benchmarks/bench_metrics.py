@@ -50,8 +50,11 @@ def generate(n_queries: int, seed: int = 13) -> tuple[dict, dict]:
     return qrels, run
 
 
-def write_trec(qrels: dict, run: dict, folder: Path) -> tuple[Path, Path]:
+def write_trec(qrels: dict, run: dict, folder: Path, scores: str = "fixed") -> tuple[Path, Path]:
+    """The qrels and the run as TREC files; scores ``fixed`` (``%.6f``, as most tools write
+    them) or ``repr`` (Python's ``str(score)``: up to 17 digits)."""
     qpath, rpath = folder / "qrels.txt", folder / "run.txt"
+    form = "{:.6f}" if scores == "fixed" else "{!r}"
     with open(qpath, "w") as handle:
         for q, docs in qrels.items():
             handle.writelines(f"{q} 0 {d} {g}\n" for d, g in docs.items())
@@ -59,7 +62,7 @@ def write_trec(qrels: dict, run: dict, folder: Path) -> tuple[Path, Path]:
         for q, docs in run.items():
             ranked = sorted(docs.items(), key=lambda item: -item[1])
             handle.writelines(
-                f"{q} Q0 {d} {i} {s:.6f} bench\n" for i, (d, s) in enumerate(ranked, 1)
+                f"{q} Q0 {d} {i} {form.format(s)} bench\n" for i, (d, s) in enumerate(ranked, 1)
             )
     return qpath, rpath
 
@@ -215,6 +218,12 @@ def main() -> None:
     parser.add_argument("--tools", default="ragmetrics,pytrec_eval,ranx")
     parser.add_argument("--sources", default="dict,trec", help="dict, trec and/or parquet")
     parser.add_argument(
+        "--trec-scores",
+        choices=["fixed", "repr"],
+        default="fixed",
+        help="how the TREC run writes scores: %%.6f, or Python's repr (up to 17 digits)",
+    )
+    parser.add_argument(
         "--touch-mb",
         type=int,
         default=0,
@@ -233,7 +242,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         qrels, run = generate(args.queries)
         if {"dict", "trec"} & set(args.sources.split(",")):
-            write_trec(qrels, run, Path(folder))
+            write_trec(qrels, run, Path(folder), args.trec_scores)
         if "parquet" in args.sources.split(","):
             write_parquet(qrels, run, Path(folder))
         del qrels, run

@@ -24,6 +24,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ragmetrics._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics._packed import LOW_BYTES, word_rows, word_view
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
@@ -265,11 +266,13 @@ def _numbers(
 ) -> np.ndarray | None:
     """Parse the fields as numbers: exactly as ``int()`` / ``float()`` would.
 
-    A field ``[+-]digits[.digits]`` (no dot for integers) of at most 15 digits is parsed
-    vectorized: its digits make an exact int64 mantissa, and mantissa / 10^decimals is one
-    correctly rounded division of two exact doubles, so it equals ``float()``. Any other field
-    (exponents, inf, long decimals) goes through Python's ``float``/``int``. Returns None for
-    a field that is not a number, or a NaN score, so the careful reader can name the line.
+    A field ``[+-]digits[.digits]`` (no dot for integers) of at most 18 digits is parsed
+    vectorized: its digits make an exact int64 mantissa; up to 2**53, mantissa / 10^decimals
+    is one correctly rounded division of two exact doubles, so it equals ``float()``; above,
+    ``_decimal.nearest_doubles`` settles the nearest double exactly. Any other field
+    (exponents, inf, longer decimals, exact ties) goes through Python's ``float``/``int``.
+    Returns None for a field that is not a number, or a NaN score, so the careful reader can
+    name the line.
     A column of fixed-decimal numbers, the usual case, is read faster by ``_fixed_point``.
     """
     fixed = _fixed_point(padded, starts, ends, integer)
@@ -303,13 +306,19 @@ def _columnwise(
     simple = (
         (n_digits + n_dots + signed == widths)
         & (n_digits >= 1)
-        & (n_digits <= _EXACT_DIGITS)
+        & (n_digits <= MAX_DIGITS)
         & (n_dots <= (0 if integer else 1))
     )
     if integer:
         values: np.ndarray = np.where(negative, -mantissa, mantissa)
     else:
         magnitude = mantissa / _POWERS[np.minimum(decimals, 18)].astype(np.float64)
+        # digits past 53 bits (Python's repr writes up to 17): settled exactly, see _decimal
+        long = np.flatnonzero(simple & (mantissa > EXACT_MANTISSA))
+        if len(long):
+            nearest, settled = nearest_doubles(mantissa[long], decimals[long])
+            magnitude[long] = nearest
+            simple[long[~settled]] = False  # left to float()
         values = np.where(negative, -magnitude, magnitude)
     other = np.flatnonzero(~simple)
     if len(other):

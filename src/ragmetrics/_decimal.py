@@ -1,0 +1,96 @@
+"""Decimals of up to 18 digits to the nearest double, vectorized, exactly as ``float()``.
+
+A decimal ``m / 10**d`` whose digits ``m`` fit in 53 bits is one correctly rounded division
+of two exact doubles. Python's ``repr`` of a float writes up to 17 digits, though, and
+``m`` then has up to 57 bits: dividing ``float(m)`` rounds twice, and the result can be one
+unit in the last place off. This module takes that quotient as a candidate and settles it
+with integer arithmetic: the candidate ``x`` is right when the decimal lies strictly between
+the two midpoints ``x - ulp/2`` and ``x + ulp/2``. Each comparison is an exact comparison of
+two integers below 2**128, held as pairs of 64-bit words. A candidate that is off moves one
+unit towards the decimal and is checked again. What stays unsettled (an exact tie between
+two doubles, a power of two, a value outside the normal range) is left to ``float()``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+MAX_DIGITS = 18  # 10**18 - 1 < 2**63: the digits are an exact int64
+EXACT_MANTISSA = 1 << 53  # digits up to this are an exact double
+_FIVES = np.array([5**k for k in range(MAX_DIGITS + 1)], dtype=np.uint64)
+_TENS = np.array([10.0**k for k in range(MAX_DIGITS + 1)])  # exact doubles
+_LOW32 = np.uint64(0xFFFFFFFF)
+_ONE = np.uint64(1)
+
+
+def nearest_doubles(digits: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The double nearest to ``digits / 10**decimals`` for each pair (non-negative int64
+    digits below 10**18, decimals 0..18), and a mask of those settled; the others must be
+    converted by ``float()``."""
+    m = digits.astype(np.uint64)
+    d = decimals.astype(np.int64)
+    x = digits.astype(np.float64) / _TENS[d]
+    settled = np.zeros(len(m), dtype=bool)
+    for _ in range(3):  # the candidate is at most a unit or two off
+        below, above, usable = _sides(m, d, x)
+        settled = usable & below & above
+        low = usable & ~below  # the decimal is under the lower midpoint: one unit down
+        high = usable & ~above
+        if not (low.any() or high.any()):
+            break
+        x = np.where(low, np.nextafter(x, 0.0), np.where(high, np.nextafter(x, np.inf), x))
+    return x, settled
+
+
+def _sides(m: np.ndarray, d: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Whether ``m / 10**d`` is strictly above ``x``'s lower midpoint and strictly below its
+    upper one, and whether the test applies (x a normal double, not a power of two)."""
+    fraction, exponent = np.frexp(x)
+    big_x = (fraction * 2.0**53).astype(np.uint64)  # x = big_x * 2**(exponent - 53)
+    usable = (big_x > np.uint64(1 << 52)) & (exponent > -1000) & (exponent < 1000)
+    shift = d + exponent.astype(np.int64) - 54  # midpoints are (2*big_x -+ 1) * 2**(shift-d)
+    below = _greater(m, d, 2 * big_x - _ONE, shift)  # m/10**d > lower midpoint
+    above = _greater(m, d, 2 * big_x + _ONE, shift, less=True)  # m/10**d < upper midpoint
+    return below, above, usable
+
+
+def _greater(
+    m: np.ndarray, d: np.ndarray, odd: np.ndarray, shift: np.ndarray, less: bool = False
+) -> np.ndarray:
+    """``m > odd * 5**d * 2**shift`` (or ``<`` with ``less``), exactly: the side with the
+    negative power of two is multiplied by its inverse instead."""
+    k_hi, k_lo = _multiply(odd, _FIVES[d])
+    up = np.maximum(shift, 0).astype(np.uint64)  # shifts the product
+    down = np.maximum(-shift, 0).astype(np.uint64)  # shifts m
+    k_hi, k_lo = _shift_left(k_hi, k_lo, up)
+    m_hi, m_lo = _shift_left(np.zeros_like(m), m, down)
+    result: np.ndarray = (
+        (m_hi < k_hi) | ((m_hi == k_hi) & (m_lo < k_lo))
+        if less
+        else (m_hi > k_hi) | ((m_hi == k_hi) & (m_lo > k_lo))
+    )
+    return result
+
+
+def _multiply(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The 128-bit products ``a * b`` (a below 2**55, b below 2**43) as (high, low) words."""
+    a1, a0 = a >> np.uint64(32), a & _LOW32
+    b1, b0 = b >> np.uint64(32), b & _LOW32
+    low = a0 * b0
+    cross = a1 * b0 + a0 * b1  # below 2**55 + 2**43: no overflow
+    result_low = low + (cross << np.uint64(32))
+    carry = (result_low < low).astype(np.uint64)
+    return a1 * b1 + (cross >> np.uint64(32)) + carry, result_low
+
+
+def _shift_left(high: np.ndarray, low: np.ndarray, by: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(high, low) shifted left by ``by`` bits (0..127; numpy's shifts by 64 or more give 0,
+    and the caller keeps the result below 2**128)."""
+    sixty_four = np.uint64(64)
+    small = by < sixty_four
+    new_high = np.where(
+        small,
+        (high << by) | (low >> (sixty_four - by)),  # by 0: low >> 64 is 0
+        low << (by - sixty_four * (~small)),
+    )
+    return new_high, np.where(small, low << by, np.uint64(0))

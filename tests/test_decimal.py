@@ -1,0 +1,104 @@
+"""Decimals of 16 to 18 digits (Python's repr writes up to 17) read by the vectorized TREC
+reader equal ``float()`` bit for bit: random reprs, random long decimals, decimals a unit
+away from the midpoint between two doubles, and exact ties (left to ``float()``)."""
+
+from __future__ import annotations
+
+import random
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+from ragmetrics import _trec_fast
+from ragmetrics._decimal import EXACT_MANTISSA, nearest_doubles
+
+
+def _split(fields: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    digits = [int(f.replace(".", "")) for f in fields]
+    decimals = [len(f.partition(".")[2]) for f in fields]
+    return np.array(digits, dtype=np.int64), np.array(decimals)
+
+
+def _reprs(rng: random.Random, n: int) -> list[str]:
+    fields = []
+    while len(fields) < n:
+        text = repr(rng.random() * 10 ** rng.randint(-3, 14))
+        digits = text.replace(".", "")
+        if "e" not in text and len(digits) <= 18 and int(digits) > EXACT_MANTISSA:
+            fields.append(text)
+    return fields
+
+
+def _long_decimals(rng: random.Random, n: int) -> list[str]:
+    fields = []
+    for _ in range(n):
+        width = rng.randint(16, 18)
+        digits = str(rng.randint(10 ** (width - 1), 10**width - 1))
+        point = rng.randint(0, width - 1)
+        fields.append(f"{digits[: width - point]}.{digits[width - point :]}")
+    return fields
+
+
+def _near_midpoints(rng: random.Random, n: int) -> list[str]:
+    """Decimals one unit of their last digit below, at and above the (rounded) midpoint of
+    two neighbouring doubles: where a double rounding goes wrong."""
+    fields = []
+    while len(fields) < n:
+        x = rng.random() * 10 ** rng.randint(0, 6)
+        midpoint = (Decimal(x) + Decimal(np.nextafter(x, np.inf))) / 2
+        unit = Decimal(10) ** -(17 - len(str(int(x))))
+        near = midpoint.quantize(unit)
+        fields += [format(near + k * unit, "f") for k in (-1, 0, 1)]
+    return fields
+
+
+@pytest.mark.parametrize("make", [_reprs, _long_decimals, _near_midpoints])
+def test_nearest_doubles_equal_float(make) -> None:  # type: ignore[no-untyped-def]
+    fields = make(random.Random(7), 60_000)
+    digits, decimals = _split(fields)
+    assert (digits > EXACT_MANTISSA).mean() > 0.5  # the hard cases, not the exact ones
+    values, settled = nearest_doubles(digits, decimals)
+    expected = np.array([float(f) for f in fields])
+    assert settled.mean() > 0.99
+    assert np.array_equal(values[settled], expected[settled])
+
+
+def test_exact_ties_are_left_to_float() -> None:
+    # 2**53 + 1 lies halfway between two doubles, as does 2**54 + 2 and x.5 at 2**52
+    fields = ["9007199254740993", "18014398509481986", "4503599627370497.5", "9007199254740993.0"]
+    _, settled = nearest_doubles(*_split(fields))
+    assert not settled.any()
+    padded, starts, ends = _buffer(fields)
+    parsed = _trec_fast._numbers(padded, starts, ends, integer=False)
+    assert parsed is not None and parsed.tolist() == [float(f) for f in fields]
+
+
+def _buffer(fields: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    text = (" ".join(fields) + "\n").encode("ascii")
+    padded = np.frombuffer(text + bytes(256), dtype=np.uint8)
+    lengths = np.array([len(f) for f in fields])
+    starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1]))
+    return padded, starts, starts + lengths
+
+
+def test_the_reader_parses_repr_scores_without_python_floats(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rng = random.Random(3)
+    fields = [f if rng.random() < 0.5 else "-" + f for f in _reprs(rng, 20_000)]
+    fields += ["0.5", "12", "1e-05", "0.30000000000000004"]
+    padded, starts, ends = _buffer(fields)
+    converted: list[int] = []
+    real_text = _trec_fast._text
+
+    def counting(*args):  # type: ignore[no-untyped-def]
+        converted.append(len(args[1]))
+        return real_text(*args)
+
+    monkeypatch.setattr(_trec_fast, "_text", counting)
+    parsed = _trec_fast._numbers(padded, starts, ends, integer=False)
+    expected = [float(f) for f in fields]
+    assert parsed is not None and parsed.tolist() == expected
+    assert np.signbit(parsed).tolist() == np.signbit(np.array(expected)).tolist()
+    assert sum(converted) < 0.01 * len(fields)  # "1e-05" and a rare unsettled one, no more
