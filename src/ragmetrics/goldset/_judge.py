@@ -99,27 +99,36 @@ def as_judge(
         if not judge.model_id:
             raise InvalidParameterError("The judge has no model_id; the cache is keyed by it.")
         return judge
-    if callable(judge):
+    hint = _framework_hint(judge)
+    if callable(judge) and not hint:
         if not model_id or not isinstance(model_id, str):
             raise InvalidParameterError(
                 "A function judge needs model_id='...' (the model and version it calls): the "
                 "cache is keyed by it, so a new model never reuses another's grades."
             )
         return FunctionJudge(judge, model_id, dict(params or {}))
-    modules = " ".join(klass.__module__ for klass in type(judge).__mro__)
-    hint = (
-        " For a LangChain chat model: from langchain_ragmetrics import as_judge; "
-        "grade(..., as_judge(model))."
-        if "langchain" in modules
-        else " For a LlamaIndex LLM: from llama_index.evaluation.ragmetrics import as_judge; "
-        "grade(..., as_judge(llm))."
-        if "llama_index" in modules
-        else ""
-    )
     raise InvalidParameterError(
         f"judge must be a Judge (from as_judge(model) of an integration) or a function "
         f"fn(prompt) -> str with model_id=...; got {type(judge).__name__}.{hint}"
     )
+
+
+def _framework_hint(judge: Any) -> str:
+    """How to make a judge of a framework's model given as it is ("" for anything else):
+    some are callable, and would otherwise be taken for a function of a prompt."""
+    for klass in type(judge).__mro__:
+        module = klass.__module__
+        if module.startswith("langchain") and klass.__name__ == "BaseLanguageModel":
+            return (
+                " For a LangChain chat model: from langchain_ragmetrics import as_judge; "
+                "grade(..., as_judge(model))."
+            )
+        if module.startswith("llama_index") and klass.__name__ == "BaseLLM":
+            return (
+                " For a LlamaIndex LLM: from llama_index.evaluation.ragmetrics import "
+                "as_judge; grade(..., as_judge(llm))."
+            )
+    return ""
 
 
 # the settings of a model that change what it answers (part of the cache key)
