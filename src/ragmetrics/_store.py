@@ -253,7 +253,10 @@ class Store:
         top = np.uint64(2**64 - 2)  # the top value is the padding
         rows = pad_rows(counts, np.minimum(hashed, top), fill=2**64 - 1)
         rows.sort(axis=1)  # the matrix is ours: a copy, or a view of the fresh minimum
-        row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
+        equal = rows[:, 1:] == rows[:, :-1]
+        if not equal.any():  # the usual case: no two keys of a row alike
+            return False
+        row, column = np.nonzero(equal)
         real = column + 1 < counts[row]  # both members of the pair are docs, not padding
         if not real.any():
             return False

@@ -376,7 +376,13 @@ def rank_of(
         block = padded[rows[start:stop]]
         value = values[start:stop, None]
         ranks[start:stop] = (block > value).sum(axis=1)
-        located, columns = np.nonzero(block == value)
+        equal = block == value
+        # every doc equals itself: only rows with more than one equal score hold a tie
+        shared = np.flatnonzero(equal.sum(axis=1) > 1)
+        if not len(shared):
+            continue
+        located, columns = np.nonzero(equal[shared])
+        located = shared[located]
         other = columns != positions[start:stop][located]  # a doc does not tie with itself
         if other.any():
             tied.append(np.stack((located[other] + start, columns[other])))
