@@ -320,6 +320,11 @@ def test_a_report_says_which_labels_it_used(tmp_path: Path) -> None:
     comparison = rm.compare(gold.qrels, {r.name: r for r in runs}, ["ndcg@5"])
     with pytest.raises(rm.RagMetricsError, match="no golden-set sidecar"):
         write_report(comparison, tmp_path / "r5.md", labels=tmp_path / "human.txt", plots=False)
+    # a malformed qrels file is named as such, not blamed on the sidecar
+    (tmp_path / "gold.txt").write_text("q0 0 d39\n")
+    with pytest.raises(InputFormatError, match=r"gold\.txt, line 1") as raised:
+        goldset.GoldSet.load(tmp_path / "gold.txt")
+    assert "sidecar" not in str(raised.value)
     (tmp_path / "gold.txt.json").write_text("{}")
     with pytest.raises(InputFormatError, match=r"not what GoldSet\.save writes"):
         goldset.GoldSet.load(tmp_path / "gold.txt")

@@ -377,15 +377,14 @@ class GoldSet:
         sidecar = _sidecar(target)
         try:
             payload = json.loads(sidecar.read_text(encoding="utf-8"))
-            gold = cls(
-                qrels=Qrels.from_trec(target),
-                grades={(q, d): g for q, d, g in payload["grades"]},
-                unjudged={(q, d): a for q, d, a in payload["unjudged"]},
-                failed={(q, d): e for q, d, e in payload["failed"]},
-                remaining=[(q, d) for q, d in payload["remaining"]],
-                usage=Usage(**payload["usage"]),
-                provenance=dict(payload["provenance"]),
-            )
+            parts: dict[str, Any] = {
+                "grades": {(q, d): g for q, d, g in payload["grades"]},
+                "unjudged": {(q, d): a for q, d, a in payload["unjudged"]},
+                "failed": {(q, d): e for q, d, e in payload["failed"]},
+                "remaining": [(q, d) for q, d in payload["remaining"]],
+                "usage": Usage(**payload["usage"]),
+                "provenance": dict(payload["provenance"]),
+            }
         except FileNotFoundError:
             raise InputFormatError(
                 f"No sidecar {str(sidecar)!r}: GoldSet.load reads what GoldSet.save wrote."
@@ -395,6 +394,7 @@ class GoldSet:
                 f"The golden-set sidecar {str(sidecar)!r} is not what GoldSet.save writes "
                 f"({type(error).__name__}: {error}); save the golden set again."
             ) from None
+        gold = cls(qrels=Qrels.from_trec(target), **parts)
         written = payload.get("qrels_sha256")
         if written and hashlib.sha256(target.read_bytes()).hexdigest() != written:
             gold.provenance["edited_after_grading"] = True
