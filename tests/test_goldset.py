@@ -317,6 +317,9 @@ def test_a_report_says_which_labels_it_used(tmp_path: Path) -> None:
     said = "TREC assessors, 2019"
     assert main([*human, "--labels", said, "-o", str(tmp_path / "r4.md")]) == 0
     assert f"| labels | {said}" in (tmp_path / "r4.md").read_text()
+    long = "Graded by two assessors per pair, disagreements settled by a third. " * 6
+    assert main([*human, "--labels", long, "-o", str(tmp_path / "r4.md")]) == 0  # not a path
+    assert long.strip() in (tmp_path / "r4.md").read_text()
     comparison = rm.compare(gold.qrels, {r.name: r for r in runs}, ["ndcg@5"])
     with pytest.raises(rm.RagMetricsError, match="no golden-set sidecar"):
         write_report(comparison, tmp_path / "r5.md", labels=tmp_path / "human.txt", plots=False)

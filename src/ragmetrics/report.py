@@ -383,7 +383,7 @@ def _labels(labels: Any, inputs: Mapping[str, str] | None) -> str | None:
 
     if isinstance(labels, goldset.GoldSet):
         return labels.describe()
-    if isinstance(labels, os.PathLike) or (isinstance(labels, str) and Path(labels).is_file()):
+    if isinstance(labels, os.PathLike) or (isinstance(labels, str) and _is_file(labels)):
         described = goldset.labels_of(labels)
         if described is None:
             raise RagMetricsError(
@@ -400,7 +400,16 @@ def _labels(labels: Any, inputs: Mapping[str, str] | None) -> str | None:
             f"{type(labels).__name__}."
         )
     qrels_path = (inputs or {}).get("qrels")
-    return goldset.labels_of(qrels_path) if qrels_path and Path(qrels_path).is_file() else None
+    return goldset.labels_of(qrels_path) if qrels_path and _is_file(qrels_path) else None
+
+
+def _is_file(text: str) -> bool:
+    """Whether ``text`` names a file (a sentence too long for a path, or holding a NUL, does
+    not)."""
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 _STYLE = " ".join(
