@@ -349,13 +349,7 @@ class GoldSet:
         of the qrels file), so a report can say which labels it used. Returns the sidecar's
         path."""
         target = Path(path)
-        lines = [
-            f"{query_id} 0 {doc_id} {grade}\n"
-            for query_id in self.qrels.query_ids
-            for doc_id, grade in self.qrels[query_id].items()
-        ]
-        data = "".join(lines).encode("utf-8")
-        target.write_bytes(data)
+        self.qrels.to_trec(target)
         sidecar = _sidecar(target)
         payload = {
             "provenance": self.provenance,
@@ -364,7 +358,7 @@ class GoldSet:
             "unjudged": [[q, d, a] for (q, d), a in self.unjudged.items()],
             "failed": [[q, d, e] for (q, d), e in self.failed.items()],
             "remaining": [list(p) for p in self.remaining],
-            "qrels_sha256": hashlib.sha256(data).hexdigest(),
+            "qrels_sha256": _digest(target),
         }
         sidecar.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
         return sidecar
@@ -396,7 +390,7 @@ class GoldSet:
             ) from None
         gold = cls(qrels=Qrels.from_trec(target), **parts)
         written = payload.get("qrels_sha256")
-        if written and hashlib.sha256(target.read_bytes()).hexdigest() != written:
+        if written and _digest(target) != written:
             gold.provenance["edited_after_grading"] = True
             warn(
                 f"{str(target)!r} changed after GoldSet.save wrote it: its sidecar describes "
@@ -411,7 +405,7 @@ class GoldSet:
         pool, what was left ungraded, and when."""
         given = self.provenance
         params = ", ".join(f"{k}={v}" for k, v in sorted(given.get("params", {}).items()))
-        graded = sum(len(self.qrels[q]) for q in self.qrels.query_ids)
+        graded = self.qrels.n_judgments
         runs = ", ".join(given.get("runs") or []) or "pairs given"
         depth = f" at depth {given['depth']}" if given.get("depth") else ""
         samples = given.get("samples", 1)
@@ -431,7 +425,7 @@ class GoldSet:
 
     def __repr__(self) -> str:
         return (
-            f"GoldSet({sum(len(self.qrels[q]) for q in self.qrels.query_ids)} pairs graded, "
+            f"GoldSet({self.qrels.n_judgments} pairs graded, "
             f"{len(self.unjudged)} unjudged, {len(self.failed)} failed, "
             f"{len(self.remaining)} left by the budget; {self.usage.calls} calls, "
             f"{self.usage.cache_hits} from the cache)"
@@ -449,6 +443,11 @@ def labels_of(qrels_path: str | os.PathLike[str]) -> str | None:
 
 def _sidecar(target: Path) -> Path:
     return target.with_name(target.name + ".json")
+
+
+def _digest(target: Path) -> str:
+    """The hash of a saved qrels file, kept in its sidecar to notice later edits."""
+    return hashlib.sha256(target.read_bytes()).hexdigest()
 
 
 def grade(
