@@ -97,9 +97,14 @@ def test_a_none_id_inside_a_tie_is_an_input_error() -> None:
         rm.evaluate({"q": {"7": 1}}, {"q": {"a": 0.5, None: 0.5}}, ["mrr"])
 
 
-def test_an_empty_id_does_not_end_the_check() -> None:
+def test_an_empty_id_is_refused_and_does_not_end_the_check() -> None:
     # "".startswith stops at an empty id; the rest of that query is then checked one by one
-    assert rm.Run.from_dict({"q": {"": 1.0, "a": 0.5}})["q"] == ("", "a")
+    with pytest.raises(rm.InputFormatError, match=r"Doc ids of the run must not be empty"):
+        rm.Run.from_dict({"q": {"": 1.0, "a": 0.5}})
+    with pytest.raises(rm.InputFormatError, match=r"Doc ids of the run must not be empty"):
+        rm.Run.from_lists({"q": ["a", ""]})
+    with pytest.raises(rm.InputFormatError, match=r"Query ids of the qrels must not be empty"):
+        rm.Qrels.from_dict({"": {"a": 1}})
     with pytest.raises(rm.InputFormatError, match=r"query 'q' has 3 of type int"):
         rm.Run.from_dict({"q": {"": 1.0, 3: 0.5}})
 

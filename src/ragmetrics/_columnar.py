@@ -131,6 +131,9 @@ def packed_columns(
         return None
     if scores_column.null_count or queries_column.null_count:
         return None
+    unsigned = integer and pyarrow.types.is_unsigned_integer(kind) and len(scores_column)
+    if unsigned and compute.max(scores_column).as_py() > np.iinfo(np.int64).max:
+        return None  # a grade past int64: the careful path names it
     scores = scores_column.to_numpy(zero_copy_only=False)
     scores = scores.astype(np.int64 if integer else np.float64, copy=False)
     if not integer and not np.isfinite(scores).all():
@@ -161,7 +164,9 @@ def packed_columns(
 
 
 def _fixed_width(column: Any) -> Any:
-    """A string column as a zero-padded ``S`` array, or None (nulls, empty or non-ASCII).
+    """A string column as a zero-padded ``S`` array, or None (nulls, empty ids, or an id with
+    a byte that is not printable ASCII: a space, tab or NUL would be split or hidden by the
+    zero padding, so such ids take the string path, which keeps them exactly).
 
     Arrow pads every id to the longest with NUL bytes, in C++; the padded buffer is then the
     array itself, without a Python string per row."""
@@ -179,18 +184,43 @@ def _fixed_width(column: Any) -> Any:
     if column.null_count or not _is_text(column.type) or not len(column):
         return None
     sizes = compute.binary_length(column)
-    if compute.min(sizes).as_py() == 0 or not compute.all(compute.string_is_ascii(column)).as_py():
+    if compute.min(sizes).as_py() == 0 or not _printable_ascii(column):
         return None
     width = compute.max(sizes).as_py()
     padded = compute.utf8_rpad(column, width=width, padding="\x00")
-    _, offsets, data = padded.buffers()
-    offset_type = np.dtype(np.int64 if pyarrow.types.is_large_string(padded.type) else np.int32)
-    first = int(
-        np.frombuffer(
-            offsets, dtype=offset_type, count=1, offset=offset_type.itemsize * padded.offset
-        )[0]
-    )
+    data = padded.buffers()[2]
+    first, _ = _data_range(padded)
     return np.frombuffer(data, dtype=f"S{width}", count=len(padded), offset=first)
+
+
+def _data_range(column: Any) -> tuple[int, int]:
+    """Where the bytes of a (large_)string array start and end in its data buffer."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    offset_type = np.dtype(np.int64 if pyarrow.types.is_large_string(column.type) else np.int32)
+    _, offsets, _ = column.buffers()
+    bounds = np.frombuffer(
+        offsets,
+        dtype=offset_type,
+        count=len(column) + 1,
+        offset=offset_type.itemsize * column.offset,
+    )
+    return int(bounds[0]), int(bounds[-1])
+
+
+def _printable_ascii(column: Any) -> bool:
+    """True when every byte of every string is printable ASCII other than the space (33-126):
+    the ids a TREC file can hold, which the fixed-width path keeps exactly."""
+    import numpy as np
+
+    first, last = _data_range(column)
+    data = column.buffers()[2]
+    if data is None:
+        return True
+    raw = np.frombuffer(data, dtype=np.uint8, count=last - first, offset=first)
+    shifted = raw - np.uint8(33)  # wraps below 33: one comparison finds both ends
+    return not bool((shifted >= 94).any())
 
 
 def _is_text(kind: Any) -> bool:

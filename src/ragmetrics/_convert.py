@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._rules import INT64_MAX, INT64_MIN
 from ragmetrics.errors import InputFormatError
 
 
@@ -26,10 +27,17 @@ def check_ids(ids: Iterable[object], what: str, context: str) -> None:
     """Raise unless every id is a ``str`` (every one is looked at)."""
     ids = ids if isinstance(ids, (list, tuple, Mapping)) else list(ids)
     if set(map(type, ids)) <= {str}:
+        if "" in ids:
+            raise InputFormatError(
+                f"{what} {context} must not be empty; one is ''. Give every query and doc "
+                f"an id (a missing id usually means a field was not set upstream)."
+            )
         return
-    bad = next((i for i in ids if not isinstance(i, str)), None)
-    if bad is None:
-        return  # str subclasses only
+    bad = next((i for i in ids if not isinstance(i, str)), _NONE)
+    if bad is _NONE:
+        if "" in ids:  # str subclasses only
+            check_ids([str(i) for i in ids], what, context)
+        return
     raise InputFormatError(
         f"{what} {context} must be strings; got {bad!r} of type {type(bad).__name__}. "
         f"Convert ids with str() before building."
@@ -155,11 +163,20 @@ def check_real(value: object, where: str) -> float:
 
 
 def int_grade(value: object, query_id: str, doc_id: str) -> int:
-    """Accept ints, bools and integral floats as grades; anything else is a clear error."""
-    if isinstance(value, (bool, np.bool_, int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return int(value)
+    """Accept ints, bools and integral floats within int64 as grades; anything else is a
+    clear error."""
+    grade: int | None = None
+    if isinstance(value, (bool, np.bool_, int, np.integer)) or (
+        isinstance(value, (float, np.floating)) and float(value).is_integer()
+    ):
+        grade = int(value)
+    if grade is not None:
+        if INT64_MIN <= grade <= INT64_MAX:
+            return grade
+        raise InputFormatError(
+            f"The grade of '{doc_id}' for query '{query_id}' is {grade}, outside the signed "
+            f"64-bit range grades must fit in; use small integers (e.g. 0..3 or 1..5)."
+        )
     raise InputFormatError(
         f"The grade of '{doc_id}' for query '{query_id}' must be an integer "
         f"(0 or negative for non-relevant); got {value!r} of type {type(value).__name__}."

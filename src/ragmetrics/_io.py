@@ -7,17 +7,69 @@ reader of ``_trec_fast``, which hands over to this one for anything else.
 
 from __future__ import annotations
 
+import codecs
+import gzip
+import io
 import os
-from collections.abc import Callable
-from itertools import chain
-from typing import Any
+import sys
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from ragmetrics._convert import not_utf8, unreadable
+from ragmetrics._rules import parse_float, parse_int, text_lines, trec_records
 from ragmetrics.errors import InputFormatError
 
 PathLike = str | os.PathLike[str]
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_bytes(path: PathLike) -> BinaryIO:
+    """A file for reading bytes: ``-`` is standard input, a gzip file (found by its magic
+    bytes, whatever its name) is decompressed as it is read, never whole."""
+    if os.fspath(path) == "-":
+        return sys.stdin.buffer
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - returned to the caller
+        head = handle.peek(2)[:2]
+    except OSError as error:
+        raise unreadable(path, error) from None
+    if head == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[return-value]
+    return handle
+
+
+def close_bytes(handle: BinaryIO) -> None:
+    """Close a handle of :func:`open_bytes` (and the file under a gzip stream)."""
+    if handle is sys.stdin.buffer:
+        return
+    inner = getattr(handle, "fileobj", None)
+    handle.close()
+    if inner is not None:
+        inner.close()
+
+
+@contextmanager
+def reading(path: PathLike) -> Iterator[None]:
+    """Turn a corrupt or truncated gzip stream, or a read that fails, into one error."""
+    try:
+        yield
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise InputFormatError(
+            f"{os.fspath(path)}: the gzip stream is corrupt or truncated ({error}); "
+            f"check the file with `gzip -t`."
+        ) from None
+    except OSError as error:
+        raise unreadable(path, error) from None
+
+
+def text_handle(handle: BinaryIO) -> io.TextIOWrapper:
+    """UTF-8 text over ``handle``: a leading byte-order mark dropped, lines split at LF only
+    (the line rule of ``_rules``)."""
+    return io.TextIOWrapper(handle, encoding="utf-8-sig", newline="\n")
 
 
 def read_trec_maps(
@@ -31,83 +83,99 @@ def read_trec_maps(
     extra_fields: bool = False,
     on_repeat: str = "max",
 ) -> tuple[dict[str, dict[str, Any]], dict[str, int]]:
-    """Read a whitespace-separated TREC file straight into ``{query: {doc: value}}``.
+    """Read a TREC file (plain or gzip) straight into ``{query: {doc: value}}``.
 
-    Blank lines and lines whose first non-blank character is ``#`` are skipped. Any other
-    line must have exactly ``n_columns`` fields (at least, with ``extra_fields``: trec_eval
+    Lines follow the line rule of ``_rules`` (blank and ``#`` lines skipped). Any other line
+    must have exactly ``n_columns`` fields (at least, with ``extra_fields``: trec_eval
     reserves trailing text of a run line for future use and ignores it), and its value field
-    must parse as ``value_kind`` ("int" or "float", not NaN). Otherwise an
-    :class:`InputFormatError` names the file, the line number, the line and the layout.
+    must parse as ``value_kind`` ("int": ASCII digits within int64; "float": an ASCII number,
+    not NaN). Otherwise an :class:`InputFormatError` names the file, the line number, the
+    line and the layout.
 
     A doc repeated within a query keeps its highest value (``on_repeat="max"``: the best
     ranked copy of a run) or must repeat the same value (``"same"``: qrels); the repeats
     dropped are counted per query.
     """
-    convert: Callable[[str], Any] = int if value_kind == "int" else float
     maps: dict[str, dict[str, Any]] = {}
     repeats: dict[str, int] = {}
     current_query: str | None = None
     current: dict[str, Any] = {}
-    number = 0
+    handle = open_bytes(path)
     try:
-        # utf-8-sig: a leading byte-order mark is not part of the first query id
-        handle = open(path, encoding="utf-8-sig")  # noqa: SIM115 - closed in finally
-    except OSError as error:
-        raise unreadable(path, error) from None
-    try:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if len(fields) != n_columns:
-                if not fields or fields[0].startswith("#"):
-                    continue
-                if not (extra_fields and len(fields) > n_columns):
-                    expected = f"at least {n_columns}" if extra_fields else str(n_columns)
-                    raise InputFormatError(
-                        f"{os.fspath(path)}, line {number}: expected {expected} "
-                        f"whitespace-separated fields ({layout}), found {len(fields)}: "
-                        f"{line.strip()!r}."
-                    )
-            elif fields[0][0] == "#":
-                continue
-            query_id = fields[0]
-            if query_id != current_query:
-                current = maps.setdefault(query_id, {})
-                current_query = query_id
-            value = convert(fields[value_col])
-            doc_id = fields[doc_col]
-            if doc_id in current:
-                _repeat(current, doc_id, value, on_repeat, query_id, path, number)
-                repeats[query_id] = repeats.get(query_id, 0) + 1
-            else:
-                current[doc_id] = value
-    except UnicodeDecodeError:  # before ValueError, of which it is a kind
+        with reading(path):
+            records = trec_records(text_lines(text_handle(handle)), path)
+            for number, fields in records:
+                _check_width(fields, n_columns, extra_fields, layout, path, number)
+                query_id = fields[0]
+                if query_id != current_query:
+                    current = maps.setdefault(query_id, {})
+                    current_query = query_id
+                value = parse_value(fields[value_col], value_kind, value_col, layout, path, number)
+                doc_id = fields[doc_col]
+                if doc_id in current:
+                    _repeat(current, doc_id, value, on_repeat, query_id, path, number)
+                    repeats[query_id] = repeats.get(query_id, 0) + 1
+                else:
+                    current[doc_id] = value
+    except UnicodeDecodeError:
         raise _not_utf8(path) from None
-    except ValueError as error:
-        if isinstance(error, InputFormatError):
-            raise
-        token = line.split()[value_col]
-        kind = "an integer" if value_kind == "int" else "a number"
-        raise InputFormatError(
-            f"{os.fspath(path)}, line {number}: field {value_col + 1} must be {kind}, got "
-            f"{token!r} (expected layout: {layout})."
-        ) from None
-    except OSError as error:  # e.g. a directory, which opens but cannot be read
-        raise unreadable(path, error) from None
     finally:
-        handle.close()
-    if value_kind == "float":
-        _check_finite(maps, path)
+        close_bytes(handle)
     return maps, repeats
 
 
-def _not_utf8(path: PathLike) -> InputFormatError:
-    """The error for a file that is not UTF-8, naming the line of its first bad byte."""
-    with open(path, "rb") as handle:
-        data = handle.read()
+def _check_width(
+    fields: list[str], n_columns: int, extra: bool, layout: str, path: PathLike, number: int
+) -> None:
+    if len(fields) == n_columns or (extra and len(fields) > n_columns):
+        return
+    expected = f"at least {n_columns}" if extra else str(n_columns)
+    raise InputFormatError(
+        f"{os.fspath(path)}, line {number}: expected {expected} whitespace-separated fields "
+        f"({layout}), found {len(fields)}: {' '.join(fields)[:200]!r}."
+    )
+
+
+def parse_value(
+    token: str, value_kind: str, value_col: int, layout: str, path: object, number: int
+) -> Any:
+    """A score (``"float"``) or grade (``"int"``) field under the number rule; a NaN score,
+    a grade outside int64 or anything but an ASCII number is an error naming the line."""
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        return not_utf8(path, data, error.start)
+        value = parse_int(token) if value_kind == "int" else parse_float(token)
+    except ValueError:
+        kind = "an integer (ASCII digits, within int64)" if value_kind == "int" else "a number"
+        raise InputFormatError(
+            f"{_name(path)}, line {number}: field {value_col + 1} must be {kind}, got "
+            f"{token!r} (expected layout: {layout})."
+        ) from None
+    if value != value:
+        raise InputFormatError(
+            f"{_name(path)}, line {number}: the score is NaN; give every result a real number."
+        )
+    return value
+
+
+def _name(path: object) -> str:
+    return os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
+
+
+def _not_utf8(path: PathLike) -> InputFormatError:
+    """The error for a file that is not UTF-8, naming the line of its first bad byte (read
+    in blocks: a huge file is not loaded whole to find it)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    handle = open_bytes(path)
+    try:
+        with reading(path):
+            while block := handle.read(1 << 20):
+                try:
+                    decoder.decode(block)
+                except UnicodeDecodeError as error:
+                    return not_utf8(path, error.object, error.start, line)
+                line += block.count(b"\n")
+    finally:
+        close_bytes(handle)
     return InputFormatError(f"{os.fspath(path)}: the file is not UTF-8 text.")
 
 
@@ -129,22 +197,6 @@ def _repeat(
             f"'{query_id}' with different grades ({current[doc_id]} and {value}); keep one "
             f"judgment per pair."
         )
-
-
-def _check_finite(maps: dict[str, dict[str, Any]], path: PathLike) -> None:
-    """Reject NaN scores (a NaN has no place in a ranking), naming the line."""
-    values = np.fromiter(chain.from_iterable(map(dict.values, maps.values())), dtype=np.float64)
-    if not np.isnan(values).any():
-        return
-    with open(path, encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, start=1):
-            fields = line.split()
-            if len(fields) >= 5 and fields[4].lower() in {"nan", "-nan", "+nan"}:
-                raise InputFormatError(
-                    f"{os.fspath(path)}, line {number}: the score is NaN; give every result "
-                    f"a real number."
-                )
-    raise InputFormatError(f"{os.fspath(path)}: a score is NaN; give every result a number.")
 
 
 def _extend_runs(query_ids: list[str], query_lengths: list[int], column: list[str]) -> None:

@@ -47,12 +47,12 @@ def hashes(ids: np.ndarray, words: int) -> np.ndarray:
 
 
 def encode(ids: Sequence[str]) -> np.ndarray | None:
-    """``ids`` as an ``S`` array, or None when one is not ASCII or holds a zero byte (which
-    the zero padding would hide)."""
+    """``ids`` as an ``S`` array, or None when one is not printable ASCII or holds a space
+    (:func:`decode` splits at spaces, and the zero padding would hide a NUL)."""
     if not ids:
         return np.zeros(0, dtype="S8")
     joined = "\n".join(ids)
-    if not joined.isascii() or "\x00" in joined:
+    if not joined.isascii() or not joined.replace("\n", "!").isprintable() or " " in joined:
         return None
     if joined.count("\n") != len(ids) - 1:  # an id with a newline in it
         return np.array(ids, dtype=np.bytes_)
@@ -91,7 +91,8 @@ def word_view(buffer: np.ndarray) -> np.ndarray:
 
 
 def decode(ids: np.ndarray) -> list[str]:
-    """The ids as strings (each a whitespace-free ASCII field of a TREC file)."""
+    """The ids as strings (each printable ASCII without a space, as every path that packs ids
+    makes sure: a TREC field, or an Arrow id checked byte by byte)."""
     if not len(ids):
         return []
     width = ids.dtype.itemsize

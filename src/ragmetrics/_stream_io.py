@@ -10,18 +10,18 @@ one is named, never merged in silently (in a stream, its earlier rows are alread
 
 from __future__ import annotations
 
-import gzip
 import os
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
 from ragmetrics import _packed
-from ragmetrics._convert import not_utf8, unreadable
+from ragmetrics._convert import not_utf8
+from ragmetrics._io import close_bytes, open_bytes, parse_value, reading
+from ragmetrics._rules import trec_records
 from ragmetrics._trec_fast import parsed_blocks
 from ragmetrics.errors import InputFormatError, UngroupedInputError
 from ragmetrics.run import Run
@@ -144,41 +144,27 @@ def not_grouped(query_id: str, source: str) -> UngroupedInputError:
 # --- TREC files ----------------------------------------------------------------------------
 
 
-def open_binary(path: str | os.PathLike[str]) -> BinaryIO:
-    """A file for reading bytes: ``-`` is standard input, ``*.gz`` is decompressed."""
-    if os.fspath(path) == "-":
-        return sys.stdin.buffer
-    try:
-        if os.fspath(path).endswith(".gz"):
-            return gzip.open(path, "rb")  # type: ignore[return-value]
-        return open(path, "rb")
-    except OSError as error:
-        raise unreadable(path, error) from None
-
-
 def trec_chunks(path: str | os.PathLike[str]) -> Iterator[Chunk]:
-    """A TREC run file as chunks of about 2 MB: the vectorized reader on plain blocks, the
-    careful line reader (which names the line of any error) on the others."""
-    handle = open_binary(path)
+    """A TREC run file (plain or gzip, or ``-`` for standard input) as chunks of about 2 MB:
+    the vectorized reader on plain blocks, the careful line reader (which names the line of
+    any error) on the others; both under the line rule of ``_rules``."""
+    handle = open_bytes(path)
     line = 1
     try:
-        for block, parsed in parsed_blocks(handle, 6, 2, 4, False):
-            if parsed is not None:
-                queries, lengths, docs, scores = parsed
-                yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
-            else:
-                yield _careful_chunk(block, path, line)
-            line += block.count(b"\n")
-    except (OSError, EOFError, gzip.BadGzipFile) as error:
-        raise InputFormatError(f"Cannot read '{os.fspath(path)}': {error}.") from None
+        with reading(path):
+            for block, parsed in parsed_blocks(handle, 6, 2, 4, False):
+                if parsed is not None:
+                    queries, lengths, docs, scores = parsed
+                    yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
+                else:
+                    yield _careful_chunk(block, path, line)
+                line += block.count(b"\n")
     finally:
-        if handle is not sys.stdin.buffer:
-            handle.close()
+        close_bytes(handle)
 
 
 def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) -> Chunk:
     """One block read line by line, as ``Run.from_trec`` reads a file that is not plain."""
-    name = os.fspath(path)
     try:
         text = block.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -187,26 +173,16 @@ def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) 
     lengths: list[int] = []
     docs: list[str] = []
     scores: list[float] = []
-    for number, line in enumerate(text.splitlines(), start=first_line):
-        fields = line.split()
-        if not fields or fields[0].startswith("#"):
-            continue
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the block ends with a line end
+    for number, fields in trec_records(lines, path, first_line):
         if len(fields) < 6:
             raise InputFormatError(
-                f"{name}, line {number}: expected at least 6 whitespace-separated fields "
-                f"({_RUN_LAYOUT}), found {len(fields)}: {line.strip()!r}."
+                f"{os.fspath(path)}, line {number}: expected at least 6 whitespace-separated "
+                f"fields ({_RUN_LAYOUT}), found {len(fields)}: {' '.join(fields)[:200]!r}."
             )
-        try:
-            score = float(fields[4])
-        except ValueError:
-            raise InputFormatError(
-                f"{name}, line {number}: field 5 must be a number, got {fields[4]!r} "
-                f"(expected layout: {_RUN_LAYOUT})."
-            ) from None
-        if score != score:
-            raise InputFormatError(
-                f"{name}, line {number}: the score is NaN; give every result a real number."
-            )
+        score = parse_value(fields[4], "float", 4, _RUN_LAYOUT, path, number)
         if queries and queries[-1] == fields[0]:
             lengths[-1] += 1
         else:

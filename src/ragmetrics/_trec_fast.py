@@ -7,10 +7,11 @@ side in threads. Doc ids stay bytes (one fixed-width array, see ``_packed``), sc
 grades are parsed as numbers straight from the bytes, and the only Python strings made are
 the query ids, one at each line where the query changes.
 
-It reads "plain" files only: ASCII, exactly ``n_columns`` fields on every line, no comment
-or blank line. A block that is anything else returns None, and the caller reads the whole
-file with the careful line-by-line reader, which names the file and line of any error. So
-both readers accept the same files and give the same values.
+It reads "plain" files only: printable ASCII fields separated by spaces or tabs, LF or CRLF
+line ends, exactly ``n_columns`` fields on every line, no comment or blank line (a subset of
+what the line rule of ``_rules`` accepts). A block that is anything else returns None, and
+the caller reads the whole file with the careful line-by-line reader, which names the file
+and line of any error. So both readers accept the same files and give the same values.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from typing import BinaryIO
 import numpy as np
 
 from ragmetrics._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
+from ragmetrics._io import close_bytes, open_bytes, reading
 from ragmetrics._packed import LOW_BYTES, word_rows, word_view
+from ragmetrics._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
+from ragmetrics.errors import InputFormatError
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
@@ -35,10 +39,11 @@ _MAX_ID_WIDTH = 64  # query ids compared as fixed-width rows up to this many byt
 _MAX_FIELD_WIDTH = 256  # a wider field sends the file to the careful reader
 _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an exact double
 
-# Bytes up to 32 separate fields. Of them, ``str.split`` takes 9-13 and 28-32 as whitespace;
-# the others (control bytes) send the file to the careful reader, as does any non-ASCII byte.
+# Bytes up to 32 separate fields. Of them, the line rule takes space, tab, LF and CR (before
+# LF) as separators; the others (control bytes) send the block to the careful reader, which
+# names the line, as does DEL or any non-ASCII byte.
 _CONTROL = np.ones(33, dtype=bool)
-_CONTROL[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = False
+_CONTROL[[9, 10, 13, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
@@ -59,24 +64,29 @@ def read_plain_trec_packed(
     lengths: list[int] = []
     doc_blocks: list[np.ndarray] = []
     values: list[np.ndarray] = []
+    if os.fspath(path) == "-":
+        return None  # standard input cannot be read twice: the careful reader takes it
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed by the with below
-    except OSError:
+        handle = open_bytes(path)
+    except InputFormatError:
         return None  # the careful reader reports it
-    with handle:
-        blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer)
-        for _, parsed in blocks:
-            if parsed is None:
-                blocks.close()
-                return None
-            block_queries, block_lengths, block_docs, block_values = parsed
-            if queries and queries[-1] == block_queries[0]:
-                lengths[-1] += block_lengths[0]
-                block_queries, block_lengths = block_queries[1:], block_lengths[1:]
-            queries.extend(block_queries)
-            lengths.extend(block_lengths)
-            doc_blocks.append(block_docs)
-            values.append(block_values)
+    try:
+        with reading(path):
+            blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer)
+            for _, parsed in blocks:
+                if parsed is None:
+                    blocks.close()
+                    return None
+                block_queries, block_lengths, block_docs, block_values = parsed
+                if queries and queries[-1] == block_queries[0]:
+                    lengths[-1] += block_lengths[0]
+                    block_queries, block_lengths = block_queries[1:], block_lengths[1:]
+                queries.extend(block_queries)
+                lengths.extend(block_lengths)
+                doc_blocks.append(block_docs)
+                values.append(block_values)
+    finally:
+        close_bytes(handle)
     if not values:
         return None  # an empty file: the careful reader says so
     return queries, lengths, np.concatenate(doc_blocks), np.concatenate(values)
@@ -112,14 +122,22 @@ def parsed_blocks(
 
 def _blocks(handle: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
     """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
-    already read from the start)."""
+    already read from the start). A line longer than the line rule allows is an error here,
+    before it is read whole."""
+    lines = 0
     while True:
         block = head + handle.read(_BLOCK_BYTES)
         head = b""
         if not block:
             return
         if not block.endswith(b"\n"):
-            block += handle.readline()
+            limit = MAX_LINE_BYTES + 3  # a whole line may still end in CR LF
+            rest = handle.readline(limit)
+            block += rest
+            if len(rest) == limit and not rest.endswith(b"\n"):
+                name = getattr(handle, "name", "the input")
+                raise line_too_long(name, lines + block.count(b"\n") + 1)
+        lines += block.count(b"\n")
         yield block
 
 
@@ -132,14 +150,14 @@ def _read_block(
     # zero bytes past the end, so that a field's bytes can be copied as a fixed-width row
     padded = np.frombuffer(block + bytes(_MAX_FIELD_WIDTH), dtype=np.uint8)
     data = padded[: len(block)]
-    if len(data) == 0 or data.max() >= 128:
+    if len(data) == 0 or data.max() >= 127:  # DEL or beyond ASCII: the careful reader
         return None
     # whitespace, with a sentinel on each side: its flips are the field boundaries
     space = np.empty(len(data) + 2, dtype=bool)
     space[0] = space[-1] = True
     np.less_equal(data, 32, out=space[1:-1])
     n_newlines = int(np.count_nonzero(data == ord("\n")))
-    if _has_control_bytes(data, space[1:-1], n_newlines):
+    if _has_control_bytes(padded, data, space[1:-1], n_newlines):
         return None
     edges = np.flatnonzero(space[1:] != space[:-1])
     starts, ends = edges[0::2], edges[1::2]
@@ -150,6 +168,11 @@ def _read_block(
     line_starts = starts[0::n_columns]
     if (data[line_starts] == ord("#")).any():
         return None  # a comment line
+    if (
+        len(data) > MAX_LINE_BYTES
+        and int(np.diff(line_starts, append=len(data)).max()) > MAX_LINE_BYTES
+    ):
+        return None  # maybe a line longer than the rule allows: the careful reader says
     doc_ids = _packed(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
     if doc_ids is None:
         return None
@@ -167,12 +190,19 @@ def _read_block(
     return queries, run_lengths.tolist(), doc_ids, values
 
 
-def _has_control_bytes(data: np.ndarray, space: np.ndarray, n_newlines: int) -> bool:
-    """True when a byte up to 32 is not whitespace to ``str.split`` (a control byte)."""
+def _has_control_bytes(
+    padded: np.ndarray, data: np.ndarray, space: np.ndarray, n_newlines: int
+) -> bool:
+    """True when a byte up to 32 is not a separator of the line rule (a control byte, or a
+    CR that is not followed by LF)."""
     # the usual separators are spaces and newlines: when they are all, nothing else to see
     if int(np.count_nonzero(data == ord(" "))) + n_newlines == int(np.count_nonzero(space)):
         return False
-    return bool(_CONTROL[data[space]].any())
+    if bool(_CONTROL[data[space]].any()):
+        return True
+    returns = np.flatnonzero(data == ord("\r"))  # a CR must end a line (CR LF)
+    following = padded[returns + 1]
+    return not bool(((following == ord("\n")) | (returns + 1 == len(data))).all())
 
 
 def _one_line_per_record(
@@ -326,7 +356,7 @@ def _columnwise(
         if text is None:
             return None
         fields = text.split()
-        convert = int if integer else float
+        convert = parse_int if integer else parse_float  # ASCII, no "_", int64
         try:
             values[other] = list(map(convert, fields))
         except (ValueError, OverflowError):

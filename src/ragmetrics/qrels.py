@@ -27,6 +27,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics._rules import INT64_MAX, INT64_MIN
 from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
@@ -68,9 +69,12 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
         per_query: list[Any] = list(judgments.values())
-        plain = set(map(type, per_query)) <= {dict} and set(
-            map(type, chain.from_iterable(map(dict.values, per_query)))
-        ) <= {int}
+        plain = set(map(type, per_query)) <= {dict}
+        if plain:
+            grades = list(chain.from_iterable(map(dict.values, per_query)))
+            plain = set(map(type, grades)) <= {int} and (
+                not grades or (min(grades) >= INT64_MIN and max(grades) <= INT64_MAX)
+            )
         if plain:  # the common case: dicts of int grades, copied with every id checked
             maps = checked_ids(per_query, list(judgments), "of the qrels", copies=True)
         else:
@@ -263,6 +267,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         query_ids = id_column(frame, query_col)
         doc_ids = id_column(frame, doc_col)
         grades = frame[grade_col].to_numpy()
+        if grades.dtype.kind == "u" and len(grades) and int(grades.max()) > INT64_MAX:
+            row = int(np.argmax(grades > INT64_MAX))
+            int_grade(int(grades[row]), query_ids[row], doc_ids[row])  # raises, naming it
         if grades.dtype.kind not in "iub":
             grades = np.asarray(
                 [

@@ -124,4 +124,4 @@ def _qrels(qrels: Any) -> Qrels:
 def _EMPTY_RUN() -> Any:  # noqa: N802 - a constant made on use
     from ragmetrics.run import Run
 
-    return Run.from_lists({"": []})
+    return Run.from_lists({"(none)": []})

@@ -368,7 +368,7 @@ def _finish(
     counted = len(rows)
     if settings.missing == "zero" and missing_ids:
         # judged as absent from a run (row -1), as evaluate() judges a missing query
-        empty = Run.from_lists({"": []})
+        empty = Run.from_lists({"(none)": []})
         _, missing_values = score_queries(
             qrels, empty, list(missing_ids), np.full(len(missing_ids), -1), parsed, settings
         )

@@ -1,0 +1,214 @@
+"""Hostile but legal input: read exactly, or refused with an error naming the place.
+
+Each test pins one way an input used to give a silently wrong number: ids with whitespace in
+Parquet, Unicode whitespace and line breaks in TREC lines, numbers that are not ASCII, grades
+past int64, byte-order marks inside a file, gzip without line ends. Every TREC case runs
+through every reader: in memory (fast and careful), streaming, and gzip.
+"""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+import ragmetrics as rm
+from ragmetrics._rules import MAX_LINE_BYTES
+
+pyarrow = pytest.importorskip("pyarrow")
+
+
+def _streamed(qrels: rm.Qrels, path: Path, metrics: list[str]) -> dict[str, float | None]:
+    return rm.evaluate_stream(qrels, path, metrics, progress=False).aggregate
+
+
+# --- ids in Parquet and Arrow --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", ["a b", "a\tb", "a\x00", "a\x00b", " a", "a\n"])
+def test_arrow_ids_with_whitespace_or_nul_are_kept_exactly(doc: str, tmp_path: Path) -> None:
+    table = pyarrow.table(
+        {"query_id": ["q1"] * 3, "doc_id": [doc, "c", "d"], "relevance": [1, 0, 2]}
+    )
+    assert rm.Qrels.from_arrow(table)["q1"] == {doc: 1, "c": 0, "d": 2}
+    run_table = pyarrow.table(
+        {"query_id": ["q1"] * 3, "doc_id": [doc, "c", "d"], "score": [3.0, 2.0, 1.0]}
+    )
+    run = rm.Run.from_arrow(run_table)
+    assert run["q1"] == (doc, "c", "d")
+    qrels = rm.Qrels.from_dict({"q1": {doc: 1}})
+    # the same P@1 whether or not another judged id is non-ASCII (hashed or string join)
+    other = rm.Qrels.from_dict({"q1": {doc: 1, "é": 1}})
+    assert rm.evaluate(qrels, run, ["P@1"]).aggregate == {"P@1": 1.0}
+    assert rm.evaluate(other, run, ["P@1"]).aggregate == {"P@1": 1.0}
+    path = tmp_path / "run.parquet"
+    pyarrow.parquet.write_table(run_table, path)
+    assert rm.Run.from_parquet(path)["q1"] == (doc, "c", "d")
+    assert _streamed(qrels, path, ["P@1"]) == {"P@1": 1.0}
+
+
+def test_a_uint64_grade_past_int64_is_refused_not_wrapped() -> None:
+    for value in (2**64 - 1, 2**63):
+        table = pyarrow.table(
+            {"query_id": ["q1"], "doc_id": ["a"], "relevance": pyarrow.array([value], "uint64")}
+        )
+        with pytest.raises(rm.InputFormatError, match=rf"is {value}, outside the signed 64-bit"):
+            rm.Qrels.from_arrow(table)
+    with pytest.raises(rm.InputFormatError, match="outside the signed 64-bit"):
+        rm.Qrels.from_dict({"q1": {"a": 2**63}})
+    small = pyarrow.table(
+        {"query_id": ["q1"], "doc_id": ["a"], "relevance": pyarrow.array([3], "uint64")}
+    )
+    assert rm.Qrels.from_arrow(small)["q1"] == {"a": 3}
+
+
+def test_none_and_empty_ids_are_refused() -> None:
+    with pytest.raises(
+        rm.InputFormatError, match="Query ids of the qrels must be strings; got None"
+    ):
+        rm.Qrels.from_dict({None: {"a": 1}})  # type: ignore[dict-item]
+    with pytest.raises(rm.InputFormatError, match="Query ids of the run must be strings; got None"):
+        rm.Run.from_dict({None: {"a": 1.0}})  # type: ignore[dict-item]
+    with pytest.raises(rm.InputFormatError, match="must not be empty"):
+        rm.Run.from_dict({"": {"a": 1.0}})
+
+
+# --- TREC lines: one rule for every reader -------------------------------------------------
+
+
+def _readers(tmp_path: Path, text: str) -> list[tuple[str, Path]]:
+    plain = tmp_path / "run.txt"
+    plain.write_bytes(text.encode("utf-8"))
+    packed = tmp_path / "run.txt.gz"
+    packed.write_bytes(gzip.compress(text.encode("utf-8")))
+    return [("plain", plain), ("gzip", packed)]
+
+
+def _outcome(path: Path, qrels: rm.Qrels) -> list[object]:
+    """What each reader makes of a run file: its values, or the error's first words."""
+    results: list[object] = []
+    for read in (
+        lambda: rm.evaluate(qrels, rm.Run.from_trec(path), ["P@1", "mrr"]).aggregate,
+        lambda: _streamed(qrels, path, ["P@1", "mrr"]),
+    ):
+        try:
+            results.append(read())
+        except rm.InputFormatError as error:
+            results.append(str(error).split(": ", 1)[1][:40])
+    return results
+
+
+@pytest.mark.parametrize(
+    "char",
+    ["\xa0", "\u3000", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x1f", "\x85", "\u2028", "\u2029",
+     "\x00", "\x7f", "\r", "\ufeff", "\u200b"],
+)  # fmt: skip
+def test_unicode_whitespace_and_controls_in_a_line_are_refused_by_every_reader(
+    char: str, tmp_path: Path
+) -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": 1}})
+    # inside a field, and in place of a separator (where str.split would take it for one)
+    for middle in (f"doc{char}one 7 0.5 tag", f"doc 7{char}0.5 tag"):
+        text = f"q1 Q0 a 1 0.9 t\nq1 Q0 {middle}\nq2 Q0 b 1 0.3 t\n"
+        for _, path in _readers(tmp_path, text):
+            with pytest.raises(rm.InputFormatError, match=r"line 2, column 1\d: U\+"):
+                rm.Run.from_trec(path)
+            with pytest.raises(rm.InputFormatError, match=r"line 2, column 1\d: U\+"):
+                rm.evaluate_stream(qrels, path, ["P@1"], progress=False)
+
+
+def test_tabs_and_crlf_line_ends_read_the_same_as_spaces(tmp_path: Path) -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"b": 1}, "q2": {"c": 1}})
+    expected = None
+    for text in (
+        "q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\nq2 Q0 c 1 0.3 t\n",
+        "q1\tQ0\ta\t1\t0.9\tt\nq1\tQ0\tb\t2\t0.5\tt\nq2 \t Q0 c 1 0.3 t\n",
+        "q1 Q0 a 1 0.9 t\r\nq1 Q0 b 2 0.5 t\r\nq2 Q0 c 1 0.3 t\r\n",
+        "q1 Q0 a 1 0.9 t\r\nq1 Q0 b 2 0.5 t\r\nq2 Q0 c 1 0.3 t",
+    ):
+        for _, path in _readers(tmp_path, text):
+            outcome = _outcome(path, qrels)
+            assert outcome[0] == outcome[1]
+            expected = expected or outcome[0]
+            assert outcome[0] == expected == {"P@1": 0.5, "mrr": 0.75}
+
+
+def test_a_byte_order_mark_inside_a_file_names_the_line(tmp_path: Path) -> None:
+    one = "q1 Q0 a 1 0.9 t\n".encode("utf-8-sig")
+    path = tmp_path / "joined.txt"
+    path.write_bytes(one + "q2 Q0 b 1 0.9 t\n".encode("utf-8-sig"))
+    with pytest.raises(
+        rm.InputFormatError, match=r"line 2, column 1: U\+FEFF BYTE ORDER MARK.*cat"
+    ):
+        rm.Run.from_trec(path)
+    path.write_bytes(one)  # at the start it is dropped
+    assert rm.Run.from_trec(path).query_ids == ("q1",)
+
+
+@pytest.mark.parametrize("score", ["1_000", "١٢", "１２", "0x10", "nan", "-NaN", "½", "1e", "--1"])
+def test_scores_must_be_ascii_real_numbers(score: str, tmp_path: Path) -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}})
+    for order in (
+        f"q1 Q0 a 1 {score} t\nq1 Q0 b 2 0.5 t\n",
+        f"q1 Q0 b 2 0.5 t\nq1 Q0 a 1 {score} t\n",
+    ):
+        for _, path in _readers(tmp_path, order):
+            with pytest.raises(
+                rm.InputFormatError, match=r"line \d: (field 5 must be|the score is NaN)"
+            ):
+                rm.Run.from_trec(path)
+            with pytest.raises(
+                rm.InputFormatError, match=r"line \d: (field 5 must be|the score is NaN)"
+            ):
+                rm.evaluate_stream(qrels, path, ["P@1"], progress=False)
+
+
+@pytest.mark.parametrize("grade", ["1_0", "٣", "３", str(2**63), str(-(2**63) - 1), "1.0"])
+def test_grades_must_be_ascii_integers_within_int64(grade: str, tmp_path: Path) -> None:
+    path = tmp_path / "qrels.txt"
+    path.write_text(f"q1 0 a 1\nq1 0 b {grade}\n", encoding="utf-8")
+    with pytest.raises(rm.InputFormatError, match=r"line 2: field 4 must be an integer"):
+        rm.Qrels.from_trec(path)
+    path.write_text(f"q1 0 a 1\nq1 0 b {2**63 - 1}\nq1 0 c {-(2**63)}\n", encoding="utf-8")
+    assert rm.Qrels.from_trec(path)["q1"] == {"a": 1, "b": 2**63 - 1, "c": -(2**63)}
+
+
+def test_a_score_is_exact_whatever_the_reader(tmp_path: Path) -> None:
+    text = "q1 Q0 a 1 inf t\nq1 Q0 b 2 -inf t\nq1 Q0 c 3 1e-300 t\nq1 Q0 d 4 +2.5E3 t\n"
+    for _, path in _readers(tmp_path, text):
+        assert rm.Run.from_trec(path).to_dict()["q1"] == {
+            "a": float("inf"), "d": 2500.0, "c": 1e-300, "b": float("-inf"),
+        }  # fmt: skip
+
+
+def test_gzip_without_line_ends_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt.gz"
+    with gzip.open(path, "wb") as handle:
+        for _ in range(8):
+            handle.write(b"x" * (MAX_LINE_BYTES // 2))  # 4 MB of one line, 8 kB compressed
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}})
+    with pytest.raises(rm.InputFormatError, match=r"line 1: the line is longer than 1,048,576"):
+        rm.Run.from_trec(path)
+    with pytest.raises(rm.InputFormatError, match=r"line 1: the line is longer than 1,048,576"):
+        rm.evaluate_stream(qrels, path, ["P@1"], progress=False)
+    with pytest.raises(rm.InputFormatError, match=r"line 1: the line is longer"):
+        rm.Qrels.from_trec(path)
+
+
+def test_gzip_is_read_by_every_reader_and_named_when_corrupt(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.gz"
+    path.write_bytes(gzip.compress(b"q1 0 a 1\nq1 0 b 0\n"))
+    assert rm.Qrels.from_trec(path)["q1"] == {"a": 1, "b": 0}
+    run = tmp_path / "run.txt.gz"
+    data = gzip.compress(b"q1 Q0 a 1 0.5 t\n" * 1000)
+    run.write_bytes(data)
+    assert rm.Run.from_trec(run)["q1"] == ("a",)
+    run.write_bytes(data[: len(data) // 2])  # truncated
+    with pytest.raises(rm.InputFormatError, match=r"run\.txt\.gz: the gzip stream is corrupt"):
+        rm.Run.from_trec(run)
+    flipped = bytearray(data)
+    flipped[len(flipped) // 2] ^= 0xFF
+    run.write_bytes(bytes(flipped))
+    with pytest.raises(rm.InputFormatError, match=r"the gzip stream is corrupt"):
+        rm.evaluate_stream(rm.Qrels.from_dict({"q1": {"a": 1}}), run, ["P@1"], progress=False)
