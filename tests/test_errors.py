@@ -129,7 +129,8 @@ def test_bad_grade_in_qrels_file(tmp_path: Path) -> None:
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 yes\n")
     with pytest.raises(
-        rm.InputFormatError, match=r"qrels\.txt, line 2: field 4 must be an integer \(ASCII digits, within int64\), got 'yes'"
+        rm.InputFormatError,
+        match=r"qrels\.txt, line 2: field 4 must be an integer \(ASCII digits, within int64\), got 'yes'",
     ):
         rm.Qrels.from_trec(path)
 

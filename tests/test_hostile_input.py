@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ragmetrics as rm
@@ -212,3 +213,102 @@ def test_gzip_is_read_by_every_reader_and_named_when_corrupt(tmp_path: Path) -> 
     run.write_bytes(bytes(flipped))
     with pytest.raises(rm.InputFormatError, match=r"the gzip stream is corrupt"):
         rm.evaluate_stream(rm.Qrels.from_dict({"q1": {"a": 1}}), run, ["P@1"], progress=False)
+
+
+# --- last bits -------------------------------------------------------------------------------
+
+
+def test_ndcg_divides_by_the_log_as_trec_eval_does() -> None:
+    # trec_eval and pytrec_eval: 0.6309297535714574; a reciprocal multiplied gave ...575
+    result = rm.evaluate({"q": {"a": 0, "b": 3}}, {"q": ["a", "b"]}, ["ndcg", "ndcg@2"])
+    assert result.aggregate == {"ndcg": 0.6309297535714574, "ndcg@2": 0.6309297535714574}
+
+
+def test_grades_past_1023_keep_exponential_gains_defined() -> None:
+    qrels = {"q": {"a": 1030, "b": 1}}
+    result = rm.evaluate(qrels, {"q": ["a", "b"]}, ["ndcg_exp", "err"])
+    assert result.aggregate == {"ndcg_exp": 1.0, "err": 1.0}
+    value = rm.evaluate(qrels, {"q": ["b", "a"]}, ["ndcg_exp", "err", "ndcg_exp@1"]).aggregate
+    # (1 + (2^1030 - 1) / log2(3)) / (2^1030 - 1 + 1 / log2(3)): 1 / log2(3) to the last bits
+    assert value["ndcg_exp"] == pytest.approx(1 / np.log2(3), rel=1e-15)
+    assert value["err"] == 0.5
+    assert 0 < value["ndcg_exp@1"] < 1e-300  # (2^1 - 1) / (2^1030 - 1)
+
+
+# --- JSON and Parquet that cannot be read ----------------------------------------------------
+
+
+def test_a_json_key_given_twice_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "qrels.json"
+    path.write_text('{"q1": {"a": 1, "b": 0, "a": 2}}', encoding="utf-8")
+    with pytest.raises(rm.InputFormatError, match=r"qrels\.json: the key 'a' appears twice"):
+        rm.Qrels.from_json(path)
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        '{"query_id": "q1", "doc_id": "a", "score": 1}\n{"query_id": "q1", "query_id": "q2", "doc_id": "b", "score": 1}\n'
+    )
+    with pytest.raises(
+        rm.InputFormatError, match=r"run\.jsonl, line 2: the key 'query_id' appears twice"
+    ):
+        rm.Run.from_json(path)
+
+
+def test_json_nested_too_deep_or_without_judgments_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(rm.InputFormatError, match="nested too deeply"):
+        rm.Run.from_json(path)
+    with pytest.raises(rm.InputFormatError, match="nested too deeply"):
+        rm.RetrievalDataset.from_json(path)
+    path.write_text('{"format": "ragmetrics.qrels", "groups": {}}')
+    with pytest.raises(rm.InputFormatError, match="needs a 'judgments' object"):
+        rm.Qrels.from_json(path)
+
+
+def test_jsonl_records_holding_a_line_separator_stay_whole(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        '{"query_id": "q\u20281", "doc_id": "a\u2029b", "score": 1}\n', encoding="utf-8"
+    )
+    assert rm.Run.from_json(path)["q\u20281"] == ("a\u2029b",)
+
+
+def test_parquet_that_cannot_be_read_is_named(tmp_path: Path) -> None:
+    good = tmp_path / "run.parquet"
+    pyarrow.parquet.write_table(
+        pyarrow.table({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 2, 3]}),
+        good,
+    )
+    data = bytearray(good.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    flipped = tmp_path / "flipped.parquet"
+    flipped.write_bytes(bytes(data))
+    (tmp_path / "empty").mkdir()
+    two = tmp_path / "two"
+    two.mkdir()
+    pyarrow.parquet.write_table(
+        pyarrow.table({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]}), two / "a.parquet"
+    )
+    pyarrow.parquet.write_table(
+        pyarrow.table({"query_id": [1], "doc_id": [2], "score": ["x"]}), two / "b.parquet"
+    )
+    lists = tmp_path / "lists.parquet"
+    pyarrow.parquet.write_table(
+        pyarrow.table({"query_id": ["q1"], "doc_id": [["a", "b"]], "score": [1.0]}), lists
+    )
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}})
+    cases = {
+        flipped: r"flipped\.parquet: cannot be read as Parquet",
+        tmp_path / "empty": r"empty' holds no Parquet file",
+        two: r"(two: the Parquet files of this folder have different columns|b\.parquet: the column 'score' holds string)",
+        lists: r"the column 'doc_id' holds list<.*explode",
+    }
+    for path, message in cases.items():
+        with pytest.raises(rm.InputFormatError, match=message):
+            rm.Run.from_parquet(path)
+        with pytest.raises(rm.InputFormatError, match=message):
+            rm.evaluate_stream(qrels, path, ["P@1"], progress=False)
+    with pytest.raises(rm.InputFormatError, match=r"the column 'doc_id' holds list<"):
+        rm.Qrels.from_arrow(
+            pyarrow.table({"query_id": ["q1"], "doc_id": [["a"]], "relevance": [1]})
+        )

@@ -71,7 +71,9 @@ def test_perfect_ranking_scores_one(spec) -> None:  # type: ignore[no-untyped-de
     names = [n for n in _names(spec) if (parse_metric(n).cutoff or 3) >= 3]
     result = rm.evaluate(qrels, ideal, names)
     for label, value in result.aggregate.items():
-        assert value == pytest.approx(1.0), label
+        assert value == 1.0, label  # exactly: no rounding leaves a perfect ranking below or above
+    for query_id, values in result.per_query.items():
+        assert set(values.values()) <= {1.0, None}, query_id  # None: NA for that query
 
 
 @pytest.mark.parametrize(
@@ -171,3 +173,51 @@ def test_a_perfect_ranking_is_never_worse_than_a_random_one(spec) -> None:  # ty
                 assert best[name] >= other[name] - 1e-12, name
             else:
                 assert best[name] <= other[name] + 1e-12, name
+
+
+def _uneven_case(seed: int, family: str) -> tuple[dict, dict]:
+    """Queries of very different depths and pool sizes, so that each is padded differently
+    inside its batch than alone; grades that make exponential gains and sums of many terms."""
+    rng = random.Random(seed)
+    grades = [1, 2, 3, 4, 5] if family == "set" else [-1, 0, 1, 2, 3, 4]
+    qrels, run = {}, {}
+    for q in range(25):
+        size = rng.choice([1, 3, 12, 60, 150])
+        docs = [f"d{i}" for i in range(size)]
+        qrels[f"q{q}"] = {
+            d: rng.choice(grades) for d in rng.sample(docs, rng.randrange(1, size + 1))
+        }
+        run[f"q{q}"] = rng.sample(docs + [f"x{i}" for i in range(20)], rng.randrange(1, size + 20))
+    return qrels, run
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_a_query_scores_the_same_bits_whatever_its_batch(spec) -> None:  # type: ignore[no-untyped-def]
+    """Alone, inside the whole run, streamed in batches of any size, merged from any split:
+    every query's value is the same double (NaN where NA)."""
+    names = _names(spec)
+    if spec.cutoff is not Cutoff.NONE:
+        names += [f"{spec.name}@100"]
+    for seed in range(2):
+        qrels, run = _uneven_case(seed, spec.family)
+        whole = rm.evaluate(qrels, run, names).per_query
+        for query_id, ranking in run.items():
+            alone = rm.evaluate(qrels, {query_id: ranking}, names, missing="skip").per_query
+            assert alone[query_id] == whole[query_id], query_id
+        batches = [rm.Run.from_lists(dict(list(run.items())[i : i + 7])) for i in range(0, 25, 7)]
+        streamed = rm.evaluate_stream(qrels, batches, names, per_query=True, progress=False)
+        assert streamed.per_query == whole
+        rng = random.Random(seed)
+        ids = list(run)
+        rng.shuffle(ids)
+        parts = [
+            rm.stream.partial(qrels, {q: run[q] for q in ids[i : i + 4]}, names, per_query=True)
+            for i in range(0, 25, 4)
+        ]
+        merged = rm.stream.merge(parts).result(qrels)
+        assert merged.per_query == whole
+        assert merged.aggregate == whole_aggregate(qrels, run, names)
+
+
+def whole_aggregate(qrels: dict, run: dict, names: list[str]) -> dict:  # type: ignore[type-arg]
+    return rm.evaluate(qrels, run, names).aggregate

@@ -73,3 +73,15 @@ def fits_padded(lengths: np.ndarray, total: int) -> bool:
     multiple of the ``total`` values (else the queries are too uneven to pad)."""
     width = int(lengths.max()) if len(lengths) else 0
     return len(lengths) * width <= 4 * total + 4096
+
+
+def row_sums(matrix: np.ndarray) -> np.ndarray:
+    """Each row summed left to right, one term after another.
+
+    numpy's ``sum`` adds in blocks whose layout depends on the row's length, so a query's
+    value would depend on how wide the batch around it is padded; a running sum does not (a
+    padded 0 adds exactly nothing), and it adds in rank order, as trec_eval does."""
+    if matrix.shape[1] == 0:
+        return np.zeros(matrix.shape[0])
+    sums: np.ndarray = np.cumsum(matrix, axis=1)[:, -1]
+    return sums

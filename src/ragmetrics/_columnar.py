@@ -7,7 +7,8 @@ DataFrame constructors, so every id and value is checked as from pandas.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ragmetrics._optional import import_pyarrow
@@ -36,33 +37,92 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
     are read dictionary-encoded: a repeated id is decoded once, not once per row (Parquet
     stores string columns dictionary-encoded, so this skips making ten million strings)."""
     pyarrow = import_pyarrow()
+    files = parquet_files(path)
+    with parquet_errors(files[0] if len(files) == 1 else path):
+        schema = pyarrow.parquet.read_schema(files[0])
+        for other in files[1:]:
+            if not pyarrow.parquet.read_schema(other).equals(schema):
+                raise InputFormatError(
+                    f"{path}: the Parquet files of this folder have different columns or "
+                    f"types ({files[0].name}: {_describe(schema)}; {other.name}: "
+                    f"{_describe(pyarrow.parquet.read_schema(other))}); write them alike."
+                )
+        wanted = [c for c in text_columns if c in set(schema.names)]
+        return pyarrow.parquet.read_table(
+            files if len(files) > 1 else files[0], read_dictionary=wanted or None
+        )
+
+
+def parquet_files(path: Any) -> list[Any]:
+    """A Parquet file, or the Parquet files of a folder (nested too) in name order; hidden
+    and ``_`` files (Spark's ``_SUCCESS``) are left out."""
+    from pathlib import Path
+
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(
+            p for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
+        )
+        if not files:
+            raise InputFormatError(f"'{path}' holds no Parquet file.")
+        return files
+    if not root.exists():
+        raise InputFormatError(f"No such file: {str(path)!r}.")
+    return [root]
+
+
+@contextmanager
+def parquet_errors(path: Any) -> Iterator[None]:
+    """Turn what pyarrow raises on a file it cannot read into one error naming the file."""
+    pyarrow = import_pyarrow()
     try:
-        if text_columns:
-            names = set(pyarrow.parquet.read_schema(_first_file(path)).names)
-            wanted = [c for c in text_columns if c in names]
-            return pyarrow.parquet.read_table(path, read_dictionary=wanted or None)
-        return pyarrow.parquet.read_table(path)
-    except FileNotFoundError:
-        raise InputFormatError(f"No such file: {str(path)!r}.") from None
-    except pyarrow.ArrowInvalid as error:
-        raise InputFormatError(f"{path}: not a Parquet file ({error}).") from None
+        yield
+    except (pyarrow.ArrowException, OSError) as error:
+        raise InputFormatError(
+            f"{path}: cannot be read as Parquet ({str(error).strip()}). Is it a Parquet "
+            f"file, whole and undamaged?"
+        ) from None
+
+
+def _describe(schema: Any) -> str:
+    return ", ".join(f"{field.name}: {field.type}" for field in schema)
+
+
+def check_column_types(
+    table: Any, ids: Sequence[str], values: str | None, what: str, source: object = None
+) -> None:
+    """Raise unless the id columns hold strings or integers and the value column numbers,
+    naming the column, its type and the fix (a list column is one row per query, not per
+    result)."""
+    pyarrow = import_pyarrow()
+    types = pyarrow.types
+    schema = table if isinstance(table, pyarrow.Schema) else table.schema
+    where = "" if source is None else f"{source}: "
+    for name in ids:
+        kind = schema.field(name).type
+        if types.is_dictionary(kind):
+            kind = kind.value_type
+        if not (types.is_string(kind) or types.is_large_string(kind) or types.is_integer(kind)):
+            hint = (
+                " One row per result is needed: explode the lists first (pandas "
+                "DataFrame.explode, or pyarrow.compute.list_flatten)."
+                if types.is_list(kind) or types.is_large_list(kind)
+                else " Cast it to strings."
+            )
+            raise InputFormatError(
+                f"{where}the column {name!r} holds {kind}; ids must be strings or integers.{hint}"
+            )
+    if values is not None:
+        kind = schema.field(values).type
+        if not (types.is_integer(kind) or types.is_floating(kind) or types.is_boolean(kind)):
+            raise InputFormatError(
+                f"{where}the column {values!r} holds {kind}; {what} must be numbers, one per row."
+            )
 
 
 def read_ids_table(path: Any, query_col: str | None, doc_col: str) -> Any:
     """:func:`read_table` with the query and doc id columns read dictionary-encoded."""
     return read_table(path, (*QUERY_COLUMNS, query_col or "", doc_col))
-
-
-def _first_file(path: Any) -> Any:
-    """A Parquet file, or the first Parquet file of a folder (for its schema)."""
-    from pathlib import Path
-
-    root = Path(path)
-    if root.is_dir():
-        files = sorted(p for p in root.rglob("*.parquet") if p.is_file())
-        if files:
-            return files[0]
-    return root
 
 
 def find_column(table: Any, given: str | None, candidates: Sequence[str]) -> str | None:

@@ -202,34 +202,61 @@ def iter_items(data: Mapping[str, Mapping[str, object]]) -> Iterator[tuple[str, 
 
 
 def read_json_or_jsonl(path: str | os.PathLike[str]) -> Any:
-    """Load a JSON document, or a JSONL file as a list of records."""
+    """Load a JSON document, or a JSONL file as a list of records (lines split at LF only:
+    a JSON string may hold U+2028 raw). A key given twice in one object, or nesting too deep
+    to be a run or qrels, is an error naming the file."""
     text = read_text(path)
     stripped = text.lstrip()
     if not stripped:
         raise InputFormatError(f"{os.fspath(path)}: the file is empty.")
     as_lines = os.fspath(path).lower().endswith(".jsonl")
     try:
-        if as_lines:
-            raise json.JSONDecodeError("JSON Lines", text, 0)
-        return json.loads(text)
-    except json.JSONDecodeError as whole_error:
-        records = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                if number == 1 and stripped.startswith(("{", "[")) and "\n" not in stripped:
+        try:
+            if as_lines:
+                raise json.JSONDecodeError("JSON Lines", text, 0)
+            return loads_strict(text, path)
+        except json.JSONDecodeError as whole_error:
+            records = []
+            for number, line in enumerate(text.split("\n"), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append(loads_strict(line, path, number))
+                except json.JSONDecodeError as exc:
+                    if number == 1 and stripped.startswith(("{", "[")) and "\n" not in stripped:
+                        raise InputFormatError(
+                            f"{os.fspath(path)}: not valid JSON ({whole_error.msg} at line "
+                            f"{whole_error.lineno}, column {whole_error.colno})."
+                        ) from None
                     raise InputFormatError(
-                        f"{os.fspath(path)}: not valid JSON ({whole_error.msg} at line "
-                        f"{whole_error.lineno}, column {whole_error.colno})."
+                        f"{os.fspath(path)}, line {number}: not valid JSON or JSONL "
+                        f"({exc.msg}, column {exc.colno})."
                     ) from None
-                raise InputFormatError(
-                    f"{os.fspath(path)}, line {number}: not valid JSON or JSONL "
-                    f"({exc.msg}, column {exc.colno})."
-                ) from None
-        return records
+            return records
+    except RecursionError:
+        raise InputFormatError(
+            f"{os.fspath(path)}: the JSON is nested too deeply to be a run, qrels or data set."
+        ) from None
+
+
+def loads_strict(text: str, source: object = "<text>", line: int | None = None) -> Any:
+    """``json.loads``, refusing an object that gives one key twice (``json`` keeps the last
+    silently: a second judgment of a doc would replace the first unseen)."""
+    where = os.fspath(source) if isinstance(source, (str, os.PathLike)) else str(source)
+    where += f", line {line}" if line is not None else ""
+
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        made = dict(pairs)
+        if len(made) != len(pairs):
+            seen: set[str] = set()
+            key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+            raise InputFormatError(
+                f"{where}: the key {key!r} appears twice in one JSON object; JSON keeps only "
+                f"the last, so one of them would be dropped unseen. Keep one."
+            )
+        return made
+
+    return json.loads(text, object_pairs_hook=unique)
 
 
 def pick_key(record: Mapping[str, Any], names: tuple[str, ...], path: str, line: int) -> Any:

@@ -33,6 +33,7 @@ def import_matplotlib_pyplot() -> Any:
 def import_pyarrow() -> Any:
     try:
         import pyarrow
+        import pyarrow.compute  # loads the compute module with the package
         import pyarrow.parquet  # loads the parquet module with the package
     except ImportError:
         raise ImportError(

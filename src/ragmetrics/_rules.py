@@ -77,7 +77,7 @@ def check_trec_ids(ids: Iterable[str], what: str, path: object) -> None:
     for identifier in ids:
         if not trec_writable(identifier):
             raise InputFormatError(
-                f"Cannot write {what} {identifier!r} to the TREC file {os.fspath(path)!r}: "
+                f"Cannot write {what} {identifier!r} to the TREC file {_name(path)!r}: "
                 f"{unwritable_id_reason(identifier)}, and a TREC file separates fields by "
                 f"whitespace, so it would read back as other data. Write JSON or Parquet "
                 f"instead (to_json, to_parquet), which keep any id."
@@ -91,7 +91,7 @@ def check_encodable(ids: Iterable[str], what: str, path: object) -> None:
             identifier.encode("utf-8")
         except UnicodeEncodeError as error:
             raise InputFormatError(
-                f"Cannot write {what} {identifier!r} to {os.fspath(path)!r}: it holds the "
+                f"Cannot write {what} {identifier!r} to {_name(path)!r}: it holds the "
                 f"lone surrogate {describe(identifier[error.start])}, which no UTF-8 file "
                 f"can hold. Fix the id where it was made (it usually comes from bytes "
                 f"decoded with errors='surrogateescape')."

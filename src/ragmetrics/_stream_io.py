@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -214,21 +213,6 @@ class Columns:
         return query, doc, score
 
 
-def parquet_files(path: str | os.PathLike[str]) -> list[Path]:
-    """A Parquet file, or the Parquet files of a folder (nested too) in name order."""
-    root = Path(path)
-    if root.is_dir():
-        files = sorted(
-            p for p in root.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))
-        )
-        if not files:
-            raise InputFormatError(f"'{os.fspath(path)}' holds no Parquet file.")
-        return files
-    if not root.exists():
-        raise InputFormatError(f"No such file: '{os.fspath(path)}'.")
-    return [root]
-
-
 def parquet_chunks(
     path: str | os.PathLike[str], columns: Columns, batch_rows: int
 ) -> Iterator[Chunk]:
@@ -238,18 +222,19 @@ def parquet_chunks(
     pyarrow = import_pyarrow()
     import pyarrow.parquet as parquet
 
+    from ragmetrics._columnar import check_column_types, parquet_errors, parquet_files
+
     for file in parquet_files(path):
-        try:
-            names = parquet.read_schema(file).names
-            query, doc, score = columns.resolve(names)
+        with parquet_errors(file):
+            schema = parquet.read_schema(file)
+            query, doc, score = columns.resolve(schema.names)
+            check_column_types(schema, (query, doc), score, "scores", source=file)
             # ids dictionary-encoded, as Parquet stores them: each distinct id decoded once;
             # no pre-buffering, which keeps every row group read until the file is closed
             reader = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
             wanted = [query, doc] + ([score] if score else [])
             for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
                 yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
-        except pyarrow.ArrowInvalid as error:
-            raise InputFormatError(f"{file}: not a Parquet file ({error}).") from None
 
 
 def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
@@ -268,6 +253,7 @@ def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
     from ragmetrics import _columnar
     from ragmetrics._io import runs_of
 
+    _columnar.check_column_types(table, (query, doc), score, "scores")
     if not table.num_rows:
         return Chunk([], np.zeros(0, np.int64), [], None)
     packed = None if score is None else _columnar.packed_columns(table, query, doc, score)

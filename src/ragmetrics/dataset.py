@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ragmetrics._convert import read_text
+from ragmetrics._convert import loads_strict, read_text
 from ragmetrics._io import PathLike
 from ragmetrics.errors import InputFormatError
 from ragmetrics.qrels import Qrels
@@ -108,11 +108,13 @@ class RetrievalDataset(BaseModel):
     def from_json(cls, path: PathLike) -> RetrievalDataset:
         """Read our JSON or the legacy ``EmbeddingQAFinetuneDataset`` JSON."""
         try:
-            payload = json.loads(read_text(path))
+            payload = loads_strict(read_text(path), path)
         except json.JSONDecodeError as exc:
             raise InputFormatError(
                 f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})."
             ) from None
+        except RecursionError:
+            raise InputFormatError(f"{path}: the JSON is nested too deeply.") from None
         try:
             return cls.model_validate(payload)
         except ValidationError as exc:

@@ -123,10 +123,11 @@ class JudgedRun:
     # --- sparse views -------------------------------------------------------------------
 
     @cached_property
-    def discounts(self) -> np.ndarray:
-        """``1 / log2(rank + 1)`` for ranks 1..max(depth, ideal depth)."""
+    def log2_ranks(self) -> np.ndarray:
+        """``log2(rank + 1)`` for ranks 1..max(depth, ideal depth): nDCG divides each gain
+        by it, as trec_eval does (a reciprocal multiplied would differ in the last bit)."""
         longest = int(self.judged_counts.max()) if self.n_queries else 0
-        return _discounts(max(self.depth, longest, 1))
+        return _log2_ranks(max(self.depth, longest, 1))
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, computed on first use per ``key`` and kept with this judged run (the
@@ -394,17 +395,17 @@ def rank_of(
     return ranks
 
 
-_DISCOUNTS: list[np.ndarray] = [np.empty(0)]
+_LOG2_RANKS: list[np.ndarray] = [np.empty(0)]
 
 
-def _discounts(size: int) -> np.ndarray:
-    """``1 / log2(rank + 1)`` for ranks 1..size: a read-only slice of a table kept for the
+def _log2_ranks(size: int) -> np.ndarray:
+    """``log2(rank + 1)`` for ranks 1..size: a read-only slice of a table kept for the
     process (elementwise, so a slice has the values a table of its own size would)."""
-    table = _DISCOUNTS[0]
+    table = _LOG2_RANKS[0]
     if len(table) < size:
-        table = 1.0 / np.log2(np.arange(2, max(size, 1024) + 2, dtype=np.float64))
+        table = np.log2(np.arange(2, max(size, 1024) + 2, dtype=np.float64))
         table.flags.writeable = False
-        _DISCOUNTS[0] = table
+        _LOG2_RANKS[0] = table
     return table[:size]
 
 

@@ -223,7 +223,19 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     def from_obj(cls, obj: Any, *, source: str = "<object>") -> Qrels:
         """Build from parsed JSON (see :meth:`from_json`)."""
         if isinstance(obj, Mapping) and obj.get("format") == "ragmetrics.qrels":
+            if "judgments" not in obj:
+                raise InputFormatError(
+                    f"{source}: a 'ragmetrics.qrels' document needs a 'judgments' object "
+                    f"{{qid: {{doc: grade}}}}; it has {', '.join(map(repr, obj)) or 'no key'}."
+                )
             groups = obj.get("groups") or {}
+            if not isinstance(groups, Mapping) or not all(
+                isinstance(gs, list) and all(isinstance(g, list) for g in gs)
+                for gs in groups.values()
+            ):
+                raise InputFormatError(
+                    f"{source}: 'groups' must map each query id to a list of lists of doc ids."
+                )
             base = cls(obj["judgments"])
             if groups:
                 base._groups = {q: tuple(tuple(g) for g in gs) for q, gs in groups.items()}
@@ -298,6 +310,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
         _columnar.needed_column(table, doc_col, (), "doc id")
         grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
+        _columnar.check_column_types(table, (query, doc_col), grade, "grades")
         packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             made = cls._from_packed(*packed)

@@ -257,6 +257,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
         _columnar.needed_column(table, doc_col, (), "doc id")
         score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
+        _columnar.check_column_types(table, (query, doc_col), score, "scores")
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             queries, lengths, ids, scores, dictionary = packed

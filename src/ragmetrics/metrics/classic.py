@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._arrays import row_sums
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import (
@@ -154,28 +155,39 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
         >>> ndcg(j, 2, dcg="exp-log2").round(6).tolist()  # (3/log2(3)) / (3 + 1/log2(3))
         [0.521296]
     """
-    gain = _exponential if dcg == "exp-log2" else _linear
+    exponential = dcg == "exp-log2"
     rows, ranks, grades = judged.hit_rows, judged.hit_ranks, judged.hit_grades
     if cutoff is not None:
         keep = ranks < cutoff
         rows, ranks, grades = rows[keep], ranks[keep], grades[keep]
-    discounts = judged.discounts
-    # summed rank by rank, as trec_eval does; unjudged docs add nothing
-    observed = np.bincount(
-        rows, weights=gain(np.maximum(grades, 0.0)) * discounts[ranks], minlength=judged.n_queries
-    )
+    log2_ranks = judged.log2_ranks
     ideal = _cut(judged.ideal_gains, cutoff)
-    idcg = gain(ideal) @ discounts[: ideal.shape[1]]
+    # 2^g overflows past g = 1023: such queries are scaled by 2^-top (the ratio is the same)
+    top = ideal[:, 0] if ideal.shape[1] else np.zeros(judged.n_queries)
+    shift = np.where(top > _EXP_SAFE, top, 0.0) if exponential else None
+    gains = _gain(np.maximum(grades, 0.0), None if shift is None else shift[rows])
+    # summed rank by rank in rank order, as trec_eval does (hits are sorted by row then rank,
+    # and bincount adds each row's weights in order); unjudged docs add nothing
+    observed = np.bincount(rows, weights=gains / log2_ranks[ranks], minlength=judged.n_queries)
+    ideal_gains = _gain(ideal, None if shift is None else shift[:, None])
+    idcg = row_sums(ideal_gains / log2_ranks[: ideal.shape[1]])
     return _safe_divide(observed, idcg)
 
 
-def _linear(gains: np.ndarray) -> np.ndarray:
-    return gains
+_EXP_SAFE = 1000.0  # below this grade 2^g - 1 is computed as it is written
 
 
-def _exponential(gains: np.ndarray) -> np.ndarray:
-    exponential: np.ndarray = np.exp2(gains) - 1.0
-    return exponential
+def _gain(grades: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+    """The gain of each (non-negative) grade: the grade itself, or ``2^g - 1`` when
+    ``shift`` is given (then ``2^(g - shift) - 2^-shift`` where the shift is not 0)."""
+    if shift is None:
+        return grades
+    with np.errstate(over="ignore"):  # where it overflows, the scaled value is taken
+        plain: np.ndarray = np.exp2(grades) - 1.0
+    if not shift.any():
+        return plain
+    scaled: np.ndarray = np.exp2(grades - shift) - np.exp2(-shift)
+    return np.where(shift > 0, scaled, plain)
 
 
 def r_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -214,12 +226,14 @@ def err(judged: JudgedRun, cutoff: int | None, *, max_grade: float | None) -> np
     gains = _cut(judged.gains, cutoff)
     if top <= 0 or gains.shape[1] == 0:
         return np.zeros(judged.n_queries)
-    stop = (np.exp2(gains) - 1.0) / np.exp2(top)
+    if top > _EXP_SAFE:  # 2^top overflows past 1023: the same ratio, scaled
+        stop = np.exp2(gains - top) - np.exp2(-top)
+    else:
+        stop = (np.exp2(gains) - 1.0) / np.exp2(top)
     reach = np.cumprod(1.0 - stop, axis=1)
     reach = np.hstack([np.ones((judged.n_queries, 1)), reach[:, :-1]])
     ranks = np.arange(1, gains.shape[1] + 1, dtype=np.float64)
-    values: np.ndarray = (stop * reach / ranks).sum(axis=1)
-    return values
+    return row_sums(stop * reach / ranks)
 
 
 def recall_all(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._arrays import pad_rows
+from ragmetrics._arrays import pad_rows, row_sums
 from ragmetrics.errors import GradeScaleError
 from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import (
@@ -288,7 +288,10 @@ def ra_nwg(
     """
     assert cutoff is not None
     util = utility(judged, alpha, cap4, cap3)
-    observed = _top(util.weights, cutoff).sum(axis=1)
+    # summed largest first, as the oracle is: the same docs give the same bits (a perfect
+    # selection scores exactly 1), a subset never sums above the oracle, and the padding
+    # around a query in its batch changes nothing
+    observed = row_sums(-np.sort(-_top(util.weights, cutoff), axis=1))
     return _ratio_or_na(observed, _oracle_at(util.oracle_cumsum, cutoff))
 
 
