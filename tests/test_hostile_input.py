@@ -312,3 +312,100 @@ def test_parquet_that_cannot_be_read_is_named(tmp_path: Path) -> None:
         rm.Qrels.from_arrow(
             pyarrow.table({"query_id": ["q1"], "doc_id": [["a"]], "relevance": [1]})
         )
+
+
+# --- what outputs print ------------------------------------------------------------------------
+
+PAYLOAD = "<img src=x onerror=alert(1)>|`x`[a](javascript:b)&\n\x1b[31m"
+
+
+def test_markdown_and_text_outputs_escape_ids(tmp_path: Path) -> None:
+    qrels = {PAYLOAD: {PAYLOAD: 5, "b": 4}}
+    run = {PAYLOAD: [PAYLOAD, "c"]}
+    result = rm.evaluate(qrels, run, ["ra_nwg@2", "P@1"])
+    for text in (
+        result.to_markdown(per_query=True, diagnostics=1),
+        rm.compare(qrels, {PAYLOAD: run, "b": {PAYLOAD: ["c"]}}, ["P@1"]).to_markdown(),
+    ):
+        assert "<img" not in text and "\x1b" not in text and "`x`" not in text
+        assert "&lt;img src=x onerror=alert(1)&gt;\\|\\`x\\`\\[a\\](javascript:b)&amp;" in text
+        table_lines = [line for line in text.split("\n") if line.startswith("|")]
+        assert all(line.endswith("|") for line in table_lines)  # no row broken in two
+    for text in (
+        result.to_table(per_query=True),
+        str(rm.compare(qrels, {PAYLOAD: run, "b": {PAYLOAD: ["c"]}}, ["P@1"])),
+    ):
+        assert "\x1b" not in text and "\\x1b[31m" in text and "\\n" in text
+
+
+def test_a_markdown_report_escapes_ids_and_the_html_shows_them_as_text(tmp_path: Path) -> None:
+    from ragmetrics.report import write_report
+
+    qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5}})
+    runs = {
+        PAYLOAD: rm.Run.from_lists({"q1": ["a"], "q2": ["a"]}),
+        "b": rm.Run.from_lists({"q1": ["b"], "q2": ["x"]}),
+    }
+    comparison = rm.compare(qrels, runs, ["ra_nwg@1"], baseline=PAYLOAD)
+    markdown = write_report(comparison, tmp_path / "r.md", title=PAYLOAD, plots=False).read_text()
+    assert "<img" not in markdown and "\x1b" not in markdown
+    page = write_report(comparison, tmp_path / "r.html", title=PAYLOAD, plots=False).read_text()
+    assert (
+        "<img src=x" not in page
+        and "&lt;img src=x onerror=alert(1)&gt;|`x`[a](javascript:b)&amp;" in page
+    )
+
+
+# --- writers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("doc", ["a b", "a\tb", "a\nb", "a\x00", "\ufeffa", "a\u2028b"])
+def test_trec_writers_refuse_ids_they_cannot_write_faithfully(doc: str, tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    path.write_text("previous\n")
+    with pytest.raises(rm.InputFormatError, match=r"Cannot write the doc id .* to the TREC file"):
+        rm.Run.from_dict({"q1": {doc: 1.0}}).to_trec(path)
+    with pytest.raises(rm.InputFormatError, match=r"Cannot write the doc id .*JSON or Parquet"):
+        rm.Qrels.from_dict({"q1": {doc: 1}}).to_trec(path)
+    with pytest.raises(rm.InputFormatError, match=r"Cannot write the query id"):
+        rm.Qrels.from_dict({doc: {"a": 1}}).to_trec(path)
+    assert path.read_text() == "previous\n"  # refused before a byte was written
+    run = rm.Run.from_dict({"q1": {doc: 1.0, "b": 0.5}})  # JSON and Parquet keep the id
+    run.to_json(tmp_path / "run.json")
+    assert rm.Run.from_json(tmp_path / "run.json").to_dict() == run.to_dict()
+    run.to_parquet(tmp_path / "run.parquet")
+    assert rm.Run.from_parquet(tmp_path / "run.parquet").to_dict() == run.to_dict()
+
+
+def test_a_lone_surrogate_is_refused_by_every_writer(tmp_path: Path) -> None:
+    run = rm.Run.from_dict({"q1": {"a\udc80": 1.0}})
+    for write in (run.to_json, run.to_trec):
+        target = tmp_path / "out"
+        with pytest.raises(rm.RagMetricsError, match=r"U\+DC80"):
+            write(target)
+        assert not target.exists() and not list(tmp_path.glob(".out*"))
+
+
+def test_a_failed_write_leaves_the_previous_file_intact(tmp_path: Path) -> None:
+    """A write that fails part-way (here: past the process's file size limit, as a full disk
+    would) leaves the old file whole, and no temporary file behind."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "result.json"
+    target.write_text('{"good": true}')
+    script = (
+        "import resource, signal, ragmetrics as rm\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))\n"
+        "run = rm.Run.from_dict({f'q{i}': {f'd{j}': 1.0 for j in range(50)} for i in range(200)})\n"
+        "try:\n"
+        f"    run.to_json({str(target)!r})\n"
+        "except rm.RagMetricsError as error:\n"
+        "    print(type(error).__name__, error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.stdout.startswith("WriteError Cannot write"), done.stdout + done.stderr
+    assert "Nothing was changed" in done.stdout
+    assert target.read_text() == '{"good": true}'
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]

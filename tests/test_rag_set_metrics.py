@@ -180,7 +180,7 @@ def test_diagnose_splits_selection_and_retrieval_gaps() -> None:
     assert [n.doc_id for n in diagnosis.harmful] == ["g"]
     assert [n.doc_id for n in diagnosis.unjudged] == ["x"]
     text = result.to_markdown(diagnostics=1)
-    assert "selection gap): `a` (g5)" in text and "retrieval gap): `c` (g4)" in text
+    assert "selection gap): a (g5)" in text and "retrieval gap): c (g4)" in text
 
 
 def test_robustness_grid_reports_order_changes() -> None:

@@ -71,7 +71,7 @@ def test_html_report_is_self_contained(tmp_path: Path, graded) -> None:  # type:
     images = re.findall(r"data:image/png;base64,([A-Za-z0-9+/=]+)", page)
     assert len(images) == 4  # curve, distribution, wins/losses, RA-nWG decomposition
     assert all(base64.b64decode(i).startswith(PNG) for i in images)
-    assert "selection gap" in page and "<code>bm25</code>" in page
+    assert "selection gap" in page and "worst queries of bm25 by" in page
     assert "src='http" not in page  # nothing fetched from elsewhere
     assert "`" not in page  # markdown code spans are <code>, never literal backticks
     for part in ("Settings", "relevance threshold", "Metrics", "normalized DCG"):

@@ -19,6 +19,7 @@ from ragmetrics.errors import (
     UndefinedMetricWarning,
     UngroupedInputError,
     UnknownMetricError,
+    WriteError,
 )
 from ragmetrics.evaluate import Counts, EvaluationResult, evaluate
 from ragmetrics.metrics import list_metrics
@@ -47,6 +48,7 @@ __all__ = [
     "UndefinedMetricWarning",
     "UngroupedInputError",
     "UnknownMetricError",
+    "WriteError",
     "__version__",
     "compare",
     "diagnose",

@@ -164,8 +164,11 @@ def decoded(table: Any) -> Any:
 
 def write_table(path: Any, columns: dict[str, Any]) -> None:
     """Write ``columns`` (name -> list or array) as one Parquet file."""
+    from ragmetrics._atomic import write_with
+
     pyarrow = import_pyarrow()
-    pyarrow.parquet.write_table(pyarrow.table(columns), path)
+    table = pyarrow.table(columns)
+    write_with(path, lambda temporary: pyarrow.parquet.write_table(table, temporary))
 
 
 def packed_columns(

@@ -40,7 +40,8 @@ def markdown_table(
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits: int = 4) -> str:
-    cells = [[format_cell(c, digits) for c in row] for row in rows]
+    cells = [[visible(format_cell(c, digits)) for c in row] for row in rows]
+    headers = [visible(h) for h in headers]
     widths = [len(h) for h in headers]
     for row in cells:
         widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
@@ -103,5 +104,25 @@ def _numeric(value: Cell, text: str) -> bool:
     return isinstance(value, (int, float)) or bool(_NUMBERISH.fullmatch(text))
 
 
+def visible(text: str) -> str:
+    """``text`` with every character that is not printable (controls, terminal escape
+    sequences, line breaks, format characters) written as its Python escape, so that an id
+    shows as what it is and cannot move a terminal's cursor or break a table's line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+_MARKDOWN = {c: "\\" + c for c in "\\`[]|"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+_MARKDOWN_ESCAPES = str.maketrans(_MARKDOWN)
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` as literal markdown: no raw HTML (``<``, ``>``, ``&``), no code span, link
+    or table cell boundary (backtick, brackets, ``|``), and no line break or control
+    character (see :func:`visible`)."""
+    return visible(text).translate(_MARKDOWN_ESCAPES)
+
+
 def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
+    return escape_markdown(text)

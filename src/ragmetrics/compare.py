@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from ragmetrics._table import format_cell, html_table, markdown_table, text_table
+from ragmetrics._atomic import write_text
+from ragmetrics._table import (
+    escape_markdown,
+    format_cell,
+    html_table,
+    markdown_table,
+    text_table,
+    visible,
+)
 from ragmetrics.errors import InvalidParameterError, MissingKeyError
 from ragmetrics.evaluate import (
     EvaluationResult,
@@ -172,36 +180,41 @@ class Comparison:
         lower = ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
         if lower:
             where += f"; better is lower for {lower}"
+        # bold: the legend of the markdown table, whose names are escaped as markdown
+        name = escape_markdown if bold else visible
         if self.baseline is not None:
             text = (
-                f"▲ / ▼: significantly better / worse than the baseline `{self.baseline}` "
+                f"▲ / ▼: significantly better / worse than the baseline {name(self.baseline)} "
                 f"({where})."
             )
             return text + (" Bold: best in the column." if bold else "")
-        letters = ", ".join(f"{_LETTERS[i % 26]} = `{r}`" for i, r in enumerate(self.runs))
+        letters = ", ".join(f"{_LETTERS[i % 26]} = {name(r)}" for i, r in enumerate(self.runs))
         text = (
             f"A letter marks a run that is significantly better than that run ({letters}; {where})."
         )
         return text + (" Bold: best in the column." if bold else "")
 
-    def verdict(self) -> str:
-        """The significant differences in plain words, or that there are none.
+    def verdict(self, *, markdown: bool = False) -> str:
+        """The significant differences in plain words, or that there are none (run names
+        escaped as markdown with ``markdown``, else with their control characters shown).
 
         Example: ``"hybrid is significantly better than bm25 on ndcg@10 (+0.042, p adj.
         0.003)."`` or ``"No run differs significantly from bm25 on any metric ..."``.
         """
+        name = escape_markdown if markdown else visible
         found = []
         for t in self.tests:
             if not t.significant:
                 continue
             better = t.diff > 0 if self.metric(t.metric).higher_is_better else t.diff < 0
             found.append(
-                f"{t.b} is significantly {'better' if better else 'worse'} than {t.a} on "
-                f"{t.metric} ({t.diff:+.4f}, p adj. {format_p(t.p_adjusted)})"
+                f"{name(t.b)} is significantly {'better' if better else 'worse'} than "
+                f"{name(t.a)} on {name(t.metric)} ({t.diff:+.4f}, p adj. "
+                f"{format_p(t.p_adjusted)})"
             )
         if found:
             return "; ".join(found) + "."
-        against = f"from {self.baseline}" if self.baseline is not None else "from another"
+        against = f"from {name(self.baseline)}" if self.baseline is not None else "from another"
         queries = min((t.n for t in self.tests), default=0)
         return (
             f"No run differs significantly {against} on any metric "
@@ -305,8 +318,7 @@ class Comparison:
     def to_json(self, path: str | None = None, *, indent: int | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_text(path, text)
         return text
 
     def _repr_html_(self) -> str:

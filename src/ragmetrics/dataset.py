@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from ragmetrics._atomic import write_text
 from ragmetrics._convert import loads_strict, read_text
 from ragmetrics._io import PathLike
 from ragmetrics.errors import InputFormatError
@@ -100,8 +101,7 @@ class RetrievalDataset(BaseModel):
         """Serialize; write to ``path`` when given. Grades are kept."""
         text = json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_text(path, text)
         return text
 
     @classmethod

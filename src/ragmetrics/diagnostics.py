@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmetrics._precision import ScorePrecision
+from ragmetrics._table import escape_markdown
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
@@ -66,7 +67,8 @@ class Diagnosis:
             if not notes:
                 return "none"
             return ", ".join(
-                f"`{n.doc_id}`" + ("" if n.grade is None else f" (g{n.grade})") for n in notes
+                escape_markdown(n.doc_id) + ("" if n.grade is None else f" (g{n.grade})")
+                for n in notes
             )
 
         shown = ", ".join(
@@ -78,7 +80,8 @@ class Diagnosis:
             else f"relevant (grade >= {self.relevance_threshold})"
         )
         lines = [
-            f"**{self.query_id}** (K = {self.cutoff}){': ' + shown if shown else ''}",
+            f"**{escape_markdown(self.query_id)}** (K = {self.cutoff})"
+            f"{': ' + shown if shown else ''}",
             f"- selected: {names(self.selected)}",
             f"- {wanted} in the pool, not selected (selection gap): {names(self.missed_in_pool)}",
             f"- {wanted} not in the pool (retrieval gap): {names(self.missed_not_in_pool)}",

@@ -49,6 +49,10 @@ class UngroupedInputError(InputFormatError):
     """A streamed run whose rows are not grouped by query (a query comes back later)."""
 
 
+class WriteError(RagMetricsError):
+    """A file could not be written; the previous file, if any, is left as it was."""
+
+
 class MissingQueryError(RagMetricsError):
     """A judged query has no ranking in the run and ``missing="error"`` was asked for."""
 

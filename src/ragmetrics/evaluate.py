@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from ragmetrics._atomic import write_text
 from ragmetrics._gc import without_gc
 from ragmetrics._precision import ScorePrecision, check_score_precision
 from ragmetrics._store import store_of
@@ -260,8 +261,7 @@ class EvaluationResult:
         """JSON with ``aggregate``, ``counts`` and (by default) ``per_query``; NA is null."""
         text = json.dumps(self.to_dict(per_query=per_query), indent=indent, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_text(path, text)
         return text
 
     def to_pandas(self, *, aggregate: bool = False) -> pd.DataFrame:

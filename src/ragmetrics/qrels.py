@@ -13,6 +13,7 @@ import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._arrays import lengths_of
+from ragmetrics._atomic import open_atomic, write_text
 from ragmetrics._convert import (
     check_ids,
     checked_ids,
@@ -27,7 +28,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._rules import INT64_MAX, INT64_MIN
+from ragmetrics._rules import INT64_MAX, INT64_MIN, check_trec_ids
 from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
@@ -368,13 +369,16 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             payload["groups"] = {q: [list(g) for g in gs] for q, gs in self._groups.items()}
         text = json.dumps(payload, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_text(path, text)
         return text
 
     def to_trec(self, path: PathLike) -> None:
-        """Write the standard 4-column TREC qrels file."""
-        with open(path, "w", encoding="utf-8") as handle:
+        """Write the standard 4-column TREC qrels file (atomically). An id a TREC file cannot
+        hold (empty, or with whitespace or a control character) is refused before anything
+        is written: write JSON or Parquet for such ids."""
+        check_trec_ids(self._store.query_ids, "the query id", path)
+        check_trec_ids(self._store.flat_docs(), "the doc id", path)
+        with open_atomic(path) as handle:
             for query_id, doc_id, grade in iter_items(self._data):
                 handle.write(f"{query_id} 0 {doc_id} {grade}\n")
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._table import html_table, markdown_table
+from ragmetrics._atomic import write_bytes, write_text
+from ragmetrics._table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
 from ragmetrics.errors import RagMetricsError
 
@@ -92,10 +93,21 @@ def _worst(comparison: Comparison, n: int) -> tuple[str, str, list[str]]:
 
 
 def _inline_html(text: str) -> str:
-    """Escape ``text`` and render its markdown ``**bold**`` and `` `code` ``."""
+    """Escape ``text`` and render its markdown ``**bold**`` and `` `code` ``; what
+    :func:`escape_markdown` escaped (backslashes, entities) shows as the literal text."""
     escaped = html.escape(text)
-    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped).replace("\\*", "*")
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+    for entity in ("lt", "gt", "amp"):  # escape_markdown's entities, escaped once more
+        escaped = escaped.replace(f"&amp;{entity};", f"&{entity};")
+    kept: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        kept.append(match.group(1))
+        return f"\x00{len(kept) - 1}\x00"
+
+    escaped = re.sub(r"\\([\\`\[\]|*])", keep, escaped)
+    escaped = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", escaped)
+    escaped = re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
+    return re.sub("\x00(\\d+)\x00", lambda m: kept[int(m.group(1))], escaped)
 
 
 def _markdown_to_html(text: str) -> str:
@@ -165,13 +177,13 @@ def _document(
     tested = "Paired tests"
     if comparison.baseline is not None:  # column a is the baseline on every row: say it once
         headers, rows = [headers[0], *headers[2:]], [[r[0], *r[2:]] for r in rows]
-        tested = f"Paired tests against the baseline, {comparison.baseline}"
+        tested = f"Paired tests against the baseline, {escape_markdown(comparison.baseline)}"
     blocks: list[_Block] = [
-        _Heading(title, 1),
+        _Heading(escape_markdown(title), 1),
         _Text(f"ragmetrics {__version__}, {stamp}."),
         _Heading("Means"),
         _Rendered(comparison.to_markdown(), comparison._repr_html_()),
-        _Text(comparison.verdict()),
+        _Text(comparison.verdict(markdown=True)),
         _Heading(tested),
         _Table(headers, rows, numbers_from=2 if comparison.baseline is not None else 3),
         _Text(_how_tested(comparison)),
@@ -211,7 +223,12 @@ def _document(
         blocks += [_Figure(caption, _png(figure)) for caption, figure in figures]
     if worst:
         run, metric, diagnoses = _worst(comparison, worst)
-        blocks.append(_Heading(f"The {len(diagnoses)} worst queries of `{run}` by {metric}"))
+        blocks.append(
+            _Heading(
+                f"The {len(diagnoses)} worst queries of {escape_markdown(run)} by "
+                f"{escape_markdown(metric)}"
+            )
+        )
         blocks += [_Text(d) for d in diagnoses]
     return blocks
 
@@ -287,12 +304,13 @@ def _glossary(comparison: Comparison) -> list[list[Any]]:
     return rows
 
 
-def _render_markdown(blocks: list[_Block], folder: Path) -> str:
-    """The document as markdown; figures as PNG files in ``folder``."""
+def _render_markdown(blocks: list[_Block], folder: Path, written: list[Path]) -> str:
+    """The document as markdown; figures as PNG files in ``folder`` (appended to
+    ``written``)."""
     parts = []
     for block in blocks:
         if isinstance(block, _Heading):
-            parts.append("#" * block.level + " " + block.text)
+            parts.append("#" * block.level + " " + block.text.replace("\n", " "))
         elif isinstance(block, _Text):
             parts.append(block.text)
         elif isinstance(block, _Table):
@@ -303,9 +321,10 @@ def _render_markdown(blocks: list[_Block], folder: Path) -> str:
             parts.append(block.markdown)
         else:
             folder.mkdir(parents=True, exist_ok=True)
-            image = folder / f"plot{len(list(folder.glob('plot*.png'))) + 1}.png"
-            image.write_bytes(block.png)
-            parts.append(f"![{block.caption}]({folder.name}/{image.name})")
+            written.append(folder / f"plot{len(written) + 1}.png")
+            write_bytes(written[-1], block.png)
+            caption = escape_markdown(block.caption)
+            parts.append(f"![{caption}]({folder.name}/{written[-1].name})")
     return "\n\n".join(parts) + "\n"
 
 
@@ -369,11 +388,12 @@ def write_report(
         blocks.append(_Text('No plots: they need matplotlib (`pip install "ragmetrics[plot]"`).'))
     if target.suffix.lower() == ".md":
         folder = target.with_name(target.stem + "_files")
-        for old in folder.glob("plot*.png"):
-            old.unlink()
-        target.write_text(_render_markdown(blocks, folder), encoding="utf-8")
+        written: list[Path] = []
+        write_text(target, _render_markdown(blocks, folder, written))
+        for stale in set(folder.glob("plot*.png")) - set(written):  # from an earlier report
+            stale.unlink()
     else:
-        target.write_text(_render_html(blocks, title), encoding="utf-8")
+        write_text(target, _render_html(blocks, title))
     return target
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ragmetrics import _packed
 from ragmetrics._arrays import lengths_of, offsets_of, split
+from ragmetrics._atomic import open_atomic, write_text
 from ragmetrics._convert import (
     check_ids,
     check_real,
@@ -34,6 +35,7 @@ from ragmetrics._convert import (
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
 from ragmetrics._precision import check_score_precision
+from ragmetrics._rules import check_trec_ids
 from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
@@ -408,15 +410,19 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         payload: Any = self.to_dict() if self.is_scored else self.to_lists()
         text = json.dumps(payload, ensure_ascii=False)
         if path is not None:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_text(path, text)
         return text
 
     def to_trec(self, path: PathLike, *, tag: str | None = None) -> None:
-        """Write the standard 6-column TREC run file."""
+        """Write the standard 6-column TREC run file (atomically). An id a TREC file cannot
+        hold (empty, or with whitespace or a control character) is refused before anything
+        is written: write JSON or Parquet for such ids."""
         label = tag or self.name or "ragmetrics"
         ranked = self._ranked_store()
-        with open(path, "w", encoding="utf-8") as handle:
+        check_trec_ids(ranked.query_ids, "the query id", path)
+        check_trec_ids(ranked.flat_docs(), "the doc id", path)
+        check_trec_ids([label], "the tag", path)
+        with open_atomic(path) as handle:
             for query_id, docs, scores in zip(
                 ranked.query_ids, ranked.tuples(), self._score_lists(), strict=True
             ):

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmetrics._atomic import write_text
 from ragmetrics._version import __version__
 from ragmetrics._warn import warn
 from ragmetrics.errors import (
@@ -360,7 +361,7 @@ class GoldSet:
             "remaining": [list(p) for p in self.remaining],
             "qrels_sha256": _digest(target),
         }
-        sidecar.write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+        write_text(sidecar, json.dumps(payload, indent=1, ensure_ascii=False))
         return sidecar
 
     @classmethod

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._atomic import open_atomic, write_text
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 from ragmetrics.goldset._agreement import (
     GRADES,
@@ -259,9 +260,9 @@ def export_sample(
     ]
     target = Path(path)
     if target.suffix == ".jsonl":
-        target.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+        write_text(target, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     else:
-        with open(target, "w", newline="", encoding="utf-8") as handle:
+        with open_atomic(target, newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]) if rows else ["query_id"])
             writer.writeheader()
             writer.writerows(rows)
