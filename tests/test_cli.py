@@ -233,3 +233,44 @@ def test_stream_prints_what_reading_in_memory_prints(
     as_json.write_text('{"q1": {"a": 1.0}}')
     code, _, err = _run(capsys, "evaluate", str(qrels), str(as_json), "-m", "map", "--stream")
     assert code == 2 and "not JSON" in err
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\n")
+    # reading the run from a standard input that never ends: interrupted while it waits
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ragmetrics", "evaluate", str(qrels), "-", "-m", "map"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err == "ragmetrics: interrupted\n"
+
+
+def test_a_missing_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\n")
+    run = tmp_path / "run.parquet"
+    run.write_bytes(b"PAR1")
+    script = (
+        "import sys; sys.modules['pyarrow'] = None\n"  # as if pyarrow were not installed
+        "from ragmetrics.cli import main\n"
+        f"sys.exit(main(['evaluate', {str(qrels)!r}, {str(run)!r}, '-m', 'map']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith("ragmetrics: error: Parquet and Arrow need pyarrow")
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    missing = str(tmp_path / "nothing.parquet")
+    script = script.replace(repr(str(run)), repr(missing))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (done.returncode, done.stderr) == (2, f"ragmetrics: error: No such file: {missing!r}.\n")

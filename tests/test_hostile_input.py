@@ -409,3 +409,18 @@ def test_a_failed_write_leaves_the_previous_file_intact(tmp_path: Path) -> None:
     assert "Nothing was changed" in done.stdout
     assert target.read_text() == '{"good": true}'
     assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_run_names_with_mathtext_or_controls_draw(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from ragmetrics.report import write_report
+
+    qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5, "c": 3}})
+    runs = {
+        "$\\frac$": rm.Run.from_lists({"q1": ["a", "b"], "q2": ["c", "a"]}),
+        "b\x1b[2J": rm.Run.from_lists({"q1": ["b"], "q2": ["x"]}),
+    }
+    metrics = ["ra_nwg@2", "proc@2", "pct_proc@2", "ndcg@2"]
+    comparison = rm.compare(qrels, runs, metrics)
+    page = write_report(comparison, tmp_path / "r.html", qrels=qrels, runs=runs)
+    assert page.read_text().count("data:image/png;base64") >= 3

@@ -36,8 +36,8 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
     """A Parquet file or dataset folder as one Arrow table; ``text_columns`` (those present)
     are read dictionary-encoded: a repeated id is decoded once, not once per row (Parquet
     stores string columns dictionary-encoded, so this skips making ten million strings)."""
+    files = parquet_files(path)  # a missing file is named before pyarrow is looked for
     pyarrow = import_pyarrow()
-    files = parquet_files(path)
     with parquet_errors(files[0] if len(files) == 1 else path):
         schema = pyarrow.parquet.read_schema(files[0])
         for other in files[1:]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragmetrics.errors import MissingDependencyError
+
 
 def import_pandas() -> Any:
     try:
         import pandas
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "This needs pandas, which ragmetrics does not install by itself. "
             "Install it with: pip install 'ragmetrics[pandas]'"
         ) from None
@@ -24,7 +26,7 @@ def import_matplotlib_pyplot() -> Any:
             matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "Plots need matplotlib. Install it with: pip install 'ragmetrics[plot]'"
         ) from None
     return plt
@@ -36,7 +38,7 @@ def import_pyarrow() -> Any:
         import pyarrow.compute  # loads the compute module with the package
         import pyarrow.parquet  # loads the parquet module with the package
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "Parquet and Arrow need pyarrow, which ragmetrics does not install by itself. "
             "Install it with: pip install 'ragmetrics[parquet]'"
         ) from None
@@ -48,7 +50,7 @@ def import_ray() -> Any:
         import ray
         import ray.data  # loads Ray Data with the package
     except ImportError:
-        raise ImportError(
+        raise MissingDependencyError(
             "ragmetrics.ray needs Ray Data, which ragmetrics does not install by itself. "
             "Install it with: pip install 'ragmetrics[ray]'"
         ) from None

@@ -27,16 +27,16 @@ _FORMATS = ("table", "json", "csv", "markdown")
 
 
 def _looks_like_json(path: str) -> bool:
+    """By extension, or by the first non-blank character of the first 64 kB (a file without
+    line ends is never read whole here)."""
     if Path(path).suffix.lower() in {".json", ".jsonl"}:
         return True
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            for line in handle:
-                if line.strip():
-                    return line.lstrip()[0] in "{["
-    except (OSError, UnicodeDecodeError):
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
         return False
-    return False
+    return head[:1] in (b"{", b"[")
 
 
 def read_qrels(path: str) -> Qrels:
@@ -446,7 +446,17 @@ def _cmd_agreement(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code: 0, 2 for a user's error (one line on
+    stderr, never a traceback), 130 when interrupted (Ctrl-C), 141 when the reader of the
+    output went away."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        print("ragmetrics: interrupted", file=sys.stderr)
+        return 130
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "metrics", None):
@@ -475,6 +485,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
         print(f"ragmetrics: error: {_in_cli_words(message)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug of ours: one line, the traceback only when asked for
+        if os.environ.get("RAGMETRICS_DEBUG"):
+            raise
+        print(
+            f"ragmetrics: internal error: {type(exc).__name__}: {exc}. This is a bug; please "
+            f"report it with the command that caused it (RAGMETRICS_DEBUG=1 shows the "
+            f"traceback).",
+            file=sys.stderr,
+        )
+        return 1
 
 
 def _in_cli_words(message: str) -> str:

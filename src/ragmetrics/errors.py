@@ -49,6 +49,11 @@ class UngroupedInputError(InputFormatError):
     """A streamed run whose rows are not grouped by query (a query comes back later)."""
 
 
+class MissingDependencyError(RagMetricsError, ImportError):
+    """An optional dependency (an extra) is not installed; the message says which to
+    install. An :class:`ImportError` too, as a failed import is."""
+
+
 class WriteError(RagMetricsError):
     """A file could not be written; the previous file, if any, is left as it was."""
 

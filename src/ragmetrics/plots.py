@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ragmetrics._optional import import_matplotlib_pyplot
+from ragmetrics._table import visible
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.evaluate import as_qrels, as_run, evaluate
 from ragmetrics.qrels import Qrels
@@ -46,15 +47,15 @@ def plot_metric_at_k(
             [np.nan if v is None else v for v in values],
             marker="o",
             color=_COLORS[i % len(_COLORS)],
-            label=name,
+            label=_plain(name),
         )
     ax.set_xlabel("k")
-    ax.set_ylabel(f"{metric}@k")
+    ax.set_ylabel(_plain(f"{metric}@k"))
     ax.set_xticks(list(ks))
     ax.set_ylim(0, 1.02)
     ax.grid(alpha=0.3)
     ax.legend(frameon=False)
-    ax.set_title(f"{metric}@k")
+    ax.set_title(_plain(f"{metric}@k"))
     fig.tight_layout()
     return cast("Figure", fig)
 
@@ -76,9 +77,9 @@ def plot_per_query_distribution(comparison: Comparison, metric: str) -> Figure:
             alpha=0.45,
             color=_COLORS[(i - 1) % len(_COLORS)],
         )
-    ax.set_xticks(range(1, len(columns) + 1), list(columns))
-    ax.set_ylabel(metric)
-    ax.set_title(f"per-query {metric}")
+    ax.set_xticks(range(1, len(columns) + 1), [_plain(c) for c in columns])
+    ax.set_ylabel(_plain(metric))
+    ax.set_title(_plain(f"per-query {metric}"))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return cast("Figure", fig)
@@ -108,11 +109,13 @@ def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = No
         ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
         wins, losses = int((better > 1e-12).sum()), int((better < -1e-12).sum())
         ax.set_title(
-            f"{name} vs {base}: {wins} wins, {len(diff) - wins - losses} ties, {losses} losses",
+            _plain(
+                f"{name} vs {base}: {wins} wins, {len(diff) - wins - losses} ties, {losses} losses"
+            ),
             fontsize=10,
         )
         ax.axhline(0, color="black", linewidth=0.6)
-        ax.set_ylabel(f"Δ {metric}")
+        ax.set_ylabel(_plain(f"Δ {metric}"))
         ax.set_xticks([])
     fig.tight_layout()
     return cast("Figure", fig)
@@ -169,13 +172,19 @@ def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str])
     }
     for j, (label, values) in enumerate(bars.items()):
         ax.bar(x + (j - 1) * width, values, width, label=label, color=_COLORS[j])
-    ax.set_xticks(x, list(comparison.runs))
+    ax.set_xticks(x, [_plain(r) for r in comparison.runs])
     ax.set_ylim(0, 1.05)
     ax.set_title(f"mean RA-nWG@{k} = mean PROC@{k} x share realized")
     ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     return cast("Figure", fig)
+
+
+def _plain(text: str) -> str:
+    """A name as matplotlib should print it: ``$`` would start mathtext (a run named
+    ``$\\frac$`` would not draw), and control characters are shown escaped."""
+    return visible(text).replace("$", r"\$")
 
 
 def _mean(comparison: Comparison, run: str, metric: str) -> float:

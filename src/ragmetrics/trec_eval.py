@@ -15,7 +15,6 @@ parameters (``P``, ``ndcg_cut``, ``iprec_at_recall``), a family with parameters
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import shutil
 import sys
@@ -25,6 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ragmetrics._io import close_bytes, open_bytes, reading, text_handle
+from ragmetrics._rules import text_lines, trec_records
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.evaluate import evaluate
 from ragmetrics.qrels import Qrels
@@ -237,31 +238,39 @@ def _line(measure: Measure, query_id: str, value: float | None) -> str:
 
 
 def _run_id(path: str) -> str:
-    """The run tag of the first result line (trec_eval's ``runid``)."""
-    with open(path, encoding="utf-8-sig", errors="replace") as handle:
-        for line in handle:
-            fields = line.split()
-            if len(fields) >= 6:
-                return fields[5]
+    """The run tag of the first result line (trec_eval's ``runid``), read under the line
+    rule: a gzip file is streamed, never decompressed whole."""
+    handle = open_bytes(path)
+    try:
+        with reading(path):
+            for _, fields in trec_records(text_lines(text_handle(handle)), path):
+                if len(fields) >= 6:
+                    return fields[5]
+    finally:
+        close_bytes(handle)
     return ""
 
 
 @contextmanager
 def _local(path: str) -> Iterator[str]:
-    """``path`` as a plain file: ``-`` (stdin) and ``.gz`` files are copied to a temporary
-    file first, as trec_eval 10 reads them."""
-    if path != "-" and not path.endswith(".gz"):
+    """``path`` as a path that can be read twice: files as they are (gzip is streamed by the
+    readers); standard input (``-``) copied to an unnamed temporary file, which the system
+    removes when the process ends, however it ends."""
+    if path != "-":
         yield path
         return
-    with tempfile.TemporaryDirectory(prefix="ragmetrics-") as folder:
-        target = os.path.join(folder, "input")
-        with open(target, "wb") as out:
-            if path == "-":
-                shutil.copyfileobj(sys.stdin.buffer, out)
-            else:
-                with gzip.open(path, "rb") as source:
-                    shutil.copyfileobj(source, out)
-        yield target
+    with tempfile.TemporaryFile(prefix="ragmetrics-") as copy:
+        shutil.copyfileobj(sys.stdin.buffer, copy)
+        copy.flush()
+        named = f"/dev/fd/{copy.fileno()}"
+        if os.path.exists(named):
+            yield named
+            return
+        copy.seek(0)  # no /dev/fd here: a named copy, removed when done
+        with tempfile.NamedTemporaryFile(prefix="ragmetrics-") as named_copy:
+            shutil.copyfileobj(copy, named_copy)
+            named_copy.flush()
+            yield named_copy.name
 
 
 def add_parser(commands: Any) -> None:
