@@ -251,7 +251,7 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     )
     time.sleep(1.5)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=30)
     assert process.returncode == 130
     assert err == "ragmetrics: interrupted\n"
 

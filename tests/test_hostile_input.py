@@ -424,3 +424,26 @@ def test_run_names_with_mathtext_or_controls_draw(tmp_path: Path) -> None:
     comparison = rm.compare(qrels, runs, metrics)
     page = write_report(comparison, tmp_path / "r.html", qrels=qrels, runs=runs)
     assert page.read_text().count("data:image/png;base64") >= 3
+
+
+def test_an_empty_ranking_survives_the_parquet_round_trip(tmp_path: Path) -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1}, "q2": {"b": 1}})
+    for run in (
+        rm.Run.from_dict({"q1": {"a": 1.0}, "q2": {}}),
+        rm.Run.from_lists({"q1": ["a"], "q2": []}),
+    ):
+        path = tmp_path / "run.parquet"
+        run.to_parquet(path)
+        back = rm.Run.from_parquet(path)
+        assert back.query_ids == ("q1", "q2") and back["q2"] == ()
+        expected = {"P@1": 0.5}  # q2 counts, with 0, even with missing="skip"
+        assert rm.evaluate(qrels, back, ["P@1"], missing="skip").aggregate == expected
+        streamed = rm.evaluate_stream(qrels, path, ["P@1"], missing="skip", progress=False)
+        assert streamed.aggregate == expected
+
+
+def test_a_trec_writer_warns_about_queries_it_cannot_hold(tmp_path: Path) -> None:
+    with pytest.warns(rm.FormatLossWarning, match=r"1 queries have an empty ranking \('q2'\)"):
+        rm.Run.from_lists({"q1": ["a"], "q2": []}).to_trec(tmp_path / "run.txt")
+    with pytest.warns(rm.FormatLossWarning, match=r"1 queries have no judgment \('q2'\)"):
+        rm.Qrels.from_dict({"q1": {"a": 1}, "q2": {}}).to_trec(tmp_path / "qrels.txt")

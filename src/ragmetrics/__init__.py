@@ -9,6 +9,7 @@ from ragmetrics.compare import Comparison, PairedTest, compare
 from ragmetrics.dataset import RetrievalDataset
 from ragmetrics.diagnostics import Diagnosis, diagnose
 from ragmetrics.errors import (
+    FormatLossWarning,
     GradeScaleError,
     IdMismatchWarning,
     InputFormatError,
@@ -34,6 +35,7 @@ __all__ = [
     "Counts",
     "Diagnosis",
     "EvaluationResult",
+    "FormatLossWarning",
     "GradeScaleError",
     "IdMismatchWarning",
     "InputFormatError",

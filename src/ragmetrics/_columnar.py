@@ -162,13 +162,43 @@ def decoded(table: Any) -> Any:
     return table.cast(pyarrow.schema(fields))
 
 
-def write_table(path: Any, columns: dict[str, Any]) -> None:
-    """Write ``columns`` (name -> list or array) as one Parquet file."""
+EMPTY_RANKINGS_KEY = b"ragmetrics.empty_rankings"  # schema metadata: queries without rows
+
+
+def write_table(path: Any, columns: dict[str, Any], empty_queries: Sequence[str] = ()) -> None:
+    """Write ``columns`` (name -> list or array) as one Parquet file; ``empty_queries`` (a
+    run's queries whose ranking is empty, which have no row) go in the schema's metadata, so
+    that they read back as empty rankings, not as missing queries."""
+    import json
+
     from ragmetrics._atomic import write_with
 
     pyarrow = import_pyarrow()
     table = pyarrow.table(columns)
+    if empty_queries:
+        table = table.replace_schema_metadata(
+            {EMPTY_RANKINGS_KEY: json.dumps(list(empty_queries), ensure_ascii=False)}
+        )
     write_with(path, lambda temporary: pyarrow.parquet.write_table(table, temporary))
+
+
+def empty_rankings(schema: Any) -> list[str]:
+    """The queries whose ranking is empty, as :func:`write_table` recorded them."""
+    import json
+
+    metadata = schema.metadata or {}
+    if EMPTY_RANKINGS_KEY not in metadata:
+        return []
+    try:
+        queries = json.loads(metadata[EMPTY_RANKINGS_KEY])
+    except ValueError:
+        queries = None
+    if not isinstance(queries, list) or not all(isinstance(q, str) and q for q in queries):
+        raise InputFormatError(
+            "The Parquet metadata 'ragmetrics.empty_rankings' must be a JSON list of query "
+            "ids; remove or fix it."
+        )
+    return queries
 
 
 def packed_columns(

@@ -98,6 +98,22 @@ def check_encodable(ids: Iterable[str], what: str, path: object) -> None:
             ) from None
 
 
+def warn_format_loss(query_ids: list[str], what: str, path: object) -> None:
+    """Warn that a TREC file cannot hold these queries (it has no line for them)."""
+    import warnings
+
+    from ragmetrics.errors import FormatLossWarning
+
+    shown = ", ".join(map(repr, query_ids[:5])) + (", ..." if len(query_ids) > 5 else "")
+    warnings.warn(
+        f"{len(query_ids)} queries have {what} ({shown}); a TREC file has no line for them, so "
+        f"{_name(path)!r} reads back without them (as missing queries). Write JSON or Parquet "
+        f"(to_json, to_parquet) to keep them.",
+        FormatLossWarning,
+        stacklevel=3,
+    )
+
+
 # --- TREC lines ----------------------------------------------------------------------------
 
 

@@ -222,8 +222,14 @@ def parquet_chunks(
     pyarrow = import_pyarrow()
     import pyarrow.parquet as parquet
 
-    from ragmetrics._columnar import check_column_types, parquet_errors, parquet_files
+    from ragmetrics._columnar import (
+        check_column_types,
+        empty_rankings,
+        parquet_errors,
+        parquet_files,
+    )
 
+    empty: dict[str, None] = {}  # queries written without a row, from every file, in order
     for file in parquet_files(path):
         with parquet_errors(file):
             schema = parquet.read_schema(file)
@@ -235,16 +241,26 @@ def parquet_chunks(
             wanted = [query, doc] + ([score] if score else [])
             for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
                 yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
+            empty.update(dict.fromkeys(empty_rankings(schema)))
+    if empty:  # at the end: the files of a folder may each list them
+        no_rows = np.zeros(len(empty), np.int64)
+        yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
 
 
 def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
     """Arrow tables or record batches, in order, as chunks."""
     from ragmetrics import _columnar
 
+    empty: dict[str, None] = {}  # queries written without a row (schema metadata)
+    score = None
     for item in batches_:
         table = _columnar.as_table(item)
         query, doc, score = columns.resolve(list(table.column_names))
+        empty.update(dict.fromkeys(_columnar.empty_rankings(table.schema)))
         yield arrow_chunk(table, query, doc, score)
+    if empty:
+        no_rows = np.zeros(len(empty), np.int64)
+        yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
 
 
 def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:

@@ -100,3 +100,9 @@ class LabelsChangedWarning(RagMetricsWarning):
 class UngradedPairsWarning(RagMetricsWarning):
     """Some pairs of a grading have no grade (unjudged, failed, or left by the budget): they
     are absent from the golden set's qrels, so a metric reads them as not judged."""
+
+
+class FormatLossWarning(RagMetricsWarning):
+    """A writer could not keep everything: e.g. a TREC file has no line for a query with an
+    empty ranking, which then reads back as missing. The message names what was lost and the
+    format that keeps it."""

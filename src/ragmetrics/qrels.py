@@ -28,7 +28,7 @@ from ragmetrics._convert import (
 )
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._rules import INT64_MAX, INT64_MIN, check_trec_ids
+from ragmetrics._rules import INT64_MAX, INT64_MIN, check_trec_ids, warn_format_loss
 from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError
@@ -378,6 +378,10 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         is written: write JSON or Parquet for such ids."""
         check_trec_ids(self._store.query_ids, "the query id", path)
         check_trec_ids(self._store.flat_docs(), "the doc id", path)
+        store = self._store
+        empty = [q for q, n in zip(store.query_ids, store.lengths.tolist(), strict=True) if not n]
+        if empty:
+            warn_format_loss(empty, "no judgment", path)
         with open_atomic(path) as handle:
             for query_id, doc_id, grade in iter_items(self._data):
                 handle.write(f"{query_id} 0 {doc_id} {grade}\n")

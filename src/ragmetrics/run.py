@@ -35,7 +35,7 @@ from ragmetrics._convert import (
 from ragmetrics._gc import without_gc
 from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
 from ragmetrics._precision import check_score_precision
-from ragmetrics._rules import check_trec_ids
+from ragmetrics._rules import check_trec_ids, warn_format_loss
 from ragmetrics._store import Store, Stored
 from ragmetrics._trec_fast import read_plain_trec_packed
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
@@ -263,14 +263,27 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             queries, lengths, ids, scores, dictionary = packed
-            return cls._from_packed(queries, lengths, ids, scores, name, dictionary)
-        return cls.from_pandas(
-            _columnar.decoded(table).to_pandas(),
-            query_col=query,
-            doc_col=doc_col,
-            score_col=score,
-            name=name,
-        )
+            run = cls._from_packed(queries, lengths, ids, scores, name, dictionary)
+        else:
+            run = cls.from_pandas(
+                _columnar.decoded(table).to_pandas(),
+                query_col=query,
+                doc_col=doc_col,
+                score_col=score,
+                name=name,
+            )
+        empty = _columnar.empty_rankings(table.schema)
+        return run._with_empty_rankings(empty) if empty else run
+
+    def _with_empty_rankings(self, query_ids: Sequence[str]) -> Run:
+        """This run and an empty ranking for each of ``query_ids`` it does not rank."""
+        added = [q for q in query_ids if q not in self]
+        if not added:
+            return self
+        if self.is_scored:
+            scored = self.to_dict() | {q: {} for q in added}
+            return Run.from_dict(scored, name=self.name)
+        return Run.from_lists(self.to_lists() | {q: [] for q in added}, name=self.name)
 
     @classmethod
     def from_parquet(
@@ -422,6 +435,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         check_trec_ids(ranked.query_ids, "the query id", path)
         check_trec_ids(ranked.flat_docs(), "the doc id", path)
         check_trec_ids([label], "the tag", path)
+        empty = [q for q, n in zip(ranked.query_ids, ranked.lengths.tolist(), strict=True) if not n]
+        if empty:
+            warn_format_loss(empty, "an empty ranking", path)
         with open_atomic(path) as handle:
             for query_id, docs, scores in zip(
                 ranked.query_ids, ranked.tuples(), self._score_lists(), strict=True
@@ -441,7 +457,8 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         }
         if ranked.values is not None:
             columns["score"] = ranked.values
-        _columnar.write_table(path, columns)
+        empty = [q for q, n in zip(ranked.query_ids, ranked.lengths.tolist(), strict=True) if not n]
+        _columnar.write_table(path, columns, empty)
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame with columns ``query_id``, ``doc_id``, ``rank`` and ``score``."""
