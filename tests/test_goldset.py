@@ -501,3 +501,81 @@ def test_the_rolling_minute_holds_requests_and_tokens_back() -> None:
     assert window.wait_time(71.0, 200, goldset.Limits(tokens_per_minute=1000)) == pytest.approx(
         59.0
     )
+
+
+def test_a_foreign_damaged_or_edited_cache_is_refused_with_its_name(tmp_path: Path) -> None:
+    import sqlite3
+
+    dataset, pairs = _dataset(), goldset.pool(_runs(), depth=2)
+    damaged = tmp_path / "damaged.sqlite"
+    damaged.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 20)
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database at all" * 100)
+    foreign = tmp_path / "foreign.sqlite"
+    with sqlite3.connect(foreign) as db:
+        db.execute("CREATE TABLE users (name TEXT)")
+    newer = tmp_path / "newer.sqlite"
+    goldset.grade(pairs[:2], dataset, Counter(), model_id="m", cache=newer)
+    with sqlite3.connect(newer) as db:
+        db.execute("UPDATE meta SET value = '99' WHERE name = 'version'")
+    for path, why in (
+        (damaged, "cannot be used"),
+        (garbage, "cannot be used"),
+        (foreign, "holds other tables"),
+        (newer, "version 99 of the cache"),
+    ):
+        with pytest.raises(InputFormatError, match=rf"{path.name}: .*{why}.*start afresh"):
+            goldset.grade(pairs, dataset, Counter(), model_id="m", cache=path)
+        with pytest.raises(InputFormatError, match=rf"{path.name}: "):
+            goldset.estimate(pairs, dataset, Counter(), model_id="m", cache=path)
+    edited = tmp_path / "edited.sqlite"
+    goldset.grade(pairs, dataset, Counter(), model_id="m", cache=edited)
+    with sqlite3.connect(edited) as db:
+        db.execute("UPDATE answers SET grade = 9 WHERE rowid = 1")
+    judge = Counter()
+    with pytest.raises(InputFormatError, match=r"edited.sqlite: .*grade=9.*edited or damaged"):
+        goldset.grade(pairs, dataset, judge, model_id="m", cache=edited)
+    assert judge.calls == 0
+
+
+def test_two_processes_grading_into_one_cache_pay_once(tmp_path: Path) -> None:
+    """Two processes grade the same pairs into one cache at once, with a slow judge that
+    logs every call: each answer is paid for once, and both get every grade."""
+    import subprocess
+    import sys
+
+    cache, log = tmp_path / "gold.sqlite", tmp_path / "calls.log"
+    script = f"""
+import hashlib, sys, time
+sys.path.insert(0, {str(Path(__file__).parents[1])!r})
+from tests.test_goldset import _dataset, _runs, _truth
+from ragmetrics import goldset
+
+def judge(prompt):
+    with open({str(log)!r}, "a") as out:
+        out.write(hashlib.sha256(prompt.encode()).hexdigest() + chr(10))
+    time.sleep(0.05)
+    return str(_truth(prompt))
+
+pairs = goldset.pool(_runs(), depth=3)
+gold = goldset.grade(pairs, _dataset(), judge, model_id="slow", cache={str(cache)!r},
+                     limits=goldset.Limits(concurrency=4), progress=False)
+print(len(pairs), gold.usage.calls, gold.usage.cache_hits, gold.qrels.n_judgments)
+"""
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    done = [w.communicate(timeout=300) for w in workers]
+    assert all(w.returncode == 0 for w in workers), [err for _, err in done]
+    outputs = [out.split() for out, _ in done]
+    pairs = int(outputs[0][0])
+    calls = log.read_text().split()
+    assert len(calls) == len(set(calls)) == pairs  # no answer paid twice
+    assert sum(int(o[1]) for o in outputs) == pairs  # the calls split between them
+    assert all(int(o[3]) == pairs for o in outputs)  # each got every grade

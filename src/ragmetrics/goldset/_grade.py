@@ -133,6 +133,9 @@ def estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+CLAIM_POLL_SECONDS = 0.2  # how often a key another process claimed is looked up
+
+
 class Engine:
     """Runs the tasks against the judge (see the module docstring)."""
 
@@ -166,6 +169,23 @@ class Engine:
         return outcomes
 
     async def _grade(self, task: Task) -> Outcome:
+        # another process grading into the same cache may have answered, or be answering
+        while not self.cache.claim(task.key):
+            stored = self.cache.get(task.key)
+            if stored is not None:
+                break
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+        stored = self.cache.get(task.key)
+        if stored is not None:
+            self.cache.release(task.key)
+            self.usage.cache_hits += 1
+            return Outcome(answer=stored, cached=True)
+        try:
+            return await self._ask(task)
+        finally:
+            self.cache.release(task.key)  # after put() nothing is left to release
+
+    async def _ask(self, task: Task) -> Outcome:
         conversation: Conversation = [("user", prompt(task.query, task.passage))]
         prompt_tokens = completion_tokens = 0
         reported = True
