@@ -132,6 +132,14 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
     gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
 
+    # as strictly as the core parser: an extra field or a boolean is no grade
+    def loose(grade: int, turn: int) -> dict[str, Any] | None:
+        return [{"grade": 4, "or": 5}, {"grade": True}, {"grade": grade}][turn]
+
+    model = ToolGradingChat(args_of=loose)
+    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model, model_id="l"), cache=None)
+    assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
+
     never = ToolGradingChat(args_of=lambda grade, turn: {"grade": "four"})
     with pytest.warns(goldset.UngradedPairsWarning, match="1 unjudged"):
         gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)

@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.goldset import Judge, Reply, model_identity
@@ -17,6 +17,8 @@ from ragmetrics.goldset import Judge, Reply, model_identity
 class Grade(BaseModel):
     """Record the passage's utility grade for the question, from 1 (not relevant) to 5
     (decisive)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)  # the schema the model is shown
 
     grade: int = Field(description="the grade, one integer from 1 to 5")
 
@@ -48,8 +50,10 @@ class ChatModelJudge(Judge):
 
     def _reply(self, output: Any) -> Reply:
         if isinstance(output, dict) and "raw" in output:  # structured, with the raw message
-            raw, parsed = output["raw"], output.get("parsed")
-            return _with_usage(parsed.grade if parsed is not None else _unparsed(raw), raw)
+            # the tool call's own arguments, read by the core's strict parser: pydantic's
+            # parse would take {"grade": 4, "or": 5} for 4 and {"grade": true} for 1
+            raw = output["raw"]
+            return _with_usage(_unparsed(raw), raw)
         return _with_usage(_text(output), output)
 
 
