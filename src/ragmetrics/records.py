@@ -290,8 +290,12 @@ class RetrievalLog:
 
     def _warn_stages(self, records: list[RetrievalRecord]) -> None:
         stages: dict[str, set[str]] = {}
+        siblings: dict[tuple[str, str, str], int] = {}
         for record in records:
             stages.setdefault(record.query_id, set()).add(record.retriever or "?")
+            if record.parent_id is not None:  # two retrievals inside one call of a pipeline
+                key = (record.query_id, record.retriever or "?", record.parent_id)
+                siblings[key] = siblings.get(key, 0) + 1
         shared = {q: s for q, s in stages.items() if len(s) > 1}
         if shared:
             query_id, names = next(iter(shared.items()))
@@ -299,6 +303,16 @@ class RetrievalLog:
                 f"{len(shared)} queries were retrieved by several retrievers (query "
                 f"{query_id!r}: {', '.join(sorted(names))}); the run keeps each query's latest "
                 f"retrieval. Pass stage=<retriever name or tag> to score one of them.",
+                StageWarning,
+            )
+        twice = [key for key, n in siblings.items() if n > 1]
+        if twice:
+            query_id, name, _ = twice[0]
+            warn(
+                f"{len(twice)} queries were retrieved more than once by retrievers named "
+                f"{name!r} within one call of the pipeline (query {query_id!r}): two retrievers "
+                f"of one class, or one called twice; the run keeps the latest. Name each "
+                f"retriever (run_name, or a graph node) to score them as separate stages.",
                 StageWarning,
             )
 

@@ -190,3 +190,31 @@ def test_langsmith_comments_are_readable() -> None:
         "query 'q9' (query_id of the inputs) has no judgments"
         in (unjudged["results"][0]["comment"])
     )
+
+
+def test_two_retrievers_of_one_class_in_one_call_are_warned_or_staged(bm25, dataset) -> None:  # type: ignore[no-untyped-def]
+    docs = list(bm25.documents)
+    narrow = BM25Retriever(documents=docs[50:], k=2)
+    queries = list(dataset.queries.values())[:3]
+    # unnamed: one class twice under one parent run; the warning says so
+    chain = RunnableParallel(wide=bm25, narrow=narrow) | RunnableLambda(lambda x: len(x))
+    handler = RetrievalEvalCallbackHandler(dataset, ["recall@5"], id_key="doc_id")
+    for text in queries:
+        chain.invoke(text, config={"callbacks": [handler]})
+    with pytest.warns(StageWarning, match=r"more than once by retrievers named 'BM25Retriever'"):
+        handler.run  # noqa: B018 - the property warns
+    # as graph nodes (LangGraph puts the node in the metadata): one stage per node
+    graph = RunnableParallel(
+        a=bm25.with_config(metadata={"langgraph_node": "retrieve_a"}),
+        b=narrow.with_config(metadata={"langgraph_node": "retrieve_b"}),
+    ) | RunnableLambda(lambda x: len(x))
+    handler = RetrievalEvalCallbackHandler(dataset, ["recall@5"], id_key="doc_id")
+    for text in queries:
+        graph.invoke(text, config={"callbacks": [handler]})
+    assert {r.retriever for r in handler.records} == {
+        "BM25Retriever@retrieve_a",
+        "BM25Retriever@retrieve_b",
+    }
+    with pytest.warns(StageWarning, match=r"BM25Retriever@retrieve_a, BM25Retriever@retrieve_b"):
+        handler.run  # noqa: B018
+    assert handler.evaluate(stage="retrieve_a").aggregate["recall@5"] == 1.0

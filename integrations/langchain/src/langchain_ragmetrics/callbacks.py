@@ -98,12 +98,19 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
     ) -> None:
         try:
             name = kwargs.get("name") or (serialized or {}).get("name")
+            node = (metadata or {}).get("langgraph_node")
+            stage_tags = [*(tags or ())]
+            if node is not None and name is not None and str(name) != str(node):
+                # a retriever in a LangGraph graph: one stage per node, even when two nodes
+                # hold retrievers of one class (stage="node" or "Name@node" picks one)
+                name = f"{name}@{node}"
+                stage_tags.append(str(node))
             self._log.start(
                 str(run_id),
                 query,
                 query_id=(metadata or {}).get(self.query_id_key),
                 retriever=None if name is None else str(name),
-                tags=tags or (),
+                tags=stage_tags,
                 parent_id=None if parent_run_id is None else str(parent_run_id),
             )
         except Exception as error:
