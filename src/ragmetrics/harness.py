@@ -17,7 +17,7 @@ from typing import Any
 
 from ragmetrics._warn import warn
 from ragmetrics.dataset import RetrievalDataset
-from ragmetrics.errors import RetrievalFailedWarning
+from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
 from ragmetrics.evaluate import (
     EvaluationResult,
     Settings,
@@ -26,7 +26,8 @@ from ragmetrics.evaluate import (
     resolve_metrics,
 )
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
-from ragmetrics.metrics import Metric
+from ragmetrics.metrics import Metric, Scale
+from ragmetrics.metrics.rag import check_utility_scale
 from ragmetrics.run import Run
 
 
@@ -73,6 +74,19 @@ class EvaluationPlan:
         return cls(
             resolve_metrics(metrics, settings), settings, match_texts, match_rules or DEFAULT_RULES
         )
+
+    def check_dataset(self, dataset: RetrievalDataset) -> None:
+        """What can be checked from the dataset alone, before the first retrieval is paid
+        for: judgments to evaluate against, and the grade scale the set metrics need."""
+        qrels = dataset.qrels
+        if not any(len(qrels[q]) for q in qrels.query_ids):
+            raise RagMetricsError(
+                "The dataset has no relevant docs: there is nothing to evaluate against. "
+                "Give relevant_docs for its queries."
+            )
+        utility = [m.label for m in self.metrics if m.spec.scale is Scale.UTILITY]
+        if utility:
+            check_utility_scale(qrels.grade_values(), self.settings.grade_map, utility)
 
     def evaluate(
         self,

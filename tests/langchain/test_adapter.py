@@ -258,3 +258,25 @@ def test_langsmith_evaluator_reports_instead_of_raising() -> None:
     )
     assert binary["results"][0]["score"] is None
     assert "grade_map={1: 5}" in binary["results"][0]["comment"]
+
+
+class CountingRetriever(BaseRetriever):
+    calls: int = 0
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        self.calls += 1
+        return [Document(page_content="x", id="doc1")]
+
+
+def test_the_grade_scale_is_checked_before_the_first_retrieval() -> None:
+    retriever = CountingRetriever()
+    binary = rm.RetrievalDataset(queries={"q1": "x"}, relevant_docs={"q1": ["doc1"]})
+    with pytest.raises(rm.GradeScaleError, match=r"grade_map=\{1: 5\}"):
+        evaluate_retriever(retriever, binary, ["ra_nwg@5"], show_progress=False)
+    assert retriever.calls == 0
+    result = evaluate_retriever(
+        retriever, binary, ["ra_nwg@5"], grade_map={1: 5}, show_progress=False
+    )
+    assert retriever.calls == 1 and result.aggregate == {"ra_nwg@5": 1.0}

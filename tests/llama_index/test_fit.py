@@ -122,7 +122,17 @@ def test_every_entry_point_checks_before_retrieving(dataset) -> None:  # type: i
         RagMetricsMetric.from_name("ra_nwg@5", raise_errors=True).compute(
             expected_ids=["doc1"], retrieved_ids=["doc1"]
         )  # ids without grades are binary: refused for the set metrics
+    binary = rm.RetrievalDataset(queries={"q1": "x"}, relevant_docs={"q1": ["doc1"]})
+    with pytest.raises(rm.GradeScaleError, match=r"grade_map=\{1: 5\}"):  # before retrieving
+        RagMetricsRetrieverEvaluator(retriever, ["ra_nwg@5"]).evaluate_dataset(binary)
     assert retriever.calls == 0
+
+
+def test_an_error_in_evaluate_dataset_is_not_chained_to_the_event_loop(dataset) -> None:  # type: ignore[no-untyped-def]
+    binary = rm.RetrievalDataset(queries={"q1": "x"}, relevant_docs={"q1": ["doc1"]})
+    with pytest.raises(rm.GradeScaleError) as caught:
+        RagMetricsRetrieverEvaluator(CountingRetriever(), ["ra_nwg@5"]).evaluate_dataset(binary)
+    assert caught.value.__context__ is None  # no "RuntimeError: no running event loop" above it
 
 
 def test_node_ids_of_chunks_against_document_judgments_warn_with_the_fix(dataset) -> None:  # type: ignore[no-untyped-def]

@@ -39,6 +39,7 @@ class _DatasetRun:
             metrics, options, match_texts=match_texts, match_rules=match_rules
         )
         self.dataset = as_dataset(dataset)
+        self.plan.check_dataset(self.dataset)  # the grade scale, before any retrieval
         if not isinstance(max_concurrency, int) or max_concurrency < 1:
             raise RagMetricsError(
                 f"max_concurrency must be an int >= 1. Got {max_concurrency!r} instead."

@@ -33,6 +33,10 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        running = False
+    else:
+        running = True
+    if not running:  # outside the except: its errors must not be chained to "no running loop"
         return asyncio.run(coroutine)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coroutine).result()
@@ -111,6 +115,7 @@ class RagMetricsRetrieverEvaluator:
         ``relevant_docs`` (LlamaIndex's ``EmbeddingQAFinetuneDataset`` included).
         """
         data = as_dataset(dataset)
+        self.plan.check_dataset(data)  # the grade scale, before paying for any retrieval
         limit = asyncio.Semaphore(self.workers)
         bar = progress_bar(
             total=len(data.queries), desc="retrieving", disable=not self.show_progress
