@@ -276,3 +276,42 @@ def test_recorder_failures_warn_once_and_keep_the_error() -> None:
     assert recorder.failures == 2 and recorder.last_error is not None
     assert "metadata:doc" in recorder.last_error.error
     assert recorder.open_spans == 0
+
+
+def test_plugins_with_a_dataset_score_an_ordinary_index_by_text(dataset) -> None:  # type: ignore[no-untyped-def]
+    """The README's first example: an index built from Documents gives its chunks new ids;
+    with dataset= the plug-ins map them to documents by text, as the bulk evaluator does."""
+    from llama_index.core import Document, VectorStoreIndex
+
+    from tests.llama_index.conftest import HashingEmbedding
+
+    documents = [Document(text=text, id_=doc_id) for doc_id, text in dataset.corpus.items()]
+    index = VectorStoreIndex.from_documents(documents, embed_model=HashingEmbedding())
+    retriever = index.as_retriever(similarity_top_k=5)
+    names = ["hit_rate@5", "ndcg@5"]
+    evaluator = RetrieverEvaluator(
+        metrics=RagMetricsMetric.from_names(names, dataset=dataset), retriever=retriever
+    )
+    queries = list(dataset.queries.items())[:20]
+    values = [
+        evaluator.evaluate(query=text, expected_ids=list(dataset.relevant_docs[q])).metric_vals_dict
+        for q, text in queries
+    ]
+    small = rm.RetrievalDataset(
+        queries=dict(queries),
+        corpus=dataset.corpus,
+        relevant_docs={q: dataset.relevant_docs[q] for q, _ in queries},
+    )
+    bulk = RagMetricsRetrieverEvaluator(
+        retriever, names, id_field="ref_doc_id", show_progress=False
+    ).evaluate_dataset(small)
+    assert bulk.aggregate["hit_rate@5"] > 0.5
+    for (query_id, _), got in zip(queries, values, strict=True):
+        assert got == pytest.approx(bulk.per_query[query_id])
+    # without the texts of the documents, the ids never meet: a warning says what to pass
+    bare = RetrieverEvaluator(metrics=RagMetricsMetric.from_names(names), retriever=retriever)
+    with pytest.warns(
+        rm.IdMismatchWarning, match=r"not of the form.*Build the plug-ins with dataset="
+    ):
+        for q, text in queries[:10]:
+            bare.evaluate(query=text, expected_ids=list(dataset.relevant_docs[q]))

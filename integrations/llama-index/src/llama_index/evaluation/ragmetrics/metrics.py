@@ -130,8 +130,9 @@ class RagMetricsMetric(BaseRetrievalMetric):
             raise RagMetricsError(
                 f"labels must give one key per name: {len(names)} names, {len(keys)} labels."
             )
-        scorer = QueryScorer(names, **options)  # raises for a bad name or keyword
         graded, documents = _grades_and_corpus(grades, dataset, corpus)
+        # raises for a bad name or keyword; its id warning names the fix that applies here
+        scorer = QueryScorer(names, id_hint="" if documents else _NO_CORPUS_HINT, **options)
         plugins = []
         for name, key in zip(names, keys, strict=True):
             if key in _BUILT_IN:
@@ -160,7 +161,8 @@ class RagMetricsMetric(BaseRetrievalMetric):
         private = self.__pydantic_private__ or {}
         scorer: QueryScorer | None = private.get("_scorer")
         if scorer is None:  # built by LlamaIndex's factory: a scorer of its own
-            scorer = self._scorer = QueryScorer([self.name], **self.options)
+            hint = "" if self.corpus else _NO_CORPUS_HINT
+            scorer = self._scorer = QueryScorer([self.name], id_hint=hint, **self.options)
         return scorer
 
     def compute(
@@ -178,8 +180,13 @@ class RagMetricsMetric(BaseRetrievalMetric):
             if not judged:
                 return self._na("no expected ids")
             retrieved = list(retrieved_ids or [])
-            if expected_texts and retrieved_texts and judged.keys().isdisjoint(retrieved):
-                retrieved = self._documents(expected_ids or [], expected_texts, retrieved_texts)
+            # chunk ids against document ids: the texts say which documents they are (from
+            # the corpus given with dataset= or corpus=, or from the expected texts)
+            fallback = retrieved_texts and (expected_texts or self.corpus)
+            if fallback and judged.keys().isdisjoint(retrieved):
+                retrieved = self._documents(
+                    expected_ids or [], expected_texts or [], retrieved_texts or []
+                )
             value = self.scorer.value(self.name, retrieved, judged)
         except RagMetricsError as error:
             if self.raise_errors:
@@ -236,6 +243,13 @@ class RagMetricsMetric(BaseRetrievalMetric):
         return RetrievalMetricResult(
             score=math.nan, metadata={"metric": self.name, "na": True, "reason": reason}
         )
+
+
+_NO_CORPUS_HINT = (
+    " Chunk ids against document ids? Build the plug-ins with dataset= (or corpus=) holding "
+    "the documents' texts: the retrieved chunks are then mapped to their documents by text. "
+    "Or evaluate with RagMetricsRetrieverEvaluator(..., id_field='ref_doc_id')."
+)
 
 
 def _class_for(key: str) -> type[RagMetricsMetric]:
