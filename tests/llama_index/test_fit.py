@@ -310,8 +310,6 @@ def test_plugins_with_a_dataset_score_an_ordinary_index_by_text(dataset) -> None
         assert got == pytest.approx(bulk.per_query[query_id])
     # without the texts of the documents, the ids never meet: a warning says what to pass
     bare = RetrieverEvaluator(metrics=RagMetricsMetric.from_names(names), retriever=retriever)
-    with pytest.warns(
-        rm.IdMismatchWarning, match=r"not of the form.*Build the plug-ins with dataset="
-    ):
-        for q, text in queries[:10]:
-            bare.evaluate(query=text, expected_ids=list(dataset.relevant_docs[q]))
+    q, text = queries[0]
+    with pytest.warns(rm.IdMismatchWarning, match=r"not of the form.*plug-ins with dataset="):
+        bare.evaluate(query=text, expected_ids=list(dataset.relevant_docs[q]))
