@@ -300,3 +300,51 @@ def test_locomo_evidence_retrieval_scores_perfectly(
         1.0
     )  # one question has 15 gold sessions
     assert matched.n_unmatched == 0
+
+
+def test_a_chunk_matching_several_originals_takes_one_place_by_a_named_policy() -> None:
+    generic = "assistant: Understood. Do you want a reminder about that later?"
+    originals = {
+        f"s{i}": f"user: topic {i} here\n{generic}\nuser: bye {i}" for i in range(1, 22)
+    } | {"true": "user: my dentist is on Friday at nine\nassistant: Noted."}
+    chunks = {"q": [generic, "user: my dentist is on Friday at nine", "user: topic 4 here"]}
+    qrels = {"q": {"true": 1, "s4": 1}}
+    with pytest.warns(
+        rm.AmbiguousChunkWarning, match=r"1 of 3 matched chunks.*ambiguous='unjudged'"
+    ):
+        matched = ChunkMatcher(originals).match_run(chunks)
+    assert matched.run["q"] == ("ambiguous:1", "true", "s4")  # one place, no credit
+    assert matched.n_ambiguous == 1 and matched.ambiguous == {"q": 1}
+    result = matched.evaluate(qrels, ["recall@2", "P@3"])
+    assert result.aggregate == {"recall@2": 0.5, "P@3": 2 / 3}
+    assert result.counts.ambiguous_chunks == 1
+    with pytest.warns(rm.AmbiguousChunkWarning, match="first of its originals"):
+        first = ChunkMatcher(originals, ambiguous="first").match_run(chunks)
+    assert first.run["q"] == ("s1", "true", "s4")
+    with pytest.warns(rm.AmbiguousChunkWarning, match="every original it matched"):
+        every = ChunkMatcher(originals).match_run(chunks, ambiguous="all")
+    assert every.run["q"][:3] == ("s1", "s2", "s3") and len(every.run["q"]) == 22
+    with pytest.raises(rm.InvalidParameterError, match="ambiguous must be one of"):
+        ChunkMatcher(originals, ambiguous="any")
+
+
+def test_id_and_text_routes_agree_where_every_chunk_is_unambiguous() -> None:
+    rng = random.Random(4)
+    originals = {f"d{i}": " ".join(f"w{i}_{j}" for j in range(30)) for i in range(50)}
+    chunk_of = {
+        (d, k): " ".join(text.split()[k * 10 : k * 10 + 10])
+        for d, text in originals.items()
+        for k in range(3)
+    }
+    keys = list(chunk_of)
+    ranked = {f"q{q}": rng.sample(keys, 12) for q in range(30)}
+    qrels = {f"q{q}": {f"d{rng.randrange(50)}": 1 for _ in range(3)} for q in range(30)}
+    by_text = ChunkMatcher(originals).match_run(
+        {q: [chunk_of[k] for k in r] for q, r in ranked.items()}
+    )
+    by_id = rm.Run.from_lists({q: [d for d, _ in r] for q, r in ranked.items()})
+    metrics = ["recall@5", "ndcg@10", "mrr"]
+    assert by_text.n_ambiguous == 0
+    assert (
+        by_text.evaluate(qrels, metrics).per_query == rm.evaluate(qrels, by_id, metrics).per_query
+    )

@@ -16,7 +16,9 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import ragmetrics as rm
@@ -132,18 +134,25 @@ def main() -> None:
         "langchain/1000ch": ("langchain", 1000),
     }
     runs: dict[str, rm.Run] = {}
-    print(f"\n{'configuration':<20} {'chunks':>6} {'unmatched':>10}")
+    print(f"\n{'configuration':<20} {'chunks':>6} {'unmatched':>10} {'ambiguous':>10}")
     for name, (framework, size) in configs.items():
         setup = (
             llamaindex_chunks(dataset.corpus, size)
             if framework == "llamaindex"
             else langchain_chunks(dataset.corpus, size)
         )
-        matched = matcher.match_run(retrieve(setup, dataset.queries, framework), name=name)
+        with warnings.catch_warnings():  # the table below says how many, and the note why
+            warnings.simplefilter("ignore", rm.AmbiguousChunkWarning)
+            matched = matcher.match_run(retrieve(setup, dataset.queries, framework), name=name)
         runs[name] = matched.run
-        print(f"{name:<20} {setup['nodes']:>6} {matched.n_unmatched:>10}")
+        print(f"{name:<20} {setup['nodes']:>6} {matched.n_unmatched:>10} {matched.n_ambiguous:>10}")
     runs["overlap/whole"] = word_overlap(dataset.corpus, dataset.queries)
-    print(f"{'overlap/whole':<20} {len(dataset.corpus):>6} {'-':>10}")
+    print(f"{'overlap/whole':<20} {len(dataset.corpus):>6} {'-':>10} {'-':>10}")
+    print(
+        "(ambiguous: retrieved chunks whose text is in more than one original, such as a "
+        "generic assistant turn; each keeps its place as an unjudged doc, so no run is "
+        "credited for a guess.)"
+    )
     files = write_trec_files(dataset.qrels, runs)
     comparison = rm.compare(
         dataset.qrels, runs, METRICS, baseline="llamaindex/256tok", correction="holm", **OPTIONS
@@ -166,10 +175,22 @@ def main() -> None:
     print(f"\nreport: {report}")
     print(f"TREC files for the command line: {files}")
     print(
-        "  try: ragmetrics trec_eval -l 4 demo-output/qrels.txt demo-output/runs/"
+        f"  try: {command_line()} trec_eval -l 4 demo-output/qrels.txt demo-output/runs/"
         "llamaindex-256tok.txt"
     )
     print(f"done in {time.perf_counter() - started:.1f} s")
+
+
+def command_line() -> str:
+    """How to call the command line from here: the script of the environment running the
+    demo (``.venv/bin/ragmetrics`` after ``make demo``), which works without activating it."""
+    script = Path(sys.executable).parent / "ragmetrics"
+    if not script.exists():
+        return "ragmetrics"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 if __name__ == "__main__":

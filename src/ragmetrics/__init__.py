@@ -9,6 +9,7 @@ from ragmetrics.compare import Comparison, PairedTest, compare
 from ragmetrics.dataset import RetrievalDataset
 from ragmetrics.diagnostics import Diagnosis, diagnose
 from ragmetrics.errors import (
+    AmbiguousChunkWarning,
     FormatLossWarning,
     GradeScaleError,
     IdMismatchWarning,
@@ -31,6 +32,7 @@ from ragmetrics.run import Run
 from ragmetrics.stream import evaluate_stream
 
 __all__ = [
+    "AmbiguousChunkWarning",
     "Comparison",
     "Counts",
     "Diagnosis",

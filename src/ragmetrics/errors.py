@@ -106,3 +106,8 @@ class FormatLossWarning(RagMetricsWarning):
     """A writer could not keep everything: e.g. a TREC file has no line for a query with an
     empty ranking, which then reads back as missing. The message names what was lost and the
     format that keeps it."""
+
+
+class AmbiguousChunkWarning(RagMetricsWarning):
+    """Many retrieved chunks match more than one original document (chunk matching): where
+    they go in the ranking is a policy, named in the message (``ambiguous=``)."""

@@ -72,6 +72,8 @@ class Counts:
         na: per metric, queries for which the metric is NA (left out of its mean).
         unmatched_chunks: retrieved chunks that matched no original (chunk matching only);
             each kept its rank as an unjudged doc.
+        ambiguous_chunks: retrieved chunks that matched more than one original (chunk
+            matching only); placed by the matcher's ``ambiguous`` policy.
         failed_retrievals: queries whose retrieval raised (adapters only); each scored as an
             empty ranking, the errors are in ``EvaluationResult.retrieval_errors``.
     """
@@ -86,6 +88,7 @@ class Counts:
     valid: dict[str, int] = field(default_factory=dict)
     na: dict[str, int] = field(default_factory=dict)
     unmatched_chunks: int = 0
+    ambiguous_chunks: int = 0
     failed_retrievals: int = 0
 
     def to_dict(self) -> dict[str, Any]:

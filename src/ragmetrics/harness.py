@@ -117,25 +117,29 @@ class EvaluationPlan:
                 RetrievalFailedWarning,
             )
         matcher = ChunkMatcher(dataset.corpus, rules=self.match_rules) if self.match_texts else None
-        run, unmatched = _to_run(final, matcher, name or "retriever")
+        run, unmatched, ambiguous = _to_run(final, matcher, name or "retriever")
         settings = self.settings
         pool = None
         if candidates is not None and settings.pool is None:
-            pool, _ = _to_run(candidates, matcher, "candidates")
+            pool, _, _ = _to_run(candidates, matcher, "candidates")
             settings = replace(settings, pool=pool)
         result = evaluate_checked(dataset.qrels, run, self.metrics, settings, id_hint=id_hint)
         result.retrieval_errors = errors
         result.counts = replace(
-            result.counts, unmatched_chunks=unmatched, failed_retrievals=len(errors)
+            result.counts,
+            unmatched_chunks=unmatched,
+            ambiguous_chunks=ambiguous,
+            failed_retrievals=len(errors),
         )
         return Scored(result, run, pool)
 
 
 def _to_run(
     retrieved: Mapping[str, Retrieved], matcher: ChunkMatcher | None, name: str
-) -> tuple[Run, int]:
-    """The rankings as a run (of documents, when chunks are matched) and the unmatched."""
+) -> tuple[Run, int, int]:
+    """The rankings as a run (of documents, when chunks are matched), the unmatched chunks
+    and the ambiguous ones."""
     if matcher is None:
-        return Run.from_lists({q: r.ids for q, r in retrieved.items()}, name=name), 0
+        return Run.from_lists({q: r.ids for q, r in retrieved.items()}, name=name), 0, 0
     matched = matcher.match_run({q: r.texts for q, r in retrieved.items()}, name=name)
-    return matched.run, matched.n_unmatched
+    return matched.run, matched.n_unmatched, matched.n_ambiguous

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+import warnings
 from abc import ABC, abstractmethod
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
@@ -37,7 +38,8 @@ from itertools import accumulate, chain, islice, repeat
 from operator import and_, itemgetter, or_
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics._warn import warn
+from ragmetrics.errors import AmbiguousChunkWarning, InvalidParameterError, RagMetricsError
 from ragmetrics.progress import progress_bar
 from ragmetrics.run import Run
 
@@ -212,10 +214,16 @@ class MatchedRun:
     chunk_matches: dict[str, list[frozenset[str]]]
     unmatched: dict[str, int]
     n_chunks: int
+    ambiguous: dict[str, int] = field(default_factory=dict)
 
     @property
     def n_unmatched(self) -> int:
         return sum(self.unmatched.values())
+
+    @property
+    def n_ambiguous(self) -> int:
+        """Chunks that matched more than one original (placed by the ``ambiguous`` policy)."""
+        return sum(self.ambiguous.values())
 
     def evaluate(
         self,
@@ -223,11 +231,14 @@ class MatchedRun:
         metrics: str | Sequence[str],
         **options: Any,
     ) -> EvaluationResult:
-        """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched chunks counted."""
+        """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched and ambiguous
+        chunks counted."""
         from ragmetrics.evaluate import evaluate
 
         result = evaluate(qrels, self.run, metrics, **options)
-        result.counts = replace(result.counts, unmatched_chunks=self.n_unmatched)
+        result.counts = replace(
+            result.counts, unmatched_chunks=self.n_unmatched, ambiguous_chunks=self.n_ambiguous
+        )
         return result
 
 
@@ -237,6 +248,8 @@ class ChunkMatcher:
     Args:
         originals: a mapping of id to text, or a sequence of texts (ids ``"0"``, ``"1"``, ...).
         rules: the :class:`MatchRules` (default: the four rules of ``docs/metrics.md``).
+        ambiguous: where a chunk that matches several originals goes in a ranking:
+            ``"unjudged"``, ``"first"`` or ``"all"`` (see :meth:`match_run`).
 
     Example:
         >>> matcher = ChunkMatcher({"s1": "user: hi there", "s2": "assistant: hello you"})
@@ -249,7 +262,9 @@ class ChunkMatcher:
         originals: Mapping[str, str] | Sequence[str],
         *,
         rules: MatchRules = DEFAULT_RULES,
+        ambiguous: str = "unjudged",
     ) -> None:
+        self.ambiguous = check_policy(ambiguous)
         if isinstance(originals, Mapping):
             items = [(str(k), v) for k, v in originals.items()]
         elif isinstance(originals, Sequence) and not isinstance(originals, str):
@@ -356,15 +371,31 @@ class ChunkMatcher:
         *,
         name: str | None = None,
         progress: bool | None = None,
+        ambiguous: str | None = None,
     ) -> MatchedRun:
         """Map ranked chunk texts per query onto a :class:`Run` over original ids.
 
         The ranking is of documents: each original takes the place of the first chunk that
         matched it, and later chunks of the same original are dropped, as a ranking of
-        ``ref_doc_id`` would drop them. A chunk matching several originals places them in
-        index order. A chunk that matches no original keeps its place as an unjudged doc
-        (``unmatched:<rank>``, its rank among the query's chunks) and is counted: dropping
-        it would move every document after it up a rank.
+        ``ref_doc_id`` would drop them. A chunk that matches no original keeps its place as
+        an unjudged doc (``unmatched:<rank>``, its rank among the query's chunks) and is
+        counted: dropping it would move every document after it up a rank.
+
+        A chunk that matches several originals (generic text, a turn repeated across
+        sessions) says nothing certain about its source; it is counted (``ambiguous``) and
+        placed by the policy ``ambiguous``, so that one chunk never takes more than one place
+        and ``@k`` keeps meaning the first k chunks retrieved:
+
+        - ``"unjudged"`` (the default, unless the matcher was made with another): it keeps
+          its place as an unjudged doc
+          (``ambiguous:<rank>``): no credit for a guess.
+        - ``"first"``: its place goes to the first of its originals (in the matcher's order)
+          not placed yet, or it is dropped like any later chunk of a placed original.
+        - ``"all"``: every original it matched, in the matcher's order, each taking a place
+          (before 0.4 the only behaviour; one generic chunk can then fill the whole top k).
+
+        A :class:`~ragmetrics.AmbiguousChunkWarning` is given when more than 5% of the
+        matched chunks are ambiguous.
 
         Example:
             >>> matcher = ChunkMatcher({"d1": "alpha beta gamma", "d2": "delta epsilon"})
@@ -372,6 +403,7 @@ class ChunkMatcher:
             >>> matched.run["q"], matched.n_unmatched
             (('d1', 'unmatched:2', 'd2'), 1)
         """
+        ambiguous = check_policy(self.ambiguous if ambiguous is None else ambiguous)
         for query_id, texts in chunks.items():
             if isinstance(texts, str):
                 raise RagMetricsError(
@@ -389,34 +421,70 @@ class ChunkMatcher:
         rankings: dict[str, list[str]] = {}
         per_chunk: dict[str, list[frozenset[str]]] = {}
         unmatched: dict[str, int] = {}
+        several: dict[str, int] = {}
         for query_id, texts in chunks.items():
             ranking: dict[str, None] = {}
             matches: list[frozenset[str]] = []
+            n_several = 0
             for rank, positions in enumerate(islice(found, len(texts)), start=1):
                 ids = named.get(positions)
                 if ids is None:
                     ids = named[positions] = frozenset(names[i] for i in positions)
                 matches.append(ids)
-                if positions:
-                    ranking.update(dict.fromkeys(names[i] for i in sorted(positions)))
-                else:
+                if len(positions) == 1:
+                    ranking.update(dict.fromkeys(ids))
+                elif not positions:
                     ranking[self._unmatched_id(rank)] = None
+                else:
+                    n_several += 1
+                    self._place_ambiguous(ranking, sorted(positions), rank, ambiguous)
             rankings[query_id] = list(ranking)
             per_chunk[query_id] = matches
             missed = matches.count(frozenset())
             if missed:
                 unmatched[query_id] = missed
-        return MatchedRun(Run.from_lists(rankings, name=name), per_chunk, unmatched, total)
+            if n_several:
+                several[query_id] = n_several
+        n_several = sum(several.values())
+        n_matched = total - sum(unmatched.values())
+        if n_several and n_several > 0.05 * n_matched:
+            example = next(iter(several))
+            warn(
+                f"{n_several} of {n_matched} matched chunks match more than one original "
+                f"(e.g. in query {example!r}); under ambiguous={ambiguous!r} "
+                + _POLICY_WORDS[ambiguous]
+                + ". They are counted in counts.ambiguous_chunks; chunks that quote more of "
+                "their source, or ids instead of texts, remove the doubt.",
+                AmbiguousChunkWarning,
+            )
+        run = Run.from_lists(rankings, name=name)
+        return MatchedRun(run, per_chunk, unmatched, total, several)
+
+    def _place_ambiguous(
+        self, ranking: dict[str, None], positions: list[int], rank: int, policy: str
+    ) -> None:
+        """Place a chunk that matched several originals (see :meth:`match_run`)."""
+        names = self.ids
+        if policy == "unjudged":
+            ranking[self._unmatched_id(rank, "ambiguous")] = None
+        elif policy == "first":
+            fresh = next((names[i] for i in positions if names[i] not in ranking), None)
+            if fresh is not None:
+                ranking[fresh] = None
+        else:
+            ranking.update(dict.fromkeys(names[i] for i in positions))
 
     def rank_documents(self, chunks: Sequence[str]) -> tuple[list[str], int]:
         """One query's ranked chunks as ranked original ids (see :meth:`match_run`), and
         how many chunks matched no original."""
-        matched = self.match_run({"q": chunks}, progress=False)
+        with warnings.catch_warnings():  # one query: the caller counts ambiguity over many
+            warnings.simplefilter("ignore", AmbiguousChunkWarning)
+            matched = self.match_run({"q": chunks}, progress=False)
         return list(matched.run["q"]), matched.n_unmatched
 
-    def _unmatched_id(self, rank: int) -> str:
-        """The id an unmatched chunk ranks under: unlike every original's id."""
-        name = f"unmatched:{rank}"
+    def _unmatched_id(self, rank: int, kind: str = "unmatched") -> str:
+        """The id an unmatched (or ambiguous) chunk ranks under: unlike every original's."""
+        name = f"{kind}:{rank}"
         while name in self._id_set:
             name = "_" + name
         return name
@@ -424,6 +492,25 @@ class ChunkMatcher:
     @cached_property
     def _id_set(self) -> frozenset[str]:
         return frozenset(self.ids)
+
+
+AMBIGUOUS_POLICIES = ("unjudged", "first", "all")
+
+
+def check_policy(policy: object) -> str:
+    """``policy`` if it is one of :data:`AMBIGUOUS_POLICIES`, else a clear error."""
+    if policy not in AMBIGUOUS_POLICIES:
+        raise InvalidParameterError(
+            f"ambiguous must be one of {', '.join(map(repr, AMBIGUOUS_POLICIES))}; got {policy!r}."
+        )
+    return str(policy)
+
+
+_POLICY_WORDS = {
+    "unjudged": "each keeps its place as an unjudged doc (no credit for a guess)",
+    "first": "each place goes to the first of its originals not placed yet",
+    "all": "each puts every original it matched in the ranking, one place each",
+}
 
 
 class _Affixes:
