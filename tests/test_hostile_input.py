@@ -447,3 +447,28 @@ def test_a_trec_writer_warns_about_queries_it_cannot_hold(tmp_path: Path) -> Non
         rm.Run.from_lists({"q1": ["a"], "q2": []}).to_trec(tmp_path / "run.txt")
     with pytest.warns(rm.FormatLossWarning, match=r"1 queries have no judgment \('q2'\)"):
         rm.Qrels.from_dict({"q1": {"a": 1}, "q2": {}}).to_trec(tmp_path / "qrels.txt")
+
+
+@pytest.mark.parametrize("name", ["P@١٠", "P@１０", "P_١٠", "P(rel=٢)@5", "RA_nWG(alpha=٠.٥)@5"])
+def test_metric_names_read_ascii_digits_only(name: str) -> None:
+    with pytest.raises(rm.RagMetricsError):
+        rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, [name])
+
+
+def test_command_line_numbers_are_ascii(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragmetrics.cli import main
+
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("q1 0 a 1\n")
+    run.write_text("q1 Q0 a 1 0.5 t\n")
+    for argv in (
+        ["evaluate", str(qrels), str(run), "-m", "map", "-l", "١"],
+        ["evaluate", str(qrels), str(run), "-m", "map", "--grade-map", "0:1,١:5"],
+        ["trec_eval", "-l", "１", str(qrels), str(run)],
+        ["compare", str(qrels), f"a={run}", f"b={run}", "-m", "map", "--alpha", "٠.٠٥"],
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert "ASCII" in err or "GRADE:UTILITY" in err

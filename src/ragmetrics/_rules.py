@@ -213,3 +213,24 @@ def ascii_int(text: str) -> int | None:
     if not body or not body.isascii() or not body.isdigit():
         return None
     return int(stripped)
+
+
+def cli_int(text: str) -> int:
+    """An integer argument of the command line: ASCII digits (argparse's ``type=int`` would
+    read other scripts' digits)."""
+    import argparse
+
+    value = ascii_int(text)
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected an integer in ASCII digits, got {text!r}")
+    return value
+
+
+def cli_float(text: str) -> float:
+    """A number argument of the command line, in ASCII (see :func:`cli_int`)."""
+    import argparse
+
+    try:
+        return parse_float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in ASCII, got {text!r}") from None

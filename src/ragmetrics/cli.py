@@ -18,6 +18,7 @@ from typing import Any
 
 from ragmetrics import trec_eval
 from ragmetrics._precision import SCORE_PRECISIONS
+from ragmetrics._rules import ascii_int, cli_float, cli_int
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.qrels import Qrels
@@ -68,7 +69,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--relevance-threshold",
         "-l",
-        type=int,
+        type=cli_int,
         default=1,
         metavar="N",
         help="lowest grade that counts as relevant (default 1)",
@@ -112,7 +113,7 @@ def _add_testing(parser: argparse.ArgumentParser) -> None:
         help="the paired test (default: randomization, exact enough with 10,000 permutations)",
     )
     parser.add_argument(
-        "--alpha", type=float, default=0.05, help="significance level (default 0.05)"
+        "--alpha", type=cli_float, default=0.05, help="significance level (default 0.05)"
     )
     parser.add_argument(
         "--correction",
@@ -122,12 +123,12 @@ def _add_testing(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--permutations",
-        type=int,
+        type=cli_int,
         default=10_000,
         help="permutations of the randomization test, resamples of the bootstrap test",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="random seed: the same seed gives the same p-values"
+        "--seed", type=cli_int, default=0, help="random seed: the same seed gives the same p-values"
     )
 
 
@@ -136,14 +137,12 @@ def grade_map_argument(text: str) -> dict[int, int]:
     mapping: dict[int, int] = {}
     for item in text.split(","):
         grade, sep, utility = item.partition(":")
-        try:
-            if not sep:
-                raise ValueError
-            mapping[int(grade)] = int(utility)
-        except ValueError:
+        pair = (ascii_int(grade), ascii_int(utility))
+        if not sep or pair[0] is None or pair[1] is None:
             raise argparse.ArgumentTypeError(
                 f"{item!r} is not GRADE:UTILITY; write e.g. 0:1,1:3,2:4,3:5"
-            ) from None
+            )
+        mapping[pair[0]] = pair[1]
     return mapping
 
 
@@ -214,7 +213,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_testing(reporting)
     reporting.add_argument("--title", default="Retrieval evaluation", help="the report's title")
-    reporting.add_argument("--worst", type=int, default=5, help="diagnose this many worst queries")
+    reporting.add_argument(
+        "--worst", type=cli_int, default=5, help="diagnose this many worst queries"
+    )
     reporting.add_argument(
         "--labels",
         help="where the grades came from, in words (default: the golden-set sidecar "
@@ -243,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="RUN",
         help="a run to rank under both (repeat)",
     )
-    agreement.add_argument("-k", type=int, default=10, help="the cutoff of RA-nWG for the runs")
+    agreement.add_argument("-k", type=cli_int, default=10, help="the cutoff of RA-nWG for the runs")
     agreement.add_argument(
         "--format", choices=("markdown", "json"), default="markdown", help="output format"
     )

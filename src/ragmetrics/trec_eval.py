@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmetrics._io import close_bytes, open_bytes, reading, text_handle
-from ragmetrics._rules import text_lines, trec_records
+from ragmetrics._rules import cli_int, text_lines, trec_records
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.evaluate import evaluate
 from ragmetrics.qrels import Qrels
@@ -288,9 +288,9 @@ def add_parser(commands: Any) -> None:
         help="average over every judged query; a query without results scores 0",
     )
     parser.add_argument(
-        "-l", type=int, default=1, metavar="N", help="lowest grade that counts as relevant"
+        "-l", type=cli_int, default=1, metavar="N", help="lowest grade that counts as relevant"
     )
-    parser.add_argument("-M", type=int, metavar="N", help="keep at most N docs per query")
+    parser.add_argument("-M", type=cli_int, metavar="N", help="keep at most N docs per query")
     parser.add_argument(
         "-m",
         action="append",

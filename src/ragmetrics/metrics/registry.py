@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._exact import exact_sum, to_float
+from ragmetrics._rules import parse_float
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 
 if TYPE_CHECKING:
@@ -470,9 +471,9 @@ def presets_of(name: str) -> dict[str, dict[str, Any]]:
     return {alias: dict(values) for alias, (target, values) in _PRESETS.items() if target == name}
 
 
-_TREC_PARAM_SUFFIX = re.compile(r"(iprec_at_recall)_(\d+(?:\.\d+)?)", re.IGNORECASE)
+_TREC_PARAM_SUFFIX = re.compile(r"(iprec_at_recall)_([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
 _CALL = re.compile(r"(?P<base>[^()]*?)\s*\((?P<params>[^()]*)\)")
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 def parse_metric(text: str) -> Metric:
@@ -534,10 +535,10 @@ def _split_cutoff(text: str) -> tuple[str, str | None]:
                 f"Got {cutoff_text!r} instead."
             )
         return body.strip(), cutoff_text.strip()
-    dotted = re.fullmatch(r"(.+?)\.(\d+)", text)
+    dotted = re.fullmatch(r"(.+?)\.([0-9]+)", text)
     if dotted and dotted[1].strip().lower() in _ALIASES:
         return dotted[1].strip(), dotted[2]
-    underscored = re.fullmatch(r"(.+?)_(\d+)", text)
+    underscored = re.fullmatch(r"(.+?)_([0-9]+)", text)
     if underscored and underscored[1].lower() in _TREC_CUTOFF_BASES:
         return underscored[1], underscored[2]
     return text, None
@@ -566,7 +567,7 @@ def _literal(raw: str) -> Any:
     if _INTEGER.fullmatch(raw):
         return int(raw)
     try:
-        return float(raw)
+        return parse_float(raw)  # ASCII only: float() would read other scripts' digits
     except ValueError:
         return raw
 
@@ -595,7 +596,7 @@ def _unknown_message(label: str, base: str, cutoff_text: str | None) -> str:
             f"ragmetrics does not compute. Supported metrics: {', '.join(sorted(_REGISTRY))} "
             f"(ragmetrics.list_metrics() lists every alias)."
         )
-    fused = re.fullmatch(r"(.+?)(\d+)", base)
+    fused = re.fullmatch(r"(.+?)([0-9]+)", base)
     if cutoff_text is None and fused and fused[1].lower().rstrip("_-") in _ALIASES:
         hint = f" Did you mean '{fused[1].rstrip('_-')}@{fused[2]}'?"
     else:
