@@ -174,12 +174,16 @@ def write_table(path: Any, columns: dict[str, Any], empty_queries: Sequence[str]
     from ragmetrics._atomic import write_with
 
     pyarrow = import_pyarrow()
-    table = pyarrow.table(columns)
-    if empty_queries:
-        table = table.replace_schema_metadata(
-            {EMPTY_RANKINGS_KEY: json.dumps(list(empty_queries), ensure_ascii=False)}
-        )
-    write_with(path, lambda temporary: pyarrow.parquet.write_table(table, temporary))
+
+    def write(temporary: str) -> None:  # inside: an id UTF-8 cannot hold is a WriteError
+        table = pyarrow.table(columns)
+        if empty_queries:
+            table = table.replace_schema_metadata(
+                {EMPTY_RANKINGS_KEY: json.dumps(list(empty_queries), ensure_ascii=False)}
+            )
+        pyarrow.parquet.write_table(table, temporary)
+
+    write_with(path, write)
 
 
 def empty_rankings(schema: Any) -> list[str]:
