@@ -124,7 +124,7 @@ def _blocks(handle: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
     """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
     already read from the start). A line longer than the line rule allows is an error here,
     before it is read whole."""
-    lines = 0
+    offset = len(head)  # bytes read before this block (line numbers only on an error)
     while True:
         block = head + handle.read(_BLOCK_BYTES)
         head = b""
@@ -136,9 +136,30 @@ def _blocks(handle: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
             block += rest
             if len(rest) == limit and not rest.endswith(b"\n"):
                 name = getattr(handle, "name", "the input")
-                raise line_too_long(name, lines + block.count(b"\n") + 1)
-        lines += block.count(b"\n")
+                start = offset + block.rfind(b"\n") + 1
+                raise line_too_long(name, _line_number(name, start))
+        offset += len(block)
         yield block
+
+
+def _line_number(name: object, offset: int) -> int:
+    """The number of the line that starts at byte ``offset`` of the file ``name`` (read
+    again, in blocks: counting every block as it is read would slow every reading)."""
+    try:
+        handle = open_bytes(name)  # type: ignore[arg-type]
+    except (InputFormatError, TypeError):
+        return 0
+    lines, seen = 1, 0
+    try:
+        while seen < offset:
+            block = handle.read(min(1 << 20, offset - seen))
+            if not block:
+                break
+            lines += block.count(b"\n")
+            seen += len(block)
+    finally:
+        close_bytes(handle)
+    return lines
 
 
 _Block = tuple[list[str], list[int], np.ndarray, np.ndarray]
