@@ -579,3 +579,19 @@ print(len(pairs), gold.usage.calls, gold.usage.cache_hits, gold.qrels.n_judgment
     assert len(calls) == len(set(calls)) == pairs  # no answer paid twice
     assert sum(int(o[1]) for o in outputs) == pairs  # the calls split between them
     assert all(int(o[3]) == pairs for o in outputs)  # each got every grade
+
+
+def test_a_golden_set_with_ids_a_trec_file_cannot_hold_saves_as_json(tmp_path: Path) -> None:
+    dataset = rm.RetrievalDataset(
+        queries={"q 1": "where is the file"},
+        corpus={"my file.pdf": "the file is here", "other.pdf": "nothing"},
+        relevant_docs={"q 1": ["my file.pdf"]},
+    )
+    pairs = goldset.pool([rm.Run.from_lists({"q 1": ["my file.pdf", "other.pdf"]})], depth=2)
+    gold = goldset.grade(pairs, dataset, Counter(), model_id="m", cache=None)
+    with pytest.raises(InputFormatError, match=r"Cannot write the query id 'q 1' to the TREC"):
+        gold.save(tmp_path / "gold.txt")
+    assert not (tmp_path / "gold.txt").exists()
+    gold.save(tmp_path / "gold.json")
+    again = goldset.GoldSet.load(tmp_path / "gold.json")
+    assert again.qrels == gold.qrels and again.grades == gold.grades

@@ -345,12 +345,16 @@ class GoldSet:
         return spread
 
     def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the qrels as a TREC file at ``path`` and everything else beside it, in
-        ``path + ".json"`` (provenance, usage, samples, unjudged and failed pairs, and a hash
-        of the qrels file), so a report can say which labels it used. Returns the sidecar's
-        path."""
+        """Write the qrels at ``path`` (a TREC file; JSON when ``path`` ends in ``.json``,
+        which keeps any id: a TREC file refuses ids with whitespace) and everything else
+        beside it, in ``path + ".json"`` (provenance, usage, samples, unjudged and failed
+        pairs, and a hash of the qrels file), so a report can say which labels it used. Both
+        are written atomically. Returns the sidecar's path."""
         target = Path(path)
-        self.qrels.to_trec(target)
+        if _as_json(target):  # any id, spaces and all
+            self.qrels.to_json(target)
+        else:  # a TREC file: ids it cannot hold are refused, pointing to a .json path
+            self.qrels.to_trec(target)
         sidecar = _sidecar(target)
         payload = {
             "provenance": self.provenance,
@@ -389,7 +393,8 @@ class GoldSet:
                 f"The golden-set sidecar {str(sidecar)!r} is not what GoldSet.save writes "
                 f"({type(error).__name__}: {error}); save the golden set again."
             ) from None
-        gold = cls(qrels=Qrels.from_trec(target), **parts)
+        qrels = Qrels.from_json(target) if _as_json(target) else Qrels.from_trec(target)
+        gold = cls(qrels=qrels, **parts)
         written = payload.get("qrels_sha256")
         if written and _digest(target) != written:
             gold.provenance["edited_after_grading"] = True
@@ -440,6 +445,11 @@ def labels_of(qrels_path: str | os.PathLike[str]) -> str | None:
     if not _sidecar(target).is_file():
         return None
     return GoldSet.load(target).describe()
+
+
+def _as_json(target: Path) -> bool:
+    """Golden-set qrels are JSON at a ``.json`` path, a TREC file at any other."""
+    return target.suffix.lower() == ".json"
 
 
 def _sidecar(target: Path) -> Path:
