@@ -472,3 +472,21 @@ def test_command_line_numbers_are_ascii(tmp_path: Path, capsys: pytest.CaptureFi
         assert stopped.value.code == 2
         err = capsys.readouterr().err
         assert "ASCII" in err or "GRADE:UTILITY" in err
+
+
+def test_standard_input_is_read_by_the_careful_reader_and_left_open() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import gc, sys, ragmetrics as rm\n"
+        "run = rm.Run.from_trec('-'); gc.collect()\n"
+        "print(run.to_dict(), sys.stdin.closed)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        input=b"q1 Q0 a 1 0.5 t\r\nq1 Q0 b 2 0.25 t\n",
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout.decode().strip() == "{'q1': {'a': 0.5, 'b': 0.25}} False"

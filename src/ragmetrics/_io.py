@@ -66,10 +66,21 @@ def reading(path: PathLike) -> Iterator[None]:
         raise unreadable(path, error) from None
 
 
-def text_handle(handle: BinaryIO) -> io.TextIOWrapper:
-    """UTF-8 text over ``handle``: a leading byte-order mark dropped, lines split at LF only
-    (the line rule of ``_rules``)."""
-    return io.TextIOWrapper(handle, encoding="utf-8-sig", newline="\n")
+@contextmanager
+def trec_lines(path: PathLike) -> Iterator[Iterator[tuple[int, list[str]]]]:
+    """The records of a TREC file (plain, gzip or ``-``) under the line rule of ``_rules``:
+    UTF-8, a leading byte-order mark dropped, lines split at LF only, each read with a
+    bound. Standard input is left open for the caller's process."""
+    handle = open_bytes(path)
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="\n")
+    try:
+        with reading(path):
+            yield trec_records(text_lines(text), path)
+    finally:
+        if handle is sys.stdin.buffer:
+            text.detach()
+        else:
+            close_bytes(handle)
 
 
 def read_trec_maps(
@@ -100,10 +111,8 @@ def read_trec_maps(
     repeats: dict[str, int] = {}
     current_query: str | None = None
     current: dict[str, Any] = {}
-    handle = open_bytes(path)
     try:
-        with reading(path):
-            records = trec_records(text_lines(text_handle(handle)), path)
+        with trec_lines(path) as records:
             for number, fields in records:
                 _check_width(fields, n_columns, extra_fields, layout, path, number)
                 query_id = fields[0]
@@ -119,8 +128,6 @@ def read_trec_maps(
                     current[doc_id] = value
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
-    finally:
-        close_bytes(handle)
     return maps, repeats
 
 

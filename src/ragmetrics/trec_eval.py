@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ragmetrics._io import close_bytes, open_bytes, reading, text_handle
-from ragmetrics._rules import cli_int, text_lines, trec_records
+from ragmetrics._io import trec_lines
+from ragmetrics._rules import cli_int
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.evaluate import evaluate
 from ragmetrics.qrels import Qrels
@@ -240,14 +240,10 @@ def _line(measure: Measure, query_id: str, value: float | None) -> str:
 def _run_id(path: str) -> str:
     """The run tag of the first result line (trec_eval's ``runid``), read under the line
     rule: a gzip file is streamed, never decompressed whole."""
-    handle = open_bytes(path)
-    try:
-        with reading(path):
-            for _, fields in trec_records(text_lines(text_handle(handle)), path):
-                if len(fields) >= 6:
-                    return fields[5]
-    finally:
-        close_bytes(handle)
+    with trec_lines(path) as records:
+        for _, fields in records:
+            if len(fields) >= 6:
+                return fields[5]
     return ""
 
 
