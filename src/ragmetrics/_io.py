@@ -13,14 +13,21 @@ import io
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 import numpy as np
 
 from ragmetrics._convert import not_utf8, unreadable
-from ragmetrics._rules import parse_float, parse_int, text_lines, trec_records
+from ragmetrics._rules import (
+    INT64_MAX,
+    INT64_MIN,
+    checked_lines,
+    parse_float,
+    parse_int,
+    text_chunks,
+)
 from ragmetrics.errors import InputFormatError
 
 PathLike = str | os.PathLike[str]
@@ -67,15 +74,17 @@ def reading(path: PathLike) -> Iterator[None]:
 
 
 @contextmanager
-def trec_lines(path: PathLike) -> Iterator[Iterator[tuple[int, list[str]]]]:
-    """The records of a TREC file (plain, gzip or ``-``) under the line rule of ``_rules``:
-    UTF-8, a leading byte-order mark dropped, lines split at LF only, each read with a
-    bound. Standard input is left open for the caller's process."""
+def trec_lines(path: PathLike) -> Iterator[Iterator[tuple[int, list[str], bool]]]:
+    """The lines of a TREC file (plain, gzip or ``-``) checked against the line rule of
+    ``_rules``, in pieces ``(number of the first line, lines, odd)`` (see
+    ``_rules.checked_lines``): UTF-8, a leading byte-order
+    mark dropped, lines split at LF only, read with a bound. Standard input is left open for
+    the caller's process."""
     handle = open_bytes(path)
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", newline="\n")
     try:
         with reading(path):
-            yield trec_records(text_lines(text), path)
+            yield checked_lines(text_chunks(text), path)
     finally:
         if handle is sys.stdin.buffer:
             text.detach()
@@ -111,21 +120,39 @@ def read_trec_maps(
     repeats: dict[str, int] = {}
     current_query: str | None = None
     current: dict[str, Any] = {}
+    integer = value_kind == "int"
+    convert: Callable[[str], Any] = int if integer else float
     try:
-        with trec_lines(path) as records:
-            for number, fields in records:
-                _check_width(fields, n_columns, extra_fields, layout, path, number)
-                query_id = fields[0]
-                if query_id != current_query:
-                    current = maps.setdefault(query_id, {})
-                    current_query = query_id
-                value = parse_value(fields[value_col], value_kind, value_col, layout, path, number)
-                doc_id = fields[doc_col]
-                if doc_id in current:
-                    _repeat(current, doc_id, value, on_repeat, query_id, path, number)
-                    repeats[query_id] = repeats.get(query_id, 0) + 1
-                else:
-                    current[doc_id] = value
+        with trec_lines(path) as pieces:
+            for first, lines, odd in pieces:
+                for number, line in enumerate(lines, start=first):
+                    fields = line.split()
+                    if not fields or fields[0][0] == "#":
+                        continue
+                    if len(fields) != n_columns and not (extra_fields and len(fields) > n_columns):
+                        _check_width(fields, n_columns, extra_fields, layout, path, number)
+                    query_id = fields[0]
+                    if query_id != current_query:
+                        current = maps.setdefault(query_id, {})
+                        current_query = query_id
+                    token = fields[value_col]
+                    try:  # inline: this loop runs once per line of a file that is not plain
+                        value = convert(token)
+                        valid = value == value and (
+                            not odd or (token.isascii() and "_" not in token)
+                        )
+                        if integer and not INT64_MIN <= value <= INT64_MAX:
+                            valid = False
+                    except ValueError:
+                        valid = False
+                    if not valid:  # the checked reading, which names what is wrong
+                        parse_value(token, value_kind, value_col, layout, path, number)
+                    doc_id = fields[doc_col]
+                    if doc_id in current:
+                        _repeat(current, doc_id, value, on_repeat, query_id, path, number)
+                        repeats[query_id] = repeats.get(query_id, 0) + 1
+                    else:
+                        current[doc_id] = value
     except UnicodeDecodeError:
         raise _not_utf8(path) from None
     return maps, repeats

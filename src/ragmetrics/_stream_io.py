@@ -20,7 +20,7 @@ import numpy as np
 from ragmetrics import _packed
 from ragmetrics._convert import not_utf8
 from ragmetrics._io import close_bytes, open_bytes, parse_value, reading
-from ragmetrics._rules import trec_records
+from ragmetrics._rules import checked_lines, records
 from ragmetrics._trec_fast import parsed_blocks
 from ragmetrics.errors import InputFormatError, UngroupedInputError
 from ragmetrics.run import Run
@@ -162,6 +162,11 @@ def trec_chunks(path: str | os.PathLike[str]) -> Iterator[Chunk]:
         close_bytes(handle)
 
 
+def _first_piece(pieces: Iterator[tuple[int, list[str], bool]]) -> tuple[list[str], int]:
+    first, lines, _ = next(pieces, (0, [], False))
+    return lines, first
+
+
 def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) -> Chunk:
     """One block read line by line, as ``Run.from_trec`` reads a file that is not plain."""
     try:
@@ -172,10 +177,7 @@ def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) 
     lengths: list[int] = []
     docs: list[str] = []
     scores: list[float] = []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the block ends with a line end
-    for number, fields in trec_records(lines, path, first_line):
+    for number, fields in records(*_first_piece(checked_lines([text], path, first_line))):
         if len(fields) < 6:
             raise InputFormatError(
                 f"{os.fspath(path)}, line {number}: expected at least 6 whitespace-separated "

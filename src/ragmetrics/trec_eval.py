@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmetrics._io import trec_lines
-from ragmetrics._rules import cli_int
+from ragmetrics._rules import cli_int, records
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.evaluate import evaluate
 from ragmetrics.qrels import Qrels
@@ -240,10 +240,11 @@ def _line(measure: Measure, query_id: str, value: float | None) -> str:
 def _run_id(path: str) -> str:
     """The run tag of the first result line (trec_eval's ``runid``), read under the line
     rule: a gzip file is streamed, never decompressed whole."""
-    with trec_lines(path) as records:
-        for _, fields in records:
-            if len(fields) >= 6:
-                return fields[5]
+    with trec_lines(path) as pieces:
+        for first, lines, _ in pieces:
+            for _, fields in records(lines, first):
+                if len(fields) >= 6:
+                    return fields[5]
     return ""
 
 
