@@ -24,3 +24,26 @@ def shared_seed(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed document not available: {path} (tests read ../shared in place)")
     return path
+
+
+@pytest.fixture(scope="session")
+def trec_eval_binary(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """NIST trec_eval 10.0, built once per session from ``../shared/tools`` (its own
+    script; a few seconds), or ``$TREC_EVAL``. Skips, saying why, only when neither is
+    there."""
+    import os
+    import subprocess
+
+    given = os.environ.get("TREC_EVAL")
+    if given:
+        return given
+    script = SHARED_DATA.parent / "tools" / "build-trec-eval.sh"
+    if not script.exists():
+        pytest.skip(f"no {script} beside the project to build trec_eval from, and no $TREC_EVAL")
+    folder = tmp_path_factory.mktemp("trec_eval")
+    done = subprocess.run(
+        ["bash", str(script), str(folder)], capture_output=True, text=True, timeout=300
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"building trec_eval failed:\n{done.stderr}")
+    return done.stdout.strip().splitlines()[-1]
