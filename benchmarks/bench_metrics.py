@@ -1,14 +1,14 @@
 """Side-by-side speed of ragmetrics, pytrec_eval and ranx on the same six metrics.
 
-Generates Q queries x 100 scored results with graded qrels (1-20 relevant docs per query),
-then times, for each tool in a fresh subprocess, the whole job from Python dicts
+Generates a named workload shaped like users' data (``--workloads``; by default the realistic
+``msmarco`` and ``rag``; ``deep`` and ``toy`` on request, see ``WORKLOADS``), then times, for each tool in a fresh subprocess, the whole job from Python dicts
 (construction included), from TREC files (parsing included) and from Parquet files with
 ranx's columns (reading included; pytrec_eval builds its dicts from the same files, ranx reads
 them itself). Prints medians, ratios and
 the peak memory each job added on top of the generated data.
 
-    python benchmarks/bench_metrics.py --queries 100000 --repeat 3
-    python benchmarks/bench_metrics.py --sources parquet
+    python benchmarks/bench_metrics.py                       # msmarco and rag, 100,000 queries
+    python benchmarks/bench_metrics.py --workloads deep,toy --sources trec,parquet
 
 ranx compiles with numba on first use; its timings are warm (one small call compiles first),
 and the compile time is printed separately.
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 OURS = ["precision@10", "recall@100", "ndcg@10", "map@100", "mrr@10", "hit_rate@10"]
@@ -33,7 +34,51 @@ PYTREC = {"P_10", "recall_100", "ndcg_cut_10", "map_cut_100", "recip_rank", "suc
 DEPTH = 100
 
 
-def generate(n_queries: int, seed: int = 13) -> tuple[dict, dict]:
+WORKLOADS = {
+    "msmarco": "ids from 8.8M numeric passage ids (MS MARCO's corpus), 100 deep, 1-4 relevant",
+    "rag": "UUID4 chunk ids (LlamaIndex / LangChain node ids), 20 deep, graded 1..5 qrels",
+    "deep": "10,000 queries x 1,000 results with tied scores (as TREC runs have), ids from 500k",
+    "toy": "ids from a 2,000-doc vocabulary, 100 deep, 1-20 relevant (earlier README figures)",
+}
+DEPTHS = {"msmarco": 100, "rag": 20, "deep": 1000, "toy": 100}
+
+
+def generate(n_queries: int, seed: int = 13, workload: str = "toy") -> tuple[dict, dict]:
+    """Qrels and a run shaped like a user's data (see ``WORKLOADS``)."""
+    if workload == "toy":
+        return _toy(n_queries, seed)
+    rng = random.Random(seed)
+    depth = DEPTHS[workload]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(n_queries):
+        qid = f"q{q}" if workload != "msmarco" else str(rng.randrange(1_000_000, 2_000_000))
+        if workload == "msmarco":
+            relevant = [str(rng.randrange(8_841_823)) for _ in range(rng.randint(1, 4))]
+            judged = dict.fromkeys(relevant, 1)
+            pool = [str(rng.randrange(8_841_823)) for _ in range(depth)]
+        elif workload == "rag":
+            pool = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(depth)]
+            outside = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(5)]
+            judged = {d: rng.randint(1, 5) for d in rng.sample(pool, 8) + outside}
+        else:  # deep
+            pool = [f"doc{rng.randrange(500_000)}" for _ in range(depth)]
+            judged = {d: rng.randint(0, 3) for d in rng.sample(pool, 40)}
+            judged.update({f"doc{rng.randrange(500_000)}": rng.randint(0, 3) for _ in range(20)})
+        if workload == "msmarco":  # a relevant passage is retrieved about half the time
+            for doc in relevant:
+                if rng.random() < 0.5:
+                    pool[rng.randrange(depth)] = doc
+        if workload == "deep":  # scores on a coarse grid: many ties, broken by doc id
+            scores = {d: round(rng.random() * 20) / 20 for d in pool}
+        else:
+            scores = {d: rng.random() for d in pool}
+        qrels[qid] = judged
+        run[qid] = scores
+    return qrels, run
+
+
+def _toy(n_queries: int, seed: int) -> tuple[dict, dict]:
     """Graded qrels (1-20 relevant docs, grades 1-3, plus judged non-relevant) and a run."""
     rng = random.Random(seed)
     qrels: dict[str, dict[str, int]] = {}
@@ -123,9 +168,15 @@ def _touch_memory(megabytes: int) -> None:
 
 
 def job(
-    tool: str, source: str, n_queries: int, repeat: int, folder: str, touch_mb: int = 0
+    tool: str,
+    source: str,
+    n_queries: int,
+    repeat: int,
+    folder: str,
+    touch_mb: int = 0,
+    workload: str = "toy",
 ) -> dict:
-    qrels_dict, run_dict = generate(n_queries)
+    qrels_dict, run_dict = generate(n_queries, workload=workload)
     _touch_memory(touch_mb)
     qpath, rpath = Path(folder) / "qrels.txt", Path(folder) / "run.txt"
     compile_seconds = None
@@ -213,7 +264,15 @@ def job(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument(
+        "--queries", type=int, default=None, help="default: 100,000 (10,000 for deep)"
+    )
+    parser.add_argument(
+        "--workloads",
+        default="msmarco,rag",
+        help="comma-separated, of: "
+        + "; ".join(f"{name} ({what})" for name, what in WORKLOADS.items()),
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tools", default="ragmetrics,pytrec_eval,ranx")
     parser.add_argument("--sources", default="dict,trec", help="dict, trec and/or parquet")
@@ -236,11 +295,24 @@ def main() -> None:
     args = parser.parse_args()
     if args.job:
         tool, source, folder = args.job
-        print(json.dumps(job(tool, source, args.queries, args.repeat, folder, args.touch_mb)))
+        queries = args.queries or (10_000 if args.workloads == "deep" else 100_000)
+        print(
+            json.dumps(
+                job(tool, source, queries, args.repeat, folder, args.touch_mb, args.workloads)
+            )
+        )
         return
+    for workload in args.workloads.split(","):
+        if workload not in WORKLOADS:
+            raise SystemExit(f"unknown workload {workload!r}; choose from {', '.join(WORKLOADS)}")
+        queries = args.queries or (10_000 if workload == "deep" else 100_000)
+        print(f"\n== workload {workload}: {WORKLOADS[workload]}", file=sys.stderr)
+        report(_run_workload(args, workload, queries), queries, workload)
 
+
+def _run_workload(args: argparse.Namespace, workload: str, queries: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as folder:
-        qrels, run = generate(args.queries)
+        qrels, run = generate(queries, workload=workload)
         if {"dict", "trec"} & set(args.sources.split(",")):
             write_trec(qrels, run, Path(folder), args.trec_scores)
         if "parquet" in args.sources.split(","):
@@ -253,7 +325,9 @@ def main() -> None:
                     sys.executable,
                     __file__,
                     "--queries",
-                    str(args.queries),
+                    str(queries),
+                    "--workloads",
+                    workload,
                     "--repeat",
                     str(args.repeat),
                     "--touch-mb",
@@ -270,11 +344,14 @@ def main() -> None:
                 results.append(json.loads(done.stdout.strip().splitlines()[-1]))
                 r = results[-1]
                 print(f"  {tool:<12} {source:<5} median {r['median']:.2f}s", file=sys.stderr)
-    report(results, args.queries)
+    return results
 
 
-def report(results: list[dict], n_queries: int) -> None:
-    print(f"\n{n_queries:,} queries x {DEPTH} results; metrics: {', '.join(OURS)}")
+def report(results: list[dict], n_queries: int, workload: str = "toy") -> None:
+    print(
+        f"\nworkload {workload}: {n_queries:,} queries x {DEPTHS[workload]} results "
+        f"({WORKLOADS[workload]}); metrics: {', '.join(OURS)}"
+    )
     print("times: median of the repeats; ratio = other tool's median / ragmetrics' median\n")
     header = (
         f"{'source':<6} {'tool':<12} {'median s':>9} {'first s':>8} {'ratio':>7} {'peak MB':>8}"
