@@ -26,6 +26,7 @@ from ragmetrics._rules import (
     checked_lines,
     parse_float,
     parse_int,
+    path_name,
     text_chunks,
 )
 from ragmetrics.errors import InputFormatError
@@ -180,18 +181,14 @@ def parse_value(
     except ValueError:
         kind = "an integer (ASCII digits, within int64)" if value_kind == "int" else "a number"
         raise InputFormatError(
-            f"{_name(path)}, line {number}: field {value_col + 1} must be {kind}, got "
+            f"{path_name(path)}, line {number}: field {value_col + 1} must be {kind}, got "
             f"{token!r} (expected layout: {layout})."
         ) from None
     if value != value:
         raise InputFormatError(
-            f"{_name(path)}, line {number}: the score is NaN; give every result a real number."
+            f"{path_name(path)}, line {number}: the score is NaN; give every result a real number."
         )
     return value
-
-
-def _name(path: object) -> str:
-    return os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
 
 
 def _not_utf8(path: PathLike) -> InputFormatError:

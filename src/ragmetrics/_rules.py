@@ -77,25 +77,11 @@ def check_trec_ids(ids: Iterable[str], what: str, path: object) -> None:
     for identifier in ids:
         if not trec_writable(identifier):
             raise InputFormatError(
-                f"Cannot write {what} {identifier!r} to the TREC file {_name(path)!r}: "
+                f"Cannot write {what} {identifier!r} to the TREC file {path_name(path)!r}: "
                 f"{unwritable_id_reason(identifier)}, and a TREC file separates fields by "
                 f"whitespace, so it would read back as other data. Write JSON or Parquet "
                 f"instead (to_json, to_parquet), which keep any id."
             )
-
-
-def check_encodable(ids: Iterable[str], what: str, path: object) -> None:
-    """Raise unless every id can be written as UTF-8 (a lone surrogate cannot)."""
-    for identifier in ids:
-        try:
-            identifier.encode("utf-8")
-        except UnicodeEncodeError as error:
-            raise InputFormatError(
-                f"Cannot write {what} {identifier!r} to {_name(path)!r}: it holds the "
-                f"lone surrogate {describe(identifier[error.start])}, which no UTF-8 file "
-                f"can hold. Fix the id where it was made (it usually comes from bytes "
-                f"decoded with errors='surrogateescape')."
-            ) from None
 
 
 def warn_format_loss(query_ids: list[str], what: str, path: object) -> None:
@@ -107,7 +93,7 @@ def warn_format_loss(query_ids: list[str], what: str, path: object) -> None:
     shown = ", ".join(map(repr, query_ids[:5])) + (", ..." if len(query_ids) > 5 else "")
     warnings.warn(
         f"{len(query_ids)} queries have {what} ({shown}); a TREC file has no line for them, so "
-        f"{_name(path)!r} reads back without them (as missing queries). Write JSON or Parquet "
+        f"{path_name(path)!r} reads back without them (as missing queries). Write JSON or Parquet "
         f"(to_json, to_parquet) to keep them.",
         FormatLossWarning,
         stacklevel=3,
@@ -207,7 +193,7 @@ def bad_character(path: object, number: int, body: str) -> InputFormatError:
             "control or format character; other tools would split this line differently"
         )
     return InputFormatError(
-        f"{_name(path)}, line {number}, column {at + 1}: {describe(char)} is not allowed in a "
+        f"{path_name(path)}, line {number}, column {at + 1}: {describe(char)} is not allowed in a "
         f"TREC file: {hint}. Line: {body[:200]!r}."
     )
 
@@ -218,12 +204,13 @@ def utf8_length(text: str) -> int:
 
 def line_too_long(path: object, number: int) -> InputFormatError:
     return InputFormatError(
-        f"{_name(path)}, line {number}: the line is longer than {MAX_LINE_BYTES:,} bytes (a "
+        f"{path_name(path)}, line {number}: the line is longer than {MAX_LINE_BYTES:,} bytes (a "
         f"file without line ends, or not a TREC file?)."
     )
 
 
-def _name(path: object) -> str:
+def path_name(path: object) -> str:
+    """A path (or ``-``, or a handle's name) as it is shown in messages."""
     return os.fspath(path) if isinstance(path, (str, os.PathLike)) else str(path)
 
 

@@ -183,6 +183,10 @@ class Store:
                 self._tuples = split(_packed.decode(self._ids), self.lengths)
         return self._tuples
 
+    def empty_query_ids(self) -> list[str]:
+        """The queries with no row (an empty ranking, or no judgment)."""
+        return [self.query_ids[i] for i in np.flatnonzero(self.lengths == 0).tolist()]
+
     def flat_docs(self) -> list[str]:
         """Every doc id as a string, flat."""
         return list(chain.from_iterable(self.tuples()))

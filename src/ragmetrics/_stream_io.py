@@ -162,11 +162,6 @@ def trec_chunks(path: str | os.PathLike[str]) -> Iterator[Chunk]:
         close_bytes(handle)
 
 
-def _first_piece(pieces: Iterator[tuple[int, list[str], bool]]) -> tuple[list[str], int]:
-    first, lines, _ = next(pieces, (0, [], False))
-    return lines, first
-
-
 def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) -> Chunk:
     """One block read line by line, as ``Run.from_trec`` reads a file that is not plain."""
     try:
@@ -177,7 +172,9 @@ def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) 
     lengths: list[int] = []
     docs: list[str] = []
     scores: list[float] = []
-    for number, fields in records(*_first_piece(checked_lines([text], path, first_line))):
+    rows = (row for first, lines, _ in checked_lines([text], path, first_line)
+            for row in records(lines, first))  # fmt: skip
+    for number, fields in rows:
         if len(fields) < 6:
             raise InputFormatError(
                 f"{os.fspath(path)}, line {number}: expected at least 6 whitespace-separated "

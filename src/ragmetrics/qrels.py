@@ -380,8 +380,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         is written: write JSON or Parquet for such ids."""
         check_trec_ids(self._store.query_ids, "the query id", path)
         check_trec_ids(self._store.flat_docs(), "the doc id", path)
-        store = self._store
-        empty = [q for q, n in zip(store.query_ids, store.lengths.tolist(), strict=True) if not n]
+        empty = self._store.empty_query_ids()
         if empty:
             warn_format_loss(empty, "no judgment", path)
         with open_atomic(path) as handle:

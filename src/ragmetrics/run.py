@@ -435,7 +435,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         check_trec_ids(ranked.query_ids, "the query id", path)
         check_trec_ids(ranked.flat_docs(), "the doc id", path)
         check_trec_ids([label], "the tag", path)
-        empty = [q for q, n in zip(ranked.query_ids, ranked.lengths.tolist(), strict=True) if not n]
+        empty = ranked.empty_query_ids()
         if empty:
             warn_format_loss(empty, "an empty ranking", path)
         with open_atomic(path) as handle:
@@ -457,7 +457,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         }
         if ranked.values is not None:
             columns["score"] = ranked.values
-        empty = [q for q, n in zip(ranked.query_ids, ranked.lengths.tolist(), strict=True) if not n]
+        empty = ranked.empty_query_ids()
         _columnar.write_table(path, columns, empty)
 
     def to_pandas(self) -> pd.DataFrame:
