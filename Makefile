@@ -7,20 +7,22 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
 EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
+TESTED := integrations/tested.txt
 
 .PHONY: test test-oldest demo screenshot lint bench bench-matching install clean
 
 # uv installs in seconds where pip takes minutes; pip itself bootstraps it, and takes over if
 # uv cannot run here. Both print what they install. Files are copied, not hard-linked from
-# uv's cache: nltk (under llama-index-core) refuses to open a hard-linked file.
-$(STAMP): pyproject.toml $(INTEGRATIONS)
+# uv's cache: nltk (under llama-index-core) refuses to open a hard-linked file. The
+# frameworks are pinned to the releases the adapters were last tested with (integrations/tested.txt).
+$(STAMP): pyproject.toml $(INTEGRATIONS) $(TESTED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing ragmetrics, both integrations and the dev tools into $(VENV) ..."
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv || true
-	if test -x $(BIN)/uv && $(BIN)/uv pip install --link-mode copy --python $(BIN)/python $(EDITABLES); then \
+	if test -x $(BIN)/uv && $(BIN)/uv pip install --link-mode copy --python $(BIN)/python -c $(TESTED) $(EDITABLES); then \
 		true; \
 	else \
-		$(BIN)/python -m pip install --progress-bar on $(EDITABLES); \
+		$(BIN)/python -m pip install --progress-bar on -c $(TESTED) $(EDITABLES); \
 	fi
 	touch $(STAMP)
 

@@ -296,7 +296,15 @@ def test_the_newest_tested_versions_are_the_ones_installed(package: str) -> None
         r"^\| ([\w.-]+)(?: \(tests\))? \| ([\d.]+) \| ([\d.]+) \|$", text, re.MULTILINE
     )
     assert rows
+    pins = dict(
+        line.split("==")
+        for line in (ROOT / "integrations" / "tested.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     for name, _oldest, newest in rows:
+        assert pins.get(name) == newest, (
+            f"{package} README: {name} {newest}, integrations/tested.txt {pins.get(name)}"
+        )
         assert version(name) == newest, (
             f"{package} README: {name} {newest}, installed {version(name)}"
         )
