@@ -160,3 +160,27 @@ def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) 
     qrels_path = tmp_path / "qrels.parquet"
     pyarrow.parquet.write_table(qrels, qrels_path)
     assert dict(rm.Qrels.from_parquet(qrels_path)["q1"]) == {"a": 1, "b": 0}
+
+
+def test_row_groups_with_their_own_dictionaries(tmp_path: Path) -> None:
+    """A Parquet file of many row groups: each has its own dictionary (shared by its
+    chunks, never unified), and a query's rows run across row groups and files."""
+    qrels, run = _random(12)
+    frame = run.to_pandas()
+    table = pyarrow.Table.from_pandas(frame[["query_id", "doc_id", "score"]])
+    pyarrow.parquet.write_table(table, tmp_path / "run.parquet", row_group_size=37)
+    read = rm.Run.from_parquet(tmp_path / "run.parquet")
+    assert read == run
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for i, start in enumerate(range(0, len(table), 501)):  # files cut inside queries
+        pyarrow.parquet.write_table(
+            table.slice(start, 501), folder / f"part-{i:03}.parquet", row_group_size=64
+        )
+    assert rm.Run.from_parquet(folder) == run
+    qrels.to_parquet(tmp_path / "qrels.parquet")
+    metrics = ["ndcg@10", "map", "bpref"]
+    assert (
+        rm.evaluate(rm.Qrels.from_parquet(tmp_path / "qrels.parquet"), read, metrics).per_query
+        == rm.evaluate(qrels, run, metrics).per_query
+    )

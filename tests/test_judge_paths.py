@@ -7,6 +7,7 @@ as the ranked lists of the sorted run (ranks are positions), and requires equal 
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -94,3 +95,19 @@ def test_ranking_is_made_only_when_asked() -> None:
     rm.evaluate({"q": {"a": 1}}, run, ["mrr"])
     assert not run._ranked  # evaluation did not sort
     assert run["q"] == ("b", "a") and "float64" in run._ranked
+
+
+def test_a_long_ranking_of_judged_tied_docs(tmp_path: Path) -> None:
+    """Rows holding many judged docs are ranked by sorting (not by comparing each judged doc
+    with the whole row), and their positions looked up, not searched: the same ranks."""
+    rng = random.Random(3)
+    run = {"long": {f"d{i}": float(rng.randrange(5)) for i in range(3000)}}
+    run |= {f"q{q}": {f"d{i}": float(rng.randrange(3)) for i in range(20)} for q in range(30)}
+    qrels = {q: {d: rng.choice([0, 1, 2]) for d in docs} for q, docs in run.items()}
+    qrels["short"] = {"d1": 1}
+    for depth in (None, 100):
+        _assert_same_judgments(qrels, rm.Run.from_dict(run), depth)
+        lines = [f"{q} Q0 {d} 0 {s} t\n" for q, docs in run.items() for d, s in docs.items()]
+        (tmp_path / "run.txt").write_text("".join(lines))
+        from_bytes = rm.Run.from_trec(tmp_path / "run.txt")  # ids kept as bytes
+        _assert_same_judgments(qrels, from_bytes, depth)

@@ -214,19 +214,20 @@ def packed_columns(
     then hashes each distinct id once), else None. ``None`` when the table
     needs the careful path (nulls, empty or non-ASCII ids, scores that are not finite
     numbers; with ``integer``, grades that are not an integer column), which then names the
-    problem."""
+    problem.
+
+    Dictionary columns are read chunk by chunk, never unified: a Parquet file's chunks share
+    their row group's dictionary, and unifying the dictionaries of a few million distinct ids
+    costs more than the whole evaluation."""
     import numpy as np
 
     pyarrow = import_pyarrow()
     compute = pyarrow.compute
-    if any(pyarrow.types.is_dictionary(t) for t in table.schema.types):
-        table = table.unify_dictionaries()  # one dictionary per column, for combine_chunks
-    queries_column = table.column(query).combine_chunks()
     scores_column = table.column(score).combine_chunks()
     kind = scores_column.type
     if not pyarrow.types.is_integer(kind) and (integer or not pyarrow.types.is_floating(kind)):
         return None
-    if scores_column.null_count or queries_column.null_count:
+    if scores_column.null_count or table.column(query).null_count:
         return None
     unsigned = integer and pyarrow.types.is_unsigned_integer(kind) and len(scores_column)
     if unsigned and compute.max(scores_column).as_py() > np.iinfo(np.int64).max:
@@ -235,29 +236,92 @@ def packed_columns(
     scores = scores.astype(np.int64 if integer else np.float64, copy=False)
     if not integer and not np.isfinite(scores).all():
         return None
-    docs_column = table.column(doc).combine_chunks()
-    dictionary = None
-    if pyarrow.types.is_dictionary(docs_column.type) and not docs_column.null_count:
-        distinct = _fixed_width(docs_column.dictionary)
-        if distinct is not None:
-            dictionary = (distinct, docs_column.indices.to_numpy(zero_copy_only=False))
-    ids = dictionary[0][dictionary[1]] if dictionary is not None else _fixed_width(docs_column)
-    n = len(queries_column)
-    if ids is None or n == 0:
+    docs = _doc_ids(table.column(doc))
+    if docs is None or len(scores) == 0:
         return None
-    if pyarrow.types.is_dictionary(queries_column.type):  # compare codes, not strings
-        codes = queries_column.indices.to_numpy(zero_copy_only=False)
-        starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-        first_codes = pyarrow.array(codes[starts])
-        names = queries_column.dictionary.take(first_codes).cast(pyarrow.string()).to_pylist()
-    elif _is_text(queries_column.type):
-        changes = compute.not_equal(queries_column.slice(1), queries_column.slice(0, n - 1))
-        starts = np.concatenate(([0], np.flatnonzero(changes.to_numpy(zero_copy_only=False)) + 1))
-        names = queries_column.take(pyarrow.array(starts)).to_pylist()
-    else:
+    ids, dictionary = docs
+    runs = _query_runs(table.column(query))
+    if runs is None:
         return None
-    lengths = np.diff(np.append(starts, n)).astype(np.int64)
+    names, lengths = runs
     return names, lengths, ids, scores, dictionary
+
+
+def _doc_ids(column: Any) -> tuple[Any, Any] | None:
+    """The doc ids of a (chunked) column as one fixed-width array, and ``(distinct, codes)``
+    when the column is dictionary-encoded; None when some id needs the careful path."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    chunks = [chunk for chunk in column.chunks if len(chunk)]
+    if not chunks or column.null_count:
+        return None
+    if not pyarrow.types.is_dictionary(column.type):
+        ids = _fixed_width(pyarrow.chunked_array(chunks).combine_chunks())
+        return None if ids is None else (ids, None)
+    parts: list[Any] = []
+    first_code: dict[tuple[int, ...], int] = {}  # a dictionary (by its memory) -> its first code
+    codes = []
+    size = 0
+    for chunk in chunks:
+        key = _identity(chunk.dictionary)
+        if key not in first_code:
+            distinct = _fixed_width(chunk.dictionary)
+            if distinct is None:
+                return None
+            first_code[key] = size
+            parts.append(distinct)
+            size += len(distinct)
+        indices = chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes.append(indices + first_code[key] if first_code[key] else indices)
+    distinct = parts[0] if len(parts) == 1 else np.concatenate(parts)  # the widest width
+    every = codes[0] if len(codes) == 1 else np.concatenate(codes)
+    return distinct[every], (distinct, every)
+
+
+def _identity(array: Any) -> tuple[int, ...]:
+    """Where an array's values live in memory: chunks that share a dictionary give one key."""
+    return (
+        array.offset,
+        len(array),
+        *(0 if buffer is None else buffer.address for buffer in array.buffers()),
+    )
+
+
+def _query_runs(column: Any) -> tuple[list[str], Any] | None:
+    """``(query ids, lengths)`` of the runs of equal ids down a (chunked) column, a run
+    spanning chunks counted once; None unless the ids are strings."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    compute = pyarrow.compute
+    names: list[str] = []
+    lengths: list[Any] = []
+    for chunk in column.chunks:
+        n = len(chunk)
+        if not n:
+            continue
+        if pyarrow.types.is_dictionary(chunk.type):  # compare codes, not strings
+            codes = chunk.indices.to_numpy(zero_copy_only=False)
+            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+            found = chunk.dictionary.take(pyarrow.array(codes[starts])).to_pylist()
+        elif _is_text(chunk.type):
+            changes = compute.not_equal(chunk.slice(1), chunk.slice(0, n - 1))
+            flags = changes.to_numpy(zero_copy_only=False)
+            starts = np.concatenate(([0], np.flatnonzero(flags) + 1))
+            found = chunk.take(pyarrow.array(starts)).to_pylist()
+        else:
+            return None
+        sizes = np.diff(np.append(starts, n)).astype(np.int64)
+        if names and names[-1] == found[0]:  # the run goes on from the chunk before
+            lengths[-1][-1] += sizes[0]
+            found, sizes = found[1:], sizes[1:]
+        if found:
+            names.extend(found)
+            lengths.append(sizes)
+    if not names:
+        return None
+    return names, np.concatenate(lengths)
 
 
 def _fixed_width(column: Any) -> Any:

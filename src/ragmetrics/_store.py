@@ -234,14 +234,26 @@ class Store:
             return self
         if self._subset is not None and self._subset[0] == query_ids:
             return self._subset[1]
-        rows = self.rows(query_ids)
-        if self._ids is not None and self._values is not None:
-            _, _, at = spans(self.offsets[rows], self.lengths[rows])
-            made = Store.from_bytes(query_ids, self.lengths[rows], self._ids[at], self._values[at])
-        else:
-            made = Store.from_maps(query_ids, list(map(self.maps().__getitem__, rows.tolist())))
+        made = self.take(self.rows(query_ids))
         self._subset = (list(query_ids), made)
         return made
+
+    def take(self, rows: np.ndarray) -> Store:
+        """The store of the queries at ``rows`` (each a row of this store), in that order."""
+        if len(rows) == len(self) and bool((rows == np.arange(len(rows))).all()):
+            return self
+        query_ids = [self.query_ids[row] for row in rows.tolist()]
+        lengths = self.lengths[rows]
+        _, _, at = spans(self.offsets[rows], lengths)
+        values = None if self.values is None else self.values[at]
+        picked = rows.tolist()
+        if self._ids is not None:
+            return Store(query_ids, lengths, ids=self._ids[at], values=values, scored=self.scored)
+        if self._maps is not None:
+            maps = list(map(self._maps.__getitem__, picked))
+            return Store(query_ids, lengths, maps=maps, values=values, scored=self.scored)
+        tuples = list(map(self.tuples().__getitem__, picked))
+        return Store(query_ids, lengths, tuples=tuples, values=values, scored=self.scored)
 
     def has_repeats(self) -> bool:
         """True when some query may hold a doc twice: it does, or the queries are too uneven
@@ -347,9 +359,7 @@ class Store:
         hit_docs = list(chain.from_iterable(found))
         counts = n_found.tolist()
         positions = np.fromiter(
-            map(tuple.index, chain.from_iterable(map(repeat, own, counts)), hit_docs),
-            dtype=np.int64,
-            count=len(hit_docs),
+            chain.from_iterable(map(_positions, own, found)), dtype=np.int64, count=len(hit_docs)
         )
         values = np.fromiter(
             map(dict.__getitem__, chain.from_iterable(map(repeat, per_query, counts)), hit_docs),
@@ -433,6 +443,16 @@ class Store:
 
 
 BLOCK_CELLS = 1 << 18  # cells of a vectorized block (keys sorted, scores compared)
+def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
+    """Where each of ``docs`` (all in ``ranking``) sits in it, in the set's order: searched
+    for when they are few, else read from a position map (a linear search for each of
+    a long ranking's many judged docs would cost the square of its length)."""
+    if len(docs) <= 8:
+        return map(ranking.index, docs)
+    where = dict(zip(ranking, range(len(ranking))))
+    return map(where.__getitem__, docs)
+
+
 _HASH_BITS = np.uint64(0x7FFF_FFFF_FFFF_0000)  # the hash part of a join key
 _FROM_QRELS = 1 << 15  # the tag bit of a judged doc (a result's tag is its column)
 _TAG_BITS = (1 << 16) - 1
@@ -459,15 +479,29 @@ def _rank_by_value(values: np.ndarray, store: Store) -> np.ndarray:
     if len(ties):
         ties = ties[query_of[ties] == query_of[ties + 1]]
     if len(ties):
-        order = order.copy()
-        ids: Any = store.ids if store.ids is not None else store.flat_docs()
-        # Contiguous runs of tied positions: sort each run by doc id descending (trec_eval).
-        breaks = np.flatnonzero(np.diff(ties) != 1)
-        run_starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-        run_ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
-        for start, end in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
-            block = order[start:end].tolist()
-            block.sort(key=ids.__getitem__, reverse=True)
-            order[start:end] = block
+        order = _break_ties(order, ties, store)
     ranked_order: np.ndarray = order
     return ranked_order
+
+
+def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
+    """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
+    sorted by doc id descending (trec_eval), all runs in one sort."""
+    breaks = np.flatnonzero(np.diff(ties) != 1)
+    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
+    ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
+    run_of, within, positions = spans(starts, ends - starts)
+    docs = order[positions]
+    if store.ids is not None:  # printable ASCII bytes: byte order is string order
+        keys: np.ndarray = store.ids[docs]
+    else:  # strings: ranked among themselves (exact, unlike a fixed-width copy)
+        flat = store.flat_docs()
+        tied = [flat[i] for i in docs.tolist()]
+        code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
+        keys = np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))
+    ascending = np.lexsort((keys, run_of))  # by run, then id ascending
+    # the k-th tied position (its run's within[k]-th) takes its run's within[k]-th largest
+    k = np.arange(len(positions))
+    out = order.copy()
+    out[positions] = docs[ascending[k + (ends - starts)[run_of] - 1 - 2 * within]]
+    return out

@@ -359,18 +359,69 @@ def rank_of(
     uniform = bool((lengths == width).all())
     if not uniform and not fits_padded(lengths, len(scores)):
         # very uneven rankings: a padded matrix would dwarf the run; sort it once instead
-        order = results.ranked_order(score_precision)
-        place = np.empty_like(order)
-        place[order] = np.arange(len(order))
-        ranks: np.ndarray = place[offsets[rows] + positions] - offsets[rows]
+        return _ranks_by_sorting(results, np.arange(len(lengths)), rows, positions, score_precision)
+    # Comparing a located doc with its whole row costs the row's width; sorting the row
+    # costs about its length x log2(length). Rows holding many located docs are sorted (one
+    # query of a million judged docs: seconds, not hours), the others compared.
+    located = np.bincount(rows, minlength=len(lengths))
+    heavy = located * width > _SORT_FACTOR * lengths * np.log2(lengths + 2)
+    if heavy.any():
+        ranks = np.empty(len(rows), dtype=np.int64)
+        sorted_rows = heavy[rows]
+        ranks[sorted_rows] = _ranks_by_sorting(
+            results,
+            np.flatnonzero(heavy),
+            rows[sorted_rows],
+            positions[sorted_rows],
+            score_precision,
+        )
+        light = ~sorted_rows
+        if light.any():
+            ranks[light] = _ranks_by_comparing(
+                results, scores, width, uniform, rows[light], positions[light]
+            )
         return ranks
+    return _ranks_by_comparing(results, scores, width, uniform, rows, positions)
+
+
+_SORT_FACTOR = 4  # a sort step counted as this many comparisons (measured on the deep runs)
+
+
+def _ranks_by_sorting(
+    results: Store,
+    sorted_rows: np.ndarray,
+    rows: np.ndarray,
+    positions: np.ndarray,
+    score_precision: ScorePrecision,
+) -> np.ndarray:
+    """:func:`rank_of` for docs of the rows ``sorted_rows`` only, by sorting those rows."""
+    part = results.take(sorted_rows)
+    order = part.ranked_order(score_precision)
+    place = np.empty_like(order)
+    place[order] = np.arange(len(order))
+    row_in_part = np.empty(len(results), dtype=np.int64)
+    row_in_part[sorted_rows] = np.arange(len(sorted_rows))
+    starts = part.offsets[row_in_part[rows]]
+    ranks: np.ndarray = place[starts + positions] - starts
+    return ranks
+
+
+def _ranks_by_comparing(
+    results: Store,
+    scores: np.ndarray,
+    width: int,
+    uniform: bool,
+    rows: np.ndarray,
+    positions: np.ndarray,
+) -> np.ndarray:
+    """:func:`rank_of` by comparing each located doc's score with its whole row."""
+    lengths, offsets = results.lengths, results.offsets
     # NaN padding compares false with every score: it is never above or tied
     padded = (
         scores.reshape(len(lengths), width) if uniform else pad_rows(lengths, scores, fill=np.nan)
     )
     values = scores[offsets[rows] + positions]
     ranks = np.empty(len(rows), dtype=np.int64)
-    tied: list[np.ndarray] = []
     step = max(1, BLOCK_CELLS // max(width, 1))
     for start in range(0, len(rows), step):
         stop = start + step
@@ -386,12 +437,11 @@ def rank_of(
         located = shared[located]
         other = columns != positions[start:stop][located]  # a doc does not tie with itself
         if other.any():
-            tied.append(np.stack((located[other] + start, columns[other])))
-    if tied:
-        # ties are broken by doc id descending: count the tied docs with a greater id
-        hits, columns = np.concatenate(tied, axis=1)
-        above = results.greater(rows[hits], columns, positions[hits])
-        ranks += np.bincount(hits[above], minlength=len(rows))
+            # ties are broken by doc id descending: count the tied docs with a greater id
+            # (block by block: the pairs of a block are at most its cells)
+            hits, columns = located[other] + start, columns[other]
+            above = results.greater(rows[hits], columns, positions[hits])
+            ranks[start:stop] += np.bincount(hits[above] - start, minlength=len(value))
     return ranks
 
 
