@@ -354,7 +354,7 @@ def rank_of(
     assert scores is not None
     if score_precision == "float32":
         scores = as_float32(scores)
-    lengths, offsets = results.lengths, results.offsets
+    lengths = results.lengths
     width = int(lengths.max()) if len(lengths) else 0
     uniform = bool((lengths == width).all())
     if not uniform and not fits_padded(lengths, len(scores)):
