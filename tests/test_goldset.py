@@ -595,3 +595,21 @@ def test_a_golden_set_with_ids_a_trec_file_cannot_hold_saves_as_json(tmp_path: P
     gold.save(tmp_path / "gold.json")
     again = goldset.GoldSet.load(tmp_path / "gold.json")
     assert again.qrels == gold.qrels and again.grades == gold.grades
+
+
+def test_processes_opening_a_new_cache_at_once_all_find_it_whole(tmp_path: Path) -> None:
+    """The tables and their ``meta`` rows are made in one transaction: a process opening
+    the file meanwhile waits, and never finds the tables without the rows (it used to
+    refuse the cache as "format None")."""
+    import subprocess
+    import sys
+
+    for trial in range(4):
+        path = tmp_path / f"cache{trial}.sqlite"
+        code = f"from ragmetrics.goldset._cache import Cache; Cache({str(path)!r})"
+        workers = [
+            subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+            for _ in range(6)
+        ]
+        errors = [w.communicate(timeout=120)[1] for w in workers]
+        assert all(w.returncode == 0 for w in workers), errors

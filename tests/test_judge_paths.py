@@ -94,7 +94,12 @@ def test_ranking_is_made_only_when_asked() -> None:
     run = rm.Run.from_dict({"q": {"a": 0.1, "b": 0.9}})
     rm.evaluate({"q": {"a": 1}}, run, ["mrr"])
     assert not run._ranked  # evaluation did not sort
-    assert run["q"] == ("b", "a") and "float64" in run._ranked
+    assert run["q"] == ("b", "a") and not run._ranked  # one query asked: sorted alone
+    big = rm.Run.from_dict({f"q{i}": {"a": 0.1, "b": float(i % 2)} for i in range(100)})
+    asked = [big[f"q{i}"] for i in range(100)]  # past the first few, the run is ranked once
+    assert "float64" in big._ranked
+    assert asked == [("b", "a") if i % 2 else ("a", "b") for i in range(100)]
+    assert big.scores("q1") == (1.0, 0.1) and big.scores("q2") == (0.1, 0.0)
 
 
 def test_a_long_ranking_of_judged_tied_docs(tmp_path: Path) -> None:

@@ -443,6 +443,8 @@ class Store:
 
 
 BLOCK_CELLS = 1 << 18  # cells of a vectorized block (keys sorted, scores compared)
+
+
 def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
     """Where each of ``docs`` (all in ``ranking``) sits in it, in the set's order: searched
     for when they are few, else read from a position map (a linear search for each of

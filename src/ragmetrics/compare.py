@@ -37,7 +37,7 @@ from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 from ragmetrics.stats import (
     adjust,
-    bootstrap_ci,
+    bootstrap_cis,
     effect_size,
     paired_interval,
 )
@@ -434,12 +434,15 @@ def compare(
     show = progress if progress is not None else len(pairs) * len(labels) * n_permutations > 5e6
     raw: list[PairedTest] = []
     intervals = {name: {} for name in names}  # type: dict[str, dict[str, tuple[float, float]]]
-    for metric in labels:
-        for name in names:
-            column = _aligned(results[name], metric, results[names[0]].query_ids)
-            intervals[name][metric] = bootstrap_ci(
-                column[~np.isnan(column)], n_resamples=n_bootstrap, seed=seed
-            )
+    cells = [(name, metric) for metric in labels for name in names]
+    columns = []
+    for name, metric in cells:
+        column = _aligned(results[name], metric, results[names[0]].query_ids)
+        columns.append(column[~np.isnan(column)])
+    for (name, metric), bounds in zip(
+        cells, bootstrap_cis(columns, n_resamples=n_bootstrap, seed=seed), strict=True
+    ):
+        intervals[name][metric] = bounds
     for metric, (a, b) in progress_bar(
         [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
     ):
@@ -485,8 +488,10 @@ def _evaluated(
 
 def _aligned(result: EvaluationResult, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
     """``result``'s values of ``metric`` in the order of ``query_ids`` (NaN where absent)."""
-    position = {q: i for i, q in enumerate(result.query_ids)}
     column = result.column(metric)
+    if result.query_ids == query_ids:  # the usual case: the same queries, in one order
+        return np.array(column, dtype=np.float64)
+    position = {q: i for i, q in enumerate(result.query_ids)}
     return np.array([column[position[q]] if q in position else np.nan for q in query_ids])
 
 

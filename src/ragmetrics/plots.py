@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ragmetrics.compare import Comparison
 
+_DRAWN = 2_000  # points drawn of a sorted curve (a figure is a few hundred pixels wide)
 _COLORS = ["#1b6ca8", "#e07b39", "#3a923a", "#c03d3e", "#8c6bb1", "#7f7f7f", "#b8a02b", "#17a2b8"]
 
 
@@ -103,11 +104,23 @@ def plot_win_loss(comparison: Comparison, metric: str, baseline: str | None = No
         diff = result.column(metric)[theirs] - base_result.column(metric)[shared]
         diff = np.sort(diff[~np.isnan(diff)])[::-1]
         better = sign * diff
-        colors = np.where(
-            better > 1e-12, "#3a923a", np.where(better < -1e-12, "#c03d3e", "#bbbbbb")
-        )
-        ax.bar(np.arange(len(diff)), diff, color=colors, width=1.0)
         wins, losses = int((better > 1e-12).sum()), int((better < -1e-12).sum())
+        # sorted, the queries above 0, at 0 and below 0 are three stretches: one filled
+        # step outline each (a bar per query costs seconds at 10,000 queries)
+        above, level = int((diff > 1e-12).sum()), int((diff >= -1e-12).sum())
+        up, down = ("#3a923a", "#c03d3e") if sign > 0 else ("#c03d3e", "#3a923a")
+        for start, stop, color in (
+            (0, above, up),
+            (above, level, "#bbbbbb"),
+            (level, len(diff), down),
+        ):
+            if stop > start:
+                # a sorted stretch keeps its shape drawn at a few thousand of its points
+                at = np.unique(np.linspace(start, stop - 1, min(stop - start, _DRAWN)).round())
+                at = at.astype(np.int64)
+                edges = np.append(at, stop) - 0.5
+                ax.stairs(diff[at], edges, fill=True, color=color, baseline=0.0)
+        ax.set_xlim(-0.5, max(len(diff), 1) - 0.5)
         ax.set_title(
             _plain(
                 f"{name} vs {base}: {wins} wins, {len(diff) - wins - losses} ties, {losses} losses"

@@ -48,6 +48,9 @@ _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id"
 _SCORE_KEYS = ("score", "similarity", "relevance_score")
 
 
+_SORTED_ALONE = 64  # single-query rankings sorted alone before the whole run is ranked
+
+
 class Run(Stored, Mapping[str, tuple[str, ...]]):
     """Ranked results per query.
 
@@ -60,11 +63,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         ('d2', 'd1', 'd3')
     """
 
-    __slots__ = ("_duplicates", "_ranked", "name")
+    __slots__ = ("_duplicates", "_lookups", "_ranked", "name")
 
     # The store keeps the results as given, in input order (a scored run is judged without
     # sorting); ``_ranked`` caches the ranked order per score precision, made on first use.
     _ranked: dict[str, Store]
+    _lookups: int  # rankings of single queries sorted alone (see ``ranking``)
     _duplicates: dict[str, int]
     name: str | None
 
@@ -81,6 +85,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         run._store = store
         run._ranked = {} if store.scored else {"float64": store, "float32": store}
         run._duplicates = duplicates
+        run._lookups = 0
         run.name = name
         return run
 
@@ -528,15 +533,26 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
 
     def ranking(self, query_id: str, *, score_precision: str = "float64") -> tuple[str, ...]:
         """The ranking of one query (``run[query_id]`` at the default precision)."""
-        return self._ranked_store(score_precision).tuples()[self._store.index[query_id]]
+        store, row = self._ranked_row(query_id, score_precision)
+        return store.tuples()[row]
 
     def scores(self, query_id: str) -> tuple[float, ...] | None:
         """The scores of ``run[query_id]``, or ``None`` for a run built from lists."""
-        ranked = self._ranked_store()
+        ranked, row = self._ranked_row(query_id, "float64")
         if ranked.values is None:
             return None
-        row = self._store.index[query_id]
         return tuple(ranked.values[ranked.offsets[row] : ranked.offsets[row + 1]].tolist())
+
+    def _ranked_row(self, query_id: str, score_precision: str) -> tuple[Store, int]:
+        """A ranked store holding ``query_id`` and its row there. The first few queries asked
+        one by one are sorted alone (a report looks at five queries of a run of 100,000);
+        past those, the whole run is ranked once."""
+        row = self._store.index[query_id]
+        if score_precision not in self._ranked and self._lookups < _SORTED_ALONE:
+            self._lookups += 1
+            precision = check_score_precision(score_precision)
+            return self._store.take(np.array([row])).ranked(precision), 0
+        return self._ranked_store(score_precision), row
 
     def _score_lists(self) -> Iterator[list[float]]:
         """The scores of each ranking, in order; a run from lists gets n, n-1, ..., 1."""

@@ -113,6 +113,20 @@ class Cache:
                 self._open()
 
     def _open(self) -> None:
+        """Check the file and make its tables, in one write transaction: a second process
+        opening the same new file waits, then finds it whole (never the tables without
+        their ``meta`` rows)."""
+        assert self._db is not None
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._check_and_create()
+        except BaseException:
+            self._db.rollback()
+            raise
+        self._db.commit()
+        self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while one writes
+
+    def _check_and_create(self) -> None:
         assert self._db is not None
         tables = {
             row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -132,14 +146,12 @@ class Cache:
                     f"it is version {meta.get('version')} of the cache; this ragmetrics reads "
                     f"version {VERSION} (upgrade ragmetrics)"
                 )
-        self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._db.execute(_META)
         self._db.execute(_CLAIMS)
         self._db.execute(
             "INSERT OR IGNORE INTO meta VALUES ('format', ?), ('version', ?)", (FORMAT, VERSION)
         )
-        self._db.commit()
 
     def _refused(self, why: str) -> InputFormatError:
         return InputFormatError(
