@@ -8,11 +8,12 @@ default) reproduces trec_eval 10.
 
 from __future__ import annotations
 
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from ragmetrics.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 ScorePrecision = Literal["float64", "float32"]
 SCORE_PRECISIONS: tuple[ScorePrecision, ...] = ("float64", "float32")
@@ -30,6 +31,8 @@ def check_score_precision(value: object) -> ScorePrecision:
 
 def as_float32(scores: np.ndarray) -> np.ndarray:
     """Scores rounded to the nearest 32-bit float (as float64, for comparing)."""
+    import numpy as np
+
     with np.errstate(over="ignore"):  # beyond float32's range is +-inf, as in trec_eval 9
         rounded: np.ndarray = scores.astype(np.float32).astype(np.float64)
     return rounded

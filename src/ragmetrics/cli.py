@@ -14,15 +14,17 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmetrics import trec_eval
 from ragmetrics._precision import SCORE_PRECISIONS
 from ragmetrics._rules import ascii_int, cli_float, cli_int
 from ragmetrics._version import __version__
 from ragmetrics.errors import InputFormatError, RagMetricsError
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
+
+if TYPE_CHECKING:  # loaded by the commands that read files: --version and --help need neither
+    from ragmetrics.qrels import Qrels
+    from ragmetrics.run import Run
 
 _FORMATS = ("table", "json", "csv", "markdown")
 
@@ -42,6 +44,8 @@ def _looks_like_json(path: str) -> bool:
 
 def read_qrels(path: str) -> Qrels:
     """Read qrels from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    from ragmetrics.qrels import Qrels
+
     if Path(path).suffix.lower() == ".parquet":
         return Qrels.from_parquet(path)
     return Qrels.from_json(path) if _looks_like_json(path) else Qrels.from_trec(path)
@@ -49,6 +53,8 @@ def read_qrels(path: str) -> Qrels:
 
 def read_run(path: str) -> Run:
     """Read a run from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    from ragmetrics.run import Run
+
     if Path(path).suffix.lower() == ".parquet":
         return Run.from_parquet(path)
     return Run.from_json(path) if _looks_like_json(path) else Run.from_trec(path)
@@ -287,7 +293,7 @@ def _streamable(path: str) -> str:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ragmetrics.evaluate import evaluate
+    from ragmetrics.evaluation import evaluate
     from ragmetrics.stream import evaluate_stream
 
     qrels = read_qrels(args.qrels)
@@ -340,7 +346,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ragmetrics.compare import compare
+    from ragmetrics.comparison import compare
 
     comparison = compare(
         read_qrels(args.qrels),
@@ -367,7 +373,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ragmetrics.compare import compare
+    from ragmetrics.comparison import compare
     from ragmetrics.report import write_report
 
     output = Path(args.output)

@@ -18,7 +18,7 @@ from typing import Any
 from ragmetrics._warn import warn
 from ragmetrics.dataset import RetrievalDataset
 from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
-from ragmetrics.evaluate import (
+from ragmetrics.evaluation import (
     EvaluationResult,
     Settings,
     check_settings,

@@ -44,7 +44,7 @@ from ragmetrics.progress import progress_bar
 from ragmetrics.run import Run
 
 if TYPE_CHECKING:
-    from ragmetrics.evaluate import EvaluationResult
+    from ragmetrics.evaluation import EvaluationResult
     from ragmetrics.qrels import Qrels
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
@@ -233,7 +233,7 @@ class MatchedRun:
     ) -> EvaluationResult:
         """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched and ambiguous
         chunks counted."""
-        from ragmetrics.evaluate import evaluate
+        from ragmetrics.evaluation import evaluate
 
         result = evaluate(qrels, self.run, metrics, **options)
         result.counts = replace(

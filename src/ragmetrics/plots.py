@@ -15,14 +15,14 @@ import numpy as np
 from ragmetrics._optional import import_matplotlib_pyplot
 from ragmetrics._table import visible
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluate import as_qrels, as_run, evaluate
+from ragmetrics.evaluation import as_qrels, as_run, evaluate
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.compare import Comparison
+    from ragmetrics.comparison import Comparison
 
 _DRAWN = 2_000  # points drawn of a sorted curve (a figure is a few hundred pixels wide)
 _COLORS = ["#1b6ca8", "#e07b39", "#3a923a", "#c03d3e", "#8c6bb1", "#7f7f7f", "#b8a02b", "#17a2b8"]

@@ -16,7 +16,7 @@ from typing import Any
 from ragmetrics._optional import import_pyarrow, import_ray
 from ragmetrics._stream_io import Columns, arrow_chunk, batches
 from ragmetrics.errors import InputFormatError, RagMetricsError
-from ragmetrics.evaluate import EvaluationResult, as_qrels
+from ragmetrics.evaluation import EvaluationResult, as_qrels
 from ragmetrics.qrels import Qrels
 from ragmetrics.stream import PartialResult, merge, partial
 

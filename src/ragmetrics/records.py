@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._warn import warn
 from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
-from ragmetrics.evaluate import EvaluationResult, MissingPolicy
-from ragmetrics.evaluate import evaluate as evaluate_run
+from ragmetrics.evaluation import EvaluationResult, MissingPolicy
+from ragmetrics.evaluation import evaluate as evaluate_run
 from ragmetrics.run import Run
 
 if TYPE_CHECKING:

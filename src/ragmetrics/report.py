@@ -29,7 +29,7 @@ from ragmetrics.errors import RagMetricsError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.compare import Comparison
+    from ragmetrics.comparison import Comparison
     from ragmetrics.qrels import Qrels
     from ragmetrics.run import Run
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragmetrics._warn import warn
 from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
-from ragmetrics.evaluate import (
+from ragmetrics.evaluation import (
     Settings,
     as_qrels,
     check_settings,

@@ -74,13 +74,12 @@ class _SignFlips:
         groups = -(-n // 8)
         padded = np.zeros(groups * 8)
         padded[:n] = d
-        # table[g * 256 + byte]: the sum of group g's differences signed by the byte's bits
-        table = (padded.reshape(groups, 8) @ _BYTE_SIGNS.T).ravel()
+        # table[g, byte]: the sum of group g's differences signed by the byte's bits
+        table = padded.reshape(groups, 8) @ _BYTE_SIGNS.T
         # the last group's padding bits are no queries: its sign sums count real bits only
         live = np.zeros(8)
         live[: n - 8 * (groups - 1)] = 1.0
         last_signs = _BYTE_SIGNS @ live
-        table = table.reshape(groups, 256)
         sums, signs_summed = [], []
         for done in range(0, n_permutations, _FLIP_ROWS):
             size = min(_FLIP_ROWS, n_permutations - done)

@@ -32,7 +32,7 @@ from ragmetrics.errors import (
     RagMetricsError,
     UngroupedInputError,
 )
-from ragmetrics.evaluate import (
+from ragmetrics.evaluation import (
     Counts,
     EvaluationResult,
     Settings,
@@ -118,7 +118,7 @@ def partial(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = resolve_metrics(names, settings)
     checked = _checked_qrels(qrels, parsed, settings)
-    from ragmetrics.evaluate import as_run
+    from ragmetrics.evaluation import as_run
 
     return _score_batch(checked, as_run(run), parsed, settings, tuple(names), keywords, per_query)
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluate import evaluate
+from ragmetrics.evaluation import evaluate
 from ragmetrics.matching import ChunkMatcher
 from ragmetrics.qrels import Qrels
 from ragmetrics.run import Run

@@ -209,7 +209,7 @@ def _prevalence(
 def _runs_under_both(
     runs: Mapping[str, Run], llm: Qrels, human: Qrels, k: int
 ) -> tuple[dict[str, tuple[float | None, float | None]], float | None]:
-    from ragmetrics.evaluate import evaluate
+    from ragmetrics.evaluation import evaluate
 
     metric = f"ra_nwg@{k}"
     scores: dict[str, tuple[float | None, float | None]] = {}

@@ -18,7 +18,7 @@ from langchain_core.documents import Document
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluate import MissingPolicy
+from ragmetrics.evaluation import MissingPolicy
 from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
 from ragmetrics.scoring import QueryScorer
 

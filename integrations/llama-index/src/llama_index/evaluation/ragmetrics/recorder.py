@@ -34,7 +34,7 @@ from llama_index.core.schema import QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
 from ragmetrics import EvaluationResult, Qrels, Run
-from ragmetrics.evaluate import MissingPolicy
+from ragmetrics.evaluation import MissingPolicy
 from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
 
 __all__ = ["RetrievalRecord", "RetrievalRecorder"]

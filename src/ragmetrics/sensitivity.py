@@ -11,7 +11,7 @@ import numpy as np
 
 from ragmetrics._table import markdown_table
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
-from ragmetrics.evaluate import EvaluationResult, as_qrels, as_run, evaluate
+from ragmetrics.evaluation import EvaluationResult, as_qrels, as_run, evaluate
 from ragmetrics.metrics import parse_metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING
 from ragmetrics.qrels import Qrels

@@ -23,7 +23,7 @@ from ragmetrics._table import (
     visible,
 )
 from ragmetrics.errors import InvalidParameterError, MissingKeyError
-from ragmetrics.evaluate import (
+from ragmetrics.evaluation import (
     EvaluationResult,
     MissingPolicy,
     as_qrels,

@@ -1,0 +1,94 @@
+"""Start-up and the command line, timed as scripts call them: one process per call.
+
+Prints, as medians of alternating runs:
+
+- ``python -c "import ragmetrics"`` and ``ragmetrics --version`` (the cost every call pays);
+- ``ragmetrics trec_eval -q`` against NIST's C ``trec_eval -q`` on the same TREC files, one
+  run of 100 queries x 1,000 results with tied scores (a TREC ad hoc run's shape), their
+  ratio, and whether the two printed the same lines.
+
+The C program is not part of this project: give its path with ``--trec-eval`` (or
+``$TREC_EVAL``); it builds from NIST's sources (github.com/usnistgov/trec_eval) with ``make``.
+Without it, the start-up figures alone are printed.
+
+    python benchmarks/bench_cli.py --trec-eval /path/to/trec_eval
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int = 7) -> None:
+    """A TREC-shaped run (scores on a coarse grid: ties) and qrels graded 0..2."""
+    rng = random.Random(seed)
+    with open(folder / "qrels.txt", "w") as qrels, open(folder / "run.txt", "w") as run:
+        for q in range(301, 301 + n_queries):
+            docs = [f"FBIS{rng.randrange(10**6):07d}" for _ in range(depth)]
+            docs = list(dict.fromkeys(docs))
+            for doc in rng.sample(docs, min(150, len(docs))):
+                qrels.write(f"{q} 0 {doc} {rng.choice([0, 0, 1, 2])}\n")
+            for doc in (f"LA{rng.randrange(10**6):07d}" for _ in range(100)):
+                qrels.write(f"{q} 0 {doc} {rng.choice([0, 1])}\n")
+            scored = sorted(((round(rng.random(), 3), d) for d in docs), reverse=True)
+            run.writelines(f"{q} Q0 {d} {i} {s:.3f} bench\n" for i, (s, d) in enumerate(scored, 1))
+
+
+def timed(command: list[str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    return time.perf_counter() - started, done.stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
+    parser.add_argument("--repeat", type=int, default=11)
+    args = parser.parse_args()
+    ours = str(BIN / "ragmetrics")
+    calls = {
+        "python -c 'import ragmetrics'": [sys.executable, "-c", "import ragmetrics"],
+        "python -c 'pass' (the interpreter alone)": [sys.executable, "-c", "pass"],
+        "ragmetrics --version": [ours, "--version"],
+    }
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        write_track(folder)
+        files = [str(folder / "qrels.txt"), str(folder / "run.txt")]
+        calls["ragmetrics trec_eval -q (100 x 1,000)"] = [ours, "trec_eval", "-q", *files]
+        if args.trec_eval:
+            calls["C trec_eval -q (100 x 1,000)"] = [args.trec_eval, "-q", *files]
+        times: dict[str, list[float]] = {label: [] for label in calls}
+        outputs: dict[str, str] = {}
+        for _ in range(args.repeat):  # alternating: a noisy neighbour hits every call alike
+            for label, command in calls.items():
+                seconds, outputs[label] = timed(command)
+                times[label].append(seconds)
+    print(f"median of {args.repeat} alternating runs, wall time of the whole process\n")
+    for label, values in times.items():
+        print(f"{label:<44} {statistics.median(values):7.3f} s")
+    if args.trec_eval:
+        mine = statistics.median(times["ragmetrics trec_eval -q (100 x 1,000)"])
+        theirs = statistics.median(times["C trec_eval -q (100 x 1,000)"])
+        same = (
+            outputs["ragmetrics trec_eval -q (100 x 1,000)"]
+            == outputs["C trec_eval -q (100 x 1,000)"]
+        )
+        print(f"\nragmetrics trec_eval / C trec_eval: {mine / theirs:.2f}x the wall time")
+        print(f"the two printed the same lines: {same}")
+    else:
+        print("\n(no C trec_eval given: --trec-eval PATH or $TREC_EVAL)")
+
+
+if __name__ == "__main__":
+    main()
