@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml $(INTEGRATIONS) $(TESTED)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@echo "installing ragmetrics, both integrations and the dev tools into $(VENV) ..."
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv || true
-	if test -x $(BIN)/uv && $(BIN)/uv pip install --link-mode copy --python $(BIN)/python -c $(TESTED) $(EDITABLES); then \
+	if test -x $(BIN)/uv && $(BIN)/uv pip install --link-mode copy --compile-bytecode --python $(BIN)/python -c $(TESTED) $(EDITABLES); then \
 		true; \
 	else \
 		$(BIN)/python -m pip install --progress-bar on -c $(TESTED) $(EDITABLES); \
@@ -44,9 +44,13 @@ screenshot: demo
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,2400 \
 		--screenshot=demo-output/report-800px.png "file://$(CURDIR)/demo-output/report.html"
 
+# Every speed figure of the README (about an hour; C trec_eval's path in $TREC_EVAL adds it).
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e ".[dev,bench]"  # editable: a plain install would shadow src/
 	$(BIN)/python benchmarks/bench_metrics.py
+	$(BIN)/python benchmarks/bench_compare.py
+	$(BIN)/python benchmarks/bench_kernels.py
+	$(BIN)/python benchmarks/bench_cli.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

@@ -36,10 +36,10 @@ def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int
         for q in range(301, 301 + n_queries):
             docs = [f"FBIS{rng.randrange(10**6):07d}" for _ in range(depth)]
             docs = list(dict.fromkeys(docs))
-            for doc in rng.sample(docs, min(150, len(docs))):
-                qrels.write(f"{q} 0 {doc} {rng.choice([0, 0, 1, 2])}\n")
+            judged = {doc: rng.choice([0, 0, 1, 2]) for doc in rng.sample(docs, 150)}
             for doc in (f"LA{rng.randrange(10**6):07d}" for _ in range(100)):
-                qrels.write(f"{q} 0 {doc} {rng.choice([0, 1])}\n")
+                judged.setdefault(doc, rng.choice([0, 1]))  # judged, never retrieved
+            qrels.writelines(f"{q} 0 {doc} {grade}\n" for doc, grade in judged.items())
             scored = sorted(((round(rng.random(), 3), d) for d in docs), reverse=True)
             run.writelines(f"{q} Q0 {d} {i} {s:.3f} bench\n" for i, (s, d) in enumerate(scored, 1))
 

@@ -20,6 +20,16 @@ from ragmetrics._store import Store, store_of
 METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
 
 
+@pytest.fixture(autouse=True, params=["sorted", "compared"])
+def join_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs against both ways of the join: rows of keys sorted, or each judged
+    doc compared with its query's results (chosen by cost; forced here)."""
+    from ragmetrics import _store
+
+    monkeypatch.setattr(_store, "_SORT_STEPS", 0 if request.param == "sorted" else 10**9)
+    return str(request.param)
+
+
 def _trec_run(tmp_path: Path, lines: list[tuple[str, str, float]]) -> rm.Run:
     path = tmp_path / "run.txt"
     path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in lines))
@@ -82,13 +92,19 @@ def test_a_result_and_a_judged_doc_with_one_hash_are_compared_byte_for_byte(
 
 
 def test_two_results_with_one_hash_hand_over(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, join_kind: str
 ) -> None:
-    # "a" and "c" are both retrieved for q1 and collide: not a result and its judgment
+    # "a" and "c" are both retrieved for q1 and collide: not a result and its judgment.
+    # Sorted keys cannot tell which pair is which and hand over; compared, results never
+    # meet each other, and "b" is found where it is
     monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 6, b"c": 6}))
     run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "c", 0.5), ("q1", "b", 0.1)])
     qrels = rm.Qrels.from_dict({"q1": {"b": 1}})
-    assert _join(qrels, run) is None
+    located = _join(qrels, run)
+    if join_kind == "sorted":
+        assert located is None
+    else:
+        assert located is not None and [a.tolist() for a in located] == [[0], [2], [0]]
     assert _same_as_strings(qrels, run)["q1"]["mrr"] == pytest.approx(1 / 3)
 
 

@@ -402,6 +402,11 @@ class Store:
         hashed = self.hashes(words)
         judged_keys = judged.hashes(words) & _HASH_BITS
         judged_starts = judged.offsets[:-1]
+        # few judged docs per query: each is compared with its query's results (judged x
+        # width comparisons) rather than every row sorted (width x log2(width) steps each)
+        n_located = len(judged_ids)
+        if n_located * run_width < _SORT_STEPS * n_queries * width * np.log2(width + 2):
+            return self._compare_join(judged, run_rows, hashed, judged_keys, judged_ids)
         present = run_rows >= 0
         result_counts = np.where(present, self.lengths[run_rows], 0)
         result_starts = np.where(present, self.offsets[run_rows], 0)
@@ -441,8 +446,44 @@ class Store:
             return None  # a collision
         return rows, first, judged_at
 
+    def _compare_join(
+        self,
+        judged: Store,
+        run_rows: np.ndarray,
+        hashed: np.ndarray,
+        judged_keys: np.ndarray,
+        judged_ids: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """:meth:`hash_join` by comparing each judged doc's hash with every result of its
+        query, a block at a time; every match is checked byte for byte, and any that is
+        not equal (a collision) hands over to the string path."""
+        ids = self._ids
+        assert ids is not None
+        padded = pad_rows(self.lengths, hashed & _HASH_BITS, fill=2**64 - 1)  # never a key
+        width = padded.shape[1]
+        owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
+        in_run = run_rows[owner]
+        located = np.flatnonzero(in_run >= 0)
+        found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        step = max(1, BLOCK_CELLS // max(width, 1))
+        for start in range(0, len(located), step):
+            block = located[start : start + step]
+            hit, column = np.nonzero(padded[in_run[block]] == judged_keys[block, None])
+            found.append(block[hit])
+            columns.append(column)
+        judged_at = np.concatenate(found)
+        first = np.concatenate(columns)
+        rows = owner[judged_at]
+        if not (ids[self.offsets[run_rows[rows]] + first] == judged_ids[judged_at]).all():
+            return None  # two ids of one hash
+        return rows, first, judged_at
+
 
 BLOCK_CELLS = 1 << 18  # cells of a vectorized block (keys sorted, scores compared)
+
+
+_SORT_STEPS = 2  # a step of a row sort counted as this many comparisons (measured)
 
 
 def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
