@@ -176,7 +176,9 @@ def job(
     touch_mb: int = 0,
     workload: str = "toy",
 ) -> dict:
-    qrels_dict, run_dict = generate(n_queries, workload=workload)
+    # the dicts live only in the jobs that read them: ten million objects in the heap would
+    # slow every other job's garbage collector
+    qrels_dict, run_dict = generate(n_queries, workload=workload) if source == "dict" else ({}, {})
     _touch_memory(touch_mb)
     qpath, rpath = Path(folder) / "qrels.txt", Path(folder) / "run.txt"
     compile_seconds = None

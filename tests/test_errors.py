@@ -195,3 +195,16 @@ def test_no_shared_query_warns() -> None:
 def test_run_constructor_is_guarded() -> None:
     with pytest.raises(TypeError, match=r"Build a Run with Run\.from_dict"):
         rm.Run()
+
+
+def test_a_warning_points_at_the_callers_line() -> None:
+    """A warning raised deep inside ragmetrics names the line that called ragmetrics (it
+    named the last ragmetrics frame, one level short)."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rm.evaluate({"q": {"a": 1}, "r": {"c": 1}}, {"q": {"b": 0.5}, "r": {"d": 0.5}}, ["P@1"])
+    assert caught and all(w.filename == __file__ for w in caught), [
+        (w.filename, w.lineno) for w in caught
+    ]

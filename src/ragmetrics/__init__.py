@@ -7,27 +7,27 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics._version import __version__
+from ragmetrics.errors import (
+    AmbiguousChunkWarning,
+    FormatLossWarning,
+    GradeScaleError,
+    IdMismatchWarning,
+    InputFormatError,
+    InvalidParameterError,
+    MissingDependencyError,
+    MissingQueryError,
+    RagMetricsError,
+    RagMetricsWarning,
+    UndefinedMetricWarning,
+    UngroupedInputError,
+    UnknownMetricError,
+    WriteError,
+)
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.comparison import Comparison, PairedTest, compare
     from ragmetrics.dataset import RetrievalDataset
     from ragmetrics.diagnostics import Diagnosis, diagnose
-    from ragmetrics.errors import (
-        AmbiguousChunkWarning,
-        FormatLossWarning,
-        GradeScaleError,
-        IdMismatchWarning,
-        InputFormatError,
-        InvalidParameterError,
-        MissingDependencyError,
-        MissingQueryError,
-        RagMetricsError,
-        RagMetricsWarning,
-        UndefinedMetricWarning,
-        UngroupedInputError,
-        UnknownMetricError,
-        WriteError,
-    )
     from ragmetrics.evaluation import Counts, EvaluationResult, evaluate
     from ragmetrics.metrics import list_metrics
     from ragmetrics.qrels import Qrels
@@ -35,30 +35,14 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.sensitivity import RobustnessResult, robustness
     from ragmetrics.stream import evaluate_stream
 
-# Where each public name lives. `import ragmetrics` loads none of them: a command line that
-# only prints its version, or a script that only reads qrels, pays for what it uses (numpy
-# on the first Qrels or Run, the statistics on the first compare, pydantic on the first
-# dataset).
+# Where each other public name lives. `import ragmetrics` loads none of them (the errors
+# above are a few classes): a command line that only prints its version, or a script that
+# only reads qrels, pays for what it uses (numpy on the first Qrels or Run, the statistics on
+# the first compare, pydantic on the first dataset).
 _HOMES = {
     "ragmetrics.comparison": ("Comparison", "PairedTest", "compare"),
     "ragmetrics.dataset": ("RetrievalDataset",),
     "ragmetrics.diagnostics": ("Diagnosis", "diagnose"),
-    "ragmetrics.errors": (
-        "AmbiguousChunkWarning",
-        "FormatLossWarning",
-        "GradeScaleError",
-        "IdMismatchWarning",
-        "InputFormatError",
-        "InvalidParameterError",
-        "MissingDependencyError",
-        "MissingQueryError",
-        "RagMetricsError",
-        "RagMetricsWarning",
-        "UndefinedMetricWarning",
-        "UngroupedInputError",
-        "UnknownMetricError",
-        "WriteError",
-    ),
     "ragmetrics.evaluation": ("Counts", "EvaluationResult", "evaluate"),
     "ragmetrics.metrics": ("list_metrics",),
     "ragmetrics.qrels": ("Qrels",),
