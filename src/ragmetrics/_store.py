@@ -287,12 +287,18 @@ class Store:
 
     # --- order --------------------------------------------------------------------------
 
-    def greater(self, rows: np.ndarray, columns: np.ndarray, others: np.ndarray) -> np.ndarray:
+    def greater(
+        self, rows: np.ndarray, columns: np.ndarray, others: np.ndarray, *, encode: bool = False
+    ) -> np.ndarray:
         """Whether the id at ``columns[i]`` of row ``rows[i]`` sorts after the id at
-        ``others[i]`` of the same row."""
-        if self._ids is not None:
+        ``others[i]`` of the same row. ``encode``: string ids are encoded as bytes once
+        (kept), for a caller with many pairs to compare (deep runs with ties)."""
+        ids = self._ids
+        if ids is None and encode:
+            ids = self.encoded()
+        if ids is not None:  # printable ASCII: byte order is string order
             at = self.offsets[rows]
-            bigger: np.ndarray = self._ids[at + columns] > self._ids[at + others]
+            bigger: np.ndarray = ids[at + columns] > ids[at + others]
             return bigger
         ranking = list(map(self.tuples().__getitem__, rows.tolist()))
         left = map(tuple.__getitem__, ranking, columns.tolist())
