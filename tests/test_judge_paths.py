@@ -116,3 +116,24 @@ def test_a_long_ranking_of_judged_tied_docs(tmp_path: Path) -> None:
         (tmp_path / "run.txt").write_text("".join(lines))
         from_bytes = rm.Run.from_trec(tmp_path / "run.txt")  # ids kept as bytes
         _assert_same_judgments(qrels, from_bytes, depth)
+
+
+def test_runs_written_in_rank_order_take_their_positions() -> None:
+    """A run whose rows strictly fall (a TREC file in rank order, no ties) is ranked by
+    position, checked once; a tie, a rise, or a row boundary hidden by empty rows is not."""
+    from ragmetrics._store import store_of
+
+    falling = {"a": {"x": 0.9, "y": 0.5}, "b": {}, "c": {"x": 0.95, "z": 0.2}}
+    assert store_of(rm.Run.from_dict(falling)).in_rank_order("float64")
+    for bad in (
+        {"a": {"x": 0.9, "y": 0.9}},  # a tie: ids decide
+        {"a": {"x": 0.1, "y": 0.5}},  # a rise
+        {"e": {}, "a": {"x": 0.9}, "b": {"y": 0.1, "z": 0.7}},  # empty first row
+        {"a": {"x": 0.9, "y": 0.1, "z": 0.5}, "b": {}},  # empty last row
+        {"a": {"x": 1.00000001, "y": 1.0}},  # falls in float64, ties in float32
+    ):
+        run = rm.Run.from_dict(bad)
+        precision = "float32" if "x" in bad["a"] and bad["a"]["x"] == 1.00000001 else "float64"
+        assert not store_of(run).in_rank_order(precision)
+        qrels = {q: dict.fromkeys(docs, 1) for q, docs in bad.items() if docs}
+        _assert_same_judgments(qrels, run, None)

@@ -57,6 +57,7 @@ class Store:
         "_encoded",
         "_hashes",
         "_ids",
+        "_in_order",
         "_index",
         "_maps",
         "_subset",
@@ -94,6 +95,7 @@ class Store:
         self._ids, self._tuples, self._maps, self._values = ids, tuples, maps, values
         self._index: dict[str, int] | None = None
         self._hashes: dict[int, np.ndarray] = {}
+        self._in_order: dict[str, bool] = {}
         self._encoded: list[np.ndarray | None] = []
         self._subset: tuple[list[str], Store] | None = None
         self._dictionary: tuple[np.ndarray, np.ndarray] | None = None
@@ -304,6 +306,22 @@ class Store:
         left = map(tuple.__getitem__, ranking, columns.tolist())
         right = map(tuple.__getitem__, ranking, others.tolist())
         return np.fromiter(map(str.__gt__, left, right), dtype=bool, count=len(rows))
+
+    def in_rank_order(self, score_precision: ScorePrecision) -> bool:
+        """True when every query's values strictly fall down its row (a run written in rank
+        order, without ties): each doc's rank is then its position. Checked once, kept."""
+        known = self._in_order.get(score_precision)
+        if known is None:
+            values = self.values
+            assert values is not None
+            if score_precision == "float32":
+                values = as_float32(values)
+            falls = values[1:] < values[:-1]
+            # a row's last doc and the next row's first are not compared (rows may be empty)
+            bounds = self.offsets[1:-1]
+            falls[bounds[(bounds > 0) & (bounds < len(values))] - 1] = True
+            known = self._in_order[score_precision] = bool(falls.all())
+        return known
 
     def ranked_order(self, score_precision: ScorePrecision) -> np.ndarray:
         """The permutation that sorts each query by value descending, ties by doc id

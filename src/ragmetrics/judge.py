@@ -350,6 +350,9 @@ def rank_of(
     row, a block of located docs at a time. With ``score_precision="float32"`` scores are
     compared after rounding to 32-bit floats, so scores equal in float32 tie.
     """
+    if results.in_rank_order(score_precision):  # written in rank order, no ties
+        same: np.ndarray = positions.copy()
+        return same
     scores = results.values
     assert scores is not None
     if score_precision == "float32":
