@@ -7,6 +7,7 @@ function, which only hide a cycle), except those under ``if TYPE_CHECKING:``, wh
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,17 @@ def test_no_module_reads_another_modules_privates(name: str) -> None:
                 if alias.name.startswith("_") and not dunder and module not in MODULES:
                     foreign.append(f"line {node.lineno}: imports {alias.name}")
     assert not foreign, f"{name} reads privates of other modules: {foreign}"
+
+
+def test_the_llama_index_package_declares_its_llamahub_listing() -> None:
+    """LlamaHub lists an integration from ``[tool.llamahub]``: its import path must be the
+    package's, and every class it exports must have an author."""
+    import tomllib
+
+    root = Path(__file__).parents[1] / "integrations" / "llama-index"
+    table = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["llamahub"]
+    assert table["import_path"] == "llama_index.evaluation.ragmetrics"
+    package = importlib.import_module(table["import_path"])
+    classes = {n for n in package.__all__ if isinstance(getattr(package, n), type)}
+    classes -= {n for n in classes if issubclass(getattr(package, n), Warning)}
+    assert set(table["class_authors"]) == classes
