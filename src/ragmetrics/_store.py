@@ -248,9 +248,9 @@ class Store:
         lengths = self.lengths[rows]
         _, _, at = spans(self.offsets[rows], lengths)
         values = None if self.values is None else self.values[at]
-        picked = rows.tolist()
         if self._ids is not None:
             return Store(query_ids, lengths, ids=self._ids[at], values=values, scored=self.scored)
+        picked = rows.tolist()
         if self._maps is not None:
             maps = list(map(self._maps.__getitem__, picked))
             return Store(query_ids, lengths, maps=maps, values=values, scored=self.scored)
@@ -466,9 +466,7 @@ class Store:
         if (first >= _FROM_QRELS).any() or (second < _FROM_QRELS).any():
             return None
         judged_at = judged_starts[rows] + second - _FROM_QRELS
-        if not (ids[self.offsets[run_rows[rows]] + first] == judged_ids[judged_at]).all():
-            return None  # a collision
-        return rows, first, judged_at
+        return self._same_bytes(judged_ids, run_rows, rows, first, judged_at)
 
     def _compare_join(
         self,
@@ -481,8 +479,6 @@ class Store:
         """:meth:`hash_join` by comparing each judged doc's hash with every result of its
         query, a block at a time; every match is checked byte for byte, and any that is
         not equal (a collision) hands over to the string path."""
-        ids = self._ids
-        assert ids is not None
         padded = pad_rows(self.lengths, hashed & _HASH_BITS, fill=2**64 - 1)  # never a key
         width = padded.shape[1]
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
@@ -498,9 +494,22 @@ class Store:
             columns.append(column)
         judged_at = np.concatenate(found)
         first = np.concatenate(columns)
-        rows = owner[judged_at]
+        return self._same_bytes(judged_ids, run_rows, owner[judged_at], first, judged_at)
+
+    def _same_bytes(
+        self,
+        judged_ids: np.ndarray,
+        run_rows: np.ndarray,
+        rows: np.ndarray,
+        first: np.ndarray,
+        judged_at: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The join's answer ``(rows, first, judged_at)`` if every pair it matched by hash
+        holds the same bytes, else None (two ids of one hash: the string path decides)."""
+        ids = self._ids
+        assert ids is not None
         if not (ids[self.offsets[run_rows[rows]] + first] == judged_ids[judged_at]).all():
-            return None  # two ids of one hash
+            return None
         return rows, first, judged_at
 
 
