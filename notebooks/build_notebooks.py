@@ -165,7 +165,7 @@ comparison""",
     ),
     (
         "code",
-        """from ragmetrics import plots
+        """from ragmetrics.output import plots
 plots.plot_rag_decomposition(comparison, 5);  # the ; shows the figure once""",
     ),
     (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli import main
+from ragmetrics.cli.commands import main
 from tests.conftest import shared_file
 
 
@@ -168,7 +168,7 @@ def _small_files(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_every_option_has_help() -> None:
     import argparse
 
-    from ragmetrics.cli import build_parser
+    from ragmetrics.cli.commands import build_parser
 
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -263,7 +263,7 @@ def test_a_missing_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
     run.write_bytes(b"PAR1")
     script = (
         "import sys; sys.modules['pyarrow'] = None\n"  # as if pyarrow were not installed
-        "from ragmetrics.cli import main\n"
+        "from ragmetrics.cli.commands import main\n"
         f"sys.exit(main(['evaluate', {str(qrels)!r}, {str(run)!r}, '-m', 'map']))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli import main
+from ragmetrics.cli.commands import main
 
 pyarrow = pytest.importorskip("pyarrow")
 
@@ -86,7 +86,7 @@ def test_the_cli_reads_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_the_buffer_path_equals_the_careful_one() -> None:
-    from ragmetrics import _columnar
+    from ragmetrics.formats import _columnar
 
     _, run = _random(9)
     frame = run.to_pandas()

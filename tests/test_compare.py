@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli import main
-from ragmetrics.stats import adjust, bootstrap_test, randomization_test, student_t_sf2, t_test
+from ragmetrics.analysis.stats import (
+    adjust,
+    bootstrap_test,
+    randomization_test,
+    student_t_sf2,
+    t_test,
+)
+from ragmetrics.cli.commands import main
 from tests.conftest import shared_file
 
 scipy_stats = pytest.importorskip("scipy.stats")

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import ragmetrics as rm
-from ragmetrics._store import store_of
+from ragmetrics.data._store import store_of
 from tests.conftest import shared_file
 
 

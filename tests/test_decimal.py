@@ -10,8 +10,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from ragmetrics import _trec_fast
-from ragmetrics._decimal import EXACT_MANTISSA, nearest_doubles
+from ragmetrics.formats import _trec_fast
+from ragmetrics.formats._decimal import EXACT_MANTISSA, nearest_doubles
 
 
 def _split(fields: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from ragmetrics._gc import without_gc
+from ragmetrics._util.gc import without_gc
 
 
 @without_gc
@@ -21,7 +21,7 @@ def test_paused_only_inside_and_restored() -> None:
     # in a fresh process, where this is surely the only thread (the suite may have others)
     code = (
         "import gc, threading\n"
-        "from ragmetrics._gc import without_gc\n"
+        "from ragmetrics._util.gc import without_gc\n"
         "state = without_gc(gc.isenabled)\n"
         "assert threading.active_count() == 1\n"
         "print(gc.isenabled(), state(), gc.isenabled())\n"

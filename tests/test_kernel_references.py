@@ -14,7 +14,7 @@ import random
 import numpy as np
 import pytest
 
-from ragmetrics.judge import judge_lists
+from ragmetrics.engine.locate import locate_in_lists
 from ragmetrics.metrics import classic
 
 
@@ -68,7 +68,7 @@ CUTOFFS = [None, 1, 3, 10, 100]
 @pytest.mark.parametrize("seed", range(4))
 def test_index_arithmetic_equals_the_formulas(seed: int) -> None:
     judgments, rankings = _batch(seed)
-    judged = judge_lists(judgments, rankings)
+    judged = locate_in_lists(judgments, rankings)
     queries = list(judgments)
     for k in CUTOFFS:
         for rel in (1, 2):
@@ -84,6 +84,6 @@ def test_index_arithmetic_equals_the_formulas(seed: int) -> None:
 def test_the_references_can_tell_a_wrong_kernel() -> None:
     # a rank off by one in the reference must show: the comparison is not vacuous
     judgments, rankings = _batch(0)
-    judged = judge_lists(judgments, rankings)
+    judged = locate_in_lists(judgments, rankings)
     shifted = [_ap(["pad", *rankings[q]], judgments[q], 1, None) for q in judgments]
     assert not np.allclose(classic.average_precision(judged, None, rel=1), shifted, 0, 1e-12)

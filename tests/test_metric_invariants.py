@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
+from ragmetrics.engine import stream
 from ragmetrics.metrics import Cutoff, parse_metric, registered
 from ragmetrics.metrics.registry import aliases_of, presets_of
 
@@ -211,10 +212,10 @@ def test_a_query_scores_the_same_bits_whatever_its_batch(spec) -> None:  # type:
         ids = list(run)
         rng.shuffle(ids)
         parts = [
-            rm.stream.partial(qrels, {q: run[q] for q in ids[i : i + 4]}, names, per_query=True)
+            stream.partial(qrels, {q: run[q] for q in ids[i : i + 4]}, names, per_query=True)
             for i in range(0, 25, 4)
         ]
-        merged = rm.stream.merge(parts).result(qrels)
+        merged = stream.merge(parts).result(qrels)
         assert merged.per_query == whole
         assert merged.aggregate == whole_aggregate(qrels, run, names)
 

@@ -33,9 +33,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import ragmetrics as rm
-from ragmetrics import _packed
-from ragmetrics._io import read_trec_maps
-from ragmetrics._trec_fast import read_plain_trec_packed
+from ragmetrics.data import _packed
+from ragmetrics.formats._io import read_trec_maps
+from ragmetrics.formats._trec_fast import read_plain_trec_packed
 from ragmetrics.metrics import registered
 
 pyarrow = pytest.importorskip("pyarrow")

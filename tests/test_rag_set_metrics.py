@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli import main
+from ragmetrics.cli.commands import main
 from ragmetrics.metrics.rag import rarity_weights
 from tests.conftest import shared_file
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics import plots
-from ragmetrics.cli import main
-from ragmetrics.report import write_report
+from ragmetrics.cli.commands import main
+from ragmetrics.output import plots
+from ragmetrics.output.report import write_report
 from tests.conftest import shared_file
 
 pytest.importorskip("matplotlib")

@@ -8,9 +8,9 @@ import random
 import pytest
 
 import ragmetrics as rm
+from ragmetrics.adapters.records import RetrievalLog
+from ragmetrics.adapters.scoring import QueryScorer
 from ragmetrics.errors import IdMismatchWarning, InputFormatError, InvalidParameterError
-from ragmetrics.records import RetrievalLog
-from ragmetrics.scoring import QueryScorer
 
 NAMES = [
     "hit_rate@3", "mrr", "P@5", "recall@5", "map", "ndcg@5", "ndcg_exp", "err@4",

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics import _packed
-from ragmetrics._store import Store, store_of
+from ragmetrics.data import _packed
+from ragmetrics.data._store import Store, store_of
 
 METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
 
@@ -24,7 +24,7 @@ METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
 def join_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs against both ways of the join: rows of keys sorted, or each judged
     doc compared with its query's results (chosen by cost; forced here)."""
-    from ragmetrics import _store
+    from ragmetrics.data import _store
 
     monkeypatch.setattr(_store, "_SORT_STEPS", 0 if request.param == "sorted" else 10**9)
     return str(request.param)

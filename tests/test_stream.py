@@ -12,6 +12,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics import Qrels, Run, evaluate, evaluate_stream
+from ragmetrics.engine.stream import merge, partial
 from ragmetrics.errors import (
     IdMismatchWarning,
     InputFormatError,
@@ -21,7 +22,6 @@ from ragmetrics.errors import (
     UngroupedInputError,
 )
 from ragmetrics.metrics.registry import Cutoff
-from ragmetrics.stream import merge, partial
 
 GRADE_MAP = {0: 1, 1: 3, 2: 4, 3: 5}
 
@@ -121,7 +121,7 @@ def _subset(run: Run, query_ids: list[str]) -> Run:
 
 
 def test_exact_sums_do_not_depend_on_order() -> None:
-    from ragmetrics._exact import exact_sum, to_float
+    from ragmetrics._util.exact import exact_sum, to_float
 
     values = np.random.default_rng(0).random(10_000) * 10.0 ** np.arange(-5, 5).repeat(1000)
     forward, backward = exact_sum(values), exact_sum(values[::-1])

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics import _trec_fast
-from ragmetrics._io import read_trec_maps
-from ragmetrics._trec_fast import read_plain_trec_packed
+from ragmetrics.formats import _trec_fast
+from ragmetrics.formats._io import read_trec_maps
+from ragmetrics.formats._trec_fast import read_plain_trec_packed
 from tests.conftest import shared_file
 
 _SCORES = [

@@ -24,7 +24,7 @@ from pathlib import Path
 import ragmetrics as rm
 from ragmetrics.datasets import write_demo
 from ragmetrics.matching import ChunkMatcher, MatchRules
-from ragmetrics.report import write_report
+from ragmetrics.output.report import write_report
 
 OUTPUT = Path(
     os.environ.get("RAGMETRICS_DEMO_OUTPUT", Path(__file__).resolve().parents[2] / "demo-output")

@@ -6,6 +6,7 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics import _moved
 from ragmetrics._version import __version__
 from ragmetrics.errors import (
     AmbiguousChunkWarning,
@@ -24,31 +25,33 @@ from ragmetrics.errors import (
     WriteError,
 )
 
+_moved.install()
+
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
-    from ragmetrics.comparison import Comparison, PairedTest, compare
-    from ragmetrics.dataset import RetrievalDataset
-    from ragmetrics.diagnostics import Diagnosis, diagnose
-    from ragmetrics.evaluation import Counts, EvaluationResult, evaluate
+    from ragmetrics.analysis.comparison import Comparison, PairedTest, compare
+    from ragmetrics.analysis.diagnostics import Diagnosis, diagnose
+    from ragmetrics.analysis.sensitivity import RobustnessResult, robustness
+    from ragmetrics.data.dataset import RetrievalDataset
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
+    from ragmetrics.engine.evaluation import Counts, EvaluationResult, evaluate
+    from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.metrics import list_metrics
-    from ragmetrics.qrels import Qrels
-    from ragmetrics.run import Run
-    from ragmetrics.sensitivity import RobustnessResult, robustness
-    from ragmetrics.stream import evaluate_stream
 
 # Where each other public name lives. `import ragmetrics` loads none of them (the errors
 # above are a few classes): a command line that only prints its version, or a script that
 # only reads qrels, pays for what it uses (numpy on the first Qrels or Run, the statistics on
 # the first compare, pydantic on the first dataset).
 _HOMES = {
-    "ragmetrics.comparison": ("Comparison", "PairedTest", "compare"),
-    "ragmetrics.dataset": ("RetrievalDataset",),
-    "ragmetrics.diagnostics": ("Diagnosis", "diagnose"),
-    "ragmetrics.evaluation": ("Counts", "EvaluationResult", "evaluate"),
+    "ragmetrics.analysis.comparison": ("Comparison", "PairedTest", "compare"),
+    "ragmetrics.data.dataset": ("RetrievalDataset",),
+    "ragmetrics.analysis.diagnostics": ("Diagnosis", "diagnose"),
+    "ragmetrics.engine.evaluation": ("Counts", "EvaluationResult", "evaluate"),
     "ragmetrics.metrics": ("list_metrics",),
-    "ragmetrics.qrels": ("Qrels",),
-    "ragmetrics.run": ("Run",),
-    "ragmetrics.sensitivity": ("RobustnessResult", "robustness"),
-    "ragmetrics.stream": ("evaluate_stream",),
+    "ragmetrics.data.qrels": ("Qrels",),
+    "ragmetrics.data.run": ("Run",),
+    "ragmetrics.analysis.sensitivity": ("RobustnessResult", "robustness"),
+    "ragmetrics.engine.stream": ("evaluate_stream",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from ragmetrics.cli import main
+from ragmetrics.cli.commands import main
 
 sys.exit(main())

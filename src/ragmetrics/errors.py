@@ -10,7 +10,7 @@ defined but meaningless.
 from __future__ import annotations
 
 # re-exported for the adapters: a warning attributed to the user's line
-from ragmetrics._warn import warn as warn
+from ragmetrics._util.warn import warn as warn
 
 
 class RagMetricsError(ValueError):

@@ -38,14 +38,14 @@ from itertools import accumulate, chain, islice, repeat
 from operator import and_, itemgetter, or_
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ragmetrics._warn import warn
+from ragmetrics._util.progress import progress_bar
+from ragmetrics._util.warn import warn
+from ragmetrics.data.run import Run
 from ragmetrics.errors import AmbiguousChunkWarning, InvalidParameterError, RagMetricsError
-from ragmetrics.progress import progress_bar
-from ragmetrics.run import Run
 
 if TYPE_CHECKING:
-    from ragmetrics.evaluation import EvaluationResult
-    from ragmetrics.qrels import Qrels
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.engine.evaluation import EvaluationResult
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates
@@ -233,7 +233,7 @@ class MatchedRun:
     ) -> EvaluationResult:
         """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched and ambiguous
         chunks counted."""
-        from ragmetrics.evaluation import evaluate
+        from ragmetrics.engine.evaluation import evaluate
 
         result = evaluate(qrels, self.run, metrics, **options)
         result.counts = replace(

@@ -3,7 +3,7 @@
 The run's rows are co-partitioned by query id (Ray Data's own ``groupby`` shuffle: a hash
 repartition with sorted partitions, or a range sort), so that each block holds whole queries.
 Each block is then scored by the kernel of :func:`~ragmetrics.evaluate` into a
-:class:`~ragmetrics.stream.PartialResult`, and the driver merges those exactly: the numbers
+:class:`~ragmetrics.engine.stream.PartialResult`, and the driver merges those exactly: the numbers
 equal ``evaluate()`` on the same rows bit for bit, however many blocks there are.
 """
 
@@ -13,12 +13,12 @@ import pickle
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmetrics._optional import import_pyarrow, import_ray
-from ragmetrics._stream_io import Columns, arrow_chunk, batches
+from ragmetrics._util.optional import import_pyarrow, import_ray
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.engine.evaluation import EvaluationResult, as_qrels
+from ragmetrics.engine.stream import PartialResult, merge, partial
 from ragmetrics.errors import InputFormatError, RagMetricsError
-from ragmetrics.evaluation import EvaluationResult, as_qrels
-from ragmetrics.qrels import Qrels
-from ragmetrics.stream import PartialResult, merge, partial
+from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches
 
 __all__ = ["evaluate"]
 
@@ -72,7 +72,7 @@ def _partials(
     num_partitions: int | None,
     keywords: dict[str, Any],
 ) -> list[PartialResult]:
-    """One :class:`~ragmetrics.stream.PartialResult` per block of whole queries."""
+    """One :class:`~ragmetrics.engine.stream.PartialResult` per block of whole queries."""
     ray = import_ray()
     pyarrow = import_pyarrow()
     if not isinstance(dataset, ray.data.Dataset):
@@ -122,6 +122,6 @@ def _qrels(qrels: Any) -> Qrels:
 
 
 def _EMPTY_RUN() -> Any:  # noqa: N802 - a constant made on use
-    from ragmetrics.run import Run
+    from ragmetrics.data.run import Run
 
     return Run.from_lists({"(none)": []})

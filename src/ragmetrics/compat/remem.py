@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import evaluate
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluation import evaluate
 from ragmetrics.matching import ChunkMatcher
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 Pooled = dict[str, float]
 PerExample = list[dict[str, float]]

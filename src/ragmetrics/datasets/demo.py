@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ragmetrics.dataset import RetrievalDataset
+from ragmetrics.data.dataset import RetrievalDataset
 from ragmetrics.datasets._facts import CONVERSATION, HANDBOOK
 
 REPLIES = [

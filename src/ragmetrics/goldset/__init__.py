@@ -27,9 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._atomic import write_text
+from ragmetrics._util.progress import progress_bar
+from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
-from ragmetrics._warn import warn
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
 from ragmetrics.errors import (
     InputFormatError,
     InvalidParameterError,
@@ -37,14 +39,12 @@ from ragmetrics.errors import (
     MissingKeyError,
     UngradedPairsWarning,
 )
+from ragmetrics.formats._atomic import write_text
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
 from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks
 from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge, model_identity
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE, TEMPLATE_HASH, parse_grade, prompt
-from ragmetrics.progress import progress_bar
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 __all__ = [
     "PROMPT_VERSION",

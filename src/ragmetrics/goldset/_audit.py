@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._atomic import open_atomic, write_text
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
 from ragmetrics.errors import InputFormatError, InvalidParameterError
+from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.goldset._agreement import (
     GRADES,
     confusion,
@@ -23,8 +25,6 @@ from ragmetrics.goldset._agreement import (
     spearman,
     weighted_kappa,
 )
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 
 @dataclass
@@ -209,7 +209,7 @@ def _prevalence(
 def _runs_under_both(
     runs: Mapping[str, Run], llm: Qrels, human: Qrels, k: int
 ) -> tuple[dict[str, tuple[float | None, float | None]], float | None]:
-    from ragmetrics.evaluation import evaluate
+    from ragmetrics.engine.evaluation import evaluate
 
     metric = f"ra_nwg@{k}"
     scores: dict[str, tuple[float | None, float | None]] = {}

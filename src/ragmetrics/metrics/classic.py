@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._arrays import row_sums
+from ragmetrics._util.arrays import row_sums
+from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import InvalidParameterError
-from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import (
     DCG,
     LEVEL,
@@ -56,7 +56,7 @@ def precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     Range [0, 1].
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> precision(j, 2, rel=1).tolist()  # a among x, a: 1 / 2
         [0.5]
     """
@@ -68,7 +68,7 @@ def recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     """Fraction of the relevant docs found in the first k: ``|rel in L_k| / R``; 0 if R = 0.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> recall(j, 2, rel=1).tolist()  # a of {a, b}: 1 / 2
         [0.5]
     """
@@ -79,7 +79,7 @@ def f1(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     """Harmonic mean of precision@k and recall@k; 0 when both are 0.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> f1(j, 2, rel=1).tolist()  # 2 * 0.5 * 0.5 / (0.5 + 0.5)
         [0.5]
     """
@@ -92,7 +92,7 @@ def hit_rate(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     """1 if a relevant doc is among the first k, else 0 (trec_eval ``success_k``).
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> hit_rate(j, 1, rel=1).tolist(), hit_rate(j, 2, rel=1).tolist()
         ([0.0], [1.0])
     """
@@ -103,7 +103,7 @@ def reciprocal_rank(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.nd
     """``1 / rank`` of the first relevant doc within the first k; 0 if there is none.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> reciprocal_rank(j, None, rel=1).tolist()  # a at rank 2
         [0.5]
     """
@@ -123,7 +123,7 @@ def average_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.
     The divisor is R, not min(R, k), as trec_eval's ``map_cut_k``.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> average_precision(j, None, rel=1).tolist()  # (1/2 + 2/4) / 2
         [0.5]
         >>> average_precision(j, 3, rel=1).tolist()  # (1/2) / 2: b is past k
@@ -148,7 +148,7 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
     gain.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> # DCG = 2/log2(3) + 1/log2(5), IDCG = 2 + 1/log2(3)
         >>> ndcg(j, None, dcg="log2").round(6).tolist()
         [0.643322]
@@ -194,7 +194,7 @@ def r_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarra
     """Precision at rank R (the number of relevant docs); 0 if R = 0 (trec_eval ``Rprec``).
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> r_precision(j, None, rel=1).tolist()  # R = 2: a among x, a
         [0.5]
     """
@@ -211,7 +211,7 @@ def err(judged: JudgedRun, cutoff: int | None, *, max_grade: float | None) -> np
     grade judged in the qrels unless the parameter fixes it (Chapelle et al., 2009).
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> # R_a = (2^2 - 1) / 2^2, R_b = 1 / 4: 0.75 / 2 + (1 - 0.75) * 0.25 / 4
         >>> err(j, None, max_grade=None).tolist()
         [0.390625]
@@ -241,7 +241,7 @@ def recall_all(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray
     first k, else 0; NA when the query has no relevant doc.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> recall_all(j, 2, rel=1).tolist(), recall_all(j, 4, rel=1).tolist()
         ([0.0], [1.0])
     """
@@ -260,7 +260,7 @@ def group_recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarr
     Without explicit groups each relevant doc is its own group, so this equals recall@k.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> group_recall(j, 2, rel=1).tolist()  # groups {a}, {b}: one found
         [0.5]
     """
@@ -281,7 +281,7 @@ def bpref(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     0 when ``R = 0``.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
         >>> bpref(j, None, rel=1).tolist()  # a: no non-relevant above; b: c above, N = 1
         [0.5]
     """
@@ -314,7 +314,7 @@ def interpolated_precision(
     ``c = floor(level * R + 0.9)`` instead, as trec_eval up to 9 and pytrec_eval do.
 
     Example:
-        >>> j = judge_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]})
         >>> [interpolated_precision(j, None, rel=1, level=v).tolist() for v in (0.0, 0.5, 1.0)]
         [[1.0], [1.0], [0.6666666666666666]]
     """
@@ -358,7 +358,7 @@ def retrieved_count(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     """How many docs each query retrieved (trec_eval's ``num_ret``; summed over a run).
 
     Example:
-        >>> retrieved_count(judge_lists({"q": {"a": 1}}, {"q": ["a", "x", "y"]}), None).tolist()
+        >>> retrieved_count(locate_in_lists({"q": {"a": 1}}, {"q": ["a", "x", "y"]}), None).tolist()
         [3.0]
     """
     return judged.lengths.astype(np.float64)
@@ -368,7 +368,8 @@ def relevant_count(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.nda
     """How many docs each query has judged relevant, ``R`` (``num_rel``; summed).
 
     Example:
-        >>> relevant_count(judge_lists({"q": {"a": 1, "b": 0}}, {"q": ["x"]}), None, rel=1).tolist()
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 0}}, {"q": ["x"]})
+        >>> relevant_count(j, None, rel=1).tolist()
         [1.0]
     """
     return judged.n_relevant(rel).astype(np.float64)
@@ -378,7 +379,7 @@ def relevant_retrieved_count(judged: JudgedRun, cutoff: int | None, *, rel: int)
     """How many relevant docs each query retrieved (``num_rel_ret``; summed).
 
     Example:
-        >>> j = judge_lists({"q": {"a": 1, "b": 1}}, {"q": ["x", "b"]})
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["x", "b"]})
         >>> relevant_retrieved_count(j, None, rel=1).tolist()
         [1.0]
     """

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._arrays import pad_rows, row_sums
+from ragmetrics._util.arrays import pad_rows, row_sums
+from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import GradeScaleError
-from ragmetrics.judge import JudgedRun, judge_lists  # noqa: F401 - judge_lists: doctests
 from ragmetrics.metrics.registry import (
     ALPHA,
     CAP3,
@@ -280,7 +280,7 @@ def ra_nwg(
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> # one doc of each grade in U: p_g = 1/5, so w5 = 1, w4 = 2.5 / 5, w3 = 0.5 / 5
         >>> ra_nwg(u, 2, **w).round(6).tolist()  # (w(a) + w(d)) / (w5 + w4) = 1 / 1.5
@@ -303,7 +303,7 @@ def proc(
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> proc(u, 2, **w).tolist()  # the whole ranking holds a and b: 1.5 / 1.5
         [1.0]
@@ -324,7 +324,7 @@ def pct_proc(
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> w = dict(alpha=1.0, cap4=1.0, cap3=0.25)
         >>> pct_proc(u, 2, **w).round(6).tolist()  # RA-nWG / PROC = (1 / 1.5) / 1
         [0.666667]
@@ -341,7 +341,7 @@ def n_recall_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> n_recall_4plus(u, 2).tolist()  # a of {a, b}: 1 / min(2, 2)
         [0.5]
     """
@@ -357,7 +357,7 @@ def n_recall_5(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> n_recall_5(u, 2).tolist()  # a: 1 / min(2, 1)
         [1.0]
     """
@@ -374,7 +374,7 @@ def precision_4plus(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> precision_4plus(u, 2).tolist()  # a among a, d
         [0.5]
     """
@@ -389,7 +389,7 @@ def harm(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> harm(u, 2).tolist()  # d (grade 1) among a, d
         [0.5]
     """
@@ -405,7 +405,7 @@ def unjudged(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
     Example:
         >>> grades = {"q": {"a": 5, "b": 4, "c": 3, "d": 1, "e": 2}}
-        >>> u = judge_lists(grades, {"q": ["a", "d", "x", "b"]})
+        >>> u = locate_in_lists(grades, {"q": ["a", "d", "x", "b"]})
         >>> unjudged(u, 4).tolist()  # x among a, d, x, b
         [0.25]
     """

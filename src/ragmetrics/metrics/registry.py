@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._exact import exact_sum, to_float
-from ragmetrics._rules import parse_float
+from ragmetrics._util.exact import exact_sum, to_float
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
+from ragmetrics.formats._rules import parse_float
 
 if TYPE_CHECKING:
-    from ragmetrics.judge import JudgedRun
+    from ragmetrics.engine.locate import JudgedRun
 
 # kernel(judged, cutoff, **params) -> one value per query (NaN marks NA)
 Kernel = Callable[..., np.ndarray]
@@ -98,7 +98,7 @@ class Tally:
         defined: queries where the metric is defined.
         na: queries where it is NA.
         total: the exact sum of the defined values (after ``Aggregate.transform``), an
-            integer in units of ``2**-1127`` (see ``ragmetrics._exact``): sums of batches
+            integer in units of ``2**-1127`` (see ``ragmetrics._util.exact``): sums of batches
             add up to the sum of the whole, bit for bit.
     """
 

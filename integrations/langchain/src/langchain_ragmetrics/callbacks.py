@@ -1,9 +1,9 @@
 """Record and score retrievals inside a running chain: a LangChain callback handler.
 
 The handler translates LangChain's retriever callbacks into a core
-:class:`ragmetrics.records.RetrievalLog`: start, end and error events are paired by
+:class:`ragmetrics.adapters.records.RetrievalLog`: start, end and error events are paired by
 ``run_id``, each record carries the retriever's name, its tags and its parent run, and live
-scores come from one :class:`ragmetrics.scoring.QueryScorer`.
+scores come from one :class:`ragmetrics.adapters.scoring.QueryScorer`.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from langchain_core.documents import Document
 
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run
+from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.adapters.scoring import QueryScorer
+from ragmetrics.engine.evaluation import MissingPolicy
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluation import MissingPolicy
-from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
-from ragmetrics.scoring import QueryScorer
 
 __all__ = ["RetrievalEvalCallbackHandler", "RetrievalRecord"]
 

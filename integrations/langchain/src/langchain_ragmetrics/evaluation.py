@@ -10,12 +10,12 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics import EvaluationResult, Qrels
-from ragmetrics.dataset import as_dataset
+from ragmetrics._util.progress import progress_bar
+from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
+from ragmetrics.adapters.scoring import QueryScorer
+from ragmetrics.data.dataset import as_dataset
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.harness import EvaluationPlan, Retrieved
 from ragmetrics.matching import MatchRules
-from ragmetrics.progress import progress_bar
-from ragmetrics.scoring import QueryScorer
 
 
 class _DatasetRun:

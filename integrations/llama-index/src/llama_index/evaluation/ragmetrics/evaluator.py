@@ -18,11 +18,11 @@ from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, id_hint, node_ids, node_texts
 from ragmetrics import EvaluationResult, Run
-from ragmetrics.dataset import as_dataset
+from ragmetrics._util.progress import progress_bar
+from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
+from ragmetrics.data.dataset import as_dataset
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.harness import EvaluationPlan, Retrieved
 from ragmetrics.matching import MatchRules
-from ragmetrics.progress import progress_bar
 
 T = TypeVar("T")
 

@@ -2,7 +2,7 @@
 
 LlamaIndex keys results by the metric class's ``metric_name``, so each key gets a class of
 its own: ``ndcg@5`` and ``ndcg@10`` sit side by side in one ``RetrieverEvaluator``. The math
-is the core's (:class:`ragmetrics.scoring.QueryScorer`); the plug-ins of one
+is the core's (:class:`ragmetrics.adapters.scoring.QueryScorer`); the plug-ins of one
 :meth:`RagMetricsMetric.from_names` call share one scorer, so a ranking is judged once for
 all of them.
 """
@@ -21,10 +21,10 @@ from llama_index.core.evaluation.retrieval.metrics_base import (
     RetrievalMetricResult,
 )
 
-from ragmetrics.dataset import as_dataset
+from ragmetrics.adapters.scoring import QueryScorer
+from ragmetrics.data.dataset import as_dataset
 from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, RagMetricsWarning, warn
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
-from ragmetrics.scoring import QueryScorer
 
 _CLASSES: dict[str, type[RagMetricsMetric]] = {}
 # LlamaIndex's own metric keys, whatever this version of llama-index-core registers

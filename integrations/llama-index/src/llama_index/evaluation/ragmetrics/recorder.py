@@ -3,8 +3,8 @@
 A :class:`RetrievalRecorder` listens to the instrumentation dispatcher: every retriever call
 (query engines, chat engines and the sub-retrievers of a fusion retriever included) opens a
 span and emits a start and an end event under that span's id. The recorder turns them into
-:class:`ragmetrics.records.RetrievalRecord` s (retriever class, tags, parent span, error),
-kept by a core :class:`ragmetrics.records.RetrievalLog`.
+:class:`ragmetrics.adapters.records.RetrievalRecord` s (retriever class, tags, parent span, error),
+kept by a core :class:`ragmetrics.adapters.records.RetrievalLog`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from llama_index.core.schema import QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
 from ragmetrics import EvaluationResult, Qrels, Run
-from ragmetrics.evaluation import MissingPolicy
-from ragmetrics.records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.engine.evaluation import MissingPolicy
 
 __all__ = ["RetrievalRecord", "RetrievalRecorder"]
 

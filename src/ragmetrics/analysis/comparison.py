@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from ragmetrics._atomic import write_text
-from ragmetrics._table import (
+from ragmetrics._util.progress import progress_bar
+from ragmetrics._util.table import (
     escape_markdown,
     format_cell,
     html_table,
@@ -22,8 +22,15 @@ from ragmetrics._table import (
     text_table,
     visible,
 )
-from ragmetrics.errors import InvalidParameterError, MissingKeyError
-from ragmetrics.evaluation import (
+from ragmetrics.analysis.stats import (
+    adjust,
+    bootstrap_cis,
+    effect_size,
+    paired_interval,
+)
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import (
     EvaluationResult,
     MissingPolicy,
     as_qrels,
@@ -31,16 +38,9 @@ from ragmetrics.evaluation import (
     check_settings,
     evaluate,
 )
+from ragmetrics.errors import InvalidParameterError, MissingKeyError
+from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric, Param
-from ragmetrics.progress import progress_bar
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
-from ragmetrics.stats import (
-    adjust,
-    bootstrap_cis,
-    effect_size,
-    paired_interval,
-)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -289,14 +289,14 @@ class Comparison:
 
     def to_pandas(self) -> pd.DataFrame:
         """Means: one row per run, one column per metric."""
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         frame: pd.DataFrame = import_pandas().DataFrame(self.means).T.loc[list(self.runs)]
         frame.index.name = "run"
         return frame
 
     def tests_to_pandas(self) -> pd.DataFrame:
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         frame: pd.DataFrame = import_pandas().DataFrame([asdict(t) for t in self.tests])
         return frame
@@ -480,7 +480,7 @@ def _evaluated(
     """A run in memory is evaluated; a path (TREC or Parquet) is streamed, keeping the
     per-query values the tests need."""
     if isinstance(run, (str, os.PathLike)):
-        from ragmetrics.stream import evaluate_stream
+        from ragmetrics.engine.stream import evaluate_stream
 
         return evaluate_stream(qrels, run, metrics, per_query=True, **keywords)
     return evaluate(qrels, as_run(run), metrics, **keywords)

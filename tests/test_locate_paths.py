@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.judge import judge
+from ragmetrics.engine.locate import locate_judged
 
 
 def _assert_same_judgments(
@@ -22,8 +22,8 @@ def _assert_same_judgments(
     qrels_obj = rm.Qrels.from_dict(qrels)
     ranked = rm.Run.from_lists(scored.to_lists())
     query_ids = list(qrels)
-    a = judge(qrels_obj, scored, query_ids, depth=depth)
-    b = judge(qrels_obj, ranked, query_ids, depth=depth)
+    a = locate_judged(qrels_obj, scored, query_ids, depth=depth)
+    b = locate_judged(qrels_obj, ranked, query_ids, depth=depth)
     for name in ("grades", "judged", "retrieved"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     for rel in (1, 2):
@@ -121,7 +121,7 @@ def test_a_long_ranking_of_judged_tied_docs(tmp_path: Path) -> None:
 def test_runs_written_in_rank_order_take_their_positions() -> None:
     """A run whose rows strictly fall (a TREC file in rank order, no ties) is ranked by
     position, checked once; a tie, a rise, or a row boundary hidden by empty rows is not."""
-    from ragmetrics._store import store_of
+    from ragmetrics.data._store import store_of
 
     falling = {"a": {"x": 0.9, "y": 0.5}, "b": {}, "c": {"x": 0.95, "z": 0.2}}
     assert store_of(rm.Run.from_dict(falling)).in_rank_order("float64")

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragmetrics._optional import import_pyarrow
+from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.errors import InputFormatError
 
 QUERY_COLUMNS = ("query_id", "q_id")
@@ -171,7 +171,7 @@ def write_table(path: Any, columns: dict[str, Any], empty_queries: Sequence[str]
     that they read back as empty rankings, not as missing queries."""
     import json
 
-    from ragmetrics._atomic import write_with
+    from ragmetrics.formats._atomic import write_with
 
     pyarrow = import_pyarrow()
 

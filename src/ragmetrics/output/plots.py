@@ -12,17 +12,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ragmetrics._optional import import_matplotlib_pyplot
-from ragmetrics._table import visible
+from ragmetrics._util.optional import import_matplotlib_pyplot
+from ragmetrics._util.table import visible
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import as_qrels, as_run, evaluate
 from ragmetrics.errors import RagMetricsError
-from ragmetrics.evaluation import as_qrels, as_run, evaluate
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.comparison import Comparison
+    from ragmetrics.analysis.comparison import Comparison
 
 _DRAWN = 2_000  # points drawn of a sorted curve (a figure is a few hundred pixels wide)
 _COLORS = ["#1b6ca8", "#e07b39", "#3a923a", "#c03d3e", "#8c6bb1", "#7f7f7f", "#b8a02b", "#17a2b8"]

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._rules import INT64_MAX, INT64_MIN
 from ragmetrics.errors import InputFormatError
+from ragmetrics.formats._rules import INT64_MAX, INT64_MIN
 
 
 def require_mapping(value: object, what: str, example: str) -> Mapping[Any, Any]:

@@ -16,15 +16,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics import trec_eval
-from ragmetrics._precision import SCORE_PRECISIONS
-from ragmetrics._rules import ascii_int, cli_float, cli_int
 from ragmetrics._version import __version__
+from ragmetrics.cli import trec_eval
+from ragmetrics.data._precision import SCORE_PRECISIONS
 from ragmetrics.errors import InputFormatError, RagMetricsError
+from ragmetrics.formats._rules import ascii_int, cli_float, cli_int
 
 if TYPE_CHECKING:  # loaded by the commands that read files: --version and --help need neither
-    from ragmetrics.qrels import Qrels
-    from ragmetrics.run import Run
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
 
 _FORMATS = ("table", "json", "csv", "markdown")
 
@@ -44,7 +44,7 @@ def _looks_like_json(path: str) -> bool:
 
 def read_qrels(path: str) -> Qrels:
     """Read qrels from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
-    from ragmetrics.qrels import Qrels
+    from ragmetrics.data.qrels import Qrels
 
     if Path(path).suffix.lower() == ".parquet":
         return Qrels.from_parquet(path)
@@ -53,7 +53,7 @@ def read_qrels(path: str) -> Qrels:
 
 def read_run(path: str) -> Run:
     """Read a run from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
-    from ragmetrics.run import Run
+    from ragmetrics.data.run import Run
 
     if Path(path).suffix.lower() == ".parquet":
         return Run.from_parquet(path)
@@ -293,8 +293,8 @@ def _streamable(path: str) -> str:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ragmetrics.evaluation import evaluate
-    from ragmetrics.stream import evaluate_stream
+    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine.stream import evaluate_stream
 
     qrels = read_qrels(args.qrels)
     pool = read_run(args.pool) if args.pool else None
@@ -346,7 +346,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ragmetrics.comparison import compare
+    from ragmetrics.analysis.comparison import compare
 
     comparison = compare(
         read_qrels(args.qrels),
@@ -373,8 +373,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from ragmetrics.comparison import compare
-    from ragmetrics.report import write_report
+    from ragmetrics.analysis.comparison import compare
+    from ragmetrics.output.report import write_report
 
     output = Path(args.output)
     if not output.parent.is_dir():  # before any work
@@ -407,7 +407,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
-    from ragmetrics._table import text_table
+    from ragmetrics._util.table import text_table
     from ragmetrics.metrics import list_metrics
 
     listing = list_metrics()

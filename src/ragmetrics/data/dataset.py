@@ -8,11 +8,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ragmetrics._atomic import write_text
-from ragmetrics._convert import loads_strict, read_text
-from ragmetrics._io import PathLike
+from ragmetrics.data.qrels import Qrels
 from ragmetrics.errors import InputFormatError
-from ragmetrics.qrels import Qrels
+from ragmetrics.formats._atomic import write_text
+from ragmetrics.formats._convert import loads_strict, read_text
+from ragmetrics.formats._io import PathLike
 
 
 class RetrievalDataset(BaseModel):

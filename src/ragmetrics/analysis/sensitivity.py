@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._table import markdown_table
+from ragmetrics._util.table import markdown_table
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import EvaluationResult, as_qrels, as_run, evaluate
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
-from ragmetrics.evaluation import EvaluationResult, as_qrels, as_run, evaluate
 from ragmetrics.metrics import parse_metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,7 +104,7 @@ class RobustnessResult:
         )
 
     def to_pandas(self) -> pd.DataFrame:
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         pandas = import_pandas()
         index = pandas.MultiIndex.from_tuples(self.settings, names=["alpha", "cap4", "cap3"])

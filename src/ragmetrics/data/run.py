@@ -16,10 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics import _packed
-from ragmetrics._arrays import lengths_of, offsets_of, split
-from ragmetrics._atomic import open_atomic, write_text
-from ragmetrics._convert import (
+from ragmetrics._util.arrays import lengths_of, offsets_of, split
+from ragmetrics._util.gc import without_gc
+from ragmetrics.data import _packed
+from ragmetrics.data._precision import check_score_precision
+from ragmetrics.data._store import Store, Stored
+from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
+from ragmetrics.formats._atomic import open_atomic, write_text
+from ragmetrics.formats._convert import (
     check_ids,
     check_real,
     checked_ids,
@@ -32,13 +36,9 @@ from ragmetrics._convert import (
     score_column,
     scored_snapshot,
 )
-from ragmetrics._gc import without_gc
-from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._precision import check_score_precision
-from ragmetrics._rules import check_trec_ids, warn_format_loss
-from ragmetrics._store import Store, Stored
-from ragmetrics._trec_fast import read_plain_trec_packed
-from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
+from ragmetrics.formats._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics.formats._rules import check_trec_ids, warn_format_loss
+from ragmetrics.formats._trec_fast import read_plain_trec_packed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -258,7 +258,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         The query column is ``query_id`` or ranx's ``q_id`` unless named; the scores are
         ``score`` when present, else the row order within each query is the ranking.
         """
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         table = _columnar.as_table(table)
         query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
@@ -301,7 +301,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         name: str | None = None,
     ) -> Run:
         """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         return cls.from_arrow(
             _columnar.read_ids_table(path, query_col, doc_col),
@@ -453,7 +453,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
     def to_parquet(self, path: PathLike) -> None:
         """Write ``query_id``, ``doc_id`` and ``score`` (float64, exact) in ranked order; a run
         from ranked lists has no ``score`` column (its row order is the ranking)."""
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         ranked = self._ranked_store()
         columns: dict[str, Any] = {
@@ -467,7 +467,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame with columns ``query_id``, ``doc_id``, ``rank`` and ``score``."""
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         pandas = import_pandas()
         ranked = self._ranked_store()

@@ -23,16 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics import _stream_io
-from ragmetrics._store import store_of
-from ragmetrics._stream_io import Columns, not_grouped
-from ragmetrics.errors import (
-    InputFormatError,
-    InvalidParameterError,
-    RagMetricsError,
-    UngroupedInputError,
-)
-from ragmetrics.evaluation import (
+from ragmetrics._util.progress import progress_bar
+from ragmetrics.data._store import store_of
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import (
     Counts,
     EvaluationResult,
     Settings,
@@ -43,12 +38,17 @@ from ragmetrics.evaluation import (
     score_queries,
     warn_if_ids_never_meet,
 )
+from ragmetrics.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    RagMetricsError,
+    UngroupedInputError,
+)
+from ragmetrics.formats import _stream_io
+from ragmetrics.formats._stream_io import Columns, not_grouped
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.rag import check_utility_scale
 from ragmetrics.metrics.registry import Scale, Tally
-from ragmetrics.progress import progress_bar
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 __all__ = ["PartialResult", "UngroupedInputError", "evaluate_stream", "merge", "partial"]
 
@@ -118,7 +118,7 @@ def partial(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = resolve_metrics(names, settings)
     checked = _checked_qrels(qrels, parsed, settings)
-    from ragmetrics.evaluation import as_run
+    from ragmetrics.engine.evaluation import as_run
 
     return _score_batch(checked, as_run(run), parsed, settings, tuple(names), keywords, per_query)
 

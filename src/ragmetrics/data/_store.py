@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics import _packed
-from ragmetrics._arrays import fits_padded, lengths_of, offsets_of, pad_rows, spans, split
-from ragmetrics._precision import ScorePrecision, as_float32
+from ragmetrics._util.arrays import fits_padded, lengths_of, offsets_of, pad_rows, spans, split
+from ragmetrics.data import _packed
+from ragmetrics.data._precision import ScorePrecision, as_float32
 
 
 class Stored:
@@ -375,7 +375,7 @@ class Store:
         own = list(map([*self.tuples(), ()].__getitem__, run_rows.tolist()))
         keys: Iterable[Any] = map(dict.keys, per_query)
         if progress:
-            from ragmetrics.progress import progress_bar
+            from ragmetrics._util.progress import progress_bar
 
             keys = progress_bar(keys, total=n_queries, desc="judging")
         found = list(map(and_, keys, own))

@@ -21,17 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._atomic import write_bytes, write_text
-from ragmetrics._table import escape_markdown, html_table, markdown_table
+from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
 from ragmetrics.errors import RagMetricsError
+from ragmetrics.formats._atomic import write_bytes, write_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.comparison import Comparison
-    from ragmetrics.qrels import Qrels
-    from ragmetrics.run import Run
+    from ragmetrics.analysis.comparison import Comparison
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
 
 
 def _figures(
@@ -40,7 +40,7 @@ def _figures(
     runs: Mapping[str, Run] | None,
     options: dict[str, Any],
 ) -> list[tuple[str, Figure]]:
-    from ragmetrics import plots
+    from ragmetrics.output import plots
 
     figures: list[tuple[str, Figure]] = []
     parsed = {label: comparison.metric(label) for label in comparison.metrics}
@@ -72,7 +72,7 @@ def _figures(
 
 
 def _png(figure: Figure) -> bytes:
-    from ragmetrics._optional import import_matplotlib_pyplot
+    from ragmetrics._util.optional import import_matplotlib_pyplot
 
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragmetrics._precision import ScorePrecision
-from ragmetrics._table import escape_markdown
+from ragmetrics._util.table import escape_markdown
+from ragmetrics.data._precision import ScorePrecision
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
@@ -23,8 +25,6 @@ from ragmetrics.errors import (
 )
 from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 
 @dataclass(frozen=True)

@@ -15,15 +15,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics._warn import warn
+from ragmetrics._util.warn import warn
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import EvaluationResult, MissingPolicy
+from ragmetrics.engine.evaluation import evaluate as evaluate_run
 from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
-from ragmetrics.evaluation import EvaluationResult, MissingPolicy
-from ragmetrics.evaluation import evaluate as evaluate_run
-from ragmetrics.run import Run
 
 if TYPE_CHECKING:
-    from ragmetrics.qrels import Qrels
-    from ragmetrics.scoring import QueryScorer
+    from ragmetrics.adapters.scoring import QueryScorer
+    from ragmetrics.data.qrels import Qrels
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ragmetrics._rules import cli_int, records
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
+from ragmetrics.formats._rules import cli_int, records
 
 _CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 _LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
@@ -195,9 +195,9 @@ def run_trec_eval(
         level: ``-l``, the lowest grade that counts as relevant.
         max_docs: ``-M``, keep at most this many docs per query (after ranking).
     """
-    from ragmetrics.evaluation import evaluate
-    from ragmetrics.qrels import Qrels
-    from ragmetrics.run import Run
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
+    from ragmetrics.engine.evaluation import evaluate
 
     lines = measures(specs)
     with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
@@ -240,7 +240,7 @@ def _line(measure: Measure, query_id: str, value: float | None) -> str:
 def _run_id(path: str) -> str:
     """The run tag of the first result line (trec_eval's ``runid``), read under the line
     rule: a gzip file is streamed, never decompressed whole."""
-    from ragmetrics._io import trec_lines
+    from ragmetrics.formats._io import trec_lines
 
     with trec_lines(path) as pieces:
         for first, lines, _ in pieces:

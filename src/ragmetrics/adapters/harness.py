@@ -15,20 +15,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ragmetrics._warn import warn
-from ragmetrics.dataset import RetrievalDataset
-from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
-from ragmetrics.evaluation import (
+from ragmetrics._util.warn import warn
+from ragmetrics.data.dataset import RetrievalDataset
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import (
     EvaluationResult,
     Settings,
     check_settings,
     evaluate_checked,
     resolve_metrics,
 )
+from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.metrics import Metric, Scale
 from ragmetrics.metrics.rag import check_utility_scale
-from ragmetrics.run import Run
 
 
 @dataclass

@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
-from ragmetrics._atomic import write_text
-from ragmetrics._gc import without_gc
-from ragmetrics._precision import ScorePrecision, check_score_precision
-from ragmetrics._store import store_of
-from ragmetrics._table import csv_table, html_table, markdown_table, text_table
-from ragmetrics._warn import warn
+from ragmetrics._util.gc import without_gc
+from ragmetrics._util.table import csv_table, html_table, markdown_table, text_table
+from ragmetrics._util.warn import warn
+from ragmetrics.data._precision import ScorePrecision, check_score_precision
+from ragmetrics.data._store import store_of
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.locate import JudgedRun, locate_judged
 from ragmetrics.errors import (
     IdMismatchWarning,
     InputFormatError,
@@ -28,7 +30,7 @@ from ragmetrics.errors import (
     RagMetricsError,
     UndefinedMetricWarning,
 )
-from ragmetrics.judge import JudgedRun, judge
+from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Cutoff, Metric, parse_metrics
 from ragmetrics.metrics.rag import check_utility_scale
 from ragmetrics.metrics.registry import (
@@ -42,13 +44,11 @@ from ragmetrics.metrics.registry import (
     Tally,
     coerce,
 )
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragmetrics.diagnostics import Diagnosis
+    from ragmetrics.analysis.diagnostics import Diagnosis
 
 MissingPolicy = Literal["zero", "skip", "error"]
 _DIAGNOSIS_DEPTH = 10  # the top k a diagnosis reads when no metric names a cutoff
@@ -197,7 +197,7 @@ class EvaluationResult:
         harmful: grade <= 2) when a RAG set metric on that scale was evaluated, else by the
         relevance threshold, as the classic metrics read them.
         """
-        from ragmetrics.diagnostics import diagnose
+        from ragmetrics.analysis.diagnostics import diagnose
 
         if self._judged is None:
             raise RagMetricsError("This result keeps no judged data to diagnose.")
@@ -270,7 +270,7 @@ class EvaluationResult:
     def to_pandas(self, *, aggregate: bool = False) -> pd.DataFrame:
         """Per-query DataFrame (index ``query_id``, one column per metric, NaN for NA);
         with ``aggregate=True`` a one-row frame of the means."""
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         pandas = import_pandas()
         if aggregate:
@@ -591,7 +591,7 @@ def score_queries(
 ) -> tuple[JudgedRun, np.ndarray]:
     """The kernel every entry point shares: judge ``query_ids`` (each at its ``run_rows``
     row of ``run``, -1 for none) and compute every metric; values are queries x metrics."""
-    judged = judge(
+    judged = locate_judged(
         qrels,
         run,
         query_ids,

@@ -19,8 +19,9 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ragmetrics._convert import not_utf8, unreadable
-from ragmetrics._rules import (
+from ragmetrics.errors import InputFormatError
+from ragmetrics.formats._convert import not_utf8, unreadable
+from ragmetrics.formats._rules import (
     INT64_MAX,
     INT64_MIN,
     checked_lines,
@@ -29,7 +30,6 @@ from ragmetrics._rules import (
     path_name,
     text_chunks,
 )
-from ragmetrics.errors import InputFormatError
 
 PathLike = str | os.PathLike[str]
 GZIP_MAGIC = b"\x1f\x8b"

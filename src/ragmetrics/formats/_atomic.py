@@ -14,8 +14,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
-from ragmetrics._rules import describe
 from ragmetrics.errors import WriteError
+from ragmetrics.formats._rules import describe
 
 
 def _new_file_mode() -> int:

@@ -16,11 +16,11 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from ragmetrics._arrays import fits_padded, pad_rows
-from ragmetrics._precision import ScorePrecision, as_float32
-from ragmetrics._store import BLOCK_CELLS, Store, store_of
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
+from ragmetrics._util.arrays import fits_padded, pad_rows
+from ragmetrics.data._precision import ScorePrecision, as_float32
+from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
 
 T = TypeVar("T")
 
@@ -214,7 +214,7 @@ class JudgedRun:
             merged = {q: list(pool.ranking(q, score_precision=precision)) for q in pool}
             merged.update({q: list(self.run.ranking(q, score_precision=precision)) for q in absent})
             pool = Run.from_lists(merged)
-        return judge(
+        return locate_judged(
             self.qrels,
             pool,
             list(self.query_ids),
@@ -224,7 +224,7 @@ class JudgedRun:
         )
 
 
-def judge(
+def locate_judged(
     qrels: Qrels,
     run: Run,
     query_ids: list[str],
@@ -278,7 +278,7 @@ def judge(
     )
 
 
-def judge_ranking(
+def locate_in_ranking(
     judgments: dict[str, int],
     ranking: tuple[str, ...],
     *,
@@ -294,7 +294,7 @@ def judge_ranking(
     (single-query scoring in the adapters). The result is the one :func:`judge` gives.
 
     Example:
-        >>> one = judge_ranking({"a": 2}, ("x", "a"), depth=None)
+        >>> one = locate_in_ranking({"a": 2}, ("x", "a"), depth=None)
         >>> one.hit_ranks.tolist(), one.hit_grades.tolist(), one.depth
         ([1], [2.0], 2)
     """
@@ -323,7 +323,7 @@ def judge_ranking(
     )
 
 
-def judge_lists(
+def locate_in_lists(
     judgments: Mapping[str, Mapping[str, int]],
     rankings: Mapping[str, Sequence[str]],
     **options: Any,
@@ -332,12 +332,12 @@ def judge_lists(
     judgments counted (for examples and quick checks; ``options`` go to :func:`judge`).
 
     Example:
-        >>> judged = judge_lists({"q": {"a": 2, "b": 0}}, {"q": ["x", "a"]})
+        >>> judged = locate_in_lists({"q": {"a": 2, "b": 0}}, {"q": ["x", "a"]})
         >>> judged.hit_ranks.tolist(), judged.hit_grades.tolist(), judged.depth
         ([1], [2.0], 2)
     """
     qrels = Qrels.from_dict(judgments)
-    return judge(qrels, Run.from_lists(rankings), list(qrels), depth=None, **options)
+    return locate_judged(qrels, Run.from_lists(rankings), list(qrels), depth=None, **options)
 
 
 def rank_of(

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics import _packed
-from ragmetrics._convert import not_utf8
-from ragmetrics._io import close_bytes, open_bytes, parse_value, reading
-from ragmetrics._rules import checked_lines, records
-from ragmetrics._trec_fast import parsed_blocks
+from ragmetrics.data import _packed
+from ragmetrics.data.run import Run
 from ragmetrics.errors import InputFormatError, UngroupedInputError
-from ragmetrics.run import Run
+from ragmetrics.formats._convert import not_utf8
+from ragmetrics.formats._io import close_bytes, open_bytes, parse_value, reading
+from ragmetrics.formats._rules import checked_lines, records
+from ragmetrics.formats._trec_fast import parsed_blocks
 
 _RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
 
@@ -204,7 +204,7 @@ class Columns:
     score_col: str | None = None
 
     def resolve(self, names: list[str]) -> tuple[str, str, str | None]:
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         query = _columnar.needed_column(names, self.query_col, _columnar.QUERY_COLUMNS, "query id")
         doc = _columnar.needed_column(names, self.doc_col, (), "doc id")
@@ -216,12 +216,12 @@ def parquet_chunks(
     path: str | os.PathLike[str], columns: Columns, batch_rows: int
 ) -> Iterator[Chunk]:
     """The rows of a Parquet file or folder, in file then row order, as chunks."""
-    from ragmetrics._optional import import_pyarrow
+    from ragmetrics._util.optional import import_pyarrow
 
     pyarrow = import_pyarrow()
     import pyarrow.parquet as parquet
 
-    from ragmetrics._columnar import (
+    from ragmetrics.formats._columnar import (
         check_column_types,
         empty_rankings,
         parquet_errors,
@@ -248,7 +248,7 @@ def parquet_chunks(
 
 def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
     """Arrow tables or record batches, in order, as chunks."""
-    from ragmetrics import _columnar
+    from ragmetrics.formats import _columnar
 
     empty: dict[str, None] = {}  # queries written without a row (schema metadata)
     score = None
@@ -265,8 +265,8 @@ def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
 def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
     """One Arrow table as a chunk: straight from its buffers when it can, else through the
     checked constructor (which names a null, an empty id or a score that is not a number)."""
-    from ragmetrics import _columnar
-    from ragmetrics._io import runs_of
+    from ragmetrics.formats import _columnar
+    from ragmetrics.formats._io import runs_of
 
     _columnar.check_column_types(table, (query, doc), score, "scores")
     if not table.num_rows:

@@ -13,9 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ragmetrics._warn import warn
-from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
-from ragmetrics.evaluation import (
+from ragmetrics._util.warn import warn
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.evaluation import (
     Settings,
     as_qrels,
     check_settings,
@@ -24,11 +25,10 @@ from ragmetrics.evaluation import (
     ids_look_alike,
     resolve_metrics,
 )
-from ragmetrics.judge import judge_ranking
+from ragmetrics.engine.locate import locate_in_ranking
+from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
 from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale
-from ragmetrics.qrels import Qrels
-from ragmetrics.run import Run
 
 # keywords that describe a whole evaluation, not one ranking
 _WHOLE_RUN_ONLY = ("missing", "pool", "progress")
@@ -158,7 +158,7 @@ class QueryScorer:
                 check_query_grades(judged_docs.values(), self.settings.grade_map, self._utility)
         if not judged_docs:
             return dict.fromkeys(self.labels)
-        judged = judge_ranking(
+        judged = locate_in_ranking(
             judged_docs,
             ranked,
             query_id=name,

@@ -11,10 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics import _packed
-from ragmetrics._arrays import lengths_of
-from ragmetrics._atomic import open_atomic, write_text
-from ragmetrics._convert import (
+from ragmetrics._util.arrays import lengths_of
+from ragmetrics._util.gc import without_gc
+from ragmetrics.data import _packed
+from ragmetrics.data._store import Store, Stored
+from ragmetrics.errors import InputFormatError
+from ragmetrics.formats._atomic import open_atomic, write_text
+from ragmetrics.formats._convert import (
     check_ids,
     checked_ids,
     id_column,
@@ -26,12 +29,9 @@ from ragmetrics._convert import (
     require_columns,
     require_mapping,
 )
-from ragmetrics._gc import without_gc
-from ragmetrics._io import PathLike, group_contiguous, read_trec_maps, runs_of
-from ragmetrics._rules import INT64_MAX, check_trec_ids, warn_format_loss
-from ragmetrics._store import Store, Stored
-from ragmetrics._trec_fast import read_plain_trec_packed
-from ragmetrics.errors import InputFormatError
+from ragmetrics.formats._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics.formats._rules import INT64_MAX, check_trec_ids, warn_format_loss
+from ragmetrics.formats._trec_fast import read_plain_trec_packed
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -225,10 +225,10 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     @classmethod
     def from_obj(cls, obj: Any, *, source: str = "<object>") -> Qrels:
         """Build from parsed JSON (see :meth:`from_json`)."""
-        if isinstance(obj, Mapping) and obj.get("format") == "ragmetrics.qrels":
+        if isinstance(obj, Mapping) and obj.get("format") == "ragmetrics.data.qrels":
             if "judgments" not in obj:
                 raise InputFormatError(
-                    f"{source}: a 'ragmetrics.qrels' document needs a 'judgments' object "
+                    f"{source}: a 'ragmetrics.data.qrels' document needs a 'judgments' object "
                     f"{{qid: {{doc: grade}}}}; it has {', '.join(map(repr, obj)) or 'no key'}."
                 )
             groups = obj.get("groups") or {}
@@ -307,7 +307,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Build from a pyarrow Table (or RecordBatch) with one row per judgment: the query
         column ``query_id`` or ranx's ``q_id``, grades in ``relevance``, ``grade`` or ranx's
         ``score``, unless named."""
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         table = _columnar.as_table(table)
         query = _columnar.needed_column(table, query_col, _columnar.QUERY_COLUMNS, "query id")
@@ -334,7 +334,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         grade_col: str | None = None,
     ) -> Qrels:
         """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         return cls.from_arrow(
             _columnar.read_ids_table(path, query_col, doc_col),
@@ -345,7 +345,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
     def to_parquet(self, path: PathLike) -> None:
         """Write ``query_id``, ``doc_id`` and ``relevance`` (int64), one row per judgment."""
-        from ragmetrics import _columnar
+        from ragmetrics.formats import _columnar
 
         store = self._store
         _columnar.write_table(
@@ -365,7 +365,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
     def to_json(self, path: PathLike | None = None) -> str:
         """Serialize (evidence groups included); write to ``path`` when given."""
-        payload: dict[str, Any] = {"format": "ragmetrics.qrels", "version": 1}
+        payload: dict[str, Any] = {"format": "ragmetrics.data.qrels", "version": 1}
         payload["judgments"] = self._data
         if self._groups:
             payload["groups"] = {q: [list(g) for g in gs] for q, gs in self._groups.items()}
@@ -389,7 +389,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame with columns ``query_id``, ``doc_id``, ``relevance``."""
-        from ragmetrics._optional import import_pandas
+        from ragmetrics._util.optional import import_pandas
 
         pandas = import_pandas()
         rows = list(iter_items(self._data))

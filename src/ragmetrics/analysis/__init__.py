@@ -1,0 +1,3 @@
+"""Analysis of results: paired comparisons and their statistics, sensitivity to settings,
+and diagnoses of single queries.
+"""

@@ -1,0 +1,3 @@
+"""The engine: settings, the queries to score, locating judged docs, the kernels' calls and
+the result; in memory (:mod:`.evaluation`) or in bounded memory (:mod:`.stream`).
+"""

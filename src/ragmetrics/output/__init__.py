@@ -1,0 +1,1 @@
+"""Output: the HTML report and its plots."""
