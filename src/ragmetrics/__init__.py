@@ -34,7 +34,8 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.data.dataset import RetrievalDataset
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
-    from ragmetrics.engine.evaluation import Counts, EvaluationResult, evaluate
+    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine.result import Counts, EvaluationResult
     from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.metrics import list_metrics
 
@@ -46,7 +47,8 @@ _HOMES = {
     "ragmetrics.analysis.comparison": ("Comparison", "PairedTest", "compare"),
     "ragmetrics.data.dataset": ("RetrievalDataset",),
     "ragmetrics.analysis.diagnostics": ("Diagnosis", "diagnose"),
-    "ragmetrics.engine.evaluation": ("Counts", "EvaluationResult", "evaluate"),
+    "ragmetrics.engine.evaluation": ("evaluate",),
+    "ragmetrics.engine.result": ("Counts", "EvaluationResult"),
     "ragmetrics.metrics": ("list_metrics",),
     "ragmetrics.data.qrels": ("Qrels",),
     "ragmetrics.data.run": ("Run",),

@@ -45,7 +45,7 @@ from ragmetrics.errors import AmbiguousChunkWarning, InvalidParameterError, RagM
 
 if TYPE_CHECKING:
     from ragmetrics.data.qrels import Qrels
-    from ragmetrics.engine.evaluation import EvaluationResult
+    from ragmetrics.engine.result import EvaluationResult
 
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates

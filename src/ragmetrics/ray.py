@@ -15,7 +15,8 @@ from typing import Any
 
 from ragmetrics._util.optional import import_pyarrow, import_ray
 from ragmetrics.data.qrels import Qrels
-from ragmetrics.engine.evaluation import EvaluationResult, as_qrels
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import as_qrels
 from ragmetrics.engine.stream import PartialResult, merge, partial
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches

@@ -18,13 +18,9 @@ from typing import Any
 from ragmetrics._util.warn import warn
 from ragmetrics.data.dataset import RetrievalDataset
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import (
-    EvaluationResult,
-    Settings,
-    check_settings,
-    evaluate_checked,
-    resolve_metrics,
-)
+from ragmetrics.engine.evaluation import evaluate_checked
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import Settings, check_settings, resolve_metrics
 from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.metrics import Metric, Scale

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._util.warn import warn
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import EvaluationResult, MissingPolicy
 from ragmetrics.engine.evaluation import evaluate as evaluate_run
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import MissingPolicy
 from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
 
 if TYPE_CHECKING:

@@ -16,16 +16,10 @@ from typing import Any
 from ragmetrics._util.warn import warn
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import (
-    Settings,
-    as_qrels,
-    check_settings,
-    depth_needed,
-    evaluate_checked,
-    ids_look_alike,
-    resolve_metrics,
-)
+from ragmetrics.engine.evaluation import depth_needed, evaluate_checked
+from ragmetrics.engine.id_warnings import ids_look_alike
 from ragmetrics.engine.locate import locate_in_ranking
+from ragmetrics.engine.settings import Settings, as_qrels, check_settings, resolve_metrics
 from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
 from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale

@@ -30,14 +30,9 @@ from ragmetrics.analysis.stats import (
 )
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import (
-    EvaluationResult,
-    MissingPolicy,
-    as_qrels,
-    as_run,
-    check_settings,
-    evaluate,
-)
+from ragmetrics.engine.evaluation import evaluate
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import MissingPolicy, as_qrels, as_run, check_settings
 from ragmetrics.errors import InvalidParameterError, MissingKeyError
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric, Param

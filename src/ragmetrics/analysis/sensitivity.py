@@ -12,7 +12,9 @@ import numpy as np
 from ragmetrics._util.table import markdown_table
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import EvaluationResult, as_qrels, as_run, evaluate
+from ragmetrics.engine.evaluation import evaluate
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import parse_metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -27,16 +26,16 @@ from ragmetrics._util.progress import progress_bar
 from ragmetrics.data._store import store_of
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import (
-    Counts,
-    EvaluationResult,
+from ragmetrics.engine.evaluation import score_queries
+from ragmetrics.engine.id_warnings import warn_if_ids_never_meet
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.selection import check_missing, count, judged_rows, select_batch
+from ragmetrics.engine.settings import (
     Settings,
     as_qrels,
     check_settings,
-    missing_error,
+    checked_qrels,
     resolve_metrics,
-    score_queries,
-    warn_if_ids_never_meet,
 )
 from ragmetrics.errors import (
     InputFormatError,
@@ -47,8 +46,7 @@ from ragmetrics.errors import (
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._stream_io import Columns, not_grouped
 from ragmetrics.metrics import Metric
-from ragmetrics.metrics.rag import check_utility_scale
-from ragmetrics.metrics.registry import Scale, Tally
+from ragmetrics.metrics.registry import Tally
 
 __all__ = ["PartialResult", "UngroupedInputError", "evaluate_stream", "merge", "partial"]
 
@@ -117,8 +115,8 @@ def partial(
     settings = check_settings(**keywords)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = resolve_metrics(names, settings)
-    checked = _checked_qrels(qrels, parsed, settings)
-    from ragmetrics.engine.evaluation import as_run
+    checked = checked_qrels(qrels, parsed, settings)
+    from ragmetrics.engine.settings import as_run
 
     return _score_batch(checked, as_run(run), parsed, settings, tuple(names), keywords, per_query)
 
@@ -174,7 +172,7 @@ def evaluate_stream(
     settings = check_settings(**keywords)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = resolve_metrics(names, settings)
-    checked = _checked_qrels(qrels, parsed, settings)
+    checked = checked_qrels(qrels, parsed, settings)
     label, runs = _batches(source, batch_rows, Columns(query_col, doc_col, score_col), name)
     merged = _Merger(source=label, names=store_of(checked).query_ids)
     show = settings.progress if settings.progress is not None else True
@@ -196,16 +194,6 @@ def evaluate_stream(
 # --- the pieces ----------------------------------------------------------------------------
 
 
-def _checked_qrels(qrels: Any, parsed: list[Metric], settings: Settings) -> Qrels:
-    checked = as_qrels(qrels)
-    if len(checked) == 0:
-        raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
-    utility = [m.label for m in parsed if m.spec.scale is Scale.UTILITY]
-    if utility:
-        check_utility_scale(checked.grade_values(), settings.grade_map, utility)
-    return checked
-
-
 def _score_batch(
     qrels: Qrels,
     run: Run,
@@ -215,14 +203,9 @@ def _score_batch(
     keywords: dict[str, Any],
     per_query: bool,
 ) -> PartialResult:
-    judgments = store_of(qrels)
-    rows = judgments.rows(run.query_ids)
-    judged = rows >= 0
-    judged[judged] = judgments.lengths[rows[judged]] > 0
-    query_ids = list(compress(run.query_ids, judged.tolist()))
-    scored_rows = rows[judged]
-    run_rows = np.flatnonzero(judged)
-    result, values = score_queries(qrels, run, query_ids, run_rows, parsed, settings)
+    batch = select_batch(qrels, run)
+    query_ids = batch.query_ids
+    result, values = score_queries(qrels, run, query_ids, batch.run_rows, parsed, settings)
     ranked = np.flatnonzero(result.lengths)
     example = None
     if len(ranked) and not result.n_located:  # for the warning of ids that never meet
@@ -232,10 +215,10 @@ def _score_batch(
         metrics=names,
         keywords=dict(keywords),
         tallies=tuple(m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(parsed)),
-        rows=scored_rows.astype(np.int64),
+        rows=batch.qrels_rows,
         values=values if per_query else None,
         query_ids=tuple(query_ids),
-        unjudged=tuple(compress(run.query_ids, (~judged).tolist())),
+        unjudged=batch.unjudged_ids,
         in_run=len(run),
         empty_rankings=int(np.count_nonzero(result.in_run & (result.lengths == 0))),
         repeated_ids_dropped=sum(run.duplicates.values()),
@@ -356,13 +339,12 @@ def _finish(
     """The evaluation of the merged state: missing queries decided, per-query rows in the
     qrels' order (as :func:`evaluate` has them), one warning when the ids never meet."""
     judgments = store_of(qrels)
-    judged_rows = np.flatnonzero(judgments.lengths > 0)
+    judged = judged_rows(qrels)
     seen = np.zeros(len(judgments), dtype=bool)
     seen[merged.rows] = True
-    missing_rows = judged_rows[~seen[judged_rows]]
+    missing_rows = judged[~seen[judged]]
     missing_ids = tuple(judgments.query_ids[i] for i in missing_rows.tolist())
-    if settings.missing == "error" and missing_ids:
-        raise missing_error(missing_ids)
+    check_missing(missing_ids, settings.missing)
     tallies = list(merged.tallies)
     rows, values = merged.rows, merged.values
     counted = len(rows)
@@ -387,21 +369,20 @@ def _finish(
         order = np.argsort(rows, kind="stable")
         values = values[order]
         query_ids = tuple(judgments.query_ids[i] for i in rows[order].tolist())
-    labels = [m.label for m in parsed]
-    counts = Counts(
-        queries=counted,
-        judged=len(judged_rows),
+    counts = count(
+        counted=counted,
+        judged=len(judged),
         in_run=merged.in_run,
-        missing_from_run=len(missing_ids),
+        missing=len(missing_ids),
         not_judged=len(merged.unjudged),
         empty_rankings=merged.empty_rankings,
         repeated_ids_dropped=merged.repeated_ids_dropped,
-        valid={label: t.defined for label, t in zip(labels, tallies, strict=True)},
-        na={label: t.na for label, t in zip(labels, tallies, strict=True)},
+        metrics=parsed,
+        tallies=tallies,
     )
     warn_if_ids_never_meet(
         qrels,
-        judged_ids=[judgments.query_ids[i] for i in judged_rows.tolist()],
+        judged_ids=[judgments.query_ids[i] for i in judged.tolist()],
         run_ids=merged.unjudged,
         n_missing=len(missing_ids),
         missing=settings.missing,

@@ -16,7 +16,8 @@ from ragmetrics._util.optional import import_matplotlib_pyplot
 from ragmetrics._util.table import visible
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import as_qrels, as_run, evaluate
+from ragmetrics.engine.evaluation import evaluate
+from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 
 if TYPE_CHECKING:

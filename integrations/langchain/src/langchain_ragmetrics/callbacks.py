@@ -19,7 +19,7 @@ from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run
 from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
 from ragmetrics.adapters.scoring import QueryScorer
-from ragmetrics.engine.evaluation import MissingPolicy
+from ragmetrics.engine.settings import MissingPolicy
 from ragmetrics.errors import RagMetricsError
 
 __all__ = ["RetrievalEvalCallbackHandler", "RetrievalRecord"]

@@ -35,7 +35,7 @@ from llama_index.core.schema import QueryBundle
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
 from ragmetrics import EvaluationResult, Qrels, Run
 from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
-from ragmetrics.engine.evaluation import MissingPolicy
+from ragmetrics.engine.settings import MissingPolicy
 
 __all__ = ["RetrievalRecord", "RetrievalRecorder"]
 

@@ -1,0 +1,213 @@
+"""The checked arguments of an evaluation: its keywords (:class:`Settings`), its metric
+names and its inputs, each refused with a message that says how to fix it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ragmetrics.data._precision import ScorePrecision, check_score_precision
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
+from ragmetrics.metrics import Metric, parse_metrics
+from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale, coerce
+
+__all__ = [
+    "EVALUATE_KEYWORDS",
+    "PARAM_KEYWORDS",
+    "MissingPolicy",
+    "Settings",
+    "as_qrels",
+    "as_run",
+    "check_grade_map",
+    "check_settings",
+    "checked_inputs",
+    "checked_qrels",
+    "metric_names",
+    "resolve_metrics",
+]
+
+MissingPolicy = Literal["zero", "skip", "error"]
+_MISSING_POLICIES = ("zero", "skip", "error")
+
+
+PARAM_KEYWORDS: dict[str, Param] = {
+    p.keyword: p for p in (REL, MAX_GRADE, ALPHA, CAP4, CAP3) if p.keyword is not None
+}
+# Every keyword evaluate() takes besides the inputs (compare() passes these through).
+EVALUATE_KEYWORDS = (
+    *PARAM_KEYWORDS,
+    "missing",
+    "pool",
+    "grade_map",
+    "score_precision",
+    "progress",
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The keywords of one evaluation, validated.
+
+    Attributes:
+        params: the metric-parameter keywords given (by keyword name; None where not given).
+        relevance_threshold: the threshold in force for metrics whose name does not set one.
+        missing, grade_map, pool, score_precision, progress: as given to :func:`evaluate`.
+    """
+
+    params: dict[str, Any]
+    relevance_threshold: int
+    missing: MissingPolicy
+    grade_map: dict[int, int] | None
+    pool: Run | None
+    score_precision: ScorePrecision
+    progress: bool | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for ``EvaluationResult.settings``."""
+        return {
+            "relevance_threshold": self.relevance_threshold,
+            "missing": self.missing,
+            **{  # the value in force: given, else the declared default
+                k: PARAM_KEYWORDS[k].default if v is None else v
+                for k, v in self.params.items()
+                if k != "relevance_threshold"
+            },
+            "grade_map": self.grade_map,
+            "pool": None if self.pool is None else (self.pool.name or "given"),
+            "score_precision": self.score_precision,
+        }
+
+
+def check_settings(**keywords: Any) -> Settings:
+    """Validate the keywords of :func:`evaluate` (all of them, whether or not a metric uses
+    them); raises :class:`~ragmetrics.errors.InvalidParameterError` naming the valid range."""
+    unknown = [k for k in keywords if k not in EVALUATE_KEYWORDS]
+    if unknown:
+        raise InvalidParameterError(
+            f"Unknown keyword(s) {', '.join(map(repr, unknown))}; the keywords of evaluate() "
+            f"are {', '.join(EVALUATE_KEYWORDS)}."
+        )
+    params = {
+        name: param.check(keywords.get(name)) if keywords.get(name) is not None else None
+        for name, param in PARAM_KEYWORDS.items()
+    }
+    missing = keywords.get("missing", "zero")
+    if missing not in _MISSING_POLICIES:
+        raise InvalidParameterError(
+            f"missing must be one of 'zero', 'skip' or 'error'; got {missing!r}."
+        )
+    progress = keywords.get("progress")
+    if progress is not None and not isinstance(progress, bool):
+        raise InvalidParameterError(
+            f"progress must be True, False or None (automatic); got {progress!r}."
+        )
+    pool = keywords.get("pool")
+    threshold = params["relevance_threshold"]
+    return Settings(
+        params=params,
+        relevance_threshold=REL.default if threshold is None else threshold,
+        missing=missing,
+        grade_map=check_grade_map(keywords.get("grade_map")),
+        pool=None if pool is None else as_run(pool, "pool"),
+        score_precision=check_score_precision(keywords.get("score_precision", "float64")),
+        progress=progress,
+    )
+
+
+def check_grade_map(grade_map: Any) -> dict[int, int] | None:
+    """A copy of ``grade_map`` with int keys and utility grades 1..5 as values."""
+    if grade_map is None:
+        return None
+    if not isinstance(grade_map, Mapping) or not grade_map:
+        raise InvalidParameterError(
+            f"grade_map must be a non-empty mapping of grade to utility grade 1..5, such as "
+            f"{{0: 1, 1: 3, 2: 4, 3: 5}}; got {grade_map!r}."
+        )
+    checked: dict[int, int] = {}
+    for key, value in grade_map.items():
+        raw = coerce(key, int)
+        mapped = coerce(value, int)
+        if raw is None or mapped is None or not 1 <= mapped <= 5:
+            raise InvalidParameterError(
+                f"grade_map must map integer grades to utility grades 1..5; the entry "
+                f"{key!r}: {value!r} is not one (e.g. {{0: 1, 1: 3, 2: 4, 3: 5}})."
+            )
+        checked[raw] = mapped
+    return checked
+
+
+def resolve_metrics(metrics: str | Sequence[str], settings: Settings) -> list[Metric]:
+    """Parse metric names and fill each parameter the name leaves out from the keywords of
+    ``settings``, else from its declared default."""
+    return [m.resolve(settings.params) for m in parse_metrics(metric_names(metrics))]
+
+
+def checked_inputs(
+    qrels: Any, run: Any, metrics: list[Metric], settings: Settings
+) -> tuple[Qrels, Run]:
+    """The qrels and the run as objects, refused when empty or (for the RAG set metrics)
+    not on the utility scale."""
+    qrels = checked_qrels(qrels, metrics, settings)
+    run = as_run(run)
+    if len(run) == 0:
+        raise RagMetricsError(
+            "The run is empty: it has no query. Check that the retriever ran and that the "
+            "file or dict is the one you meant."
+        )
+    return qrels, run
+
+
+def checked_qrels(qrels: Any, metrics: list[Metric], settings: Settings) -> Qrels:
+    """The qrels as an object, refused when empty or (for the RAG set metrics) not on the
+    utility scale."""
+    checked = as_qrels(qrels)
+    if len(checked) == 0:
+        raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
+    utility = [m.label for m in metrics if m.spec.scale is Scale.UTILITY]
+    if utility:
+        check_utility_scale(checked.grade_values(), settings.grade_map, utility)
+    return checked
+
+
+def metric_names(metrics: Any) -> Any:
+    """``metrics`` as parse_metrics takes it (a name, or a list of names)."""
+    if (
+        isinstance(metrics, str)
+        or not isinstance(metrics, Iterable)
+        or isinstance(metrics, Mapping)
+    ):
+        return metrics
+    return list(metrics)
+
+
+def as_qrels(value: Any) -> Qrels:
+    """Accept a :class:`Qrels` or a ``{qid: {doc: grade}}`` mapping."""
+    if isinstance(value, Qrels):
+        return value
+    if isinstance(value, Mapping):
+        return Qrels.from_dict(value)
+    raise InputFormatError(
+        "qrels must be a Qrels or a dict {query_id: {doc_id: grade}}; "
+        f"got {type(value).__name__}. "
+        f"Read files with Qrels.from_trec or Qrels.from_json."
+    )
+
+
+def as_run(value: Any, what: str = "run") -> Run:
+    """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping."""
+    if isinstance(value, Run):
+        return value
+    if isinstance(value, Mapping):
+        lists = [v for v in value.values() if isinstance(v, (list, tuple))]
+        if lists and len(lists) == len(value):
+            return Run.from_lists(value)
+        return Run.from_dict(value)
+    raise InputFormatError(
+        f"{what} must be a Run or a dict of {{query_id: {{doc_id: score}}}} or "
+        "{query_id: [doc_id, ...]}; "
+        f"got {type(value).__name__}. Read files with Run.from_trec or Run.from_json."
+    )
