@@ -9,7 +9,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ragmetrics.analysis.stats import (
     bootstrap_cis,
     effect_size,
     paired_interval,
+    paired_test,
 )
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
@@ -40,7 +41,7 @@ from ragmetrics.metrics import Metric, Param
 if TYPE_CHECKING:
     import pandas as pd
 
-TestName = Literal["randomization", "t-test", "bootstrap"]
+TestName = str  # the name of a registered paired test (analysis.stats.paired_tests)
 
 # compare()'s own keywords, checked as metric parameters are
 SIGNIFICANCE = Param(
@@ -49,7 +50,6 @@ SIGNIFICANCE = Param(
 PERMUTATIONS = Param("n_permutations", int, 10_000, "permutations or resamples of a test", 1)
 RESAMPLES = Param("n_bootstrap", int, 10_000, "resamples of a run's mean interval", 1)
 SEED = Param("seed", int, 0, "the random seed", 0)
-_TESTS = ("randomization", "t-test", "bootstrap")
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -165,11 +165,7 @@ class Comparison:
         return marks
 
     def legend(self, *, bold: bool = True) -> str:
-        test = {
-            "randomization": "paired randomization test",
-            "t-test": "paired t-test",
-            "bootstrap": "paired bootstrap test",
-        }[self.settings["test"]]
+        test = paired_test(self.settings["test"]).title
         correction = self.settings["correction"] or "no"
         where = f"{test}, alpha = {self.settings['alpha']}, {correction} correction"
         lower = ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
@@ -379,7 +375,8 @@ def compare(
             compare too; only their per-query values are kept.
         metrics: metric names, as in :func:`evaluate`.
         baseline: test every run against this one; None tests all pairs.
-        test: ``"randomization"`` (default), ``"t-test"`` or ``"bootstrap"``.
+        test: ``"randomization"`` (default), ``"t-test"``, ``"bootstrap"`` or any test
+            registered with :func:`~ragmetrics.analysis.stats.register_test`.
         alpha: the significance level.
         correction: ``"holm"`` (default), ``"bonferroni"`` or None (``"none"``), over the
             tests of each metric: the runs compared on one metric are one family (a metric
@@ -403,10 +400,7 @@ def compare(
         raise InvalidParameterError(
             f"The baseline {baseline!r} is not one of the runs: {', '.join(runs)}."
         )
-    if test not in _TESTS:
-        raise InvalidParameterError(
-            f"test must be one of {', '.join(map(repr, _TESTS))}; got {test!r}."
-        )
+    paired_test(test)  # refused here, before any evaluation, when not registered
     alpha = SIGNIFICANCE.check(alpha)
     n_permutations = PERMUTATIONS.check(n_permutations)
     n_bootstrap = RESAMPLES.check(n_bootstrap)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -133,6 +134,54 @@ def _boundary(kept: Callable[[float], bool], inside: float, outside: float) -> f
     return inside
 
 
+@dataclass(frozen=True)
+class PairedTestSpec:
+    """A paired significance test, declared once: :func:`~ragmetrics.compare` runs it, the
+    report and the legend say its name, and the command line offers it (``--test``).
+
+    Attributes:
+        name: the value of ``test=`` and ``--test``.
+        title: how tables and reports name it (``"paired t-test"``).
+        draws: what its random draws are called (``"permutations"``), ``None`` when it draws
+            nothing (its ``n_resamples`` and ``seed`` are then unused).
+        run: ``(d, alpha, n_resamples, seed) -> (p, low, high)``, given the non-empty
+            per-query differences: the two-sided p-value of ``mean(d) = 0`` and the
+            ``1 - alpha`` interval of the mean difference that inverts the same test.
+    """
+
+    name: str
+    title: str
+    draws: str | None
+    run: Callable[[np.ndarray, float, int, int], tuple[float, float, float]]
+
+
+_PAIRED_TESTS: dict[str, PairedTestSpec] = {}
+
+
+def register_test(spec: PairedTestSpec) -> PairedTestSpec:
+    """Make ``spec`` a test of :func:`~ragmetrics.compare` (``test=spec.name``)."""
+    known = _PAIRED_TESTS.get(spec.name)
+    if known is not None and known != spec:
+        raise InvalidParameterError(f"A paired test named {spec.name!r} is already registered.")
+    _PAIRED_TESTS[spec.name] = spec
+    return spec
+
+
+def paired_tests() -> dict[str, PairedTestSpec]:
+    """name -> :class:`PairedTestSpec` of every registered paired test."""
+    return dict(_PAIRED_TESTS)
+
+
+def paired_test(name: str) -> PairedTestSpec:
+    """The registered test ``name``; refused with the valid names otherwise."""
+    spec = _PAIRED_TESTS.get(name)
+    if spec is None:
+        raise InvalidParameterError(
+            f"test must be one of {', '.join(map(repr, _PAIRED_TESTS))}; got {name!r}."
+        )
+    return spec
+
+
 def paired_interval(
     a: np.ndarray,
     b: np.ndarray,
@@ -146,36 +195,45 @@ def paired_interval(
     ``1 - alpha`` confidence interval of the mean difference made by inverting the same
     test, so the interval leaves out 0 exactly when ``p < alpha`` (up to ties at the edge).
 
-    - randomization: the shifts ``delta`` whose sign-flip test of ``d - delta`` gives
-      ``p >= alpha`` (the same permutations as the test);
-    - t-test: ``mean +- t(1 - alpha / 2, n - 1) * sd / sqrt(n)``;
-    - bootstrap: ``mean +- q``, ``q`` the ``1 - alpha`` quantile of the absolute resampled
-      means of the centred differences (the test's own resamples).
-
     Example:
         >>> p, low, high = paired_interval(np.array([0.5, 0.6, 0.7, 0.4]), np.zeros(4),
         ...                              test="t-test", alpha=0.05)
         >>> bool(p < 0.05), bool(low > 0)
         (True, True)
     """
+    spec = paired_test(test)
     d = _differences(a, b)
     if len(d) == 0:
         return math.nan, math.nan, math.nan
-    if test == "randomization":
-        null = _SignFlips(d, n_resamples, seed)
-        p = null.p_value(0.0)
-        low, high = null.interval(alpha)
-    elif test == "t-test":
-        p = t_test(a, b)
-        if len(d) < 2:
-            return p, math.nan, math.nan
-        half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
-        low, high = float(d.mean() - half), float(d.mean() + half)
-    else:
-        extremes = _bootstrap_extremes(d, n_resamples, seed)  # one draw for the test and interval
-        p = _bootstrap_p(d, extremes)
-        low, high = _bootstrap_interval(d, alpha, extremes)
+    p, low, high = spec.run(d, alpha, n_resamples, seed)
     return p, *_agreeing(p, alpha, low, high)
+
+
+def _randomization(
+    d: np.ndarray, alpha: float, n_resamples: int, seed: int
+) -> tuple[float, float, float]:
+    """The shifts ``delta`` whose sign-flip test of ``d - delta`` gives ``p >= alpha`` (the
+    same permutations as the test)."""
+    null = _SignFlips(d, n_resamples, seed)
+    return null.p_value(0.0), *null.interval(alpha)
+
+
+def _t(d: np.ndarray, alpha: float, n_resamples: int, seed: int) -> tuple[float, float, float]:
+    """``mean +- t(1 - alpha / 2, n - 1) * sd / sqrt(n)``."""
+    p = t_test(d, np.zeros_like(d))
+    if len(d) < 2:
+        return p, math.nan, math.nan
+    half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    return p, float(d.mean() - half), float(d.mean() + half)
+
+
+def _bootstrap(
+    d: np.ndarray, alpha: float, n_resamples: int, seed: int
+) -> tuple[float, float, float]:
+    """``mean +- q``, ``q`` the ``1 - alpha`` quantile of the absolute resampled means of
+    the centred differences (the test's own resamples, one draw for test and interval)."""
+    extremes = _bootstrap_extremes(d, n_resamples, seed)
+    return _bootstrap_p(d, extremes), *_bootstrap_interval(d, alpha, extremes)
 
 
 def _bootstrap_interval(d: np.ndarray, alpha: float, extremes: np.ndarray) -> tuple[float, float]:
@@ -377,3 +435,12 @@ def _incomplete_beta(x: float, a: float, b: float) -> float:
         if abs(d * c - 1.0) < 1e-15:
             break
     return math.exp(log_front) * result / a
+
+
+RANDOMIZATION = register_test(
+    PairedTestSpec("randomization", "paired randomization test", "permutations", _randomization)
+)
+T_TEST = register_test(PairedTestSpec("t-test", "paired t-test", None, _t))
+BOOTSTRAP = register_test(
+    PairedTestSpec("bootstrap", "paired bootstrap test", "resamples", _bootstrap)
+)

@@ -72,14 +72,19 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="a metric such as ndcg@10, P_5, mrr, ra_nwg@5 (repeat, or separate with "
         "commas: -m ndcg@10,P_5; `ragmetrics metrics` lists them)",
     )
-    parser.add_argument(
-        "--relevance-threshold",
-        "-l",
-        type=cli_int,
-        default=1,
-        metavar="N",
-        help="lowest grade that counts as relevant (default 1)",
-    )
+    from ragmetrics.metrics.registry import keyword_params
+
+    for param in keyword_params().values():  # one flag per registered metric parameter
+        flags = [param.cli_flag] + ([param.short_flag] if param.short_flag else [])
+        parser.add_argument(
+            *flags,
+            dest=f"param_{param.keyword}",
+            type=cli_int if param.kind is int else cli_float if param.kind is float else str,
+            default=None,
+            metavar="N" if param.kind is int else "X" if param.kind is float else "VALUE",
+            help=f"{param.meaning} (default {param.default}; every metric whose name "
+            f"does not set {param.name})",
+        )
     parser.add_argument(
         "--missing",
         choices=("zero", "skip", "error"),
@@ -105,6 +110,8 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _add_testing(parser: argparse.ArgumentParser) -> None:
     """The options of the paired tests, shared by compare and report."""
+    from ragmetrics.analysis.stats import paired_tests
+
     parser.add_argument(
         "--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics), for every run"
     )
@@ -114,7 +121,7 @@ def _add_testing(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--test",
-        choices=("randomization", "t-test", "bootstrap"),
+        choices=tuple(paired_tests()),
         default="randomization",
         help="the paired test (default: randomization, exact enough with 10,000 permutations)",
     )
@@ -154,8 +161,15 @@ def grade_map_argument(text: str) -> dict[int, int]:
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords of evaluate() that every command shares."""
+    from ragmetrics.metrics.registry import keyword_params
+
+    params = {
+        keyword: getattr(args, f"param_{keyword}")
+        for keyword in keyword_params()
+        if getattr(args, f"param_{keyword}", None) is not None
+    }
     return {
-        "relevance_threshold": args.relevance_threshold,
+        **params,
         "missing": args.missing,
         "score_precision": args.score_precision,
         "grade_map": args.grade_map,
@@ -464,6 +478,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+        print(f"ragmetrics {__version__}")  # before the parser, whose flags load the metrics
+        return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "metrics", None):

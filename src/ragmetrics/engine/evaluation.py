@@ -48,6 +48,7 @@ def evaluate(
     grade_map: Mapping[int, int] | None = None,
     score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
+    **params: Any,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
 
@@ -69,6 +70,8 @@ def evaluate(
         score_precision: ``"float64"`` compares scores as doubles (trec_eval 10);
             ``"float32"`` rounds them to 32-bit floats first (trec_eval <= 9, pytrec_eval).
         progress: a progress bar while judging; by default shown from 200,000 queries on.
+        **params: the keyword of any other registered metric parameter
+            (:func:`~ragmetrics.metrics.registry.register_param`).
 
     Returns:
         An :class:`EvaluationResult` with ``aggregate``, ``per_query`` and ``counts``.
@@ -102,6 +105,7 @@ def evaluate(
         grade_map=grade_map,
         score_precision=score_precision,
         progress=progress,
+        **params,
     )
     return evaluate_checked(qrels, run, resolve_metrics(metrics, settings), settings)
 

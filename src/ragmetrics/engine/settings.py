@@ -13,11 +13,9 @@ from ragmetrics.data.run import Run
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import Metric, parse_metrics
 from ragmetrics.metrics.rag import check_utility_scale
-from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, MAX_GRADE, REL, Param, Scale, coerce
+from ragmetrics.metrics.registry import REL, Scale, coerce, keyword_params
 
 __all__ = [
-    "EVALUATE_KEYWORDS",
-    "PARAM_KEYWORDS",
     "MissingPolicy",
     "Settings",
     "as_qrels",
@@ -26,6 +24,7 @@ __all__ = [
     "check_settings",
     "checked_inputs",
     "checked_qrels",
+    "evaluate_keywords",
     "metric_names",
     "resolve_metrics",
 ]
@@ -34,18 +33,15 @@ MissingPolicy = Literal["zero", "skip", "error"]
 _MISSING_POLICIES = ("zero", "skip", "error")
 
 
-PARAM_KEYWORDS: dict[str, Param] = {
-    p.keyword: p for p in (REL, MAX_GRADE, ALPHA, CAP4, CAP3) if p.keyword is not None
-}
-# Every keyword evaluate() takes besides the inputs (compare() passes these through).
-EVALUATE_KEYWORDS = (
-    *PARAM_KEYWORDS,
-    "missing",
-    "pool",
-    "grade_map",
-    "score_precision",
-    "progress",
-)
+# The keywords of evaluate() besides the inputs and the registered metric parameters
+# (compare() and evaluate_stream() pass these through).
+_OTHER_KEYWORDS = ("missing", "pool", "grade_map", "score_precision", "progress")
+
+
+def evaluate_keywords() -> tuple[str, ...]:
+    """Every keyword :func:`~ragmetrics.evaluate` takes besides the inputs: the registered
+    metric parameters (:func:`~ragmetrics.metrics.registry.register_param`), then the rest."""
+    return (*keyword_params(), *_OTHER_KEYWORDS)
 
 
 @dataclass(frozen=True)
@@ -72,7 +68,7 @@ class Settings:
             "relevance_threshold": self.relevance_threshold,
             "missing": self.missing,
             **{  # the value in force: given, else the declared default
-                k: PARAM_KEYWORDS[k].default if v is None else v
+                k: keyword_params()[k].default if v is None else v
                 for k, v in self.params.items()
                 if k != "relevance_threshold"
             },
@@ -85,15 +81,16 @@ class Settings:
 def check_settings(**keywords: Any) -> Settings:
     """Validate the keywords of :func:`evaluate` (all of them, whether or not a metric uses
     them); raises :class:`~ragmetrics.errors.InvalidParameterError` naming the valid range."""
-    unknown = [k for k in keywords if k not in EVALUATE_KEYWORDS]
+    known = evaluate_keywords()
+    unknown = [k for k in keywords if k not in known]
     if unknown:
         raise InvalidParameterError(
             f"Unknown keyword(s) {', '.join(map(repr, unknown))}; the keywords of evaluate() "
-            f"are {', '.join(EVALUATE_KEYWORDS)}."
+            f"are {', '.join(known)}."
         )
     params = {
         name: param.check(keywords.get(name)) if keywords.get(name) is not None else None
-        for name, param in PARAM_KEYWORDS.items()
+        for name, param in keyword_params().items()
     }
     missing = keywords.get("missing", "zero")
     if missing not in _MISSING_POLICIES:

@@ -126,7 +126,12 @@ class Param:
         low, high: the valid range of a number (``None``: unbounded).
         low_open, high_open: ``low`` (``high``) itself is excluded.
         choices: the valid values of a string.
-        keyword: the keyword of :func:`~ragmetrics.evaluate` that sets it for every metric.
+        keyword: the keyword of :func:`~ragmetrics.evaluate` that sets it for every metric;
+            a parameter with a keyword is registered with :func:`register_param`, which makes
+            it a keyword of ``evaluate``, ``evaluate_stream``, ``compare`` and a flag of the
+            command line.
+        flag: the command line's flag (default ``--`` and the keyword with dashes);
+            ``short_flag`` a one-letter one beside it (``-l`` as trec_eval).
     """
 
     name: str
@@ -139,6 +144,13 @@ class Param:
     high_open: bool = False
     choices: tuple[str, ...] = ()
     keyword: str | None = None
+    flag: str | None = None
+    short_flag: str | None = None
+
+    @property
+    def cli_flag(self) -> str:
+        """The flag of the command line that sets this parameter for every metric."""
+        return self.flag or "--" + (self.keyword or self.name).replace("_", "-")
 
     def valid_values(self) -> str:
         """The valid values in words, e.g. ``a number in [0, 1]``."""
@@ -205,35 +217,72 @@ def coerce(value: Any, kind: type) -> Any:
 
 # --- the parameters of the built-in metrics (the only place their defaults are written) ---
 
-REL = Param(
-    "rel",
-    int,
-    1,
-    "the lowest grade that counts as relevant, inclusive",
-    keyword="relevance_threshold",
+_KEYWORD_PARAMS: dict[str, Param] = {}
+
+
+def register_param(param: Param) -> Param:
+    """Make ``param`` a keyword of every evaluation (see ``Param.keyword``) and return it.
+
+    Example:
+        >>> sorted(keyword_params())[:2]
+        ['alpha', 'cap3']
+    """
+    if param.keyword is None:
+        raise InvalidParameterError(f"Parameter {param.name!r} has no keyword to register.")
+    known = _KEYWORD_PARAMS.get(param.keyword)
+    if known is not None and known != param:
+        raise InvalidParameterError(f"The keyword {param.keyword!r} is already registered.")
+    _KEYWORD_PARAMS[param.keyword] = param
+    return param
+
+
+def keyword_params() -> dict[str, Param]:
+    """keyword -> :class:`Param`, for every parameter that a keyword sets, in the order
+    they were registered."""
+    return dict(_KEYWORD_PARAMS)
+
+
+REL = register_param(
+    Param(
+        "rel",
+        int,
+        1,
+        "the lowest grade that counts as relevant, inclusive",
+        keyword="relevance_threshold",
+        short_flag="-l",
+    )
 )
-MAX_GRADE = Param(
-    "max_grade",
-    float,
-    None,
-    "the grade whose stopping probability is near 1; None takes the highest grade judged",
-    low=0.0,
-    low_open=True,
-    keyword="err_max_grade",
+MAX_GRADE = register_param(
+    Param(
+        "max_grade",
+        float,
+        None,
+        "the grade whose stopping probability is near 1; None takes the highest grade judged",
+        low=0.0,
+        low_open=True,
+        keyword="err_max_grade",
+    )
 )
-ALPHA = Param(
-    "alpha",
-    float,
-    1.0,
-    "rarity exponent: a grade's weight grows as its prevalence^-alpha; 0 ignores rarity",
-    low=0.0,
-    keyword="alpha",
+ALPHA = register_param(
+    Param(
+        "alpha",
+        float,
+        1.0,
+        "rarity exponent: a grade's weight grows as its prevalence^-alpha; 0 ignores rarity",
+        low=0.0,
+        keyword="alpha",
+        flag="--rarity-alpha",
+    )
 )
-CAP4 = Param(
-    "cap4", float, 1.0, "the largest weight of grade 4; grade 5 weighs 1", 0, 1, keyword="cap4"
+CAP4 = register_param(
+    Param(
+        "cap4", float, 1.0, "the largest weight of grade 4; grade 5 weighs 1", 0, 1, keyword="cap4"
+    )
 )
-CAP3 = Param(
-    "cap3", float, 0.25, "the largest weight of grade 3; grade 5 weighs 1", 0, 1, keyword="cap3"
+CAP3 = register_param(
+    Param(
+        "cap3", float, 0.25, "the largest weight of grade 3; grade 5 weighs 1", 0, 1, keyword="cap3"
+    )
 )
 DCG = Param(
     "dcg",

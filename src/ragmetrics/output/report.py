@@ -23,6 +23,7 @@ import numpy as np
 
 from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
+from ragmetrics.analysis.stats import paired_test
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
 
@@ -236,19 +237,17 @@ def _document(
 def _how_tested(comparison: Comparison) -> str:
     """What the p-values, marks and intervals of the paired tests are."""
     settings = comparison.settings
-    test = settings["test"]
+    spec = paired_test(settings["test"])
     draws = (
         ""
-        if test == "t-test"
-        else f", {settings['n_permutations']:,} "
-        + ("permutations" if test == "randomization" else "resamples")
-        + f", seed {settings['seed']}"
+        if spec.draws is None
+        else f", {settings['n_permutations']:,} {spec.draws}, seed {settings['seed']}"
     )
     correction = settings["correction"] or "no"
     level = f"{100 * (1 - settings['alpha']):g}%"
     baseline = ", a being the baseline" if comparison.baseline is not None else ""
     return (
-        f"p: the two-sided p-value of the paired {test} test on the per-query differences "
+        f"p: the two-sided p-value of the {spec.title} on the per-query differences "
         f"(b - a{baseline}){draws}. p adj.: {correction} correction over the tests of each metric; "
         f"\\* marks p adj. < {settings['alpha']}. CI: the {level} confidence interval of the "
         f"mean difference made by inverting the same test, so it leaves out 0 exactly when "
