@@ -29,35 +29,18 @@ if TYPE_CHECKING:  # loaded by the commands that read files: --version and --hel
 _FORMATS = ("table", "json", "csv", "markdown")
 
 
-def _looks_like_json(path: str) -> bool:
-    """By extension, or by the first non-blank character of the first 64 kB (a file without
-    line ends is never read whole here)."""
-    if Path(path).suffix.lower() in {".json", ".jsonl"}:
-        return True
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 16).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head[:1] in (b"{", b"[")
-
-
 def read_qrels(path: str) -> Qrels:
-    """Read qrels from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    """Read qrels in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
     from ragmetrics.data.qrels import Qrels
 
-    if Path(path).suffix.lower() == ".parquet":
-        return Qrels.from_parquet(path)
-    return Qrels.from_json(path) if _looks_like_json(path) else Qrels.from_trec(path)
+    return Qrels.from_file(path)
 
 
 def read_run(path: str) -> Run:
-    """Read a run from a TREC file, JSON/JSONL or Parquet (by extension or content)."""
+    """Read a run in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
     from ragmetrics.data.run import Run
 
-    if Path(path).suffix.lower() == ".parquet":
-        return Run.from_parquet(path)
-    return Run.from_json(path) if _looks_like_json(path) else Run.from_trec(path)
+    return Run.from_file(path)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -296,10 +279,14 @@ _STREAM_HELP = (
 
 
 def _streamable(path: str) -> str:
-    """A run path for streaming: TREC (plain or .gz) or Parquet, not JSON."""
-    if path.endswith((".json", ".jsonl")):
+    """A run path for streaming: a format with a streaming reader (TREC, Parquet), not JSON."""
+    from ragmetrics.formats.registry import find_format
+
+    spec = find_format(path)
+    if spec.stream_run is None:
         raise RagMetricsError(
-            f"{path}: --stream reads TREC or Parquet runs, not JSON; drop --stream for JSON."
+            f"{path}: --stream reads formats with a streaming reader (TREC, Parquet), not "
+            f"{spec.name.upper()}; drop --stream for {spec.name.upper()}."
         )
     if path != "-" and not Path(path).exists():
         raise RagMetricsError(f"No such file: {path!r}.")

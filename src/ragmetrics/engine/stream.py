@@ -45,6 +45,7 @@ from ragmetrics.errors import (
 )
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._stream_io import Columns, not_grouped
+from ragmetrics.formats.registry import find_format, formats
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.registry import Tally
 
@@ -409,11 +410,14 @@ def _batches(
     """A label for messages, and the source as Run batches of whole queries."""
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
-        if path.endswith(".parquet") or os.path.isdir(path):
-            chunks: Iterator[Any] = _stream_io.parquet_chunks(path, columns, batch_rows)
-        else:
-            chunks = _stream_io.trec_chunks(path)
-        return path, _stream_io.batches(chunks, batch_rows, path, name or _stem(source))
+        spec = find_format(path)
+        if spec.stream_run is None:
+            raise InputFormatError(
+                f"{path}: {spec.name} input cannot be streamed (only formats with a streaming "
+                f"reader can: {', '.join(n for n, f in formats().items() if f.stream_run)}); "
+                f"read it with Run.from_file and call evaluate()."
+            )
+        return path, spec.stream_run(path, batch_rows, columns, name or _stem(source))
     if isinstance(source, (Run, Mapping)):
         raise InputFormatError(
             "evaluate_stream reads a path or an iterable of batches; for a Run or a dict in "

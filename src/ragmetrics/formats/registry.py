@@ -1,0 +1,153 @@
+"""Input formats, each declared once: the readers of a file format for qrels and runs, how
+a path is recognised (suffix, then the first bytes), and, for runs, a streaming reader.
+
+:meth:`Run.from_file <ragmetrics.Run.from_file>`, :meth:`Qrels.from_file
+<ragmetrics.Qrels.from_file>`, :func:`~ragmetrics.evaluate_stream` and the command line find
+a path's format here, so a format registered with :func:`register_format` is read by all
+of them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ragmetrics.errors import InputFormatError, InvalidParameterError
+
+if TYPE_CHECKING:
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
+
+__all__ = ["InputFormat", "find_format", "formats", "register_format"]
+
+PathLike = str | os.PathLike[str]
+_HEAD = 1 << 16  # bytes a sniffer sees
+
+
+@dataclass(frozen=True)
+class InputFormat:
+    """A file format of qrels and runs.
+
+    Attributes:
+        name: a short name (``"trec"``, ``"json"``, ``"parquet"``).
+        suffixes: file name endings that name the format (``".parquet"``), lower case.
+        sniff: given the first 64 kB of a file whose suffix names no format, True when the
+            file is in this format (``None``: recognised by suffix only).
+        read_qrels: ``path -> Qrels``.
+        read_run: ``(path, name) -> Run``.
+        stream_run: ``(path, batch_rows, columns, name) -> Runs`` of whole queries, in
+            bounded memory; ``None`` when the format cannot be streamed.
+        directories: a folder of such files is read as one input (Parquet datasets).
+    """
+
+    name: str
+    suffixes: tuple[str, ...]
+    sniff: Callable[[bytes], bool] | None
+    read_qrels: Callable[[PathLike], Qrels]
+    read_run: Callable[[PathLike, str | None], Run]
+    stream_run: Callable[[PathLike, int, Any, str | None], Iterator[Run]] | None = None
+    directories: bool = False
+
+
+_FORMATS: dict[str, InputFormat] = {}
+_FALLBACK = "trec"  # what a file that no suffix or sniffer claims is read as
+
+
+def register_format(spec: InputFormat) -> InputFormat:
+    """Make ``spec`` a format every reader of a path recognises; returns it."""
+    known = _FORMATS.get(spec.name)
+    if known is not None and known != spec:
+        raise InvalidParameterError(f"An input format named {spec.name!r} is already registered.")
+    _FORMATS[spec.name] = spec
+    return spec
+
+
+def formats() -> dict[str, InputFormat]:
+    """name -> :class:`InputFormat` of every registered format."""
+    _builtin()
+    return dict(_FORMATS)
+
+
+def find_format(path: PathLike, format: str | None = None) -> InputFormat:
+    """The format of ``path``: ``format`` when given, else the one whose suffix ends the
+    name, else the one whose sniffer claims its first bytes, else TREC."""
+    _builtin()
+    if format is not None:
+        spec = _FORMATS.get(format)
+        if spec is None:
+            raise InputFormatError(
+                f"Unknown input format {format!r}; the formats are {', '.join(_FORMATS)}."
+            )
+        return spec
+    text = os.fspath(path)
+    lower = text.lower()
+    if text != "-" and os.path.isdir(text):
+        for spec in _FORMATS.values():
+            if spec.directories:
+                return spec
+    for spec in _FORMATS.values():
+        if lower.endswith(spec.suffixes):
+            return spec
+    head = _head(text)
+    for spec in _FORMATS.values():
+        if spec.sniff is not None and head and spec.sniff(head):
+            return spec
+    return _FORMATS[_FALLBACK]
+
+
+def _head(path: str) -> bytes:
+    """The first bytes of a file (b"" for standard input or a file that cannot be read:
+    the reader chosen then says what is wrong)."""
+    if path == "-":
+        return b""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(_HEAD)
+    except OSError:
+        return b""
+
+
+def _builtin() -> None:
+    """Register TREC, JSON and Parquet on first use (their readers load numpy)."""
+    if _FALLBACK in _FORMATS:
+        return
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
+    from ragmetrics.formats import _stream_io
+
+    register_format(
+        InputFormat(
+            name="trec",
+            suffixes=(),
+            sniff=None,
+            read_qrels=Qrels.from_trec,
+            read_run=lambda path, name: Run.from_trec(path, name=name),
+            stream_run=lambda path, rows, columns, name: _stream_io.batches(
+                _stream_io.trec_chunks(path), rows, os.fspath(path), name
+            ),
+        )
+    )
+    register_format(
+        InputFormat(
+            name="json",
+            suffixes=(".json", ".jsonl"),
+            sniff=lambda head: head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["),
+            read_qrels=Qrels.from_json,
+            read_run=lambda path, name: Run.from_json(path, name=name),
+        )
+    )
+    register_format(
+        InputFormat(
+            name="parquet",
+            suffixes=(".parquet",),
+            sniff=lambda head: head[:4] == b"PAR1",
+            read_qrels=Qrels.from_parquet,
+            read_run=lambda path, name: Run.from_parquet(path, name=name),
+            stream_run=lambda path, rows, columns, name: _stream_io.batches(
+                _stream_io.parquet_chunks(path, columns, rows), rows, os.fspath(path), name
+            ),
+            directories=True,
+        )
+    )
