@@ -12,6 +12,31 @@ from __future__ import annotations
 # re-exported for the adapters: a warning attributed to the user's line
 from ragmetrics._util.warn import warn as warn
 
+__all__ = [
+    "AmbiguousChunkWarning",
+    "FormatLossWarning",
+    "GradeScaleError",
+    "HandlerFailureWarning",
+    "IdFieldWarning",
+    "IdMismatchWarning",
+    "InputFormatError",
+    "InvalidParameterError",
+    "LabelsChangedWarning",
+    "MissingDependencyError",
+    "MissingKeyError",
+    "MissingQueryError",
+    "RagMetricsError",
+    "RagMetricsWarning",
+    "RetrievalFailedWarning",
+    "StageWarning",
+    "UndefinedMetricWarning",
+    "UngradedPairsWarning",
+    "UngroupedInputError",
+    "UnknownMetricError",
+    "UsageError",
+    "WriteError",
+]
+
 
 class RagMetricsError(ValueError):
     """Base class of every error raised by ragmetrics."""

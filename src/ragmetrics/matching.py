@@ -47,6 +47,16 @@ if TYPE_CHECKING:
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.engine.result import EvaluationResult
 
+__all__ = [
+    "AMBIGUOUS_POLICIES",
+    "DEFAULT_RULES",
+    "ChunkMatcher",
+    "MatchRules",
+    "MatchedRun",
+    "check_policy",
+    "is_chunk_from_original",
+]
+
 _FEW_CANDIDATES = 2  # verified one by one; more are first narrowed by the other words
 _MANY_CANDIDATES = 16  # beyond this, every anchor word narrows the candidates
 _MASKED_ORIGINALS = 2048  # up to this many originals, the word index holds bit masks

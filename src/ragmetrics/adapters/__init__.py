@@ -1,4 +1,61 @@
 """The interface the framework adapters build on.
 
-The LlamaIndex and LangChain distributions import the core only from here.
+The LlamaIndex and LangChain distributions import the core from here and from nowhere else
+(a test holds them to it), so what they rely on is declared in one list, ``__all__``:
+
+- :class:`EvaluationPlan` (:mod:`.harness`): metric names and keywords checked before the
+  first retrieval, then a dataset's retrievals scored, failures counted;
+- :class:`QueryScorer` (:mod:`.scoring`): one ranking at a time, for plug-ins and live scoring;
+- :class:`RetrievalLog` (:mod:`.records`): start / end / fail of retrievals paired under a
+  lock, for callbacks and instrumentation;
+- the data model, the result, chunk matching, golden-set judges and the errors and warnings
+  they raise.
 """
+
+from ragmetrics._util.progress import progress_bar
+from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
+from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.adapters.scoring import QueryScorer
+from ragmetrics.data.dataset import RetrievalDataset, as_dataset
+from ragmetrics.data.qrels import Qrels
+from ragmetrics.data.run import Run
+from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.engine.settings import MissingPolicy
+from ragmetrics.errors import (
+    HandlerFailureWarning,
+    IdFieldWarning,
+    InvalidParameterError,
+    RagMetricsError,
+    RagMetricsWarning,
+    warn,
+)
+from ragmetrics.goldset import Judge, Reply, model_identity
+from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
+
+__all__ = [
+    "DEFAULT_RULES",
+    "ChunkMatcher",
+    "EvaluationPlan",
+    "EvaluationResult",
+    "HandlerFailure",
+    "HandlerFailureWarning",
+    "IdFieldWarning",
+    "InvalidParameterError",
+    "Judge",
+    "MatchRules",
+    "MissingPolicy",
+    "Qrels",
+    "QueryScorer",
+    "RagMetricsError",
+    "RagMetricsWarning",
+    "Reply",
+    "RetrievalDataset",
+    "RetrievalLog",
+    "RetrievalRecord",
+    "Retrieved",
+    "Run",
+    "as_dataset",
+    "model_identity",
+    "progress_bar",
+    "warn",
+]

@@ -26,6 +26,12 @@ from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.metrics import Metric, Scale
 from ragmetrics.metrics.rag import check_utility_scale
 
+__all__ = [
+    "EvaluationPlan",
+    "Retrieved",
+    "Scored",
+]
+
 
 @dataclass
 class Retrieved:

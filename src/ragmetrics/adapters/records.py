@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from ragmetrics.adapters.scoring import QueryScorer
     from ragmetrics.data.qrels import Qrels
 
+__all__ = [
+    "HandlerFailure",
+    "RetrievalLog",
+    "RetrievalRecord",
+]
+
 
 @dataclass(frozen=True)
 class RetrievalRecord:

@@ -24,6 +24,11 @@ from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingK
 from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale
 
+__all__ = [
+    "QueryScorer",
+    "Scores",
+]
+
 # keywords that describe a whole evaluation, not one ranking
 _WHOLE_RUN_ONLY = ("missing", "pool", "progress")
 

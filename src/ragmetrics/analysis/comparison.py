@@ -41,6 +41,18 @@ from ragmetrics.metrics import Metric, Param
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "PERMUTATIONS",
+    "RESAMPLES",
+    "SEED",
+    "SIGNIFICANCE",
+    "Comparison",
+    "PairedTest",
+    "TestName",
+    "compare",
+    "format_p",
+]
+
 TestName = str  # the name of a registered paired test (analysis.stats.paired_tests)
 
 # compare()'s own keywords, checked as metric parameters are

@@ -26,6 +26,12 @@ from ragmetrics.errors import (
 from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL
 
+__all__ = [
+    "Diagnosis",
+    "DocNote",
+    "diagnose",
+]
+
 
 @dataclass(frozen=True)
 class DocNote:

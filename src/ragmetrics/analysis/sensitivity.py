@@ -22,6 +22,13 @@ from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "DEFAULT_GRID",
+    "DEFAULT_WEIGHTING",
+    "RobustnessResult",
+    "robustness",
+]
+
 
 def _order_text(runs: tuple[str, ...], means: list[float]) -> str:
     """Runs best first, ``=`` between ties: ``hybrid > bm25 = dense``."""

@@ -22,6 +22,25 @@ import numpy as np
 
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 
+__all__ = [
+    "BOOTSTRAP",
+    "RANDOMIZATION",
+    "T_TEST",
+    "PairedTestSpec",
+    "adjust",
+    "bootstrap_ci",
+    "bootstrap_cis",
+    "bootstrap_test",
+    "effect_size",
+    "paired_interval",
+    "paired_test",
+    "paired_tests",
+    "randomization_test",
+    "register_test",
+    "student_t_sf2",
+    "t_test",
+]
+
 _BATCH = 2_000  # permutations per vectorized batch (bounds memory at batch x queries)
 # the signs (+1 for a set bit, -1 for a clear one) of the eight bits of each byte, low first
 _BYTE_SIGNS = ((np.arange(256)[:, None] >> np.arange(8)) & 1) * 2.0 - 1.0

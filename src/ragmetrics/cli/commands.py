@@ -26,6 +26,16 @@ if TYPE_CHECKING:  # loaded by the commands that read files: --version and --hel
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
+__all__ = [
+    "build_parser",
+    "grade_map_argument",
+    "main",
+    "metric_names",
+    "named_runs",
+    "read_qrels",
+    "read_run",
+]
+
 _FORMATS = ("table", "json", "csv", "markdown")
 
 

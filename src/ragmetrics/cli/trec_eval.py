@@ -27,6 +27,14 @@ from typing import Any
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.formats._rules import cli_int, records
 
+__all__ = [
+    "Measure",
+    "add_parser",
+    "command",
+    "measures",
+    "run_trec_eval",
+]
+
 _CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
 _LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
 

@@ -14,6 +14,11 @@ from ragmetrics.formats._atomic import write_text
 from ragmetrics.formats._convert import loads_strict, read_text
 from ragmetrics.formats._io import PathLike
 
+__all__ = [
+    "RetrievalDataset",
+    "as_dataset",
+]
+
 
 class RetrievalDataset(BaseModel):
     """Queries, corpus and graded relevant docs, with a JSON round-trip.

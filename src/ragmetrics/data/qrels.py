@@ -36,6 +36,11 @@ from ragmetrics.formats._trec_fast import read_plain_trec_packed
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "Groups",
+    "Qrels",
+]
+
 Groups = tuple[tuple[str, ...], ...]
 
 _QUERY_KEYS = ("query_id", "qid", "query-id", "query")

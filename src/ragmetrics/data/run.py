@@ -43,6 +43,10 @@ from ragmetrics.formats._trec_fast import read_plain_trec_packed
 if TYPE_CHECKING:
     import pandas as pd
 
+__all__ = [
+    "Run",
+]
+
 _QUERY_KEYS = ("query_id", "qid", "query-id", "query")
 _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id")
 _SCORE_KEYS = ("score", "similarity", "relevance_score")

@@ -11,7 +11,7 @@ Example:
     (30, 45)
 """
 
-from ragmetrics.datasets.demo import build as demo
-from ragmetrics.datasets.demo import write as write_demo
+from ragmetrics.datasets._demo import build as demo
+from ragmetrics.datasets._demo import write as write_demo
 
 __all__ = ["demo", "write_demo"]

@@ -22,6 +22,14 @@ from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 
+__all__ = [
+    "JudgedRun",
+    "locate_in_lists",
+    "locate_in_ranking",
+    "locate_judged",
+    "rank_of",
+]
+
 T = TypeVar("T")
 
 

@@ -3,3 +3,5 @@
 Every reader hands the data model (:mod:`ragmetrics.data`) checked columns; the rules that
 every reader and writer shares (ids, TREC lines, numbers) live in ``_rules``.
 """
+
+__all__: list[str] = []  # a folder: its modules hold the public names

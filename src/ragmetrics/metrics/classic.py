@@ -27,6 +27,25 @@ from ragmetrics.metrics.registry import (
     register,
 )
 
+__all__ = [
+    "average_precision",
+    "bpref",
+    "err",
+    "f1",
+    "group_recall",
+    "hit_rate",
+    "interpolated_precision",
+    "ndcg",
+    "precision",
+    "r_precision",
+    "recall",
+    "recall_all",
+    "reciprocal_rank",
+    "relevant_count",
+    "relevant_retrieved_count",
+    "retrieved_count",
+]
+
 
 def _cut(matrix: np.ndarray, cutoff: int | None) -> np.ndarray:
     return matrix if cutoff is None else matrix[:, :cutoff]

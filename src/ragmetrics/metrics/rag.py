@@ -41,6 +41,25 @@ from ragmetrics.metrics.registry import (
     register,
 )
 
+__all__ = [
+    "BASE_UTILITY",
+    "FALLBACK_WEIGHTS",
+    "Utility",
+    "check_query_grades",
+    "check_utility_scale",
+    "harm",
+    "n_recall_4plus",
+    "n_recall_5",
+    "pct_proc",
+    "precision_4plus",
+    "proc",
+    "proposed_grade_map",
+    "ra_nwg",
+    "rarity_weights",
+    "unjudged",
+    "utility",
+]
+
 BASE_UTILITY = np.array([0.0, 0.0, 0.0, 0.1, 0.5, 1.0])  # index = grade (0 unused)
 FALLBACK_WEIGHTS = np.array([0.0, 0.0, 0.0, 0.2, 1.0, 1.0])  # when U has no grade 5
 

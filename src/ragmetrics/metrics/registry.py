@@ -26,6 +26,37 @@ from ragmetrics.formats._rules import parse_float
 if TYPE_CHECKING:
     from ragmetrics.engine.locate import JudgedRun
 
+__all__ = [
+    "ALPHA",
+    "CAP3",
+    "CAP4",
+    "DCG",
+    "GEOMETRIC_FLOOR",
+    "LEVEL",
+    "MAX_GRADE",
+    "REL",
+    "ROUNDING",
+    "UNSUPPORTED",
+    "WEIGHTING",
+    "Aggregate",
+    "Cutoff",
+    "Kernel",
+    "Metric",
+    "MetricSpec",
+    "Param",
+    "Scale",
+    "Tally",
+    "aliases_of",
+    "coerce",
+    "keyword_params",
+    "parse_metric",
+    "parse_metrics",
+    "presets_of",
+    "register",
+    "register_param",
+    "registered",
+]
+
 # kernel(judged, cutoff, **params) -> one value per query (NaN marks NA)
 Kernel = Callable[..., np.ndarray]
 

@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 
     from ragmetrics.analysis.comparison import Comparison
 
+__all__ = [
+    "decompositions",
+    "plot_metric_at_k",
+    "plot_per_query_distribution",
+    "plot_rag_decomposition",
+    "plot_win_loss",
+]
+
 _DRAWN = 2_000  # points drawn of a sorted curve (a figure is a few hundred pixels wide)
 _COLORS = ["#1b6ca8", "#e07b39", "#3a923a", "#c03d3e", "#8c6bb1", "#7f7f7f", "#b8a02b", "#17a2b8"]
 

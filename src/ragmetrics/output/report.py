@@ -34,6 +34,10 @@ if TYPE_CHECKING:
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
+__all__ = [
+    "write_report",
+]
+
 
 def _figures(
     comparison: Comparison,

@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from ragmetrics.errors import IdFieldWarning, RagMetricsError, warn
+from ragmetrics.adapters import IdFieldWarning, RagMetricsError, warn
 
 
 def _fields(doc: Document | Mapping[str, Any]) -> tuple[str | None, dict[str, Any], str]:

@@ -16,11 +16,18 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
-from ragmetrics import EvaluationResult, Qrels, RetrievalDataset, Run
-from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
-from ragmetrics.adapters.scoring import QueryScorer
-from ragmetrics.engine.settings import MissingPolicy
-from ragmetrics.errors import RagMetricsError
+from ragmetrics.adapters import (
+    EvaluationResult,
+    HandlerFailure,
+    MissingPolicy,
+    Qrels,
+    QueryScorer,
+    RagMetricsError,
+    RetrievalDataset,
+    RetrievalLog,
+    RetrievalRecord,
+    Run,
+)
 
 __all__ = ["RetrievalEvalCallbackHandler", "RetrievalRecord"]
 

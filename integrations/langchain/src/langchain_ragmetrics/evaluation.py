@@ -9,13 +9,23 @@ from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
-from ragmetrics import EvaluationResult, Qrels
-from ragmetrics._util.progress import progress_bar
-from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
-from ragmetrics.adapters.scoring import QueryScorer
-from ragmetrics.data.dataset import as_dataset
-from ragmetrics.errors import RagMetricsError
-from ragmetrics.matching import MatchRules
+from ragmetrics.adapters import (
+    EvaluationPlan,
+    EvaluationResult,
+    MatchRules,
+    Qrels,
+    QueryScorer,
+    RagMetricsError,
+    Retrieved,
+    as_dataset,
+    progress_bar,
+)
+
+__all__ = [
+    "aevaluate_retriever",
+    "evaluate_retriever",
+    "langsmith_evaluator",
+]
 
 
 class _DatasetRun:

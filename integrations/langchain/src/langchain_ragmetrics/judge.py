@@ -10,8 +10,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragmetrics.errors import InvalidParameterError
-from ragmetrics.goldset import Judge, Reply, model_identity
+from ragmetrics.adapters import InvalidParameterError, Judge, Reply, model_identity
+
+__all__ = [
+    "ChatModelJudge",
+    "Grade",
+    "as_judge",
+]
 
 
 class Grade(BaseModel):

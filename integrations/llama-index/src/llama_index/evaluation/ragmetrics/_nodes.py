@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics.adapters import RagMetricsError
 
 NodeLike = BaseNode | NodeWithScore
 

@@ -17,12 +17,21 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, id_hint, node_ids, node_texts
-from ragmetrics import EvaluationResult, Run
-from ragmetrics._util.progress import progress_bar
-from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
-from ragmetrics.data.dataset import as_dataset
-from ragmetrics.errors import RagMetricsError
-from ragmetrics.matching import MatchRules
+from ragmetrics.adapters import (
+    EvaluationPlan,
+    EvaluationResult,
+    MatchRules,
+    RagMetricsError,
+    Retrieved,
+    Run,
+    as_dataset,
+    progress_bar,
+)
+
+__all__ = [
+    "RagMetricsRetrieverEvaluator",
+    "run_sync",
+]
 
 T = TypeVar("T")
 

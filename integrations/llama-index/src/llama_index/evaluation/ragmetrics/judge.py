@@ -13,8 +13,14 @@ from llama_index.core.llms.function_calling import FunctionCallingLLM
 from llama_index.core.tools import FunctionTool
 from pydantic import BaseModel, Field
 
-from ragmetrics.errors import InvalidParameterError
-from ragmetrics.goldset import Judge, Reply, model_identity
+from ragmetrics.adapters import InvalidParameterError, Judge, Reply, model_identity
+
+__all__ = [
+    "GRADE_TOOL",
+    "Grade",
+    "LLMJudge",
+    "as_judge",
+]
 
 
 class Grade(BaseModel):

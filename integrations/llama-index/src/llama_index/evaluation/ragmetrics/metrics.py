@@ -21,10 +21,23 @@ from llama_index.core.evaluation.retrieval.metrics_base import (
     RetrievalMetricResult,
 )
 
-from ragmetrics.adapters.scoring import QueryScorer
-from ragmetrics.data.dataset import as_dataset
-from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, RagMetricsWarning, warn
-from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
+from ragmetrics.adapters import (
+    DEFAULT_RULES,
+    ChunkMatcher,
+    HandlerFailureWarning,
+    MatchRules,
+    QueryScorer,
+    RagMetricsError,
+    RagMetricsWarning,
+    as_dataset,
+    warn,
+)
+
+__all__ = [
+    "MetricKeyWarning",
+    "RagMetricsMetric",
+    "register_metrics",
+]
 
 _CLASSES: dict[str, type[RagMetricsMetric]] = {}
 # LlamaIndex's own metric keys, whatever this version of llama-index-core registers

@@ -33,9 +33,15 @@ from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.schema import QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
-from ragmetrics import EvaluationResult, Qrels, Run
-from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
-from ragmetrics.engine.settings import MissingPolicy
+from ragmetrics.adapters import (
+    EvaluationResult,
+    HandlerFailure,
+    MissingPolicy,
+    Qrels,
+    RetrievalLog,
+    RetrievalRecord,
+    Run,
+)
 
 __all__ = ["RetrievalRecord", "RetrievalRecorder"]
 

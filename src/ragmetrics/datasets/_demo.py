@@ -14,6 +14,16 @@ from pathlib import Path
 from ragmetrics.data.dataset import RetrievalDataset
 from ragmetrics.datasets._facts import CONVERSATION, HANDBOOK
 
+__all__ = [
+    "FILLER",
+    "GRADES",
+    "MONTHS",
+    "N_SESSIONS",
+    "REPLIES",
+    "build",
+    "write",
+]
+
 REPLIES = [
     "That sounds like a big step. How are you feeling about it?",
     "Thanks for telling me, I will keep that in mind.",
