@@ -1,0 +1,104 @@
+"""Branches that mutation testing found unguarded by any test that runs without
+``../shared``: each test here fails when its branch is removed."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import string
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.analysis import stats
+from ragmetrics.engine import stream
+from ragmetrics.matching import ChunkMatcher, is_chunk_from_original
+
+
+def test_a_record_split_across_two_lines_is_refused(tmp_path: Path) -> None:
+    """As many newlines as records, but one falls inside a record: the fast reader must see
+    that the newline is misplaced (else it reads two results) and hand over to the careful
+    reader, which names the line."""
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"q1 Q0 d1\n1 0.5 t q1 Q0 d2 2 0.4 t\n")
+    with pytest.raises(rm.InputFormatError, match="line 1"):
+        rm.Run.from_trec(path)
+
+
+def test_a_query_twice_inside_one_partial_is_refused_by_the_merge() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    part = stream.partial(qrels, {"q1": ["a"]}, ["mrr"], per_query=True)
+    assert part.values is not None
+    twice = dataclasses.replace(
+        part,
+        rows=np.concatenate([part.rows, part.rows]),
+        values=np.concatenate([part.values, part.values]),
+        query_ids=part.query_ids * 2,
+    )
+    with pytest.raises(rm.UngroupedInputError, match="'q1'"):
+        stream.merge([twice])
+
+
+@pytest.mark.parametrize(
+    ("p", "low", "high", "inside"),
+    [
+        (0.01, -0.0, 0.3, False),  # rejected, low on 0 by rounding: stepped above 0
+        (0.01, -0.3, 0.0, False),  # rejected, high on 0: stepped below 0
+        (0.01, -5e-324, 0.3, False),
+        (0.5, 0.1, 0.3, True),  # not rejected, 0 outside by rounding: widened to hold it
+        (0.5, -0.3, -0.1, True),
+    ],
+)
+def test_an_interval_holds_zero_exactly_when_the_test_does_not_reject(
+    p: float, low: float, high: float, inside: bool
+) -> None:
+    lo, hi = stats._agreeing(p, 0.05, low, high)
+    assert (lo <= 0.0 <= hi) is inside
+    assert lo <= hi
+
+
+def test_the_t_test_and_its_interval_have_n_minus_one_degrees_of_freedom() -> None:
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(3)
+    for n in (3, 4, 7, 30):
+        a, b = rng.random(n), rng.random(n)
+        expected = scipy_stats.ttest_rel(a, b).pvalue
+        assert stats.t_test(a, b) == pytest.approx(expected, rel=1e-9)
+        p, low, high = stats.paired_interval(a, b, test="t-test", alpha=0.05)
+        assert p == stats.t_test(a, b)
+        d = a - b
+        half = scipy_stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / np.sqrt(n)
+        assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-9)
+
+
+def test_long_query_ids_that_share_their_first_bytes_stay_apart(tmp_path: Path) -> None:
+    """Ids longer than 8 bytes that differ only past the 8th: the bytes path must not take
+    them for one query."""
+    ids = [f"query-000000000000{i:04d}" for i in range(50)]
+    rng = random.Random(5)
+    qrels = {q: {f"d{rng.randrange(30)}": 1 for _ in range(3)} for q in ids}
+    run = {q: {f"d{j}": float(rng.random()) for j in rng.sample(range(30), 10)} for q in ids}
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    rm.Qrels.from_dict(qrels).to_trec(qrels_path)
+    rm.Run.from_dict(run).to_trec(run_path)
+    from_files = rm.evaluate(rm.Qrels.from_trec(qrels_path), rm.Run.from_trec(run_path), "map")
+    assert from_files.per_query == rm.evaluate(qrels, run, "map").per_query
+    assert from_files.counts.queries == 50
+
+
+def test_the_matcher_never_anchors_on_a_word_cut_by_its_window() -> None:
+    """A long chunk is looked up by the whole words inside a window around its middle; a
+    word the window cuts must not be one of them, or originals holding the chunk are missed."""
+    rng = random.Random(11)
+    vocabulary = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 12)))
+                  for _ in range(400)]  # fmt: skip
+    originals = {f"o{i}": " ".join(rng.choices(vocabulary, k=200)) for i in range(20)}
+    matcher = ChunkMatcher(originals)
+    for _ in range(300):
+        source = originals[f"o{rng.randrange(20)}"]
+        start = rng.randrange(len(source) - 400)
+        chunk = source[start : start + rng.randint(101, 400)]
+        expected = {i for i, text in originals.items() if is_chunk_from_original(chunk, text)}
+        assert matcher.match(chunk) == expected
