@@ -13,7 +13,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.analysis import stats
 from ragmetrics.cli import main
-from ragmetrics.formats import registry as format_registry
+from ragmetrics.data import files as format_registry
 from ragmetrics.metrics import registry
 
 QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1, "e": 1}}
@@ -166,7 +166,7 @@ def test_an_input_format_serves_memory_streaming_and_the_command_line(
     qrels_path.write_text("".join(f"{q},{d},{g}\n" for q, r in QRELS.items() for d, g in r.items()))
     run_path.write_text("".join(f"{q},{d},{s}\n" for q, r in RUN.items() for d, s in r.items()))
     expected = rm.evaluate(QRELS, RUN, ["ndcg@10", "mrr"]).aggregate
-    qrels, run = rm.Qrels.from_file(qrels_path), rm.Run.from_file(run_path)
+    qrels, run = format_registry.read_qrels(qrels_path), format_registry.read_run(run_path)
     assert rm.evaluate(qrels, run, ["ndcg@10", "mrr"]).aggregate == expected
     assert rm.evaluate_stream(qrels, run_path, ["ndcg@10", "mrr"]).aggregate == expected
     code = main(["evaluate", str(qrels_path), str(run_path), "-m", "ndcg@10,mrr",
@@ -194,4 +194,4 @@ def test_formats_are_recognised_by_suffix_then_content(tmp_path: Path) -> None:
     rm.Run.from_dict(RUN).to_trec(trec)
     assert format_registry.find_format(trec).name == "trec"
     with pytest.raises(rm.InputFormatError, match="Unknown input format 'xml'"):
-        rm.Run.from_file(trec, format="xml")
+        format_registry.read_run(trec, format="xml")

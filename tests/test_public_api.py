@@ -154,6 +154,14 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "ragmetrics.data": [],
     "ragmetrics.data.dataset": ["RetrievalDataset", "as_dataset"],
+    "ragmetrics.data.files": [
+        "InputFormat",
+        "find_format",
+        "formats",
+        "read_qrels",
+        "read_run",
+        "register_format",
+    ],
     "ragmetrics.data.qrels": ["Groups", "Qrels"],
     "ragmetrics.data.run": ["Run"],
     "ragmetrics.datasets": ["demo", "write_demo"],
@@ -232,7 +240,6 @@ PUBLIC_API: dict[str, list[str]] = {
         "WriteError",
     ],
     "ragmetrics.formats": [],
-    "ragmetrics.formats.registry": ["InputFormat", "find_format", "formats", "register_format"],
     "ragmetrics.goldset": [
         "Audit",
         "Estimate",

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragmetrics._util.registries import add_entry
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 
 __all__ = [
@@ -179,11 +180,7 @@ _PAIRED_TESTS: dict[str, PairedTestSpec] = {}
 
 def register_test(spec: PairedTestSpec) -> PairedTestSpec:
     """Make ``spec`` a test of :func:`~ragmetrics.compare` (``test=spec.name``)."""
-    known = _PAIRED_TESTS.get(spec.name)
-    if known is not None and known != spec:
-        raise InvalidParameterError(f"A paired test named {spec.name!r} is already registered.")
-    _PAIRED_TESTS[spec.name] = spec
-    return spec
+    return add_entry(_PAIRED_TESTS, spec.name, spec, "a paired test")
 
 
 def paired_tests() -> dict[str, PairedTestSpec]:

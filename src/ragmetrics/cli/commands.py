@@ -41,16 +41,16 @@ _FORMATS = ("table", "json", "csv", "markdown")
 
 def read_qrels(path: str) -> Qrels:
     """Read qrels in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
-    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.files import read_qrels as read
 
-    return Qrels.from_file(path)
+    return read(path)
 
 
 def read_run(path: str) -> Run:
     """Read a run in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
-    from ragmetrics.data.run import Run
+    from ragmetrics.data.files import read_run as read
 
-    return Run.from_file(path)
+    return read(path)
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -290,7 +290,7 @@ _STREAM_HELP = (
 
 def _streamable(path: str) -> str:
     """A run path for streaming: a format with a streaming reader (TREC, Parquet), not JSON."""
-    from ragmetrics.formats.registry import find_format
+    from ragmetrics.data.files import find_format
 
     spec = find_format(path)
     if spec.stream_run is None:

@@ -222,15 +222,6 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         return dict(zip(self._store.query_ids, self._store.maps()))
 
     @classmethod
-    def from_file(cls, path: PathLike, *, format: str | None = None) -> Qrels:
-        """Read qrels in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format``
-        when given, else recognised by the path's suffix, then by its first bytes, else
-        read as TREC (see :mod:`ragmetrics.formats.registry`)."""
-        from ragmetrics.formats.registry import find_format
-
-        return find_format(path, format).read_qrels(path)
-
-    @classmethod
     def from_json(cls, path: PathLike) -> Qrels:
         """Read JSON ``{qid: {doc: grade}}``, the ``to_json`` form (with groups), or JSONL
         records ``{"query_id": ..., "doc_id": ..., "relevance": ...}``."""

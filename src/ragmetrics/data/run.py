@@ -174,17 +174,6 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         return cls._make(Store.from_tuples(query_ids, docs, scores), duplicates, name)
 
     @classmethod
-    def from_file(
-        cls, path: PathLike, *, format: str | None = None, name: str | None = None
-    ) -> Run:
-        """Read a run in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format``
-        when given, else recognised by the path's suffix, then by its first bytes, else
-        read as TREC (see :mod:`ragmetrics.formats.registry`)."""
-        from ragmetrics.formats.registry import find_format
-
-        return find_format(path, format).read_run(path, name)
-
-    @classmethod
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
         """Read JSON ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}``, or JSONL records
         ``{"query_id": ..., "doc_id": ..., "score": ...}``."""

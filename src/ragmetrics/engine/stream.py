@@ -24,6 +24,7 @@ import numpy as np
 
 from ragmetrics._util.progress import progress_bar
 from ragmetrics.data._store import store_of
+from ragmetrics.data.files import find_format, formats
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 from ragmetrics.engine.evaluation import score_queries
@@ -45,7 +46,6 @@ from ragmetrics.errors import (
 )
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._stream_io import Columns, not_grouped
-from ragmetrics.formats.registry import find_format, formats
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.registry import Tally
 
@@ -415,7 +415,7 @@ def _batches(
             raise InputFormatError(
                 f"{path}: {spec.name} input cannot be streamed (only formats with a streaming "
                 f"reader can: {', '.join(n for n, f in formats().items() if f.stream_run)}); "
-                f"read it with Run.from_file and call evaluate()."
+                f"read it with ragmetrics.data.files.read_run and call evaluate()."
             )
         return path, spec.stream_run(path, batch_rows, columns, name or _stem(source))
     if isinstance(source, (Run, Mapping)):

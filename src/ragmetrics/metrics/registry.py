@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.exact import exact_sum, to_float
+from ragmetrics._util.registries import add_entry
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.formats._rules import parse_float
 
@@ -260,11 +261,7 @@ def register_param(param: Param) -> Param:
     """
     if param.keyword is None:
         raise InvalidParameterError(f"Parameter {param.name!r} has no keyword to register.")
-    known = _KEYWORD_PARAMS.get(param.keyword)
-    if known is not None and known != param:
-        raise InvalidParameterError(f"The keyword {param.keyword!r} is already registered.")
-    _KEYWORD_PARAMS[param.keyword] = param
-    return param
+    return add_entry(_KEYWORD_PARAMS, param.keyword, param, "a keyword parameter")
 
 
 def keyword_params() -> dict[str, Param]:

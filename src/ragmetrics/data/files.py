@@ -1,10 +1,10 @@
-"""Input formats, each declared once: the readers of a file format for qrels and runs, how
-a path is recognised (suffix, then the first bytes), and, for runs, a streaming reader.
+"""Files into the data model: every input format declared once (the readers of qrels and
+runs, how a path is recognised by suffix then by its first bytes, and, for runs, a streaming
+reader).
 
-:meth:`Run.from_file <ragmetrics.Run.from_file>`, :meth:`Qrels.from_file
-<ragmetrics.Qrels.from_file>`, :func:`~ragmetrics.evaluate_stream` and the command line find
-a path's format here, so a format registered with :func:`register_format` is read by all
-of them.
+:func:`read_qrels`, :func:`read_run`, :func:`~ragmetrics.evaluate_stream` and the command
+line find a path's format here, so a format registered with :func:`register_format` is read
+by all of them.
 """
 
 from __future__ import annotations
@@ -14,13 +14,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics.errors import InputFormatError, InvalidParameterError
+from ragmetrics._util.registries import add_entry
+from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
-__all__ = ["InputFormat", "find_format", "formats", "register_format"]
+__all__ = [
+    "InputFormat",
+    "find_format",
+    "formats",
+    "read_qrels",
+    "read_run",
+    "register_format",
+]
 
 PathLike = str | os.PathLike[str]
 _HEAD = 1 << 16  # bytes a sniffer sees
@@ -57,11 +65,7 @@ _FALLBACK = "trec"  # what a file that no suffix or sniffer claims is read as
 
 def register_format(spec: InputFormat) -> InputFormat:
     """Make ``spec`` a format every reader of a path recognises; returns it."""
-    known = _FORMATS.get(spec.name)
-    if known is not None and known != spec:
-        raise InvalidParameterError(f"An input format named {spec.name!r} is already registered.")
-    _FORMATS[spec.name] = spec
-    return spec
+    return add_entry(_FORMATS, spec.name, spec, "an input format")
 
 
 def formats() -> dict[str, InputFormat]:
@@ -95,6 +99,18 @@ def find_format(path: PathLike, format: str | None = None) -> InputFormat:
         if spec.sniff is not None and head and spec.sniff(head):
             return spec
     return _FORMATS[_FALLBACK]
+
+
+def read_qrels(path: PathLike, *, format: str | None = None) -> Qrels:
+    """Read qrels in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format`` when
+    given, else recognised by the path's suffix, then by its first bytes, else TREC."""
+    return find_format(path, format).read_qrels(path)
+
+
+def read_run(path: PathLike, *, format: str | None = None, name: str | None = None) -> Run:
+    """Read a run in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format`` when
+    given, else recognised by the path's suffix, then by its first bytes, else TREC."""
+    return find_format(path, format).read_run(path, name)
 
 
 def _head(path: str) -> bytes:
