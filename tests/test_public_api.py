@@ -174,6 +174,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "ragmetrics.engine.id_warnings": [
         "ids_look_alike",
+        "ranked_example",
         "sample_ids",
         "warn_if_ids_do_not_meet",
         "warn_if_ids_never_meet",

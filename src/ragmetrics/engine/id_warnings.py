@@ -16,7 +16,24 @@ from ragmetrics.engine.selection import Selection
 from ragmetrics.engine.settings import MissingPolicy, Settings
 from ragmetrics.errors import IdMismatchWarning, UndefinedMetricWarning
 
-__all__ = ["ids_look_alike", "sample_ids", "warn_if_ids_do_not_meet", "warn_if_ids_never_meet"]
+__all__ = [
+    "ids_look_alike",
+    "ranked_example",
+    "sample_ids",
+    "warn_if_ids_do_not_meet",
+    "warn_if_ids_never_meet",
+]
+
+
+def ranked_example(judged: JudgedRun, run: Run) -> tuple[int, tuple[str, tuple[str, ...]] | None]:
+    """The number of scored queries with a ranking, and, when no retrieved doc is judged,
+    one of them with the start of its ranking (what :func:`warn_if_ids_never_meet` shows;
+    a ranking is sorted only then)."""
+    ranked = np.flatnonzero(judged.lengths)
+    if not len(ranked) or judged.n_located:
+        return len(ranked), None
+    query_id = judged.query_ids[int(ranked[0])]
+    return len(ranked), (query_id, run.ranking(query_id)[:50])
 
 
 def warn_if_ids_do_not_meet(
@@ -29,11 +46,7 @@ def warn_if_ids_do_not_meet(
 ) -> None:
     """One warning when the numbers are zeros (or nothing) by construction (see
     :func:`warn_if_ids_never_meet`)."""
-    ranked = np.flatnonzero(judged.lengths)
-    example = None
-    if len(ranked) and not judged.n_located:  # (a ranking is sorted only when needed)
-        query_id = judged.query_ids[int(ranked[0])]
-        example = (query_id, run.ranking(query_id)[:50])
+    n_ranked, example = ranked_example(judged, run)
     warn_if_ids_never_meet(
         qrels,
         judged_ids=selected.judged_ids,
@@ -41,7 +54,7 @@ def warn_if_ids_do_not_meet(
         n_missing=len(selected.missing_ids),
         missing=settings.missing,
         n_located=judged.n_located,
-        n_ranked=len(ranked),
+        n_ranked=n_ranked,
         example=example,
         id_hint=id_hint,
     )

@@ -193,25 +193,25 @@ class EvaluationResult:
                 "once); evaluate the query in memory with rm.evaluate to diagnose it."
             )
         cutoff = k if k is not None else self._default_cutoff()
-        judged = self._inputs
+        inputs = self._inputs
         utility = [m for m in self._metric_specs if m.spec.scale is Scale.UTILITY]
         weighting = next(
             (m.params for m in utility if "alpha" in m.params),
             {p.name: p.default for p in (ALPHA, CAP4, CAP3)},
         )
         return diagnose(
-            judged.qrels,
-            judged.run,
+            inputs.qrels,
+            inputs.run,
             query_id,
             cutoff,
-            pool=judged.pool,
-            grade_map=judged.grade_map,
+            pool=inputs.pool,
+            grade_map=inputs.grade_map,
             alpha=weighting["alpha"],
             cap4=weighting["cap4"],
             cap3=weighting["cap3"],
             relevance_threshold=self.settings["relevance_threshold"],
             utility=bool(utility),
-            score_precision=judged.score_precision,
+            score_precision=inputs.score_precision,
             values=self.per_query.get(query_id, {}),
         )
 

@@ -28,7 +28,7 @@ from ragmetrics.data.files import find_format, formats
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 from ragmetrics.engine.evaluation import score_queries
-from ragmetrics.engine.id_warnings import warn_if_ids_never_meet
+from ragmetrics.engine.id_warnings import ranked_example, warn_if_ids_never_meet
 from ragmetrics.engine.result import EvaluationResult
 from ragmetrics.engine.selection import check_missing, count, judged_rows, select_batch
 from ragmetrics.engine.settings import (
@@ -207,11 +207,7 @@ def _score_batch(
     batch = select_batch(qrels, run)
     query_ids = batch.query_ids
     result, values = score_queries(qrels, run, query_ids, batch.run_rows, parsed, settings)
-    ranked = np.flatnonzero(result.lengths)
-    example = None
-    if len(ranked) and not result.n_located:  # for the warning of ids that never meet
-        first = query_ids[int(ranked[0])]
-        example = (first, run.ranking(first)[:50])
+    n_ranked, example = ranked_example(result, run)  # for the warning of ids that never meet
     return PartialResult(
         metrics=names,
         keywords=dict(keywords),
@@ -224,7 +220,7 @@ def _score_batch(
         empty_rankings=int(np.count_nonzero(result.in_run & (result.lengths == 0))),
         repeated_ids_dropped=sum(run.duplicates.values()),
         n_located=result.n_located,
-        n_ranked=len(ranked),
+        n_ranked=n_ranked,
         example=example,
     )
 
