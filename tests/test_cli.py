@@ -235,6 +235,24 @@ def test_stream_prints_what_reading_in_memory_prints(
     assert code == 2 and "not JSON" in err
 
 
+def _wait_until_blocked_on_stdin(pid: int) -> None:
+    """Waits until the process sleeps in a read of its pipe (Linux tells it in /proc); a fixed
+    delay sent the signal during start-up on a loaded machine."""
+    import time
+
+    wchan = Path(f"/proc/{pid}/wchan")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if not wchan.exists():  # not Linux: a generous delay instead
+            time.sleep(3)
+            return
+        if "pipe" in wchan.read_text():
+            time.sleep(0.1)
+            return
+        time.sleep(0.05)
+    raise AssertionError("the command never started reading its standard input")
+
+
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     import signal
     import time
@@ -249,10 +267,10 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(1.5)
+    _wait_until_blocked_on_stdin(process.pid)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130
+    assert process.returncode == 130, err
     assert err == "ragmetrics: interrupted\n"
 
 
