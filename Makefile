@@ -28,8 +28,11 @@ $(STAMP): pyproject.toml $(INTEGRATIONS) $(TESTED)
 
 install: $(STAMP)
 
+# the core's suite, then each integration's own suite from its own folder (as its package's
+# CI would run it: nothing from the core's tests/ is importable there)
 test: $(STAMP)
 	$(BIN)/python -m pytest
+	$(foreach p,$(INTEGRATIONS),cd $(dir $(p)) && $(CURDIR)/$(BIN)/python -m pytest && cd $(CURDIR) &&) true
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples $(wildcard integrations)
@@ -63,4 +66,4 @@ test-oldest:
 	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
 	$(OLDEST)/bin/python -m pip install --quiet -c integrations/oldest.txt $(EDITABLES)
 	$(OLDEST)/bin/python -m pip list 2>/dev/null | grep -E "^(llama-index-core|langchain-core|langsmith) "
-	$(OLDEST)/bin/python -m pytest -p no:cacheprovider tests/llama_index tests/langchain
+	$(foreach p,$(INTEGRATIONS),cd $(dir $(p)) && $(CURDIR)/$(OLDEST)/bin/python -m pytest -p no:cacheprovider && cd $(CURDIR) &&) true

@@ -255,7 +255,6 @@ def _wait_until_blocked_on_stdin(pid: int) -> None:
 
 def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     import signal
-    import time
 
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\n")

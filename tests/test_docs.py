@@ -158,9 +158,10 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableParallel
 import ragmetrics as rm
-from tests._corpus import make_corpus
-from tests.langchain.conftest import BM25Retriever
-corpus, queries, relevant = make_corpus(40)
+from ragmetrics.datasets import people
+BM25Retriever = integration_helpers("langchain").BM25Retriever
+data = people(40)
+corpus, queries, relevant = data.corpus, data.queries, data.relevant_docs
 ids_only = {q: list(docs) for q, docs in relevant.items()}  # qa.json as tools write it: ids
 rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=ids_only).to_json("qa.json")
 documents = [Document(page_content=t, metadata={"doc_id": d}) for d, t in corpus.items()]
@@ -178,9 +179,10 @@ from llama_index.core import Document, VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor import SimilarityPostprocessor
 import ragmetrics as rm
-from tests._corpus import make_corpus
-from tests.llama_index.conftest import HashingEmbedding
-corpus, queries, relevant = make_corpus(40)
+from ragmetrics.datasets import people
+HashingEmbedding = integration_helpers("llama-index").HashingEmbedding
+data = people(40)
+corpus, queries, relevant = data.corpus, data.queries, data.relevant_docs
 ids_only = {q: list(docs) for q, docs in relevant.items()}  # qa.json as tools write it: ids
 rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=ids_only).to_json("qa.json")
 documents = [Document(text=t, id_=d) for d, t in corpus.items()]  # an ordinary index
@@ -190,6 +192,20 @@ reranker = SimilarityPostprocessor(similarity_cutoff=0.0)
 query_engine = index.as_query_engine(llm=MockLLM())
 """,
 }
+
+
+def integration_helpers(folder: str) -> Any:
+    """An integration's test helpers (``integrations/<folder>/tests/helpers.py``), loaded by
+    path: the integrations' tests are their own packages, not part of this suite's."""
+    name = f"_helpers_of_{folder.replace('-', '_')}"
+    if name not in sys.modules:
+        where = ROOT / "integrations" / folder / "tests" / "helpers.py"
+        spec = importlib.util.spec_from_file_location(name, where)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 
 
 def _prelude(path: Path) -> str:
@@ -210,7 +226,7 @@ def test_every_python_block_runs(
     folder.mkdir(exist_ok=True)
     monkeypatch.chdir(folder)
     monkeypatch.syspath_prepend(str(ROOT))
-    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    namespace: dict[str, Any] = {"__name__": "__docs__", "integration_helpers": integration_helpers}
     ran, skipped = 0, []
     with warnings.catch_warnings():
         # the documents show warnings on purpose (an id mismatch, a key clash): they are shown,

@@ -164,7 +164,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "ragmetrics.data.qrels": ["Groups", "Qrels"],
     "ragmetrics.data.run": ["Run"],
-    "ragmetrics.datasets": ["demo", "write_demo"],
+    "ragmetrics.datasets": ["demo", "hashed_embedding", "people", "write_demo"],
     "ragmetrics.engine": [],
     "ragmetrics.engine.evaluation": [
         "depth_needed",

@@ -283,7 +283,7 @@ def test_plugins_with_a_dataset_score_an_ordinary_index_by_text(dataset) -> None
     with dataset= the plug-ins map them to documents by text, as the bulk evaluator does."""
     from llama_index.core import Document, VectorStoreIndex
 
-    from tests.llama_index.conftest import HashingEmbedding
+    from tests.helpers import HashingEmbedding
 
     documents = [Document(text=text, id_=doc_id) for doc_id, text in dataset.corpus.items()]
     index = VectorStoreIndex.from_documents(documents, embed_model=HashingEmbedding())

@@ -23,7 +23,7 @@ from langchain_ragmetrics import (
     langsmith_evaluator,
 )
 from ragmetrics.errors import IdFieldWarning, IdMismatchWarning, StageWarning
-from tests.langchain.conftest import BM25Retriever
+from tests.helpers import BM25Retriever
 
 
 class Counting(BaseRetriever):

@@ -17,7 +17,7 @@ from pydantic import Field
 from langchain_ragmetrics import as_judge
 from ragmetrics import goldset
 from ragmetrics.errors import InvalidParameterError
-from tests.test_goldset import _dataset, _runs
+from tests.helpers import passages, two_runs
 
 
 def _grade_of(text: str) -> int:
@@ -58,24 +58,24 @@ class GradingChat(BaseChatModel):
 
 
 def test_a_chat_model_grades_with_its_own_usage(tmp_path: Path) -> None:
-    pairs = goldset.pool(_runs(), depth=3)
+    pairs = goldset.pool(two_runs(), depth=3)
     model = GradingChat()
     judge = as_judge(model)
     assert judge.model_id == "GradingChat:grader-1" and judge.params == {"temperature": 0.0}
-    gold = goldset.grade(pairs, _dataset(), judge, cache=tmp_path / "c.sqlite")
+    gold = goldset.grade(pairs, passages(), judge, cache=tmp_path / "c.sqlite")
     assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
         (q, d): int(d[1:]) % 5 + 1 for q, d in pairs
     }
     assert model.calls == len(pairs) == gold.usage.calls
     assert gold.usage.prompt_tokens > 0 and gold.usage.completion_tokens == len(pairs)
     assert gold.usage.estimated_tokens == 0  # the framework reported every call's tokens
-    goldset.grade(pairs, _dataset(), as_judge(model), cache=tmp_path / "c.sqlite")
+    goldset.grade(pairs, passages(), as_judge(model), cache=tmp_path / "c.sqlite")
     assert model.calls == len(pairs)  # all from the cache
 
 
 def test_a_chatty_model_is_asked_again_in_the_conversation(tmp_path: Path) -> None:
     model = GradingChat(chatty=True)
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model, model_id="chatty"), cache=None)
+    gold = goldset.grade([("q1", "d7")], passages(), as_judge(model, model_id="chatty"), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 2 and gold.usage.reasks == 1
 
 
@@ -111,9 +111,9 @@ class ToolGradingChat(GradingChat):
 
 
 def test_a_tool_calling_model_grades_through_structured_output(tmp_path: Path) -> None:
-    pairs = goldset.pool(_runs(), depth=3)
+    pairs = goldset.pool(two_runs(), depth=3)
     model = ToolGradingChat()
-    gold = goldset.grade(pairs, _dataset(), as_judge(model), cache=tmp_path / "c.sqlite")
+    gold = goldset.grade(pairs, passages(), as_judge(model), cache=tmp_path / "c.sqlite")
     assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
         (q, d): int(d[1:]) % 5 + 1 for q, d in pairs
     }
@@ -129,7 +129,7 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
         return [{"grade": 7}, {"grade": "four"}, {"grade": grade}][turn]
 
     model = ToolGradingChat(args_of=args_of)
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
+    gold = goldset.grade([("q1", "d7")], passages(), as_judge(model), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
 
     # as strictly as the core parser: an extra field or a boolean is no grade
@@ -137,12 +137,12 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
         return [{"grade": 4, "or": 5}, {"grade": True}, {"grade": grade}][turn]
 
     model = ToolGradingChat(args_of=loose)
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model, model_id="l"), cache=None)
+    gold = goldset.grade([("q1", "d7")], passages(), as_judge(model, model_id="l"), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and model.calls == 3 and gold.usage.reasks == 2
 
     never = ToolGradingChat(args_of=lambda grade, turn: {"grade": "four"})
     with pytest.warns(goldset.UngradedPairsWarning, match="1 unjudged"):
-        gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
+        gold = goldset.grade([("q1", "d7")], passages(), as_judge(never, model_id="n"), cache=None)
     assert never.calls == 3 and "q1" not in gold.qrels  # never a default grade
     assert gold.unjudged == {("q1", "d7"): '{"grade": "four"}'}  # the raw arguments, kept
 
@@ -152,10 +152,10 @@ def test_a_tool_model_that_answers_in_text_is_read_strictly(tmp_path: Path) -> N
     model = ToolGradingChat(
         seen_tools=[], args_of=lambda grade, turn: None if turn == 0 else {"grade": grade}
     )
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(model), cache=None)
+    gold = goldset.grade([("q1", "d7")], passages(), as_judge(model), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and gold.usage.reasks == 1 and model.calls == 2
 
 
 def test_a_chat_model_given_as_it_is_points_to_as_judge() -> None:
     with pytest.raises(InvalidParameterError, match="from langchain_ragmetrics import as_judge"):
-        goldset.grade([("q1", "d7")], _dataset(), GradingChat(), model_id="m", cache=None)
+        goldset.grade([("q1", "d7")], passages(), GradingChat(), model_id="m", cache=None)

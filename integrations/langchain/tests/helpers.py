@@ -1,32 +1,28 @@
-"""Real langchain-core objects, offline: an in-memory vector store and a BM25 retriever."""
+"""What the tests build on: an embedding that needs no model, a BM25 retriever over a fixed
+list of documents, and the small passage set the grading tests read."""
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("langchain_core")
-pytest.importorskip("langchain_ragmetrics")
-
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.vectorstores import InMemoryVectorStore
 from pydantic import ConfigDict
 from rank_bm25 import BM25Okapi
 
 import ragmetrics as rm
-from tests._corpus import hash_vector, make_corpus
+from ragmetrics.datasets import hashed_embedding
 
 
 class HashingEmbeddings(Embeddings):
-    """Bag of words hashed into 256 dimensions: deterministic, no download."""
+    """ragmetrics' bag-of-words vector as LangChain embeddings: deterministic, offline."""
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [hash_vector(t) for t in texts]
+        return [hashed_embedding(t) for t in texts]
 
     def embed_query(self, text: str) -> list[float]:
-        return hash_vector(text)
+        return hashed_embedding(text)
 
 
 class BM25Retriever(BaseRetriever):
@@ -54,24 +50,17 @@ def _tokens(text: str) -> list[str]:
     return text.lower().replace(".", " ").replace("?", " ").split()
 
 
-@pytest.fixture(scope="session")
-def dataset() -> rm.RetrievalDataset:
-    corpus, queries, relevant = make_corpus()
-    return rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=relevant)
+def passages() -> rm.RetrievalDataset:
+    """12 questions over 40 passages; passage ``dN`` reads ``passage N on topic ...``, so a
+    grader can derive its grade from the text it is shown."""
+    queries = {f"q{i}": f"question number {i} about topic {i % 4}" for i in range(12)}
+    corpus = {f"d{j}": f"passage {j} on topic {j % 4}" + " filler" * (j % 7) for j in range(40)}
+    return rm.RetrievalDataset(queries=queries, corpus=corpus, relevant_docs={"q0": ["d0"]})
 
 
-@pytest.fixture(scope="session")
-def documents(dataset: rm.RetrievalDataset) -> list[Document]:
-    return [Document(page_content=t, metadata={"doc_id": d}) for d, t in dataset.corpus.items()]
-
-
-@pytest.fixture(scope="session")
-def vector_store(documents: list[Document]) -> InMemoryVectorStore:
-    store = InMemoryVectorStore(embedding=HashingEmbeddings())
-    store.add_documents(documents)
-    return store
-
-
-@pytest.fixture(scope="session")
-def bm25(documents: list[Document]) -> BM25Retriever:
-    return BM25Retriever(documents=documents, k=5)
+def two_runs() -> list[rm.Run]:
+    """Two runs over :func:`passages` that share part of their top results."""
+    rng = np.random.default_rng(3)
+    first = {f"q{i}": [f"d{j}" for j in rng.permutation(40)[:8]] for i in range(12)}
+    second = {q: [*reversed(docs[:5]), "d39"] for q, docs in first.items()}
+    return [rm.Run.from_lists(first, name="bm25"), rm.Run.from_lists(second, name="dense")]

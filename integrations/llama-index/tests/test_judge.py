@@ -21,7 +21,7 @@ from pydantic import Field
 from llama_index.evaluation.ragmetrics import as_judge
 from ragmetrics import goldset
 from ragmetrics.errors import InvalidParameterError
-from tests.test_goldset import _dataset, _runs
+from tests.helpers import passages, two_runs
 
 
 class GradingLLM(CustomLLM):
@@ -45,17 +45,17 @@ class GradingLLM(CustomLLM):
 
 
 def test_a_llamaindex_llm_grades(tmp_path: Path) -> None:
-    pairs = goldset.pool(_runs(), depth=3)
+    pairs = goldset.pool(two_runs(), depth=3)
     llm = GradingLLM()
     judge = as_judge(llm)
     assert judge.model_id == "GradingLLM:grader-llm"
-    gold = goldset.grade(pairs, _dataset(), judge, cache=tmp_path / "c.sqlite")
+    gold = goldset.grade(pairs, passages(), judge, cache=tmp_path / "c.sqlite")
     assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
         (q, d): int(d[1:]) % 5 + 1 for q, d in pairs
     }
     assert llm.calls == len(pairs)
     assert gold.usage.estimated_tokens > 0  # this LLM reports no tokens: estimated, and said so
-    again = goldset.grade(pairs, _dataset(), as_judge(llm), cache=tmp_path / "c.sqlite")
+    again = goldset.grade(pairs, passages(), as_judge(llm), cache=tmp_path / "c.sqlite")
     assert llm.calls == len(pairs) and again.usage.cache_hits == len(pairs)
 
 
@@ -141,10 +141,10 @@ class ToolGradingLLM(FunctionCallingLLM):
 
 
 def test_a_function_calling_llm_grades_through_its_tool(tmp_path: Path) -> None:
-    pairs = goldset.pool(_runs(), depth=3)
+    pairs = goldset.pool(two_runs(), depth=3)
     llm = ToolGradingLLM()
     judge = as_judge(llm)
-    gold = goldset.grade(pairs, _dataset(), judge, cache=tmp_path / "c.sqlite")
+    gold = goldset.grade(pairs, passages(), judge, cache=tmp_path / "c.sqlite")
     assert {(q, d): g for q in gold.qrels.query_ids for d, g in gold.qrels[q].items()} == {
         (q, d): int(d[1:]) % 5 + 1 for q, d in pairs
     }
@@ -163,16 +163,16 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
         return [{"grade": 0}, None, {"grade": float(grade)}][turn]
 
     llm = ToolGradingLLM(args_of=args_of)
-    gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(llm), cache=None)
+    gold = goldset.grade([("q1", "d7")], passages(), as_judge(llm), cache=None)
     assert gold.qrels["q1"] == {"d7": 3} and llm.calls == 3 and gold.usage.reasks == 2
 
     never = ToolGradingLLM(args_of=lambda grade, turn: {"grade": 4, "or": 5})
     with pytest.warns(goldset.UngradedPairsWarning, match="1 unjudged"):
-        gold = goldset.grade([("q1", "d7")], _dataset(), as_judge(never, model_id="n"), cache=None)
+        gold = goldset.grade([("q1", "d7")], passages(), as_judge(never, model_id="n"), cache=None)
     assert never.calls == 3 and "q1" not in gold.qrels  # never a default grade
     assert gold.unjudged == {("q1", "d7"): '{"grade": 4, "or": 5}'}  # the raw arguments, kept
 
 
 def test_an_llm_given_as_it_is_points_to_as_judge() -> None:
     with pytest.raises(InvalidParameterError, match=r"from llama_index\.evaluation\.ragmetrics"):
-        goldset.grade([("q1", "d7")], _dataset(), GradingLLM(), model_id="m", cache=None)
+        goldset.grade([("q1", "d7")], passages(), GradingLLM(), model_id="m", cache=None)

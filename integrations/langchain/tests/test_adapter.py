@@ -181,7 +181,7 @@ def test_evaluate_retriever_records_failures(dataset) -> None:  # type: ignore[n
 
 
 def test_evaluate_retriever_matches_chunk_texts(dataset) -> None:  # type: ignore[no-untyped-def]
-    from tests.langchain.conftest import BM25Retriever
+    from tests.helpers import BM25Retriever
 
     sentences = [
         Document(page_content=s.strip() + ".")
