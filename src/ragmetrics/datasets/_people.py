@@ -18,8 +18,45 @@ from ragmetrics.data.dataset import RetrievalDataset
 
 __all__ = ["hashed_embedding", "people"]
 
-_FIRST = "Al Bo Cy Di Ed Fa Gu Ha Io Ju Ka Lo Mi No Os Pa Qu Ro".split()
-_LAST = "ran lex mo vik dra sel tor ny phe zu bel cas dor fin gal hen ix".split()
+_FIRST = [
+    "Al",
+    "Bo",
+    "Cy",
+    "Di",
+    "Ed",
+    "Fa",
+    "Gu",
+    "Ha",
+    "Io",
+    "Ju",
+    "Ka",
+    "Lo",
+    "Mi",
+    "No",
+    "Os",
+    "Pa",
+    "Qu",
+    "Ro",
+]
+_LAST = [
+    "ran",
+    "lex",
+    "mo",
+    "vik",
+    "dra",
+    "sel",
+    "tor",
+    "ny",
+    "phe",
+    "zu",
+    "bel",
+    "cas",
+    "dor",
+    "fin",
+    "gal",
+    "hen",
+    "ix",
+]
 _NAMES = [first + last for first in _FIRST for last in _LAST]
 _CITIES = ("Lyon", "Porto", "Quito", "Oslo", "Cairo", "Lima", "Hanoi", "Perth", "Turin", "Accra")
 _FOODS = ("figs", "rice", "olives", "plums", "bread", "lentils", "honey", "pears")
