@@ -180,6 +180,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "warn_if_ids_never_meet",
     ],
     "ragmetrics.engine.locate": [
+        "Evidence",
         "JudgedRun",
         "locate_in_lists",
         "locate_in_ranking",

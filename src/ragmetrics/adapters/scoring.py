@@ -80,6 +80,7 @@ class QueryScorer:
         self.labels = tuple(m.label for m in self.metrics)
         self.id_hint = id_hint
         self._depth = depth_needed(self.metrics)
+        self._needs_pool = any(m.spec.needs_pool for m in self.metrics)
         self._utility = [m.label for m in self.metrics if m.spec.scale is Scale.UTILITY]
         if self.qrels is not None and self._utility:
             check_utility_scale(self.qrels.grade_values(), self.settings.grade_map, self._utility)
@@ -164,6 +165,7 @@ class QueryScorer:
             depth=self._depth,
             grade_map=self.settings.grade_map,
             score_precision=self.settings.score_precision,
+            with_pool=self._needs_pool,
         )
         if not judged.n_located and ranked:
             self._warn_ids(ranked, list(judged_docs))

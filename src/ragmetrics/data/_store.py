@@ -185,6 +185,14 @@ class Store:
                 self._tuples = split(_packed.decode(self._ids), self.lengths)
         return self._tuples
 
+    def docs_at(self, rows: np.ndarray, positions: np.ndarray) -> list[str]:
+        """The doc ids at ``positions[i]`` (input order) of row ``rows[i]``, decoding only
+        those (a few located docs of a large run)."""
+        if self._tuples is None and self._ids is not None:
+            return _packed.decode(self._ids[self.offsets[rows] + positions])
+        tuples = self.tuples()
+        return [tuples[row][position] for row, position in zip(rows.tolist(), positions.tolist())]
+
     def empty_query_ids(self) -> list[str]:
         """The queries with no row (an empty ranking, or no judgment)."""
         return [self.query_ids[i] for i in np.flatnonzero(self.lengths == 0).tolist()]

@@ -430,6 +430,10 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """True when evidence groups were given (``from_groups``)."""
         return bool(self._groups)
 
+    def given_groups(self, query_id: str) -> Groups | None:
+        """The evidence groups given for a query (``from_groups``); None when none were."""
+        return self._groups.get(query_id)
+
     def groups(self, query_id: str, *, relevance_threshold: int = 1) -> Groups:
         """The evidence groups of a query; without explicit groups, each relevant doc is one."""
         if query_id in self._groups:

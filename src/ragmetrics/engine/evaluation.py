@@ -173,6 +173,7 @@ def score_queries(
         depth=depth_needed(parsed),
         grade_map=settings.grade_map,
         pool=settings.pool,
+        with_pool=any(metric.spec.needs_pool for metric in parsed),
         score_precision=settings.score_precision,
         progress=progress,
         run_rows=run_rows,

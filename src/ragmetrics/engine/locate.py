@@ -23,6 +23,7 @@ from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 
 __all__ = [
+    "Evidence",
     "JudgedRun",
     "locate_in_lists",
     "locate_in_ranking",
@@ -34,8 +35,27 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, eq=False)
+class Evidence:
+    """Where the members of the evidence groups given in the qrels were located.
+
+    Attributes:
+        given: per row, True where groups were given for the query (``Qrels.from_groups``);
+            the other rows count each doc graded at the threshold or above as a group.
+        n_given: per row, how many groups were given (0 for the other rows).
+        member_hits: for each located member, its index among the hits (``hit_rows``, ...).
+        member_columns: the group it belongs to; a doc of several groups is listed once for
+            each.
+    """
+
+    given: np.ndarray
+    n_given: np.ndarray
+    member_hits: np.ndarray
+    member_columns: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class JudgedRun:
-    """A run judged against qrels, to the depth the metrics need.
+    """A run judged against qrels, to the depth the metrics need: everything a kernel reads.
 
     Attributes:
         query_ids: the counted queries, one per row.
@@ -46,12 +66,14 @@ class JudgedRun:
         depth: the width of the dense views (the longest ranking, cut at the depth).
         judged_counts, judged_grades: how many docs each query has judged, and all their
             grades flat (query by query), for the ideal rankings.
-        inputs: the qrels and the run judged (``qrels``, ``run``), or a function that makes
-            them on first use (single-query scoring builds them only if a kernel asks).
+        max_grade: the highest grade judged anywhere in the qrels (ERR's default scale).
         grade_map: raw grade -> utility grade 1..5, for the RAG set metrics (None: as is).
-        pool: the candidate run of PROC@k (None: each query's own ranking).
-        score_precision: how scores were compared when ranking (see :func:`judge`).
+        score_precision: how scores were compared when ranking (see :func:`locate_judged`).
         n_located: how many retrieved docs are judged, at any depth.
+        evidence: where the members of given evidence groups were found (None: the qrels
+            give no groups).
+        pool: the candidate pool of PROC@k judged in full (see :meth:`pooled`); None when no
+            metric asked for it, or when it is this judged run itself (``pool_is_self``).
     """
 
     query_ids: tuple[str, ...]
@@ -63,32 +85,19 @@ class JudgedRun:
     depth: int
     judged_counts: np.ndarray
     judged_grades: np.ndarray
-    inputs: tuple[Qrels, Run] | Callable[[], tuple[Qrels, Run]]
+    max_grade: float
     grade_map: Mapping[int, int] | None = None
-    pool: Run | None = None
     score_precision: ScorePrecision = "float64"
     n_located: int = 0
+    evidence: Evidence | None = None
+    pool: JudgedRun | None = None
+    pool_is_self: bool = False
     cache: dict[Any, Any] = field(default_factory=dict)
 
-    @cached_property
-    def _inputs(self) -> tuple[Qrels, Run]:
-        return self.inputs if isinstance(self.inputs, tuple) else self.inputs()
-
     @property
-    def qrels(self) -> Qrels:
-        """The qrels judged against."""
-        return self._inputs[0]
-
-    @property
-    def run(self) -> Run:
-        """The run judged."""
-        return self._inputs[1]
-
-    @cached_property
-    def max_grade(self) -> float:
-        """The highest grade judged in the whole qrels (ERR's default scale)."""
-        highest = self.qrels.max_grade()
-        return 0.0 if highest is None else float(highest)
+    def has_groups(self) -> bool:
+        """True when the qrels give evidence groups (``Qrels.from_groups``)."""
+        return self.evidence is not None
 
     @property
     def n_queries(self) -> int:
@@ -189,47 +198,39 @@ class JudgedRun:
 
         Returns ``(first_rank, n_groups)``; ``first_rank`` is ``inf`` for a group with no
         member in the ranking and for the padding past a query's last group. Without
-        explicit groups, each doc graded ``rel`` or above is a group.
+        given groups, each doc graded ``rel`` or above is a group.
         """
         return self.cached(("group_first_ranks", rel), lambda: self._group_first_ranks(rel))
 
     def _group_first_ranks(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
-        groups = [self.qrels.groups(q, relevance_threshold=rel) for q in self.query_ids]
-        n_groups = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
-        width = int(n_groups.max()) if len(groups) else 0
-        first = np.full((len(groups), max(width, 1)), np.inf)
-        for row, (query_id, query_groups) in enumerate(zip(self.query_ids, groups, strict=True)):
-            if query_id not in self.run or not query_groups:
-                continue
-            ranking = self.run.ranking(query_id, score_precision=self.score_precision)
-            rank_of = dict(zip(ranking, range(len(ranking)), strict=True))
-            for column, members in enumerate(query_groups):
-                ranks = [rank_of[d] for d in members if d in rank_of]
-                if ranks:
-                    first[row, column] = min(ranks)
+        evidence = self.evidence
+        given = np.zeros(self.n_queries, dtype=bool) if evidence is None else evidence.given
+        n_groups = np.where(given, 0 if evidence is None else evidence.n_given, 0)
+        n_groups = np.where(given, n_groups, self.n_relevant(rel))
+        width = int(n_groups.max()) if self.n_queries else 0
+        first = np.full((self.n_queries, max(width, 1)), np.inf)
+        if evidence is not None and len(evidence.member_hits):
+            hits = evidence.member_hits
+            where = (self.hit_rows[hits], evidence.member_columns)
+            np.minimum.at(first, where, self.hit_ranks[hits].astype(np.float64))
+        # the other rows: each relevant doc is a group, numbered in rank order
+        own = ~given[self.hit_rows] & (self.hit_grades >= rel)
+        rows, ranks = self.hit_rows[own], self.hit_ranks[own]
+        first[rows, np.arange(len(rows)) - np.searchsorted(rows, rows)] = ranks
         return first, n_groups
 
     def pooled(self) -> JudgedRun:
         """The candidate pool of PROC@k judged in full, one row per query of this run: the
-        ``pool`` run, or the query's own whole ranking where the pool does not cover it."""
-        return self.cached("pooled", self._judge_pool)
-
-    def _judge_pool(self) -> JudgedRun:
-        pool = self.pool or self.run
-        precision = self.score_precision
-        absent = [q for q in self.query_ids if q not in pool and q in self.run]
-        if absent:
-            merged = {q: list(pool.ranking(q, score_precision=precision)) for q in pool}
-            merged.update({q: list(self.run.ranking(q, score_precision=precision)) for q in absent})
-            pool = Run.from_lists(merged)
-        return locate_judged(
-            self.qrels,
-            pool,
-            list(self.query_ids),
-            depth=None,
-            grade_map=self.grade_map,
-            score_precision=precision,
-        )
+        ``pool`` run, or the query's own whole ranking where the pool does not cover it.
+        Located by the same step as this run (``with_pool=True``), never later."""
+        if self.pool_is_self:
+            return self
+        if self.pool is None:
+            raise RuntimeError(
+                "The candidate pool was not located: a metric whose spec has needs_pool=True "
+                "was computed on a run located without with_pool=True."
+            )
+        return self.pool
 
 
 def locate_judged(
@@ -240,49 +241,133 @@ def locate_judged(
     depth: int | None,
     grade_map: Mapping[int, int] | None = None,
     pool: Run | None = None,
+    with_pool: bool = False,
     score_precision: ScorePrecision = "float64",
     progress: bool = False,
     run_rows: np.ndarray | None = None,
 ) -> JudgedRun:
-    """Judge the first ``depth`` docs (all when None) of ``run`` for each of ``query_ids``.
+    """Judge the first ``depth`` docs (all when None) of ``run`` for each of ``query_ids``:
+    everything the kernels read, computed here once (they never go back to the inputs).
 
     Only judged docs matter to the metrics, so only they are located in the rankings
     (:meth:`Store.find`). A query absent from the run gets an empty ranking. ``run_rows``:
     each query's row in the run or -1, when the caller has them. ``score_precision=
     "float32"`` ranks on the scores rounded to 32-bit floats (trec_eval <= 9, pytrec_eval).
+    ``with_pool``: also judge PROC@k's candidate pool in full (``pool``, or the run itself
+    where ``pool`` is None or lacks the query).
     """
     judged = store_of(qrels).subset(query_ids)
     results = store_of(run)
     if run_rows is None:
         run_rows = results.rows(query_ids)
-    rows, ranks, hit_grades = results.find(judged, run_rows, progress=progress)
+    rows, positions, hit_grades = results.find(judged, run_rows, progress=progress)
     n_located = len(rows)
+    ranks = positions
     if results.scored:  # the results are in input order: count each doc's rank
-        ranks = rank_of(results, run_rows[rows], ranks, score_precision)
+        ranks = rank_of(results, run_rows[rows], positions, score_precision)
     lengths = np.where(run_rows >= 0, results.lengths[run_rows], 0)
     width = int(lengths.max()) if len(lengths) else 0
     if depth is not None:
         width = min(width, depth)
         keep = ranks < width
-        rows, ranks, hit_grades = rows[keep], ranks[keep], hit_grades[keep]
+        rows, ranks, positions, hit_grades = (
+            rows[keep],
+            ranks[keep],
+            positions[keep],
+            hit_grades[keep],
+        )
     order = np.argsort(rows * (width + 1) + ranks, kind="stable")
+    rows, ranks, positions = rows[order], ranks[order], positions[order]
     grades = judged.values
     assert grades is not None
+    highest = qrels.max_grade()
+    evidence = None
+    if qrels.has_groups:
+        evidence = _locate_evidence(qrels, query_ids, results, run_rows, rows, positions)
+    pooled, pool_is_self = None, False
+    if with_pool:
+        pool_is_self = pool is None and depth is None
+        if not pool_is_self:
+            pooled = _locate_pool(qrels, run, pool, query_ids, grade_map, score_precision)
     return JudgedRun(
         query_ids=tuple(query_ids),
-        hit_rows=rows[order],
-        hit_ranks=ranks[order],
+        hit_rows=rows,
+        hit_ranks=ranks,
         hit_grades=hit_grades[order],
         lengths=np.minimum(lengths, width),
         in_run=run_rows >= 0,
         depth=width,
         judged_counts=judged.lengths,
         judged_grades=grades.astype(np.float64),
-        inputs=(qrels, run),
+        max_grade=0.0 if highest is None else float(highest),
         grade_map=grade_map,
-        pool=pool,
         score_precision=score_precision,
         n_located=n_located,
+        evidence=evidence,
+        pool=pooled,
+        pool_is_self=pool_is_self,
+    )
+
+
+def _locate_evidence(
+    qrels: Qrels,
+    query_ids: list[str],
+    results: Store,
+    run_rows: np.ndarray,
+    hit_rows: np.ndarray,
+    hit_positions: np.ndarray,
+) -> Evidence:
+    """Which located docs belong to which given evidence group: only the hits of queries
+    with groups are read back as ids, so the cost follows the evidence, not the run."""
+    given_groups = [qrels.given_groups(q) for q in query_ids]
+    given = np.array([g is not None for g in given_groups], dtype=bool)
+    n_given = np.array([len(g) if g is not None else 0 for g in given_groups], dtype=np.int64)
+    members = np.flatnonzero(given[hit_rows])
+    docs = results.docs_at(run_rows[hit_rows[members]], hit_positions[members])
+    columns_of: dict[int, dict[str, list[int]]] = {}
+    member_hits: list[int] = []
+    member_columns: list[int] = []
+    for hit, row, doc in zip(members.tolist(), hit_rows[members].tolist(), docs, strict=True):
+        if row not in columns_of:
+            columns: dict[str, list[int]] = {}
+            for column, group in enumerate(given_groups[row] or ()):
+                for member in group:
+                    columns.setdefault(member, []).append(column)
+            columns_of[row] = columns
+        for column in columns_of[row].get(doc, ()):
+            member_hits.append(hit)
+            member_columns.append(column)
+    return Evidence(
+        given=given,
+        n_given=n_given,
+        member_hits=np.array(member_hits, dtype=np.int64),
+        member_columns=np.array(member_columns, dtype=np.int64),
+    )
+
+
+def _locate_pool(
+    qrels: Qrels,
+    run: Run,
+    pool: Run | None,
+    query_ids: list[str],
+    grade_map: Mapping[int, int] | None,
+    score_precision: ScorePrecision,
+) -> JudgedRun:
+    """The candidate pool of PROC@k judged in full: ``pool`` where it has the query, else
+    the query's own whole ranking."""
+    source = run if pool is None else pool
+    absent = [q for q in query_ids if q not in source and q in run]
+    if absent:
+        merged = {q: list(source.ranking(q, score_precision=score_precision)) for q in source}
+        merged.update({q: list(run.ranking(q, score_precision=score_precision)) for q in absent})
+        source = Run.from_lists(merged)
+    return locate_judged(
+        qrels,
+        source,
+        query_ids,
+        depth=None,
+        grade_map=grade_map,
+        score_precision=score_precision,
     )
 
 
@@ -294,12 +379,13 @@ def locate_in_ranking(
     depth: int | None,
     grade_map: Mapping[int, int] | None = None,
     score_precision: ScorePrecision = "float64",
+    with_pool: bool = False,
 ) -> JudgedRun:
-    """:func:`judge` for one ranked list, its judgments and ids already checked (str ids,
-    int grades, each doc once in the ranking). For one short ranking the batch machinery
-    costs more than the work, so the judged docs are found with a dict lookup per retrieved
-    doc, and the :class:`Qrels` and :class:`Run` are built only if a kernel asks for them
-    (single-query scoring in the adapters). The result is the one :func:`judge` gives.
+    """:func:`locate_judged` for one ranked list, its judgments and ids already checked
+    (str ids, int grades, each doc once in the ranking, no evidence groups). For one short
+    ranking the batch machinery costs more than the work, so the judged docs are found with
+    a dict lookup per retrieved doc (single-query scoring in the adapters). The result is
+    the one :func:`locate_judged` gives.
 
     Example:
         >>> one = locate_in_ranking({"a": 2}, ("x", "a"), depth=None)
@@ -310,10 +396,17 @@ def locate_in_ranking(
     grade_of = judgments.get
     located = [(rank, grade_of(doc)) for rank, doc in enumerate(ranking) if doc in judgments]
     within = [hit for hit in located if hit[0] < width]
-
-    def inputs() -> tuple[Qrels, Run]:
-        return Qrels.from_dict({query_id: judgments}), Run.from_lists({query_id: ranking})
-
+    pool_is_self = with_pool and depth is None
+    pooled = None
+    if with_pool and not pool_is_self:
+        pooled = locate_in_ranking(
+            judgments,
+            ranking,
+            query_id=query_id,
+            depth=None,
+            grade_map=grade_map,
+            score_precision=score_precision,
+        )
     return JudgedRun(
         query_ids=(query_id,),
         hit_rows=np.zeros(len(within), dtype=np.int64),
@@ -324,10 +417,12 @@ def locate_in_ranking(
         depth=width,
         judged_counts=np.array([len(judgments)], dtype=np.int64),
         judged_grades=np.fromiter(judgments.values(), dtype=np.float64, count=len(judgments)),
-        inputs=inputs,
+        max_grade=float(max(judgments.values(), default=0)),
         grade_map=grade_map,
         score_precision=score_precision,
         n_located=len(located),
+        pool=pooled,
+        pool_is_self=pool_is_self,
     )
 
 
@@ -337,7 +432,8 @@ def locate_in_lists(
     **options: Any,
 ) -> JudgedRun:
     """Judge ranked lists against ``{query: {doc: grade}}`` in full, every query of the
-    judgments counted (for examples and quick checks; ``options`` go to :func:`judge`).
+    judgments counted, the candidate pool included (for examples and quick checks;
+    ``options`` go to :func:`locate_judged`).
 
     Example:
         >>> judged = locate_in_lists({"q": {"a": 2, "b": 0}}, {"q": ["x", "a"]})
@@ -345,6 +441,7 @@ def locate_in_lists(
         ([1], [2.0], 2)
     """
     qrels = Qrels.from_dict(judgments)
+    options.setdefault("with_pool", True)
     return locate_judged(qrels, Run.from_lists(rankings), list(qrels), depth=None, **options)
 
 

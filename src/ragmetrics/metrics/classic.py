@@ -264,7 +264,7 @@ def recall_all(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray
         >>> recall_all(j, 2, rel=1).tolist(), recall_all(j, 4, rel=1).tolist()
         ([0.0], [1.0])
     """
-    if not judged.qrels.has_groups:
+    if not judged.has_groups:
         hits, n_relevant = judged.hits(cutoff, rel), judged.n_relevant(rel)
         return np.where(n_relevant > 0, (hits == n_relevant) * 1.0, np.nan)
     first, n_groups = judged.group_first_ranks(rel)
@@ -283,7 +283,7 @@ def group_recall(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarr
         >>> group_recall(j, 2, rel=1).tolist()  # groups {a}, {b}: one found
         [0.5]
     """
-    if not judged.qrels.has_groups:
+    if not judged.has_groups:
         return recall(judged, cutoff, rel=rel)
     first, n_groups = judged.group_first_ranks(rel)
     limit = np.inf if cutoff is None else cutoff

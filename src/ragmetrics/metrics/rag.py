@@ -456,6 +456,7 @@ register(
         "pool-restricted oracle ceiling (retrieval quality)",
         params=WEIGHTING,
         can_be_na=True,
+        needs_pool=True,
     )
 )
 register(
@@ -465,6 +466,7 @@ register(
         "RA-nWG / PROC (selection efficiency)",
         params=WEIGHTING,
         can_be_na=True,
+        needs_pool=True,
     ),
     "%proc",
 )

@@ -357,6 +357,8 @@ class MetricSpec:
         unit_range: every value lies in [0, 1] (counts do not).
         judged_only: only judged docs count; an unjudged doc is not read as non-relevant
             (bpref), so judging it 0 changes the value.
+        needs_pool: the kernel reads PROC@k's candidate pool (``JudgedRun.pooled``), which
+            the locate step then judges in full alongside the run.
     """
 
     name: str
@@ -372,6 +374,7 @@ class MetricSpec:
     aggregate: Aggregate = Aggregate.MEAN
     unit_range: bool = True
     judged_only: bool = False
+    needs_pool: bool = False
 
     def param(self, name: str) -> Param:
         """The declared parameter ``name``."""

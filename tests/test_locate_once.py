@@ -1,0 +1,129 @@
+"""The locate step computes everything the kernels read: evidence groups located once (even
+where a doc sits in several groups, or beyond the depth), the candidate pool judged with the
+run, and no kernel reaching back to the qrels or the run."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.engine.locate import JudgedRun, locate_judged
+from ragmetrics.metrics.registry import Cutoff, registered
+
+
+def _groups_reference(
+    judgments: dict[str, int], groups: tuple[tuple[str, ...], ...] | None, ranking, k, rel
+):
+    """group_recall@k and recall_all@k of one query, straight from the definitions (no
+    group: 0, as recall@k with R = 0, and NA)."""
+    if groups is None:
+        groups = tuple((d,) for d, g in judgments.items() if g >= rel)
+    if not groups:
+        return 0.0, math.nan
+    top = set(ranking[:k])
+    found = sum(any(d in top for d in group) for group in groups)
+    return found / len(groups), float(found == len(groups))
+
+
+def _random_case(rng: random.Random):
+    docs = [f"d{i}" for i in range(30)]
+    judgments, groups, run = {}, {}, {}
+    for q in range(25):
+        query = f"q{q}"
+        judged = rng.sample(docs, rng.randint(1, 8))
+        judgments[query] = {d: rng.randint(0, 3) for d in judged}
+        if rng.random() < 0.6:  # given groups: overlapping, members graded 0 included
+            groups[query] = tuple(
+                tuple(rng.sample(judged, rng.randint(1, min(3, len(judged)))))
+                for _ in range(rng.randint(1, 4))
+            )
+        if rng.random() < 0.9:  # some queries have no ranking
+            run[query] = rng.sample(docs, rng.randint(0, 20))
+    return judgments, groups, run
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_group_metrics_equal_their_definition(seed: int, tmp_path: Path) -> None:
+    rng = random.Random(seed)
+    judgments, groups, lists = _random_case(rng)
+    qrels = rm.Qrels(judgments, groups=groups)
+    k, rel = rng.choice([1, 3, 5, 10, 40]), rng.choice([1, 2])
+    metrics = [f"group_recall(rel={rel})@{k}", f"recall_all(rel={rel})@{k}"]
+    # the run as dicts, and as a TREC file (ids packed as bytes, read back for the members)
+    trec = tmp_path / "run.trec"
+    trec.write_text(
+        "".join(
+            f"{q} Q0 {d} {r} {100 - r} t\n"
+            for q, ranking in lists.items()
+            for r, d in enumerate(ranking)
+        )
+    )
+    for run in (rm.Run.from_lists(lists), rm.Run.from_trec(trec)):
+        result = rm.evaluate(qrels, run, metrics)
+        for query in judgments:
+            expected = _groups_reference(
+                judgments[query], groups.get(query), lists.get(query, []), k, rel
+            )
+            got = tuple(
+                math.nan if v is None else v for v in map(result.per_query[query].get, metrics)
+            )
+            assert np.allclose(got, expected, equal_nan=True), (query, got, expected)
+
+
+def test_a_doc_of_two_groups_counts_for_both() -> None:
+    qrels = rm.Qrels({"q": {"a": 1, "b": 1, "c": 1}}, groups={"q": (("a", "b"), ("a", "c"))})
+    result = rm.evaluate(qrels, {"q": ["x", "a"]}, ["group_recall@1", "group_recall@2"])
+    assert result.aggregate == {"group_recall@1": 0.0, "group_recall@2": 1.0}
+
+
+def _inputs_inside(judged: JudgedRun) -> list[str]:
+    """The fields of a judged run (its pool included) that hold a Qrels or a Run."""
+    found = []
+    for field in dataclasses.fields(judged):
+        value = getattr(judged, field.name)
+        if isinstance(value, (rm.Qrels, rm.Run)):
+            found.append(field.name)
+        if isinstance(value, JudgedRun):
+            found += [f"{field.name}.{name}" for name in _inputs_inside(value)]
+    return found
+
+
+def test_kernels_read_only_the_located_arrays() -> None:
+    """Every registered metric computes from a judged run that holds neither the qrels nor
+    the run: what a kernel needs, the locate step made."""
+    qrels = rm.Qrels(
+        {"q1": {"a": 5, "b": 4, "c": 1}, "q2": {"x": 3, "y": 2}},
+        groups={"q1": (("a", "b"), ("c",))},
+    )
+    run = rm.Run.from_dict({"q1": {"a": 0.5, "c": 0.5, "z": 0.1}, "q2": {"y": 1.0, "w": 0.2}})
+    pool = rm.Run.from_lists({"q1": ["a", "b", "c"]})
+    judged = locate_judged(qrels, run, ["q1", "q2"], depth=None, pool=pool, with_pool=True)
+    assert _inputs_inside(judged) == []
+    assert judged.pool is not None and not judged.pool_is_self
+    for spec in registered().values():
+        params = {p.name: p.default for p in spec.params}
+        cutoff = None if spec.cutoff is Cutoff.NONE else 2
+        values = spec.kernel(judged, cutoff, **params)
+        assert len(values) == 2, spec.name
+
+
+def test_the_pool_is_located_with_the_run_and_only_when_asked() -> None:
+    qrels = rm.Qrels({"q": {"a": 5, "b": 4}})
+    run = rm.Run.from_lists({"q": ["x", "a", "b"]})
+    plain = locate_judged(qrels, run, ["q"], depth=2)
+    assert plain.pool is None and not plain.pool_is_self
+    with pytest.raises(RuntimeError, match="candidate pool was not located"):
+        plain.pooled()
+    cut = locate_judged(qrels, run, ["q"], depth=2, with_pool=True)
+    assert cut.pooled().depth == 3 and cut.pooled().hit_ranks.tolist() == [1, 2]
+    whole = locate_judged(qrels, run, ["q"], depth=None, with_pool=True)
+    assert whole.pooled() is whole  # judged in full already: the pool is the run itself
+    # PROC@1 sees b through the pool beyond the cutoff: (1 + 0.5) / (1 + 0.5)
+    result = rm.evaluate(qrels, run, ["proc@1", "pct_proc@1"])
+    assert result.aggregate["proc@1"] == 1.0
