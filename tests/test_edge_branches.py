@@ -102,3 +102,39 @@ def test_the_matcher_never_anchors_on_a_word_cut_by_its_window() -> None:
         chunk = source[start : start + rng.randint(101, 400)]
         expected = {i for i, text in originals.items() if is_chunk_from_original(chunk, text)}
         assert matcher.match(chunk) == expected
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 1043])
+def test_the_sign_flip_table_equals_flipping_query_by_query(n: int) -> None:
+    """The randomization test's table lookups (eight queries a byte, the last byte's padding
+    bits left out, the table read a slice at a time) give the sums a query-by-query product
+    gives for the same random bits; 1,043 queries span two slices and end mid-byte."""
+    d = np.random.default_rng(n).normal(size=n)
+    flips = stats._SignFlips(d, 2_500, seed=7)
+    rng, groups = np.random.default_rng(7), -(-n // 8)
+    drawn = [
+        rng.integers(0, 256, size=(min(1_000, 2_500 - done), groups), dtype=np.uint8)
+        for done in range(0, 2_500, 1_000)
+    ]
+    bits = np.unpackbits(np.concatenate(drawn)[..., None], axis=-1, bitorder="little")
+    signs = bits.reshape(2_500, groups * 8)[:, :n] * 2.0 - 1.0
+    assert np.allclose(flips.sums, signs @ d, rtol=0, atol=1e-9)
+    assert np.array_equal(flips.signs, signs.sum(axis=1))
+    for delta in (0.0, 0.3, -1.1):
+        shifted = np.abs(signs @ (d - delta)) / n
+        observed = abs(d.mean() - delta)
+        expected = (int((shifted >= observed - 1e-12 * max(1.0, observed)).sum()) + 1) / 2_501
+        assert flips.p_value(delta) == expected
+
+
+def test_grades_past_two_to_the_1023_keep_exponential_gains_finite() -> None:
+    """2^g overflows a double past g = 1023: nDCG with exponential gains and ERR scale such
+    queries by 2^-top and give the ratio the definition gives."""
+    qrels = {"q": {"a": 1500, "b": 1499}}
+    result = rm.evaluate(qrels, {"q": ["b", "a"]}, ["ndcg(dcg=exp-log2)", "err"])
+    third = 1.0 / np.log2(3.0)
+    assert result.aggregate["ndcg(dcg=exp-log2)"] == pytest.approx(
+        (0.5 + third) / (1.0 + 0.5 * third), rel=1e-12
+    )
+    # ERR: b stops with (2^1499 - 1) / 2^1500 = 1/2, then a with probability ~1 at rank 2
+    assert result.aggregate["err"] == pytest.approx(0.5 + 0.5 * 1.0 / 2.0, rel=1e-12)
