@@ -110,8 +110,8 @@ def _configure(workdir: Path, targets: list[str]) -> None:
     pyproject = workdir / "pyproject.toml"
     text = pyproject.read_text()
     # the mutated copy of src/ must come first on the path, before the editable install
-    text = text.replace('testpaths = ["tests", "src"]', 'testpaths = ["tests"]\npythonpath = ["src"]')
-    text = text.replace('addopts = "-ra --strict-markers --doctest-modules"', 'addopts = "-q -x"')
+    text = text.replace('["tests", "src"]', '["tests"]\npythonpath = ["src"]')
+    text = text.replace('"-ra --strict-markers --doctest-modules"', '"-q -x"')
     listed = ",\n".join(f'    "{m}"' for m in skipped)
     text += (
         "\n[tool.mutmut]\n"
@@ -137,7 +137,8 @@ def _report(results: str, targets: list[str]) -> None:
         status[module][outcome.strip()] += 1
         if outcome.strip() in ("survived", "no tests"):
             survivors[module].append(line.strip().split(":")[0])
-    print(f"\n{'module':28} {'mutants':>8} {'killed':>8} {'survived':>9} {'untested':>9} {'kill rate':>10}")
+    header = ("module", "mutants", "killed", "survived", "untested", "kill rate")
+    print("\n{:28} {:>8} {:>8} {:>9} {:>9} {:>10}".format(*header))
     total_killed = total = 0
     for module, counts in status.items():
         n = sum(counts.values())
