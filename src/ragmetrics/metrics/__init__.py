@@ -3,7 +3,7 @@
 Importing this package registers every built-in metric.
 """
 
-from ragmetrics.metrics import classic, rag
+from ragmetrics.metrics import classic, rag, trec
 from ragmetrics.metrics.registry import (
     Cutoff,
     Metric,
@@ -30,6 +30,7 @@ __all__ = [
     "rag",
     "register",
     "registered",
+    "trec",
 ]
 
 

@@ -357,6 +357,9 @@ class MetricSpec:
         unit_range: every value lies in [0, 1] (counts do not).
         judged_only: only judged docs count; an unjudged doc is not read as non-relevant
             (bpref), so judging it 0 changes the value.
+        counts_judged: the value counts which retrieved docs are judged (unjudged_rate,
+            num_nonrel_judged_ret), so judging a doc 0 changes it.
+        can_be_negative: values below 0 are possible (a utility with costs).
         needs_pool: the kernel reads PROC@k's candidate pool (``JudgedRun.pooled``), which
             the locate step then judges in full alongside the run.
     """
@@ -374,6 +377,8 @@ class MetricSpec:
     aggregate: Aggregate = Aggregate.MEAN
     unit_range: bool = True
     judged_only: bool = False
+    counts_judged: bool = False
+    can_be_negative: bool = False
     needs_pool: bool = False
 
     def param(self, name: str) -> Param:
