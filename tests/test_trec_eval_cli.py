@@ -108,13 +108,13 @@ def test_measure_families_and_parameters(capsys: pytest.CaptureFixture[str]) -> 
 def test_flags_change_what_is_counted(capsys: pytest.CaptureFixture[str]) -> None:
     qrels = shared_file("trec_eval", "qrels.test")
     trunc = shared_file("trec_eval", "results.trunc")
-    _, skipped, _ = _run(capsys, "-m", "num_q", "-m", "num_ret", qrels, trunc)
+    # a judged query without results stops trec_eval (exit 4) unless -c scores it
+    code, skipped, err = _run(capsys, "-m", "num_q", "-m", "num_ret", qrels, trunc)
+    assert (code, skipped) == (4, []) and "result qid '302' not found" in err
     _, complete, _ = _run(capsys, "-c", "-m", "num_q", "-m", "num_ret", qrels, trunc)
-    assert skipped[0].endswith("\t2") and complete[0].endswith(
-        "\t3"
-    )  # -c counts every judged query
-    _, capped, _ = _run(capsys, "-M", "10", "-m", "num_ret", qrels, trunc)
-    assert capped[0].endswith("\t20")  # two queries, ten docs each
+    assert complete[0].endswith("\t3")  # -c counts every judged query
+    _, capped, _ = _run(capsys, "-c", "-M", "10", "-m", "num_ret", qrels, trunc)
+    assert capped[0].endswith("\t20")  # two queries, ten docs each; the third counts 0
 
 
 def test_gzip_and_stdin(
@@ -133,11 +133,15 @@ def test_gzip_and_stdin(
 def test_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     qrels, run = _collection()
     code, _, err = _run(capsys, "-m", "infAP", qrels, run)
-    assert code == 2 and err.count("\n") == 1 and "does not compute it" in err
-    code, _, err = _run(capsys, "-m", "all_trec", qrels, run)
-    assert code == 2 and "name the measures you need" in err
-    code, _, err = _run(capsys, "-m", "P.0", qrels, run)
-    assert code == 2 and "cutoff must be an integer >= 1" in err
+    assert code == 1 and err.count("\n") == 1 and "not computed yet: infAP" in err
+    code, _, err = _run(capsys, "-m", "nosuch", qrels, run)
+    assert (code, err) == (1, "trec_eval: illegal measure 'nosuch'\n")
+    code, _, err = _run(capsys, "-m", "P.0", qrels, run)  # trec_eval's exit codes and words
+    assert (code, err) == (2, "trec_eval: Negative cutoff detected\n")
+    code, _, err = _run(capsys, "-m", "P.5,5", qrels, run)
+    assert (code, err) == (2, "trec_eval: duplicate cutoffs detected\n")
+    code, _, err = _run(capsys, "-l", "two", qrels, run)
+    assert code == 1 and "-l 'two' is not an integer" in err
 
 
 @pytest.mark.parametrize(

@@ -475,9 +475,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    if list(sys.argv[1:] if argv is None else argv) == ["--version"]:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given == ["--version"]:
         print(f"ragmetrics {__version__}")  # before the parser, whose flags load the metrics
         return 0
+    if given[:1] == ["trec_eval"]:  # its arguments are read as trec_eval reads them
+        return trec_eval.main(given[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "metrics", None):

@@ -1,20 +1,34 @@
-"""``ragmetrics trec_eval``: trec_eval's command line, flags and output, on our metrics.
+"""``ragmetrics trec_eval``: trec_eval 10's command line, flags, output and exit codes, on
+our metrics.
 
-A script that calls ``trec_eval [-q] [-c] [-l N] [-M N] [-m measure ...] QRELS RUN`` can
-call ``ragmetrics trec_eval`` with the same arguments and read the same lines:
-``%-22s\\t%s\\t%6.4f`` (counts as integers), the measures in trec_eval's order, per query
-(with ``-q``, queries in byte order) and then ``all``. Without ``-m`` the output is trec_eval's
-default set: ``runid``, ``num_q``, the counts, ``map``, ``gm_map``, ``Rprec``, ``bpref``,
-``recip_rank``, the eleven ``iprec_at_recall`` levels and ``P`` at nine cutoffs.
+A script that calls ``trec_eval [flags] QRELS RUN`` can call ``ragmetrics trec_eval`` with
+the same arguments and read the same bytes on standard output, with the same exit code:
 
-Measures are named as trec_eval names them: a measure (``map``), a family at its default
-parameters (``P``, ``ndcg_cut``, ``iprec_at_recall``), a family with parameters
-(``P.5,10``), or a set (``official``). Files may be gzip-compressed, and ``-`` reads stdin.
+- flags as trec_eval reads them (``-q -c -n -J -l N -M N -N N -m MEASURE -D N -v -h``),
+  combined (``-qc``, ``-M10``, ``-mmap``), in long form (``--measure=map``, unambiguous
+  prefixes too) and after the file names;
+- measures and sets as trec_eval names them: ``map``, ``P.5,10``, ``iprec_at_recall..1,.5``,
+  ``utility.2,-1,0,0``, ``official``, ``all_trec``, ``set``; a measure's first parameter list
+  is the one used, cutoffs are sorted and must be distinct, as in trec_eval;
+- lines ``%-22s\\t%s\\t%6.4f`` (counts as integers), every query of the qrels in byte order,
+  each line's summary accumulated as trec_eval accumulates it (the per-query doubles added
+  one by one in that order, then divided), ``runid`` from the run's last line;
+- trec_eval's refusals: a judged query with no results without ``-c`` (exit 4), a doc twice
+  in the ranking or the judgments of an evaluated query (exit 4), no query in both files
+  (exit 7), a malformed measure or flag (exit 1), a file it cannot read (exit 2).
+
+What differs on purpose is listed in docs/cli.md: a score or grade that is not a number is
+refused where trec_eval reads it as 0; gzip files and ``-`` for standard input are read;
+``-h`` describes the measures in our words.
+
+Example:
+    >>> [m.label for m in measures(["P.10,5", "map"])]
+    ['map', 'P_5', 'P_10']
 """
 
 from __future__ import annotations
 
-import argparse
+import math
 import os
 import shutil
 import sys
@@ -24,126 +38,236 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ragmetrics.errors import InvalidParameterError, UnknownMetricError
-from ragmetrics.formats._rules import cli_int, records
+from ragmetrics.errors import InvalidParameterError, RagMetricsError, UnknownMetricError
+from ragmetrics.formats._rules import records
 
 __all__ = [
     "Measure",
+    "TrecEvalExit",
     "add_parser",
     "command",
+    "main",
     "measures",
     "run_trec_eval",
 ]
 
-_CUTOFFS = ("5", "10", "15", "20", "30", "100", "200", "500", "1000")
-_LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
+VERSION = "10.0-rc3"  # the trec_eval release whose output this reproduces
+MIN_GEO_MEAN = 0.00001  # trec_eval's floor before a logarithm (gm_map, gm_bpref)
+BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's one-doc ranking for a missing query (-c)
+
+
+class TrecEvalExit(Exception):
+    """A refusal of the ``trec_eval`` command: its message and trec_eval's exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 @dataclass(frozen=True)
 class Measure:
-    """One line of trec_eval's output: its name, our metric, and how it prints."""
+    """One line of trec_eval's output: its name, our metric, and how it prints and sums.
+
+    Attributes:
+        label: the name printed (``P_5``).
+        metric: our metric label (``precision@5``); None for ``runid``, ``num_q`` and
+            ``relstring``, which the command makes itself.
+        value: ``"double"`` (``%6.4f``), ``"long"`` (an integer), ``"string"``
+            (``relstring``), ``"runid"`` or ``"num_q"``.
+        summary: ``"mean"``, ``"sum"`` (counts), ``"gm"`` (geometric mean) or ``"none"``.
+        per_query: printed for each query with ``-q``.
+        zero_if_missing: set to 0 for a query the run lacks (``-c``), as trec_eval does.
+        length: ``relstring``'s number of docs.
+    """
 
     label: str
-    metric: str | None  # None: runid and num_q, which are not per-query values
-    count: bool = False  # printed as an integer (trec_eval's %ld)
+    metric: str | None
+    value: str = "double"
+    summary: str = "mean"
     per_query: bool = True
+    zero_if_missing: bool = False
+    length: int = 0
 
 
 @dataclass(frozen=True)
 class _Family:
-    """A trec_eval measure: its default parameters and how one parameter makes a line."""
+    """A trec_eval measure: how its parameters are read and which lines they make.
 
-    defaults: tuple[str, ...]
-    make: Callable[[str, str], Measure]
+    ``kind``: ``"none"`` (no parameters), ``"cutoffs"`` (integers, one line each, sorted),
+    ``"levels"`` (numbers, one line each, sorted), ``"numbers"`` (one line, named after the
+    parameters as written), ``"pairs"`` (``name=value``, one line).
+    """
 
-
-def _single(metric: str, *, count: bool = False, per_query: bool = True) -> _Family:
-    return _Family((), lambda name, _: Measure(name, metric, count, per_query))
-
-
-def _cut(base: str) -> Callable[[str, str], Measure]:
-    def make(name: str, value: str) -> Measure:
-        if not value.isdigit() or int(value) < 1:
-            raise InvalidParameterError(
-                f"trec_eval measure {name}.{value}: a cutoff must be an integer >= 1."
-            )
-        return Measure(f"{name}_{int(value)}", f"{base}@{int(value)}")
-
-    return make
+    kind: str
+    defaults: tuple[Any, ...]
+    make: Callable[[str, Any], Measure]
+    computed: bool = True
 
 
-def _level(name: str, value: str) -> Measure:
-    try:
-        level = float(value)
-    except ValueError:
-        level = -1.0
-    if not 0.0 <= level <= 1.0:
-        raise InvalidParameterError(
-            f"trec_eval measure {name}.{value}: a recall level must be a number in [0, 1]."
-        )
-    return Measure(f"{name}_{level:.2f}", f"iprec_at_recall(level={level!r})")
+def _single(metric: str, **traits: Any) -> _Family:
+    return _Family("none", (), lambda name, _: Measure(name, metric, **traits))
 
 
-# trec_eval's measures in the order it prints them (its measure table)
+def _cutoffs(base: str, defaults: tuple[int, ...], **traits: Any) -> _Family:
+    def make(name: str, cutoff: Any) -> Measure:
+        return Measure(f"{name}_{cutoff}", f"{base}@{cutoff}", **traits)
+
+    return _Family("cutoffs", defaults, make)
+
+
+def _levels(metric: Callable[[float], str], defaults: tuple[float, ...]) -> _Family:
+    def make(name: str, level: Any) -> Measure:
+        return Measure(f"{name}_{level:3.2f}", metric(level))
+
+    return _Family("levels", defaults, make)
+
+
+def _numbers(metric: Callable[[tuple[float, ...]], str], defaults: tuple[float, ...]) -> _Family:
+    def make(name: str, given: Any) -> Measure:
+        printable, values = given
+        label = name if printable is None else f"{name}_{printable}"
+        return Measure(label, metric(values))
+
+    return _Family("numbers", defaults, make)
+
+
+def _not_computed(kind: str = "none") -> _Family:
+    return _Family(kind, (), lambda name, _: Measure(name, None), computed=False)
+
+
+def _utility(values: tuple[float, ...]) -> str:
+    weights = (list(values) + [0.0] * 4)[:4]
+    names = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
+    return "utility(" + ",".join(f"{n}={w!r}" for n, w in zip(names, weights, strict=True)) + ")"
+
+
+def _relstring(name: str, given: Any) -> Measure:
+    printable, values = given
+    label = name if printable is None else f"{name}_{printable}"
+    return Measure(label, None, "string", "none", length=int(values[0]) if values else 0)
+
+
+_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_LEVELS = tuple(i / 10 for i in range(11))
+
+# trec_eval's measures on qrels and a ranked run, in the order it prints them
 _FAMILIES: dict[str, _Family] = {
-    "runid": _Family((), lambda name, _: Measure(name, None, per_query=False)),
-    "num_q": _Family((), lambda name, _: Measure(name, None, count=True, per_query=False)),
-    "num_ret": _single("num_ret", count=True),
-    "num_rel": _single("num_rel", count=True),
-    "num_rel_ret": _single("num_rel_ret", count=True),
+    "runid": _Family("none", (), lambda name, _: Measure(name, None, "runid", "none", False)),
+    "num_q": _Family("none", (), lambda name, _: Measure(name, None, "num_q", "none", False)),
+    "num_ret": _single("num_ret", value="long", summary="sum", zero_if_missing=True),
+    "num_rel": _single("num_rel", value="long", summary="sum"),
+    "num_rel_ret": _single("num_rel_ret", value="long", summary="sum"),
     "map": _single("map"),
-    "gm_map": _single("gm_map", per_query=False),
+    "gm_map": _single("map", summary="gm", per_query=False),
     "Rprec": _single("r_precision"),
     "bpref": _single("bpref"),
     "recip_rank": _single("mrr"),
-    "iprec_at_recall": _Family(_LEVELS, _level),
-    "P": _Family(_CUTOFFS, _cut("precision")),
-    "recall": _Family(_CUTOFFS, _cut("recall")),
-    "ndcg": _single("ndcg"),
-    "ndcg_cut": _Family(_CUTOFFS, _cut("ndcg")),
-    "map_cut": _Family(_CUTOFFS, _cut("map")),
-    "success": _Family(("1", "5", "10"), _cut("hit_rate")),
-}
-# trec_eval's default set ("official"), in its order
-_SETS = {
-    "official": (
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
+    "iprec_at_recall": _levels(lambda x: f"iprec_at_recall(level={x!r})", _RECALL_LEVELS),
+    "P": _cutoffs("precision", _CUTOFFS),
+    "relstring": _Family("numbers", (10.0,), _relstring),
+    "recall": _cutoffs("recall", _CUTOFFS),
+    "infAP": _not_computed(),
+    "gm_bpref": _single("bpref", summary="gm", per_query=False),
+    "Rprec_mult": _levels(
+        lambda x: f"r_precision_mult(mult={x!r})", tuple(i / 5 for i in range(1, 11))
     ),
+    "utility": _numbers(_utility, (1.0, -1.0, 0.0, 0.0)),
+    "11pt_avg": _numbers(
+        lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
+        _RECALL_LEVELS,
+    ),
+    "binG": _not_computed(),
+    "G": _not_computed(),
+    "ndcg": _single("ndcg"),
+    "ndcg_rel": _not_computed(),
+    "Rndcg": _not_computed(),
+    "ndcg_cut": _cutoffs("ndcg", _CUTOFFS),
+    "map_cut": _cutoffs("map", _CUTOFFS),
+    "relative_P": _cutoffs("relative_precision", _CUTOFFS),
+    "success": _cutoffs("hit_rate", (1, 5, 10)),
+    "set_P": _single("set_precision"),
+    "set_relative_P": _single("set_relative_precision"),
+    "set_recall": _single("set_recall"),
+    "set_map": _single("set_ap"),
+    "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
+    "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
+    "yaap": _not_computed(),
+    "rbp": _not_computed("pairs"),
+    "rbp_resid": _not_computed("pairs"),
+    "unj": _cutoffs("unjudged_rate", (5, 10, 20), zero_if_missing=True),
 }
-# measures of trec_eval's all_trec set that ragmetrics does not compute
-_NOT_COMPUTED = (
-    "relstring",
-    "unj",
-    "rbp",
-    "rbp_resid",
-    "infAP",
-    "gm_bpref",
-    "utility",
-    "11pt_avg",
-    "relative_P",
-    "Rprec_mult",
-    "ndcg_rel",
-    "Rndcg",
-    "binG",
-    "G",
-    "set_P",
-    "set_recall",
-    "set_relative_P",
-    "set_map",
-    "set_F",
-    "num_nonrel_judged_ret",
-)
+# measures that take name=value pairs (written as the measure's name with parameters)
+_PAIRS = {"ndcg", "rbp", "rbp_resid"}
+
+_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec")
+_OFFICIAL += ("bpref", "recip_rank", "iprec_at_recall", "P")
+_SETS: dict[str, tuple[str, ...]] = {
+    "official": _OFFICIAL,
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P")
+    + ("set_recall", "set_relative_P", "set_map", "set_F"),
+    "all_trec": _OFFICIAL
+    + ("relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility")
+    + ("11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut")
+    + ("ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map")
+    + ("set_F", "num_nonrel_judged_ret"),
+}
+# measures of other judgment formats (-R prefs, qrels_prefs, qrels_jg), not read here yet
+_OTHER_FORMATS = {"all_prefs", "prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"}
+
+
+def _c_long(text: str) -> int:
+    """C's ``atol``: leading blanks, a sign, digits; whatever follows is ignored; 0 when
+    there are no digits."""
+    stripped = text.lstrip(" \t\n\v\f\r")
+    sign, digits = 1, ""
+    if stripped[:1] in "+-" and stripped:
+        sign = -1 if stripped[0] == "-" else 1
+        stripped = stripped[1:]
+    for char in stripped:
+        if not "0" <= char <= "9":
+            break
+        digits += char
+    return sign * int(digits) if digits else 0
+
+
+def _c_double(text: str) -> float:
+    """C's ``atof`` for decimal numbers: the longest leading part that reads as a number."""
+    stripped = text.lstrip(" \t\n\v\f\r")
+    for end in range(len(stripped), 0, -1):
+        part = stripped[:end]
+        if part[-1:].isdigit() or part[-1:] == ".":
+            try:
+                return float(part)
+            except ValueError:
+                continue
+    return 0.0
+
+
+def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
+    """A family's parameters from ``-m name.TEXT`` (None: its defaults), read as trec_eval
+    reads them."""
+    if family.kind == "none":
+        return [None]
+    if text is None:
+        if family.kind in ("numbers", "pairs"):
+            return [(None, family.defaults)]
+        return list(family.defaults)
+    parts = text.split(",")
+    if family.kind == "cutoffs":
+        cutoffs = sorted(_c_long(p) for p in parts)
+        if cutoffs[0] <= 0:
+            raise TrecEvalExit("trec_eval: Negative cutoff detected", 2)
+        if len(set(cutoffs)) != len(cutoffs):
+            raise TrecEvalExit("trec_eval: duplicate cutoffs detected", 2)
+        return cutoffs
+    if family.kind == "levels":
+        levels = sorted(_c_double(p) for p in parts)
+        if len(set(levels)) != len(levels):
+            raise TrecEvalExit("trec_eval: duplicate cutoffs detected", 2)
+        return levels
+    if family.kind == "numbers":
+        return [(text, tuple(_c_double(p) for p in parts))]
+    return [(text, tuple(parts))]
 
 
 def measures(specs: Sequence[str]) -> list[Measure]:
@@ -153,109 +277,408 @@ def measures(specs: Sequence[str]) -> list[Measure]:
         >>> [m.label for m in measures(["P.5,10", "map"])]
         ['map', 'P_5', 'P_10']
     """
-    asked: dict[str, list[str]] = {}
+    marked: set[str] = set()
+    given: dict[str, str] = {}  # the first parameter list of each measure
     for spec in specs or ["official"]:
-        name, _, values = spec.partition(".")
+        name, dot, text = spec.partition(".")
+        if dot:
+            if not text:
+                raise TrecEvalExit(f"trec_eval: illegal measure '{name}'", 1)
+            given.setdefault(name, text)
         if name in _SETS:
-            for member in _SETS[name]:
-                asked.setdefault(member, [])
-            continue
-        if name == "all_trec":
-            raise UnknownMetricError(
-                "-m all_trec includes measures ragmetrics does not compute ("
-                + ", ".join(_NOT_COMPUTED)
-                + "); name the measures you need, e.g. -m official -m ndcg_cut -m recall."
+            marked.update(_SETS[name])
+        elif name in _FAMILIES:
+            marked.add(name)
+        elif name in _OTHER_FORMATS or name.startswith("prefs_"):
+            raise TrecEvalExit(
+                f"ragmetrics trec_eval: '{name}' needs preference or multi-judge qrels "
+                f"(-R prefs, qrels_prefs, qrels_jg), which are not read yet.",
+                1,
             )
-        if name not in _FAMILIES:
-            known = ", ".join([*_SETS, *_FAMILIES])
-            why = " (ragmetrics does not compute it)" if name in _NOT_COMPUTED else ""
-            raise UnknownMetricError(
-                f"trec_eval measure {name!r} is not known here{why}; the measures are {known}."
-            )
-        given = [v for v in values.split(",") if v] if values else []
-        if given and not _FAMILIES[name].defaults:
-            raise InvalidParameterError(f"trec_eval measure {name!r} takes no parameters.")
-        asked.setdefault(name, []).extend(given)
+        else:
+            raise TrecEvalExit(f"trec_eval: illegal measure '{spec}'", 1)
+    missing = [n for n in _FAMILIES if n in marked and not _FAMILIES[n].computed]
+    missing += [f"{n} with gains ({n}.{given[n]})" for n in sorted(_PAIRS & marked) if n in given]
+    if missing:
+        raise TrecEvalExit(
+            "ragmetrics trec_eval: not computed yet: "
+            + ", ".join(missing)
+            + ". Name the measures you need, e.g. -m official -m ndcg_cut -m set_F.",
+            1,
+        )
     lines: list[Measure] = []
     for name, family in _FAMILIES.items():
-        if name in asked:
-            params = asked[name] or list(family.defaults) or [""]
-            lines.extend(family.make(name, p) for p in dict.fromkeys(params))
+        if name in marked:
+            params = _parameters(name, family, given.get(name))
+            lines.extend(family.make(name, p) for p in params)
     return lines
 
 
-def run_trec_eval(
-    qrels_path: str,
-    run_path: str,
-    specs: Sequence[str],
-    *,
-    per_query: bool = False,
-    complete: bool = False,
-    level: int = 1,
-    max_docs: int | None = None,
-) -> Iterator[str]:
-    """The lines ``trec_eval`` prints for these arguments (see the module docstring).
+@dataclass
+class _Options:
+    per_query: bool = False
+    complete: bool = False
+    summary: bool = True
+    judged_only: bool = False
+    level: int = 1
+    max_docs: int | None = None
+    n_docs: int = 0
+    debug_query: str | None = None
+    specs: list[str] | None = None
+    help: bool = False
+    version: bool = False
+    files: tuple[str, str] | None = None
 
-    Args:
-        per_query: ``-q``, every query's values before the summary.
-        complete: ``-c``, average over every judged query (a query without results scores
-            0) instead of the queries that have results.
-        level: ``-l``, the lowest grade that counts as relevant.
-        max_docs: ``-M``, keep at most this many docs per query (after ranking).
-    """
+
+_SHORT_WITH_VALUE = set("mlDNMRTZ")
+_SHORT_ALONE = set("hvqcnJo")
+_LONG = {
+    "help": "h",
+    "version": "v",
+    "query_eval_wanted": "q",
+    "measure": "m",
+    "complete_rel_info_wanted": "c",
+    "level_for_rel": "l",
+    "nosummary": "n",
+    "Debug_level": "D",
+    "Judged_docs_only": "J",
+    "Number_docs_in_coll": "N",
+    "Max_retrieved_per_topic": "M",
+    "Rel_info_format": "R",
+    "Results_format": "T",
+    "Output_old_results_format": "o",
+    "Zscore": "Z",
+}
+USAGE = (
+    "Usage: ragmetrics trec_eval [-h] [-q] [-c] [-n] [-J] [-l N] [-M N] [-N N] "
+    "{-m measure[.params]}* QRELS RUN"
+)
+
+
+def _options(argv: Sequence[str]) -> _Options:
+    """The arguments as GNU getopt reads trec_eval's: flags anywhere before ``--``, short
+    flags combined, values attached or apart, long names or their unambiguous prefixes."""
+    pairs: list[tuple[str, str | None]] = []
+    files: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if item == "--":
+            files.extend(items[i:])
+            break
+        if item.startswith("--"):
+            name, eq, value = item[2:].partition("=")
+            matches = [n for n in _LONG if n.startswith(name)]
+            exact = [n for n in matches if n == name]
+            if exact:
+                matches = exact
+            if len(matches) != 1:
+                raise TrecEvalExit(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
+            flag = _LONG[matches[0]]
+            if flag in _SHORT_WITH_VALUE:
+                if not eq:
+                    if i >= len(items):
+                        raise TrecEvalExit(f"{USAGE}\n(option '{item}' needs a value)", 1)
+                    value = items[i]
+                    i += 1
+                pairs.append((flag, value))
+            elif eq:
+                raise TrecEvalExit(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
+            else:
+                pairs.append((flag, None))
+            continue
+        if item.startswith("-") and item != "-":
+            position = 1
+            while position < len(item):
+                flag = item[position]
+                position += 1
+                if flag in _SHORT_ALONE:
+                    pairs.append((flag, None))
+                elif flag in _SHORT_WITH_VALUE:
+                    value = item[position:]
+                    if not value:
+                        if i >= len(items):
+                            raise TrecEvalExit(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
+                        value = items[i]
+                        i += 1
+                    pairs.append((flag, value))
+                    break
+                else:
+                    raise TrecEvalExit(f"{USAGE}\n(unknown option '-{flag}')", 1)
+            continue
+        files.append(item)
+    options = _Options(specs=[])
+    assert options.specs is not None
+    for flag, value in pairs:
+        if flag == "h":
+            options.help = True
+        elif flag == "v":
+            options.version = True
+            return options  # trec_eval stops at -v
+        elif flag == "q":
+            options.per_query = True
+        elif flag == "c":
+            options.complete = True
+        elif flag == "n":
+            options.summary = False
+        elif flag == "J":
+            options.judged_only = True
+        elif flag == "o":
+            pass  # obsolete in trec_eval too
+        elif flag == "m":
+            assert value is not None
+            options.specs.append(value)
+        else:
+            assert value is not None
+            _valued(options, flag, value)
+    if not options.help:
+        if len(files) != 2:
+            raise TrecEvalExit(USAGE, 1)
+        options.files = (files[0], files[1])
+    return options
+
+
+def _valued(options: _Options, flag: str, value: str) -> None:
+    if flag in "lMN":
+        number = _integer(flag, value)
+        if flag == "l":
+            options.level = number
+        elif flag == "M":
+            options.max_docs = number
+        else:
+            options.n_docs = number
+    elif flag == "D":
+        level, _, query = value.partition(".")
+        _integer(flag, level)
+        options.debug_query = query or None
+    elif flag == "R" and value != "qrels":
+        raise TrecEvalExit(
+            f"ragmetrics trec_eval: -R {value}: only qrels judgments are read yet "
+            f"(prefs, qrels_prefs and qrels_jg are not).",
+            2,
+        )
+    elif flag == "T" and value != "trec_results":
+        raise TrecEvalExit(f"trec_eval: Illegal retrieval results format '{value}'", 2)
+    elif flag == "Z":
+        raise TrecEvalExit("ragmetrics trec_eval: -Z (z-scores) is not supported yet.", 2)
+
+
+def _integer(flag: str, value: str) -> int:
+    """A flag's integer; where trec_eval reads ``-l abc`` as 0, we refuse (docs/cli.md)."""
+    text = value.strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    if not digits.isascii() or not digits.isdigit():
+        raise TrecEvalExit(
+            f"ragmetrics trec_eval: -{flag} {value!r} is not an integer (trec_eval would read "
+            f"it as {_c_long(value)}); give a whole number, e.g. -{flag} 2.",
+            1,
+        )
+    return int(text)
+
+
+def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
+    """The lines ``trec_eval ARGV`` prints, one by one; raises :class:`TrecEvalExit` with
+    trec_eval's exit code where it would stop."""
+    options = _options(argv)
+    if options.version:
+        print(f"trec_eval version {VERSION} (ragmetrics)", file=sys.stderr)
+        return
+    if options.help:
+        yield from _help(options.specs or [])
+        return
+    lines = measures(options.specs or [])
+    assert options.files is not None
+    yield from _evaluate(options, lines)
+
+
+def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
+    import numpy as np
+
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
     from ragmetrics.engine.evaluation import evaluate
 
-    lines = measures(specs)
-    with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
-        qrels = Qrels.from_trec(qrels_file)
-        run = Run.from_trec(run_file)
-        run_id = _run_id(run_file)
-    if max_docs is not None:
-        if max_docs < 1:
-            raise InvalidParameterError(f"-M must be an integer >= 1; got {max_docs}.")
-        run = run.truncate(max_docs)
+    assert options.files is not None
+    qrels_path, run_path = options.files
+    if qrels_path == "-" and run_path == "-":
+        raise TrecEvalExit("ragmetrics trec_eval: only one of QRELS and RUN can be -.", 1)
+    try:
+        with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
+            qrels = Qrels.from_trec(qrels_file)
+            run = Run.from_trec(run_file)
+            run_id = _run_id(run_file)
+    except (RagMetricsError, OSError) as exc:
+        raise TrecEvalExit(f"ragmetrics trec_eval: {exc}", 2) from exc
+    query_ids = sorted(qrels.query_ids)
+    if options.debug_query is not None:
+        query_ids = [q for q in query_ids if q == options.debug_query]
+    absent = [q for q in query_ids if q not in run]
+    if absent and not options.complete:
+        raise TrecEvalExit(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4)
+    repeated = sorted(q for q in run.duplicates if q in set(query_ids))
+    if repeated:
+        raise TrecEvalExit(
+            f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'",
+            4,
+        )
+    rankings = _rankings(run, qrels, query_ids, options, absent)
+    if not query_ids:
+        raise TrecEvalExit("trec_eval: No queries with both results and relevance info", 7)
     metrics = list(dict.fromkeys(m.metric for m in lines if m.metric is not None))
-    result = evaluate(
-        qrels,
-        run,
-        metrics or ["map"],
-        missing="zero" if complete else "skip",
-        relevance_threshold=level,
-    )
-    if per_query:
-        for query_id in sorted(result.query_ids):
-            values = result.per_query[query_id]
+    metrics = [_with_collection(m, options.n_docs) for m in metrics]
+    values: dict[str, Any] = {}
+    if metrics:
+        result = evaluate(
+            qrels, rankings, metrics, relevance_threshold=options.level, missing="skip"
+        )
+        order = [result.query_ids.index(q) for q in query_ids]
+        for column, metric in enumerate(metrics):
+            values[metric] = result.values[order, column]
+    missing = np.array([q in absent for q in query_ids])
+    strings = _relstrings(lines, rankings, qrels, query_ids, missing)
+
+    def column(line: Measure) -> Any:
+        assert line.metric is not None
+        series = np.nan_to_num(values[_with_collection(line.metric, options.n_docs)], nan=0.0)
+        if line.zero_if_missing or line.metric.startswith("utility"):
+            series = np.where(missing, 0.0, series)
+        return series
+
+    if options.per_query:
+        for row, query_id in enumerate(query_ids):
             for line in lines:
-                if line.per_query and line.metric is not None:
-                    yield _line(line, query_id, values[line.metric])
+                if not line.per_query:
+                    continue
+                if line.value == "string":
+                    yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
+                elif line.metric is not None:
+                    yield _line(line, query_id, float(column(line)[row]))
+    if not options.summary:
+        return
     for line in lines:
-        if line.metric is not None:
-            yield _line(line, "all", result.aggregate[line.metric])
-        elif line.label == "runid":
-            yield f"{'runid':<22}\t{'all'}\t{run_id}"
-        else:
-            yield f"{'num_q':<22}\tall\t{result.counts.queries}"
+        if line.value == "runid":
+            yield f"{'runid':<22}\tall\t{run_id}"
+        elif line.value == "num_q":
+            yield f"{'num_q':<22}\tall\t{len(query_ids)}"
+        elif line.metric is not None:
+            yield _line(line, "all", _summary(line, column(line)))
 
 
-def _line(measure: Measure, query_id: str, value: float | None) -> str:
-    number = 0.0 if value is None else value
-    shown = str(int(number)) if measure.count else f"{number:6.4f}"
+def _with_collection(metric: str, n_docs: int) -> str:
+    """utility's label with the collection size of -N."""
+    if metric.startswith("utility(") and n_docs:
+        return metric[:-1] + f",n_docs={n_docs})"
+    return metric
+
+
+def _rankings(run: Any, qrels: Any, query_ids: list[str], options: _Options, absent: list[str]) -> Any:
+    """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
+    one-doc ranking for each judged query the run lacks (-c)."""
+    from ragmetrics.data.run import Run
+
+    if options.max_docs is not None:
+        if options.max_docs < 1:
+            raise TrecEvalExit(f"ragmetrics trec_eval: -M {options.max_docs}: give 1 or more.", 1)
+        run = run.truncate(options.max_docs)
+    if not options.judged_only and not absent:
+        return run
+    scored = {q: run.to_dict().get(q, {}) for q in query_ids if q in run}
+    if options.judged_only:
+        scored = {
+            q: {d: s for d, s in docs.items() if qrels[q].get(d, -1) >= 0}
+            for q, docs in scored.items()
+        }
+    for query_id in absent:
+        scored[query_id] = {BOGUS_DOC: 1.0}
+    return Run.from_dict(scored, name=run.name)
+
+
+def _relstrings(
+    lines: list[Measure], run: Any, qrels: Any, query_ids: list[str], missing: Any
+) -> dict[str, list[str]]:
+    """Each relstring line's string per query: a character per ranked doc (its grade 0-9,
+    '>' above 9, '-' not judged, '.' judged negative)."""
+    strings: dict[str, list[str]] = {}
+    for line in lines:
+        if line.value != "string":
+            continue
+        column = []
+        for row, query_id in enumerate(query_ids):
+            if missing[row]:
+                column.append("")
+                continue
+            grades = qrels[query_id]
+            chars = []
+            for doc in run.ranking(query_id)[: max(line.length, 0)]:
+                grade = grades.get(doc)
+                if grade is None:
+                    chars.append("-")
+                elif grade < 0:
+                    chars.append(".")
+                else:
+                    chars.append(">" if grade > 9 else str(grade))
+            column.append("".join(chars))
+        strings[line.label] = column
+    return strings
+
+
+def _summary(line: Measure, values: Any) -> float:
+    """The ``all`` value as trec_eval makes it: per-query doubles added one by one in query
+    order (``cumsum`` adds in order), then divided by the number of queries."""
+    import numpy as np
+
+    if not len(values):
+        return 0.0
+    if line.summary == "sum":
+        return float(np.cumsum(values)[-1])
+    if line.summary == "gm":
+        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
+        return math.exp(float(np.cumsum(logs)[-1]) / len(values))
+    return float(np.cumsum(values)[-1]) / len(values)
+
+
+def _line(measure: Measure, query_id: str, value: float) -> str:
+    shown = str(int(value)) if measure.value == "long" else f"{value:6.4f}"
     return f"{measure.label:<22}\t{query_id}\t{shown}"
 
 
+def _help(specs: list[str]) -> Iterator[str]:
+    from ragmetrics.metrics.registry import parse_metric
+
+    yield USAGE
+    yield ""
+    yield "Evaluates RUN (a TREC run) against QRELS (TREC judgments) and prints trec_eval's"
+    yield "lines. Flags: -q every query too; -c average over every judged query (a query"
+    yield "without results counts as retrieving nothing); -n no summary; -J only judged docs;"
+    yield "-l N lowest relevant grade; -M N at most N docs per query; -N N docs in the"
+    yield "collection (utility); -m MEASURE[.PARAMS] a measure, family or set (official,"
+    yield "all_trec, set); -D N[.QID] only query QID; -v version."
+    yield ""
+    names = [s.partition(".")[0] for s in specs] or list(_FAMILIES)
+    for name in names:
+        family = _FAMILIES.get(name)
+        if family is None or not family.computed:
+            continue
+        lines = family.make(name, _parameters(name, family, None)[0])
+        metric = lines.metric
+        summary = "" if metric is None else parse_metric(metric.split("@")[0]).spec.summary
+        yield f"  {name:<22} {summary}"
+
+
 def _run_id(path: str) -> str:
-    """The run tag of the first result line (trec_eval's ``runid``), read under the line
-    rule: a gzip file is streamed, never decompressed whole."""
+    """The run tag of the last result line (trec_eval keeps the last one it reads), read
+    under the line rule: a gzip file is streamed, never decompressed whole."""
     from ragmetrics.formats._io import trec_lines
 
+    last = ""
     with trec_lines(path) as pieces:
         for first, lines, _ in pieces:
             for _, fields in records(lines, first):
                 if len(fields) >= 6:
-                    return fields[5]
-    return ""
+                    last = fields[5]
+    return last
 
 
 @contextmanager
@@ -280,48 +703,36 @@ def _local(path: str) -> Iterator[str]:
             yield named_copy.name
 
 
-def add_parser(commands: Any) -> None:
-    """The ``trec_eval`` subcommand, with trec_eval's flags."""
-    parser = commands.add_parser(
-        "trec_eval",
-        help="trec_eval's flags and output, a drop-in for scripts",
-        description="Evaluate a TREC run as trec_eval does and print trec_eval's lines. "
-        "Without -m, trec_eval's default measures.",
-    )
-    parser.add_argument("-q", action="store_true", help="print every query's values too")
-    parser.add_argument(
-        "-c",
-        action="store_true",
-        help="average over every judged query; a query without results scores 0",
-    )
-    parser.add_argument(
-        "-l", type=cli_int, default=1, metavar="N", help="lowest grade that counts as relevant"
-    )
-    parser.add_argument("-M", type=cli_int, metavar="N", help="keep at most N docs per query")
-    parser.add_argument(
-        "-m",
-        action="append",
-        default=[],
-        metavar="MEASURE",
-        help="a trec_eval measure or family: map, P, P.5,10, ndcg_cut, iprec_at_recall, "
-        "bpref, official (repeat for several)",
-    )
-    parser.add_argument("qrels", metavar="QRELS", help="TREC qrels file (.gz or - too)")
-    parser.add_argument("run", metavar="RUN", help="TREC run file (.gz or - too)")
-
-
-def command(args: argparse.Namespace) -> int:
-    """Run the ``trec_eval`` subcommand."""
-    if args.qrels == "-" and args.run == "-":
-        raise InvalidParameterError("Only one of QRELS and RUN can be read from stdin (-).")
-    for line in run_trec_eval(
-        args.qrels,
-        args.run,
-        args.m,
-        per_query=args.q,
-        complete=args.c,
-        level=args.l,
-        max_docs=args.M,
-    ):
-        print(line)
+def main(argv: Sequence[str]) -> int:
+    """``ragmetrics trec_eval ARGV``: prints trec_eval's lines; returns trec_eval's exit code
+    (a refusal is one line on standard error)."""
+    try:
+        for line in run_trec_eval(argv):
+            sys.stdout.write(line + "\n")
+    except TrecEvalExit as exc:
+        sys.stdout.flush()
+        print(str(exc), file=sys.stderr)
+        return exc.code
+    except (InvalidParameterError, UnknownMetricError) as exc:
+        sys.stdout.flush()
+        print(f"ragmetrics trec_eval: {exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+def add_parser(commands: Any) -> None:
+    """The ``trec_eval`` subcommand in the listing of ``ragmetrics --help``; its arguments
+    are read by :func:`main` as trec_eval reads them."""
+    commands.add_parser(
+        "trec_eval",
+        help="trec_eval's flags, output and exit codes, a drop-in for scripts",
+        description="Evaluate a TREC run as trec_eval 10 does and print its lines "
+        "(ragmetrics trec_eval -h for the flags).",
+        add_help=False,
+    )
+
+
+def command(args: Any) -> int:
+    """The subcommand's handler when reached through the parser (``ragmetrics trec_eval``
+    with no arguments): trec_eval's usage."""
+    return main(list(getattr(args, "trec_eval_args", [])))

@@ -39,8 +39,8 @@ MULTIPLE = Param("mult", float, 1.0, "the rank as a multiple of R (rank = mult x
 LEVELS = Param(
     "levels",
     str,
-    "0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1",
-    "the recall levels averaged, comma-separated",
+    "0;0.1;0.2;0.3;0.4;0.5;0.6;0.7;0.8;0.9;1",
+    "the recall levels averaged, separated by ';'",
 )
 UTILITY_WEIGHTS = (
     Param("rel_ret", float, 1.0, "worth of each relevant doc retrieved"),
@@ -227,7 +227,7 @@ def eleven_point_average(
 
     Example:
         >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]})
-        >>> eleven_point_average(j, None, rel=1, levels="0,0.5,1").round(6).tolist()
+        >>> eleven_point_average(j, None, rel=1, levels="0;0.5;1").round(6).tolist()
         [0.888889]
     """
     targets = _levels(levels)
@@ -247,12 +247,12 @@ def _levels(text: str) -> list[float]:
     from ragmetrics.errors import InvalidParameterError
 
     try:
-        levels = [float(part) for part in text.split(",")]
+        levels = [float(part) for part in text.split(";")]
     except ValueError:
         levels = []
     if not levels:
         raise InvalidParameterError(
-            f"levels={text!r}: give recall levels separated by commas, e.g. '0,0.5,1'."
+            f"levels={text!r}: give recall levels separated by ';', e.g. '0;0.5;1'."
         )
     return levels
 
