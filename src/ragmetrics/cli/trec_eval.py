@@ -515,14 +515,24 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     if options.debug_query is not None:
         query_ids = [q for q in query_ids if q == options.debug_query]
     absent = [q for q in query_ids if q not in run]
+    # trec_eval stops at the first query it cannot score, after printing those before it
+    stop: tuple[str, TrecEvalExit] | None = None
     if absent and not options.complete:
-        raise TrecEvalExit(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4)
-    repeated = sorted(q for q in run.duplicates if q in set(query_ids))
-    if repeated:
-        raise TrecEvalExit(
-            f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'",
-            4,
+        stop = (
+            absent[0],
+            TrecEvalExit(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4),
         )
+    repeated = [q for q in query_ids if q in run.duplicates]
+    if repeated and (stop is None or repeated[0] < stop[0]):
+        message = (
+            f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'"
+        )
+        stop = (repeated[0], TrecEvalExit(message, 4))
+    if stop is not None:
+        query_ids = query_ids[: query_ids.index(stop[0])]
+        absent = []
+        if not query_ids:
+            raise stop[1]
     rankings = _rankings(run, qrels, query_ids, options, absent)
     if not query_ids:
         raise TrecEvalExit("trec_eval: No queries with both results and relevance info", 7)
@@ -555,6 +565,8 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                     yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
                 elif line.metric is not None:
                     yield _line(line, query_id, float(column(line)[row]))
+    if stop is not None:
+        raise stop[1]
     if not options.summary:
         return
     for line in lines:
@@ -573,7 +585,9 @@ def _with_collection(metric: str, n_docs: int) -> str:
     return metric
 
 
-def _rankings(run: Any, qrels: Any, query_ids: list[str], options: _Options, absent: list[str]) -> Any:
+def _rankings(
+    run: Any, qrels: Any, query_ids: list[str], options: _Options, absent: list[str]
+) -> Any:
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
     from ragmetrics.data.run import Run

@@ -1,0 +1,160 @@
+"""``ragmetrics trec_eval`` against the real NIST trec_eval 10.0, byte for byte on standard
+output and exit code for exit code.
+
+The program is built once per session from ``../shared/tools`` (or taken from
+``$TREC_EVAL``). Inputs: trec_eval's own test folder, read in place, and generated files
+that hold what real runs hold and what breaks readers: ties, 17-digit and scientific
+scores, negative grades, queries on one side only, a doc twice, runs deeper than 1,000.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ragmetrics.cli.commands import main
+from tests.conftest import SHARED_DATA
+
+TEST_FOLDER = SHARED_DATA.parent / "tools" / "trec_eval" / "test"
+
+# every measure of all_trec that is computed, by name (the rest are listed in docs/cli.md)
+COMPUTED = [
+    "official", "relstring", "recall", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "ndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "unj",
+]  # fmt: skip
+MEASURES = [arg for name in COMPUTED for arg in ("-m", name)]
+PARAMETERS = [
+    "-miprec_at_recall..10,.20,.25,.75,.50", "-mP.5,7,3", "-mrecall.20,2000",
+    "-mRprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m11pt_avg..25,.5,.75",
+    "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20",
+]  # fmt: skip
+FLAG_SETS = {
+    "default": [],
+    "q": ["-q"],
+    "qc": ["-qc"],
+    "c-M100": ["-q", "-c", "-M100"],
+    "l2": ["-q", "-l2"],
+    "l0": ["-q", "-l", "0"],
+    "J": ["-q", "-J"],
+    "N": ["-q", "--Number_docs_in_coll=1000", "-mutility.2,-1,0,1"],
+    "n": ["-q", "-n"],
+    "relstring20": ["-q", "-mrelstring.20"],
+    "params": ["-q", *PARAMETERS],
+    "M5": ["-q", "-M", "5"],
+    "long": ["--query_eval_wanted", "--measure", "map", "--meas=P.5"],
+}
+
+
+@pytest.fixture(scope="module")
+def test_folder() -> Path:
+    if not TEST_FOLDER.exists():
+        pytest.skip(f"trec_eval's test folder not available: {TEST_FOLDER}")
+    return TEST_FOLDER
+
+
+def _compare(binary: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    expected = subprocess.run([binary, *args], capture_output=True, text=True)
+    code = main(["trec_eval", *args])
+    out, err = capsys.readouterr()
+    assert (code, out) == (expected.returncode, expected.stdout), (args, err)
+
+
+@pytest.mark.parametrize(
+    ("qrels", "run"),
+    [
+        ("qrels.test", "results.test"),
+        ("qrels.test.with-comments", "results.test"),
+        ("qrels.comment.test", "results.comment.test"),
+        ("qrels.rel_level", "results.test"),
+        ("qrels.test", "results.trunc"),
+    ],
+)
+@pytest.mark.parametrize("flags", list(FLAG_SETS), ids=str)
+def test_trec_evals_own_test_files(
+    qrels: str,
+    run: str,
+    flags: str,
+    test_folder: Path,
+    trec_eval_binary: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    measures = [] if flags in ("default", "long") else MEASURES
+    args = [*FLAG_SETS[flags], *measures, str(test_folder / qrels), str(test_folder / run)]
+    _compare(trec_eval_binary, args, capsys)
+
+
+def _hostile(folder: Path, seed: int, **shape: object) -> tuple[str, str]:
+    """A qrels and a run shaped like real ones, with what breaks readers."""
+    rng = random.Random(seed)
+    depth, n_queries = int(shape.get("depth", 60)), int(shape.get("queries", 12))  # type: ignore[call-overload]
+    qrels, run = [], []
+    for q in range(n_queries):
+        query = f"q{q:03d}" if q % 3 else str(q)  # ids of different lengths: byte order
+        docs = list(dict.fromkeys(f"D{rng.randrange(300):04d}" for _ in range(depth * 2)))
+        grades = [0, 0, 1, 1, 2, 3] + ([-1] if shape.get("negative") else [])
+        for doc in rng.sample(docs, min(len(docs), rng.randrange(1, 30))):
+            qrels.append(f"{query} 0 {doc} {rng.choice(grades)}")
+        if shape.get("missing") and q == 5:
+            continue
+        for rank, doc in enumerate(docs[:depth]):
+            score = rng.choice([1.0, 0.5, 0.25]) if rng.random() < 0.3 else rng.random()
+            text = f"{score:e}" if shape.get("scientific") else f"{score:.17g}"
+            run.append(f"{query} Q0 {doc} {rank + 1} {text} run{seed}")
+        if shape.get("duplicate") and q == 2:
+            run.append(f"{query} Q0 {docs[0]} 99 0.1 run{seed}")
+    rng.shuffle(run)
+    run.append(f"zz Q0 X1 1 1.0 other{seed}")  # a query the qrels lack; its tag is the last
+    qrels_path, run_path = folder / f"qrels{seed}", folder / f"run{seed}"
+    qrels_path.write_text("\n".join(qrels) + "\n")
+    run_path.write_text("\n".join(run) + "\n")
+    return str(qrels_path), str(run_path)
+
+
+SHAPES = {
+    "ties": {},
+    "negative grades": {"negative": True},
+    "scientific scores": {"scientific": True},
+    "deeper than 1000": {"depth": 1500, "queries": 3},
+    "a doc twice": {"duplicate": True},
+    "a judged query without results": {"missing": True},
+}
+
+
+def test_summaries_add_in_query_order(
+    tmp_path: Path, trec_eval_binary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """First relevant docs at ranks 3, 4, 8 and 6: the reciprocal ranks added one by one
+    give 0.21874999..., printed 0.2187; their exact mean 0.21875 would print 0.2188."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q{i} 0 rel 1\n" for i in range(4)))
+    lines = []
+    for i, rank in enumerate((3, 4, 8, 6)):
+        docs = [f"x{j}" for j in range(rank - 1)] + ["rel"]
+        lines += [f"q{i} Q0 {d} {r} {10 - r} t\n" for r, d in enumerate(docs)]
+    run.write_text("".join(lines))
+    _compare(trec_eval_binary, ["-m", "recip_rank", str(qrels), str(run)], capsys)
+    assert (
+        "recip_rank            \tall\t0.2187\n"
+        in subprocess.run(
+            [trec_eval_binary, "-m", "recip_rank", str(qrels), str(run)],
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+
+
+@pytest.mark.parametrize("shape", list(SHAPES), ids=str)
+@pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "n"], ids=str)
+def test_generated_inputs(
+    shape: str,
+    flags: str,
+    tmp_path: Path,
+    trec_eval_binary: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    qrels, run = _hostile(tmp_path, list(SHAPES).index(shape), **SHAPES[shape])
+    _compare(trec_eval_binary, [*FLAG_SETS[flags], *MEASURES, qrels, run], capsys)
