@@ -464,7 +464,6 @@ def test_command_line_numbers_are_ascii(tmp_path: Path, capsys: pytest.CaptureFi
     for argv in (
         ["evaluate", str(qrels), str(run), "-m", "map", "-l", "١"],
         ["evaluate", str(qrels), str(run), "-m", "map", "--grade-map", "0:1,١:5"],
-        ["trec_eval", "-l", "１", str(qrels), str(run)],
         ["compare", str(qrels), f"a={run}", f"b={run}", "-m", "map", "--alpha", "٠.٠٥"],
     ):
         with pytest.raises(SystemExit) as stopped:
@@ -472,6 +471,9 @@ def test_command_line_numbers_are_ascii(tmp_path: Path, capsys: pytest.CaptureFi
         assert stopped.value.code == 2
         err = capsys.readouterr().err
         assert "ASCII" in err or "GRADE:UTILITY" in err
+    # trec_eval's flags stop as trec_eval stops on a bad flag: exit 1, one line
+    assert main(["trec_eval", "-l", "１", str(qrels), str(run)]) == 1
+    assert "-l '１' is not an integer" in capsys.readouterr().err
 
 
 def test_standard_input_is_read_by_the_careful_reader_and_left_open() -> None:

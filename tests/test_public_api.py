@@ -129,7 +129,15 @@ PUBLIC_API: dict[str, list[str]] = {
         "read_qrels",
         "read_run",
     ],
-    "ragmetrics.cli.trec_eval": ["Measure", "add_parser", "command", "measures", "run_trec_eval"],
+    "ragmetrics.cli.trec_eval": [
+        "Measure",
+        "TrecEvalError",
+        "add_parser",
+        "command",
+        "main",
+        "measures",
+        "run_trec_eval",
+    ],
     "ragmetrics.compat": ["autorag", "remem", "tutorial"],
     "ragmetrics.compat.autorag": [
         "normalize_answer",

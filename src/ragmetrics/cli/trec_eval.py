@@ -43,7 +43,7 @@ from ragmetrics.formats._rules import records
 
 __all__ = [
     "Measure",
-    "TrecEvalExit",
+    "TrecEvalError",
     "add_parser",
     "command",
     "main",
@@ -56,7 +56,7 @@ MIN_GEO_MEAN = 0.00001  # trec_eval's floor before a logarithm (gm_map, gm_bpref
 BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's one-doc ranking for a missing query (-c)
 
 
-class TrecEvalExit(Exception):
+class TrecEvalError(Exception):
     """A refusal of the ``trec_eval`` command: its message and trec_eval's exit code."""
 
     def __init__(self, message: str, code: int) -> None:
@@ -199,17 +199,17 @@ _FAMILIES: dict[str, _Family] = {
 # measures that take name=value pairs (written as the measure's name with parameters)
 _PAIRS = {"ndcg", "rbp", "rbp_resid"}
 
-_OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec")
-_OFFICIAL += ("bpref", "recip_rank", "iprec_at_recall", "P")
+_OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
+_OFFICIAL += " iprec_at_recall P"
+_SET = "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P"
+_SET += " set_map set_F"
+_ALL_TREC = _OFFICIAL + " relstring recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg"
+_ALL_TREC += " ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg binG G set_P"
+_ALL_TREC += " set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
 _SETS: dict[str, tuple[str, ...]] = {
-    "official": _OFFICIAL,
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P")
-    + ("set_recall", "set_relative_P", "set_map", "set_F"),
-    "all_trec": _OFFICIAL
-    + ("relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility")
-    + ("11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut")
-    + ("ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map")
-    + ("set_F", "num_nonrel_judged_ret"),
+    "official": tuple(_OFFICIAL.split()),
+    "set": tuple(_SET.split()),
+    "all_trec": tuple(_ALL_TREC.split()),
 }
 # measures of other judgment formats (-R prefs, qrels_prefs, qrels_jg), not read here yet
 _OTHER_FORMATS = {"all_prefs", "prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"}
@@ -256,14 +256,14 @@ def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
     if family.kind == "cutoffs":
         cutoffs = sorted(_c_long(p) for p in parts)
         if cutoffs[0] <= 0:
-            raise TrecEvalExit("trec_eval: Negative cutoff detected", 2)
+            raise TrecEvalError("trec_eval: Negative cutoff detected", 2)
         if len(set(cutoffs)) != len(cutoffs):
-            raise TrecEvalExit("trec_eval: duplicate cutoffs detected", 2)
+            raise TrecEvalError("trec_eval: duplicate cutoffs detected", 2)
         return cutoffs
     if family.kind == "levels":
         levels = sorted(_c_double(p) for p in parts)
         if len(set(levels)) != len(levels):
-            raise TrecEvalExit("trec_eval: duplicate cutoffs detected", 2)
+            raise TrecEvalError("trec_eval: duplicate cutoffs detected", 2)
         return levels
     if family.kind == "numbers":
         return [(text, tuple(_c_double(p) for p in parts))]
@@ -283,24 +283,24 @@ def measures(specs: Sequence[str]) -> list[Measure]:
         name, dot, text = spec.partition(".")
         if dot:
             if not text:
-                raise TrecEvalExit(f"trec_eval: illegal measure '{name}'", 1)
+                raise TrecEvalError(f"trec_eval: illegal measure '{name}'", 1)
             given.setdefault(name, text)
         if name in _SETS:
             marked.update(_SETS[name])
         elif name in _FAMILIES:
             marked.add(name)
         elif name in _OTHER_FORMATS or name.startswith("prefs_"):
-            raise TrecEvalExit(
+            raise TrecEvalError(
                 f"ragmetrics trec_eval: '{name}' needs preference or multi-judge qrels "
                 f"(-R prefs, qrels_prefs, qrels_jg), which are not read yet.",
                 1,
             )
         else:
-            raise TrecEvalExit(f"trec_eval: illegal measure '{spec}'", 1)
+            raise TrecEvalError(f"trec_eval: illegal measure '{spec}'", 1)
     missing = [n for n in _FAMILIES if n in marked and not _FAMILIES[n].computed]
     missing += [f"{n} with gains ({n}.{given[n]})" for n in sorted(_PAIRS & marked) if n in given]
     if missing:
-        raise TrecEvalExit(
+        raise TrecEvalError(
             "ragmetrics trec_eval: not computed yet: "
             + ", ".join(missing)
             + ". Name the measures you need, e.g. -m official -m ndcg_cut -m set_F.",
@@ -375,17 +375,17 @@ def _options(argv: Sequence[str]) -> _Options:
             if exact:
                 matches = exact
             if len(matches) != 1:
-                raise TrecEvalExit(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
+                raise TrecEvalError(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
             flag = _LONG[matches[0]]
             if flag in _SHORT_WITH_VALUE:
                 if not eq:
                     if i >= len(items):
-                        raise TrecEvalExit(f"{USAGE}\n(option '{item}' needs a value)", 1)
+                        raise TrecEvalError(f"{USAGE}\n(option '{item}' needs a value)", 1)
                     value = items[i]
                     i += 1
                 pairs.append((flag, value))
             elif eq:
-                raise TrecEvalExit(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
+                raise TrecEvalError(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
             else:
                 pairs.append((flag, None))
             continue
@@ -400,18 +400,19 @@ def _options(argv: Sequence[str]) -> _Options:
                     value = item[position:]
                     if not value:
                         if i >= len(items):
-                            raise TrecEvalExit(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
+                            raise TrecEvalError(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
                         value = items[i]
                         i += 1
                     pairs.append((flag, value))
                     break
                 else:
-                    raise TrecEvalExit(f"{USAGE}\n(unknown option '-{flag}')", 1)
+                    raise TrecEvalError(f"{USAGE}\n(unknown option '-{flag}')", 1)
             continue
         files.append(item)
     options = _Options(specs=[])
     assert options.specs is not None
-    for flag, value in pairs:
+    for flag, given in pairs:
+        value = "" if given is None else given
         if flag == "h":
             options.help = True
         elif flag == "v":
@@ -435,7 +436,7 @@ def _options(argv: Sequence[str]) -> _Options:
             _valued(options, flag, value)
     if not options.help:
         if len(files) != 2:
-            raise TrecEvalExit(USAGE, 1)
+            raise TrecEvalError(USAGE, 1)
         options.files = (files[0], files[1])
     return options
 
@@ -454,15 +455,15 @@ def _valued(options: _Options, flag: str, value: str) -> None:
         _integer(flag, level)
         options.debug_query = query or None
     elif flag == "R" and value != "qrels":
-        raise TrecEvalExit(
+        raise TrecEvalError(
             f"ragmetrics trec_eval: -R {value}: only qrels judgments are read yet "
             f"(prefs, qrels_prefs and qrels_jg are not).",
             2,
         )
     elif flag == "T" and value != "trec_results":
-        raise TrecEvalExit(f"trec_eval: Illegal retrieval results format '{value}'", 2)
+        raise TrecEvalError(f"trec_eval: Illegal retrieval results format '{value}'", 2)
     elif flag == "Z":
-        raise TrecEvalExit("ragmetrics trec_eval: -Z (z-scores) is not supported yet.", 2)
+        raise TrecEvalError("ragmetrics trec_eval: -Z (z-scores) is not supported yet.", 2)
 
 
 def _integer(flag: str, value: str) -> int:
@@ -470,7 +471,7 @@ def _integer(flag: str, value: str) -> int:
     text = value.strip()
     digits = text[1:] if text[:1] in "+-" else text
     if not digits.isascii() or not digits.isdigit():
-        raise TrecEvalExit(
+        raise TrecEvalError(
             f"ragmetrics trec_eval: -{flag} {value!r} is not an integer (trec_eval would read "
             f"it as {_c_long(value)}); give a whole number, e.g. -{flag} 2.",
             1,
@@ -479,7 +480,7 @@ def _integer(flag: str, value: str) -> int:
 
 
 def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
-    """The lines ``trec_eval ARGV`` prints, one by one; raises :class:`TrecEvalExit` with
+    """The lines ``trec_eval ARGV`` prints, one by one; raises :class:`TrecEvalError` with
     trec_eval's exit code where it would stop."""
     options = _options(argv)
     if options.version:
@@ -503,31 +504,31 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     assert options.files is not None
     qrels_path, run_path = options.files
     if qrels_path == "-" and run_path == "-":
-        raise TrecEvalExit("ragmetrics trec_eval: only one of QRELS and RUN can be -.", 1)
+        raise TrecEvalError("ragmetrics trec_eval: only one of QRELS and RUN can be -.", 1)
     try:
         with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
             qrels = Qrels.from_trec(qrels_file)
             run = Run.from_trec(run_file)
             run_id = _run_id(run_file)
     except (RagMetricsError, OSError) as exc:
-        raise TrecEvalExit(f"ragmetrics trec_eval: {exc}", 2) from exc
+        raise TrecEvalError(f"ragmetrics trec_eval: {exc}", 2) from exc
     query_ids = sorted(qrels.query_ids)
     if options.debug_query is not None:
         query_ids = [q for q in query_ids if q == options.debug_query]
     absent = [q for q in query_ids if q not in run]
     # trec_eval stops at the first query it cannot score, after printing those before it
-    stop: tuple[str, TrecEvalExit] | None = None
+    stop: tuple[str, TrecEvalError] | None = None
     if absent and not options.complete:
         stop = (
             absent[0],
-            TrecEvalExit(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4),
+            TrecEvalError(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4),
         )
     repeated = [q for q in query_ids if q in run.duplicates]
     if repeated and (stop is None or repeated[0] < stop[0]):
         message = (
             f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'"
         )
-        stop = (repeated[0], TrecEvalExit(message, 4))
+        stop = (repeated[0], TrecEvalError(message, 4))
     if stop is not None:
         query_ids = query_ids[: query_ids.index(stop[0])]
         absent = []
@@ -535,7 +536,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             raise stop[1]
     rankings = _rankings(run, qrels, query_ids, options, absent)
     if not query_ids:
-        raise TrecEvalExit("trec_eval: No queries with both results and relevance info", 7)
+        raise TrecEvalError("trec_eval: No queries with both results and relevance info", 7)
     metrics = list(dict.fromkeys(m.metric for m in lines if m.metric is not None))
     metrics = [_with_collection(m, options.n_docs) for m in metrics]
     values: dict[str, Any] = {}
@@ -543,18 +544,20 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         result = evaluate(
             qrels, rankings, metrics, relevance_threshold=options.level, missing="skip"
         )
-        order = [result.query_ids.index(q) for q in query_ids]
-        for column, metric in enumerate(metrics):
-            values[metric] = result.values[order, column]
+        position = {q: i for i, q in enumerate(result.query_ids)}
+        order = [position[q] for q in query_ids]
+        for index, metric in enumerate(metrics):
+            values[metric] = result.values[order, index]
     missing = np.array([q in absent for q in query_ids])
     strings = _relstrings(lines, rankings, qrels, query_ids, missing)
 
-    def column(line: Measure) -> Any:
-        assert line.metric is not None
-        series = np.nan_to_num(values[_with_collection(line.metric, options.n_docs)], nan=0.0)
-        if line.zero_if_missing or line.metric.startswith("utility"):
-            series = np.where(missing, 0.0, series)
-        return series
+    columns: dict[str, Any] = {}
+    for line in lines:
+        if line.metric is not None:
+            series = np.nan_to_num(values[_with_collection(line.metric, options.n_docs)], nan=0.0)
+            if line.zero_if_missing or line.metric.startswith("utility"):
+                series = np.where(missing, 0.0, series)
+            columns[line.label] = series
 
     if options.per_query:
         for row, query_id in enumerate(query_ids):
@@ -564,7 +567,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                 if line.value == "string":
                     yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
                 elif line.metric is not None:
-                    yield _line(line, query_id, float(column(line)[row]))
+                    yield _line(line, query_id, float(columns[line.label][row]))
     if stop is not None:
         raise stop[1]
     if not options.summary:
@@ -575,7 +578,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         elif line.value == "num_q":
             yield f"{'num_q':<22}\tall\t{len(query_ids)}"
         elif line.metric is not None:
-            yield _line(line, "all", _summary(line, column(line)))
+            yield _line(line, "all", _summary(line, columns[line.label]))
 
 
 def _with_collection(metric: str, n_docs: int) -> str:
@@ -594,7 +597,7 @@ def _rankings(
 
     if options.max_docs is not None:
         if options.max_docs < 1:
-            raise TrecEvalExit(f"ragmetrics trec_eval: -M {options.max_docs}: give 1 or more.", 1)
+            raise TrecEvalError(f"ragmetrics trec_eval: -M {options.max_docs}: give 1 or more.", 1)
         run = run.truncate(options.max_docs)
     if not options.judged_only and not absent:
         return run
@@ -723,7 +726,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         for line in run_trec_eval(argv):
             sys.stdout.write(line + "\n")
-    except TrecEvalExit as exc:
+    except TrecEvalError as exc:
         sys.stdout.flush()
         print(str(exc), file=sys.stderr)
         return exc.code

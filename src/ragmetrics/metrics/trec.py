@@ -50,8 +50,8 @@ UTILITY_WEIGHTS = (
     Param(
         "n_docs",
         int,
-        2**63 - 1,
-        "docs in the collection (trec_eval -N), for nonrel_missed",
+        0,
+        "docs in the collection (trec_eval -N; 0 as trec_eval without it), for nonrel_missed",
         low=0,
     ),
 )
@@ -183,7 +183,7 @@ def utility(
     Example:
         >>> j = locate_in_lists({"q": {"a": 1, "b": 1, "c": 0}}, {"q": ["x", "a", "c"]})
         >>> w = dict(rel_ret=1.0, nonrel_ret=-1.0, rel_missed=0.0, nonrel_missed=0.0)
-        >>> utility(j, None, rel=1, n_docs=2**63 - 1, **w).tolist()  # 1 - 2
+        >>> utility(j, None, rel=1, n_docs=0, **w).tolist()  # 1 - 2
         [-1.0]
     """
     retrieved = judged.lengths.astype(np.int64)
@@ -309,7 +309,8 @@ def unjudged_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
         judged.hit_rows[(judged.hit_ranks < cutoff) & (judged.hit_grades >= 0)],
         minlength=judged.n_queries,
     )
-    return (depth - judged_within) / float(cutoff)
+    rate: np.ndarray = (depth - judged_within) / float(cutoff)
+    return rate
 
 
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
