@@ -78,6 +78,7 @@ class Measure:
         per_query: printed for each query with ``-q``.
         zero_if_missing: set to 0 for a query the run lacks (``-c``), as trec_eval does.
         length: ``relstring``'s number of docs.
+        collection: the metric takes the collection's size (``-N``) as ``n_docs``.
     """
 
     label: str
@@ -87,6 +88,7 @@ class Measure:
     per_query: bool = True
     zero_if_missing: bool = False
     length: int = 0
+    collection: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,11 +124,13 @@ def _levels(metric: Callable[[float], str], defaults: tuple[float, ...]) -> _Fam
     return _Family("levels", defaults, make)
 
 
-def _numbers(metric: Callable[[tuple[float, ...]], str], defaults: tuple[float, ...]) -> _Family:
+def _numbers(
+    metric: Callable[[tuple[float, ...]], str], defaults: tuple[float, ...], **traits: Any
+) -> _Family:
     def make(name: str, given: Any) -> Measure:
         printable, values = given
         label = name if printable is None else f"{name}_{printable}"
-        return Measure(label, metric(values))
+        return Measure(label, metric(values), **traits)
 
     return _Family("numbers", defaults, make)
 
@@ -171,7 +175,7 @@ _FAMILIES: dict[str, _Family] = {
     "Rprec_mult": _levels(
         lambda x: f"r_precision_mult(mult={x!r})", tuple(i / 5 for i in range(1, 11))
     ),
-    "utility": _numbers(_utility, (1.0, -1.0, 0.0, 0.0)),
+    "utility": _numbers(_utility, (1.0, -1.0, 0.0, 0.0), zero_if_missing=True, collection=True),
     "11pt_avg": _numbers(
         lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
         _RECALL_LEVELS,
@@ -537,8 +541,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     rankings = _rankings(run, qrels, query_ids, options, absent)
     if not query_ids:
         raise TrecEvalError("trec_eval: No queries with both results and relevance info", 7)
-    metrics = list(dict.fromkeys(m.metric for m in lines if m.metric is not None))
-    metrics = [_with_collection(m, options.n_docs) for m in metrics]
+    metrics = list(
+        dict.fromkeys(_with_collection(m, options.n_docs) for m in lines if m.metric is not None)
+    )
     values: dict[str, Any] = {}
     if metrics:
         result = evaluate(
@@ -554,8 +559,8 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     columns: dict[str, Any] = {}
     for line in lines:
         if line.metric is not None:
-            series = np.nan_to_num(values[_with_collection(line.metric, options.n_docs)], nan=0.0)
-            if line.zero_if_missing or line.metric.startswith("utility"):
+            series = np.nan_to_num(values[_with_collection(line, options.n_docs)], nan=0.0)
+            if line.zero_if_missing:
                 series = np.where(missing, 0.0, series)
             columns[line.label] = series
 
@@ -581,11 +586,12 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             yield _line(line, "all", _summary(line, columns[line.label]))
 
 
-def _with_collection(metric: str, n_docs: int) -> str:
-    """utility's label with the collection size of -N."""
-    if metric.startswith("utility(") and n_docs:
-        return metric[:-1] + f",n_docs={n_docs})"
-    return metric
+def _with_collection(line: Measure, n_docs: int) -> str:
+    """The line's metric, given the collection's size of -N where it takes one."""
+    assert line.metric is not None
+    if line.collection and n_docs:
+        return f"{line.metric[:-1]},n_docs={n_docs})"  # our own label, closed by ")"
+    return line.metric
 
 
 def _rankings(
@@ -680,7 +686,7 @@ def _help(specs: list[str]) -> Iterator[str]:
             continue
         lines = family.make(name, _parameters(name, family, None)[0])
         metric = lines.metric
-        summary = "" if metric is None else parse_metric(metric.split("@")[0]).spec.summary
+        summary = "" if metric is None else parse_metric(metric).spec.summary
         yield f"  {name:<22} {summary}"
 
 
