@@ -265,6 +265,8 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a job started in the background inherits Ctrl-C ignored; a terminal's user has it
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     _wait_until_blocked_on_stdin(process.pid)
     process.send_signal(signal.SIGINT)

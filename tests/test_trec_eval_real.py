@@ -20,12 +20,8 @@ from tests.conftest import SHARED_DATA
 
 TEST_FOLDER = SHARED_DATA.parent / "tools" / "trec_eval" / "test"
 
-# every measure of all_trec that is computed, by name (the rest are listed in docs/cli.md)
-COMPUTED = [
-    "official", "relstring", "recall", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "ndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "unj",
-]  # fmt: skip
+# every measure of trec_eval that reads qrels and a ranked run
+COMPUTED = ["all_trec", "dcg", "ideal_dcg"]  # yaap: in "gains" (before rbp it changes rbp)
 MEASURES = [arg for name in COMPUTED for arg in ("-m", name)]
 PARAMETERS = [
     "-miprec_at_recall..10,.20,.25,.75,.50", "-mP.5,7,3", "-mrecall.20,2000",
@@ -46,7 +42,31 @@ FLAG_SETS = {
     "params": ["-q", *PARAMETERS],
     "M5": ["-q", "-M", "5"],
     "long": ["--query_eval_wanted", "--measure", "map", "--meas=P.5"],
+    "gains": [
+        "-q",
+        "-mndcg.1=3,2=9,4=4.5",
+        "-mG.1=2",
+        "-mndcg_rel.0=1,1=2",
+        "-mRndcg.2=5",
+        "-myaap",
+    ],
+    "rbp": ["-q", "-mrbp.1=2,p=0.8", "-mrbp_resid.p=0.5"],
 }
+# trec_eval's own quick test (its Makefile), for the qrels format
+QUICKTEST = [
+    ["qrels.test", "results.test"],
+    ["qrels.test.with-comments", "results.test"],
+    ["qrels.comment.test", "results.comment.test"],
+    ["-m", "all_trec", "qrels.test", "results.test"],
+    ["-m", "all_trec", "-q", "qrels.test", "results.test"],
+    ["-m", "all_trec", "-q", "-c", "qrels.test", "results.trunc"],
+    ["-m", "all_trec", "-q", "-c", "-M100", "qrels.test", "results.trunc"],
+    ["-m", "all_trec", "-mrelstring.20", "-q", "-l2", "qrels.rel_level", "results.test"],
+    ["-q", "-miprec_at_recall..10,.20,.25,.75,.50", "-m", "P.5,7,3", "-m", "recall.20,2000",
+     "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
+     "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20", "qrels.test",
+     "results.test"],
+]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +102,17 @@ def test_trec_evals_own_test_files(
     trec_eval_binary: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    measures = [] if flags in ("default", "long") else MEASURES
+    measures = [] if flags in ("default", "long", "gains", "rbp") else MEASURES
     args = [*FLAG_SETS[flags], *measures, str(test_folder / qrels), str(test_folder / run)]
     _compare(trec_eval_binary, args, capsys)
+
+
+@pytest.mark.parametrize("args", QUICKTEST, ids=" ".join)
+def test_trec_evals_quick_test(
+    args: list[str], test_folder: Path, trec_eval_binary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    located = [str(test_folder / a) if (test_folder / a).is_file() else a for a in args]
+    _compare(trec_eval_binary, located, capsys)
 
 
 def _hostile(folder: Path, seed: int, **shape: object) -> tuple[str, str]:

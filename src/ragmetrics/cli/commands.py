@@ -12,7 +12,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -480,7 +480,7 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"ragmetrics {__version__}")  # before the parser, whose flags load the metrics
         return 0
     if given[:1] == ["trec_eval"]:  # its arguments are read as trec_eval reads them
-        return trec_eval.main(given[1:])
+        return _guarded(lambda: trec_eval.main(given[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "metrics", None):
@@ -494,8 +494,13 @@ def _run(argv: Sequence[str] | None) -> int:
         "trec_eval": trec_eval.command,
     }
     handlers.update(_extra_commands())
+    return _guarded(lambda: handlers[args.command](args))
+
+
+def _guarded(call: Callable[[], int]) -> int:
+    """Runs a command: a user's error is one line and exit 2, a closed pipe a quiet 141."""
     try:
-        return handlers[args.command](args)
+        return call()
     except BrokenPipeError:
         # the reader went away (``| head``): stop quietly, as a killed pipeline would
         devnull = os.open(os.devnull, os.O_WRONLY)

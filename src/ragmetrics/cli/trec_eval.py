@@ -135,6 +135,42 @@ def _numbers(
     return _Family("numbers", defaults, make)
 
 
+def _pairs(metric: Callable[[str, float | None], str], **traits: Any) -> _Family:
+    """A family of ``name=value`` parameters: grades' gains, and ``p`` for RBP."""
+
+    def make(name: str, given: Any) -> Measure:
+        printable, parts = given
+        gains, persistence = [], None
+        for part in parts:
+            key, _, value = part.partition("=")
+            if key == "p":
+                persistence = _c_double(value)
+            gains.append(f"{key}:{_c_double(value)!r}")
+        label = name if printable is None else f"{name}_{printable}"
+        return Measure(label, metric(";".join(gains), persistence), **traits)
+
+    return _Family("pairs", (), make)
+
+
+def _gained(base: str, plain: str | None = None) -> Callable[[str, float | None], str]:
+    def metric(gains: str, _: float | None) -> str:
+        if not gains and plain is not None:
+            return plain
+        return f"{base}(gains={gains})" if gains else base
+
+    return metric
+
+
+def _rbp(base: str, with_gains: bool) -> Callable[[str, float | None], str]:
+    def metric(gains: str, persistence: float | None) -> str:
+        params = [] if persistence is None else [f"p={persistence!r}"]
+        if with_gains and gains:
+            params.append(f"gains={gains}")
+        return f"{base}({','.join(params)})" if params else base
+
+    return metric
+
+
 def _not_computed(kind: str = "none") -> _Family:
     return _Family(kind, (), lambda name, _: Measure(name, None), computed=False)
 
@@ -170,7 +206,7 @@ _FAMILIES: dict[str, _Family] = {
     "P": _cutoffs("precision", _CUTOFFS),
     "relstring": _Family("numbers", (10.0,), _relstring),
     "recall": _cutoffs("recall", _CUTOFFS),
-    "infAP": _not_computed(),
+    "infAP": _single("infap"),
     "gm_bpref": _single("bpref", summary="gm", per_query=False),
     "Rprec_mult": _levels(
         lambda x: f"r_precision_mult(mult={x!r})", tuple(i / 5 for i in range(1, 11))
@@ -180,11 +216,13 @@ _FAMILIES: dict[str, _Family] = {
         lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
         _RECALL_LEVELS,
     ),
-    "binG": _not_computed(),
-    "G": _not_computed(),
-    "ndcg": _single("ndcg"),
-    "ndcg_rel": _not_computed(),
-    "Rndcg": _not_computed(),
+    "binG": _single("bin_g"),
+    "G": _pairs(_gained("g")),
+    "dcg": _pairs(_gained("dcg")),
+    "ideal_dcg": _pairs(_gained("ideal_dcg")),
+    "ndcg": _pairs(_gained("ndcg_gains", plain="ndcg")),
+    "ndcg_rel": _pairs(_gained("ndcg_rel")),
+    "Rndcg": _pairs(_gained("r_ndcg")),
     "ndcg_cut": _cutoffs("ndcg", _CUTOFFS),
     "map_cut": _cutoffs("map", _CUTOFFS),
     "relative_P": _cutoffs("relative_precision", _CUTOFFS),
@@ -195,13 +233,11 @@ _FAMILIES: dict[str, _Family] = {
     "set_map": _single("set_ap"),
     "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
     "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
-    "yaap": _not_computed(),
-    "rbp": _not_computed("pairs"),
-    "rbp_resid": _not_computed("pairs"),
+    "yaap": _single("yaap"),
+    "rbp": _pairs(_rbp("rbp", with_gains=True)),
+    "rbp_resid": _pairs(_rbp("rbp_resid", with_gains=False), zero_if_missing=True),
     "unj": _cutoffs("unjudged_rate", (5, 10, 20), zero_if_missing=True),
 }
-# measures that take name=value pairs (written as the measure's name with parameters)
-_PAIRS = {"ndcg", "rbp", "rbp_resid"}
 
 _OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
 _OFFICIAL += " iprec_at_recall P"
@@ -271,6 +307,8 @@ def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
         return levels
     if family.kind == "numbers":
         return [(text, tuple(_c_double(p) for p in parts))]
+    if any("=" not in p for p in parts) or any(not p.partition("=")[0] for p in parts):
+        raise TrecEvalError(f"trec_eval: malformed pair parameters in '{text}'", 2)
     return [(text, tuple(parts))]
 
 
@@ -302,7 +340,6 @@ def measures(specs: Sequence[str]) -> list[Measure]:
         else:
             raise TrecEvalError(f"trec_eval: illegal measure '{spec}'", 1)
     missing = [n for n in _FAMILIES if n in marked and not _FAMILIES[n].computed]
-    missing += [f"{n} with gains ({n}.{given[n]})" for n in sorted(_PAIRS & marked) if n in given]
     if missing:
         raise TrecEvalError(
             "ragmetrics trec_eval: not computed yet: "
@@ -559,7 +596,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     columns: dict[str, Any] = {}
     for line in lines:
         if line.metric is not None:
-            series = np.nan_to_num(values[_with_collection(line, options.n_docs)], nan=0.0)
+            series = values[_with_collection(line, options.n_docs)]
             if line.zero_if_missing:
                 series = np.where(missing, 0.0, series)
             columns[line.label] = series
@@ -663,7 +700,10 @@ def _summary(line: Measure, values: Any) -> float:
 
 
 def _line(measure: Measure, query_id: str, value: float) -> str:
-    shown = str(int(value)) if measure.value == "long" else f"{value:6.4f}"
+    if value != value:  # NaN (a 0 / 0 of trec_eval's too): C's printf shows its sign
+        shown = f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+    else:
+        shown = str(int(value)) if measure.value == "long" else f"{value:6.4f}"
     return f"{measure.label:<22}\t{query_id}\t{shown}"
 
 

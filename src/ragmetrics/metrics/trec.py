@@ -14,16 +14,29 @@ import math
 import numpy as np
 
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
+from ragmetrics.metrics.classic import bpref
 from ragmetrics.metrics.registry import REL, Aggregate, Cutoff, MetricSpec, Param, register
 
 __all__ = [
     "BETA",
+    "GAINS",
     "LEVELS",
     "MULTIPLE",
+    "PERSISTENCE",
     "UTILITY_WEIGHTS",
+    "bin_g",
+    "dcg",
     "eleven_point_average",
+    "g_measure",
+    "ideal_dcg",
+    "inferred_ap",
+    "ndcg_gains",
+    "ndcg_rel",
     "nonrelevant_judged_retrieved",
+    "r_ndcg",
     "r_precision_multiple",
+    "rbp",
+    "rbp_residual",
     "relative_precision",
     "set_ap",
     "set_f",
@@ -32,6 +45,7 @@ __all__ = [
     "set_relative_precision",
     "unjudged_rate",
     "utility",
+    "yaap",
 ]
 
 BETA = Param("beta", float, 1.0, "weight of recall against precision in set_f", low=0.0)
@@ -313,6 +327,474 @@ def unjudged_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     return rate
 
 
+# --- measures that walk each ranking as trec_eval does ----------------------------------
+
+NONPOOL = -1  # a retrieved doc with no judgment
+UNJUDGED = -2  # a retrieved doc judged with a negative grade: in the pool, not judged
+
+GAINS = Param(
+    "gains",
+    str,
+    "",
+    "gain of each grade, 'grade:gain' separated by ';' (unset grades: the grade itself)",
+)
+PERSISTENCE = Param("p", float, 0.9, "the user's persistence: the chance to read on", low=0.0)
+INFAP_EPSILON = 0.00001
+
+
+def _rankings(judged: JudgedRun) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per query: the grade at each retrieved rank (``NONPOOL`` when unjudged, ``UNJUDGED``
+    when judged negative) and how many docs each grade 0, 1, ... has among the judgments."""
+
+    def make() -> list[tuple[np.ndarray, np.ndarray]]:
+        starts = np.searchsorted(judged.hit_rows, np.arange(judged.n_queries + 1))
+        ends = np.cumsum(judged.judged_counts)
+        out = []
+        for row in range(judged.n_queries):
+            grades = np.full(int(judged.lengths[row]), NONPOOL, dtype=np.int64)
+            found = slice(starts[row], starts[row + 1])
+            located = judged.hit_grades[found].astype(np.int64)
+            grades[judged.hit_ranks[found]] = np.where(located < 0, UNJUDGED, located)
+            own = judged.judged_grades[ends[row] - judged.judged_counts[row] : ends[row]]
+            own = own[own >= 0].astype(np.int64)
+            levels = np.bincount(own) if len(own) else np.zeros(0, dtype=np.int64)
+            out.append((grades, levels))
+        return out
+
+    return judged.cached("trec_rankings", make)
+
+
+def _gain_pairs(text: str) -> list[tuple[str, float]]:
+    from ragmetrics.errors import InvalidParameterError
+
+    pairs = []
+    for part in filter(None, text.split(";")):
+        grade, colon, gain = part.partition(":")
+        try:
+            pairs.append((grade.strip(), float(gain)))
+        except ValueError:
+            colon = ""
+        if not colon:
+            raise InvalidParameterError(
+                f"gains={text!r}: write 'grade:gain' pairs separated by ';', e.g. '1:3;2:9'."
+            )
+    return pairs
+
+
+def _is_integer(text: str) -> bool:
+    digits = text[1:] if text[:1] in "+-" else text
+    return bool(digits) and digits.isascii() and digits.isdigit()
+
+
+def _gain_table(levels: np.ndarray, pairs: list[tuple[str, float]]) -> list[list[float]]:
+    """``[grade, gain, docs judged at that grade]`` rows, ascending by gain as trec_eval
+    orders them (its comparison keeps the integer part of the difference, so gains closer
+    than 1 keep their order: given pairs first, then the other grades from 0 up)."""
+    table: list[list[float]] = [[int(g), gain, 0] for g, gain in pairs if _is_integer(g)]
+    for grade, count in enumerate(levels.tolist()):
+        for row in table:
+            if row[0] == grade:
+                row[2] = count
+                break
+        else:
+            table.append([grade, float(grade), count])
+    from functools import cmp_to_key
+
+    def by_gain(a: list[float], b: list[float]) -> int:
+        return int(a[1] - b[1])
+
+    return sorted(table, key=cmp_to_key(by_gain))
+
+
+def _gain_of(table: list[list[float]]) -> dict[int, float]:
+    gains: dict[int, float] = {}
+    for grade, gain, _ in table:
+        gains.setdefault(int(grade), gain)
+    return gains
+
+
+class _Ideal:
+    """The ideal ranking's gains, rank by rank: the highest gain as often as docs are judged
+    at it, then the next; 0 once every judged doc is placed."""
+
+    def __init__(self, table: list[list[float]]) -> None:
+        self.table, self.level, self.used = table, len(table) - 1, 0
+        self.gain = table[-1][1] if table else 0.0
+
+    def step(self) -> float:
+        self.used += 1
+        while self.level >= 0 and self.used > self.table[self.level][2]:
+            self.used = 1
+            self.level -= 1
+            self.gain = self.table[self.level][1] if self.level >= 0 else 0.0
+        return self.gain
+
+
+def _dcg_walk(
+    grades: np.ndarray, levels: np.ndarray, pairs: list[tuple[str, float]]
+) -> tuple[float, float]:
+    """DCG of the ranking and of the ideal one, added rank by rank as trec_eval adds them
+    (the ideal only while its gain is positive)."""
+    table = _gain_table(levels, pairs)
+    gain_of = _gain_of(table).get
+    ideal = _Ideal(table)
+    results = best = 0.0
+    rank = 0
+    n = len(grades)
+    while rank < n and ideal.gain > 0.0:
+        gain = gain_of(int(grades[rank]), 0.0)
+        if gain != 0:
+            results += gain / math.log2(rank + 2)
+        if ideal.step() > 0.0:
+            best += ideal.gain / math.log2(rank + 2)
+        rank += 1
+    while rank < n:
+        gain = gain_of(int(grades[rank]), 0.0)
+        if gain != 0:
+            results += gain / math.log2(rank + 2)
+        rank += 1
+    while ideal.gain > 0.0:
+        if ideal.step() > 0.0:
+            best += ideal.gain / math.log2(rank + 2)
+        rank += 1
+    return results, best
+
+
+def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
+    """nDCG over the whole ranking with a gain per grade (trec_eval's ``ndcg.1=3,2=9``):
+    each retrieved doc adds its gain / log2(rank + 1), over the same sum for the judged docs
+    in the order of their gains; 0 when no judged doc has a positive gain.
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 2}}, {"q": ["a", "b"]})
+        >>> ndcg_gains(j, None, gains="1:3;2:1").round(6).tolist()  # a is worth 3 here
+        [1.0]
+    """
+    pairs = _gain_pairs(gains)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        results, best = _dcg_walk(grades, levels, pairs)
+        if best > 0.0:
+            values[row] = results / best
+    return values
+
+
+def dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
+    """DCG over the whole ranking, each doc's gain (the grade, or ``gains``) / log2(rank + 1).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 2}}, {"q": ["x", "b"]})
+        >>> dcg(j, None, gains="").tolist()  # 2 / log2(3)
+        [1.261859507142915]
+    """
+    pairs = _gain_pairs(gains)
+    return np.array([_dcg_walk(g, lv, pairs)[0] for g, lv in _rankings(judged)], dtype=np.float64)
+
+
+def ideal_dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
+    """The DCG of the best ordering of the judged docs (trec_eval's ``ideal_dcg``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 2}}, {"q": ["x"]})
+        >>> ideal_dcg(j, None, gains="").tolist()  # 2 / 1 + 1 / log2(3)
+        [2.6309297535714578]
+    """
+    pairs = _gain_pairs(gains)
+    return np.array([_dcg_walk(g, lv, pairs)[1] for g, lv in _rankings(judged)], dtype=np.float64)
+
+
+def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
+    """nDCG averaged over the relevant docs: the nDCG at each retrieved doc with a positive
+    gain, plus the final nDCG once for each ideal doc not retrieved, over the number of
+    ideal docs (trec_eval's ``ndcg_rel``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x"]})
+        >>> ndcg_rel(j, None, gains="").round(4).tolist()
+        [0.8066]
+    """
+    pairs = _gain_pairs(gains)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        table = _gain_table(levels, pairs)
+        gain_of = _gain_of(table).get
+        ideal = _Ideal(table)
+        results = best = total = 0.0
+        n_ideal = n_found = rank = 0
+        n = len(grades)
+        while rank < n and ideal.gain > 0.0:
+            gain = gain_of(int(grades[rank]), 0.0)
+            if gain != 0:
+                results += gain / math.log2(rank + 2)
+            if ideal.step() > 0.0:
+                n_ideal += 1
+                best += ideal.gain / math.log2(rank + 2)
+            if gain > 0:
+                total += results / best
+                n_found += 1
+            rank += 1
+        while rank < n:
+            gain = gain_of(int(grades[rank]), 0.0)
+            if gain != 0:
+                results += gain / math.log2(rank + 2)
+            if gain > 0:
+                total += results / best
+                n_found += 1
+            rank += 1
+        while ideal.gain > 0.0:
+            if ideal.step() > 0.0:
+                n_ideal += 1
+                best += ideal.gain / math.log2(rank + 2)
+            rank += 1
+        with np.errstate(all="ignore"):
+            total += float(np.float64(n_ideal - n_found) * results / np.float64(best))
+        if total > 0.0:
+            values[row] = total / n_ideal
+    return values
+
+
+class _Changes:
+    """The nDCG values taken where the ideal ranking's gain changes (``Rndcg``)."""
+
+    def __init__(self, gain: float) -> None:
+        self.previous, self.total, self.count = gain, 0.0, 0
+
+    def add(self, results: float, best: float) -> None:
+        if best > 0.0:
+            self.total += results / best
+            self.count += 1
+
+    def note(self, gain: float, results: float, best: float) -> None:
+        if gain != self.previous:
+            self.add(results, best)
+            self.previous = gain
+
+
+def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np.ndarray:
+    """nDCG averaged over the ranks where the ideal ranking's gain changes (and the end of
+    the ranking); 0 when nothing is relevant (trec_eval's ``Rndcg``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1}}, {"q": ["b", "a"]})
+        >>> r_ndcg(j, None, rel=1, gains="").round(4).tolist()
+        [0.6799]
+    """
+    pairs = _gain_pairs(gains)
+    relevant = judged.n_relevant(rel)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        if relevant[row] == 0:
+            continue
+        table = _gain_table(levels, pairs)
+        gain_of = _gain_of(table).get
+        ideal = _Ideal(table)
+        seen = _Changes(ideal.gain)
+        results = best = 0.0
+        rank = 0
+        n = len(grades)
+        while rank < n and ideal.gain > 0.0:
+            gain = gain_of(int(grades[rank]), 0.0)
+            seen.note(ideal.step(), results, best)
+            if gain != 0:
+                results += gain / math.log2(rank + 2)
+            if ideal.gain > 0.0:
+                best += ideal.gain / math.log2(rank + 2)
+            rank += 1
+        if rank < n:
+            while rank < n:
+                gain = gain_of(int(grades[rank]), 0.0)
+                if gain != 0:
+                    results += gain / math.log2(rank + 2)
+                rank += 1
+            seen.add(results, best)
+        while ideal.gain > 0.0:
+            seen.note(ideal.step(), results, best)
+            if ideal.gain > 0.0:
+                best += ideal.gain / math.log2(rank + 2)
+            rank += 1
+        total, changes = seen.total, seen.count
+        with np.errstate(invalid="ignore"):  # 0 / 0 when the gain never changes: NaN
+            values[row] = np.float64(total) / np.float64(changes)
+    return values
+
+
+def bin_g(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """Binary G: each relevant doc retrieved adds 1 / log2(2 + its non-relevant docs above
+    it), over R (trec_eval's ``binG``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["x", "a"]})
+        >>> bin_g(j, None, rel=1).round(4).tolist()
+        [0.3155]
+    """
+    relevant = judged.n_relevant(rel)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, _) in enumerate(_rankings(judged)):
+        found, total = 0, 0.0
+        for rank in np.flatnonzero(grades >= rel).tolist():
+            found += 1
+            total += 1.0 / math.log2(3 + rank - found)
+        if found:
+            values[row] = total / float(relevant[row])
+    return values
+
+
+def g_measure(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
+    """trec_eval's ``G``: gains discounted by log2 of 2 + the cost so far (the ideal's gains,
+    at least 1 a doc) minus the gain so far, over the ideal's total gain.
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "b"]})
+        >>> g_measure(j, None, gains="").tolist()
+        [1.0]
+    """
+    pairs = _gain_pairs(gains)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        table = _gain_table(levels, pairs)
+        gain_of = _gain_of(table).get
+        ideal = _Ideal(table)
+        g = gained = best = cost = 0.0
+        rank = 0
+        n = len(grades)
+        while rank < n and ideal.gain > 0.0:
+            gain = gain_of(int(grades[rank]), 0.0)
+            gained += gain
+            ideal.step()
+            if ideal.gain > 0.0:
+                best += ideal.gain
+            cost += ideal.gain if ideal.gain >= 1.0 else 1.0
+            if gain != 0:
+                g += gain / math.log2(2 + cost - gained)
+            rank += 1
+        while rank < n:
+            gain = gain_of(int(grades[rank]), 0.0)
+            gained += gain
+            cost += 1.0
+            if gain != 0:
+                g += gain / math.log2(2 + cost - gained)
+            rank += 1
+        while ideal.gain > 0.0:
+            ideal.step()
+            if ideal.gain > 0.0:
+                best += ideal.gain
+            rank += 1
+        if best > 0.0:
+            values[row] = g / best
+    return values
+
+
+def rbp(judged: JudgedRun, cutoff: int | None, *, p: float, gains: str) -> np.ndarray:
+    """Rank-biased precision: (1 - p) x the sum of each doc's gain x p^(rank - 1), gains
+    scaled into [0, 1] when some lie outside (Moffat and Zobel 2008; trec_eval's ``rbp``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1}}, {"q": ["a", "x"]})
+        >>> rbp(j, None, p=0.5, gains="").tolist()
+        [0.5]
+    """
+    pairs = _gain_pairs(gains)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        table = _gain_table(levels, pairs)
+        # trec_eval 10.0 starts these two from uninitialised memory (m_rbp.c), so its value
+        # depends on what ran before; this is the scaling it means, over the gains themselves
+        low = min((r[1] for r in table), default=0.0)
+        high = max((r[1] for r in table), default=0.0)
+        if low < 0 or high > 1:
+            for entry in table:
+                entry[1] = (entry[1] - low) / (high - low)
+        gain_of = _gain_of(table).get
+        total, weight = 0.0, 1.0
+        for grade in grades.tolist():
+            gain = gain_of(grade, 0.0)
+            if gain != 0:
+                total += gain * weight
+            weight *= p
+        values[row] = (1.0 - p) * total
+    return values
+
+
+def rbp_residual(judged: JudgedRun, cutoff: int | None, *, p: float) -> np.ndarray:
+    """How much RBP could still rise if every unjudged doc retrieved were fully relevant,
+    plus the weight of the ranks past the end; 0 when every doc is judged (``rbp_resid``).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1}}, {"q": ["a", "x"]})
+        >>> rbp_residual(j, None, p=0.5).tolist()  # 0.25 left past rank 2, 0.5 x 0.5 at x
+        [0.5]
+    """
+    values = np.zeros(judged.n_queries)
+    for row, (grades, _) in enumerate(_rankings(judged)):
+        total, weight, unjudged = 0.0, 1.0, 0
+        for grade in grades.tolist():
+            if grade < 0:
+                unjudged += 1
+                total += weight
+            weight *= p
+        if unjudged:
+            values[row] = weight + (1 - p) * total
+    return values
+
+
+def inferred_ap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """Inferred average precision (Yilmaz and Aslam 2006): average precision estimated from
+    a sampled pool, where a negative grade marks a pooled doc left unjudged and a doc
+    outside the pool is skipped (trec_eval's ``infAP``).
+
+    Example:
+        >>> grades = {"q": {"a": 1, "b": 0, "c": -1, "d": 1}}
+        >>> j = locate_in_lists(grades, {"q": ["b", "c", "a", "d"]})
+        >>> inferred_ap(j, None, rel=1).round(4).tolist()
+        [0.4792]
+    """
+    relevant = judged.n_relevant(rel)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, _) in enumerate(_rankings(judged)):
+        total = 0.0
+        found = below = unjudged = 0
+        for rank, grade in enumerate(grades.tolist()):
+            if grade == NONPOOL:
+                continue
+            if grade == UNJUDGED:
+                unjudged += 1
+                continue
+            if 0 <= grade < rel:
+                below += 1
+                continue
+            found += 1
+            if rank == 0:
+                total += 1.0
+                continue
+            at = float(rank)
+            total += 1.0 / (at + 1.0) + (at / (at + 1.0)) * (
+                (found - 1 + below + unjudged) / at
+            ) * ((found - 1 + INFAP_EPSILON) / (found - 1 + below + 2 * INFAP_EPSILON))
+        if relevant[row]:
+            total /= float(relevant[row])
+        values[row] = total
+    return values
+
+
+def yaap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
+    """trec_eval's ``yaap``: log((1 + S) / (1 + R - S)), S the sum of the precisions at the
+    relevant docs retrieved.
+
+    Example:
+        >>> yaap(locate_in_lists({"q": {"a": 1}}, {"q": ["a"]}), None, rel=1).tolist()
+        [0.6931471805599453]
+    """
+    relevant = judged.n_relevant(rel)
+    values = np.zeros(judged.n_queries)
+    for row, (grades, _) in enumerate(_rankings(judged)):
+        total = 0.0
+        for found, rank in enumerate(np.flatnonzero(grades >= rel).tolist(), start=1):
+            total += found / (rank + 1)
+        with np.errstate(all="ignore"):
+            values[row] = np.log((1.0 + total) / (1.0 + float(relevant[row]) - total))
+    return values
+
+
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
     traits.setdefault("params", (REL,))
     traits.setdefault("perfect_is_one", False)
@@ -404,3 +886,48 @@ register(
     ),
     "unj",
 )
+
+register(
+    _trec(
+        "gm_bpref",
+        bpref,
+        Cutoff.NONE,
+        "bpref, geometric mean over queries",
+        aggregate=Aggregate.GEOMETRIC,
+        judged_only=True,
+        perfect_is_one=True,
+    )
+)
+for _name, _kernel, _what, _params, _aliases in (
+    (
+        "ndcg_gains",
+        ndcg_gains,
+        "nDCG with a gain per grade (trec_eval's ndcg.1=3,...)",
+        (GAINS,),
+        (),
+    ),
+    ("dcg", dcg, "discounted cumulative gain", (GAINS,), ()),
+    ("ideal_dcg", ideal_dcg, "DCG of the ideal ranking", (GAINS,), ()),
+    ("ndcg_rel", ndcg_rel, "nDCG averaged over the relevant docs", (GAINS,), ()),
+    ("r_ndcg", r_ndcg, "nDCG averaged where the ideal gain changes", (REL, GAINS), ("rndcg",)),
+    ("bin_g", bin_g, "binary G", (REL,), ("bing",)),
+    ("g", g_measure, "trec_eval's G", (GAINS,), ()),
+    ("rbp", rbp, "rank-biased precision", (PERSISTENCE, GAINS), ()),
+    ("rbp_resid", rbp_residual, "what RBP could still gain from unjudged docs", (PERSISTENCE,), ()),
+    ("infap", inferred_ap, "inferred average precision", (REL,), ("inf_ap",)),
+    ("yaap", yaap, "trec_eval's yaap", (REL,), ()),
+):
+    _traits: dict[str, object] = {"params": _params}
+    if _name in ("dcg", "ideal_dcg", "yaap"):
+        _traits["unit_range"] = False
+    if _name == "yaap":
+        _traits["can_be_negative"] = True
+    if _name in ("rbp_resid",):
+        _traits["counts_judged"] = True
+        _traits["unit_range"] = False  # p^n + (1 - p) x sum may round past 1, as in trec_eval
+        _traits["higher_is_better"] = False
+    if _name == "r_ndcg":
+        _traits["can_be_na"] = True  # the ideal gain never changes: 0 / 0, as trec_eval
+    if _name in ("infap",):
+        _traits["counts_judged"] = True
+    register(_trec(_name, _kernel, Cutoff.NONE, _what, **_traits), *_aliases)
