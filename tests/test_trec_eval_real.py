@@ -66,6 +66,8 @@ QUICKTEST = [
      "-m", "Rprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75",
      "-mndcg.1=3,2=9,4=4.5", "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20", "qrels.test",
      "results.test"],
+    ["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"],
+    ["-q", "-c", "-m", "official", "-Z", "zscores_file", "qrels.test", "results.trunc"],
 ]  # fmt: skip
 
 

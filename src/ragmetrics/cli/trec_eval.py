@@ -369,6 +369,7 @@ class _Options:
     help: bool = False
     version: bool = False
     files: tuple[str, str] | None = None
+    zscores: str | None = None
 
 
 _SHORT_WITH_VALUE = set("mlDNMRTZ")
@@ -504,7 +505,7 @@ def _valued(options: _Options, flag: str, value: str) -> None:
     elif flag == "T" and value != "trec_results":
         raise TrecEvalError(f"trec_eval: Illegal retrieval results format '{value}'", 2)
     elif flag == "Z":
-        raise TrecEvalError("ragmetrics trec_eval: -Z (z-scores) is not supported yet.", 2)
+        options.zscores = value
 
 
 def _integer(flag: str, value: str) -> int:
@@ -593,13 +594,21 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     missing = np.array([q in absent for q in query_ids])
     strings = _relstrings(lines, rankings, qrels, query_ids, missing)
 
+    # each line's per-query values as trec_eval accumulates them (logarithms for the
+    # geometric means), turned into z-scores with -Z
+    zscores = _zscores(options.zscores) if options.zscores is not None else None
     columns: dict[str, Any] = {}
     for line in lines:
         if line.metric is not None:
             series = values[_with_collection(line, options.n_docs)]
             if line.zero_if_missing:
                 series = np.where(missing, 0.0, series)
+            if line.summary == "gm":
+                series = np.log(np.maximum(series, MIN_GEO_MEAN))
+            if zscores is not None:
+                series = _standardized(series, line.label, query_ids, zscores)
             columns[line.label] = series
+    z = "Z" if zscores is not None else ""
 
     if options.per_query:
         for row, query_id in enumerate(query_ids):
@@ -609,7 +618,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                 if line.value == "string":
                     yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
                 elif line.metric is not None:
-                    yield _line(line, query_id, float(columns[line.label][row]))
+                    yield _line(line, query_id, float(columns[line.label][row]), z)
     if stop is not None:
         raise stop[1]
     if not options.summary:
@@ -618,9 +627,51 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         if line.value == "runid":
             yield f"{'runid':<22}\tall\t{run_id}"
         elif line.value == "num_q":
-            yield f"{'num_q':<22}\tall\t{len(query_ids)}"
+            yield _line(line, "all", float(len(query_ids)), z)
         elif line.metric is not None:
-            yield _line(line, "all", _summary(line, columns[line.label]))
+            yield _line(line, "all", _summary(line, columns[line.label]), z)
+
+
+MISSING_ZSCORE = -1000000.0  # trec_eval's value where -Z has no mean for a query's measure
+
+
+def _zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """``-Z``'s file: lines ``query measure mean stddev`` (any blanks between)."""
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrecEvalError(f"trec_eval.get_zscores: Cannot read zscores file '{path}'", 2) from exc
+    table: dict[str, dict[str, tuple[float, float]]] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        fields = line.split()
+        if not fields:
+            continue
+        if len(fields) != 4:
+            raise TrecEvalError(f"trec_eval.get_zscores: Malformed line {number}", 2)
+        query, measure, mean, stddev = fields
+        table.setdefault(query, {})[measure] = (_c_double(mean), _c_double(stddev))
+    return table
+
+
+def _standardized(
+    series: Any, label: str, query_ids: list[str], table: dict[str, dict[str, tuple[float, float]]]
+) -> Any:
+    """Each query's value as (value - mean) / stddev from the -Z table; 0 where the stddev
+    is 0 and the value is the mean; trec_eval's missing value where there is no entry."""
+    import numpy as np
+
+    out = np.empty(len(series))
+    for row, query_id in enumerate(query_ids):
+        value = float(series[row])
+        entry = table.get(query_id, {}).get(label)
+        if entry is None:
+            out[row] = MISSING_ZSCORE
+        elif entry[1]:
+            out[row] = (value - entry[0]) / entry[1]
+        else:
+            out[row] = 0.0 if value == entry[0] else MISSING_ZSCORE
+    return out
 
 
 def _with_collection(line: Measure, n_docs: int) -> str:
@@ -693,18 +744,21 @@ def _summary(line: Measure, values: Any) -> float:
         return 0.0
     if line.summary == "sum":
         return float(np.cumsum(values)[-1])
-    if line.summary == "gm":
-        logs = np.log(np.maximum(values, MIN_GEO_MEAN))
-        return math.exp(float(np.cumsum(logs)[-1]) / len(values))
+    if line.summary == "gm":  # ``values`` are logarithms already
+        return math.exp(float(np.cumsum(values)[-1]) / len(values))
     return float(np.cumsum(values)[-1]) / len(values)
 
 
-def _line(measure: Measure, query_id: str, value: float) -> str:
+def _line(measure: Measure, query_id: str, value: float, z: str = "") -> str:
+    """One output line; with -Z (``z="Z"``) the name is marked and every value is a
+    z-score (``%6.4f``, counts too)."""
     if value != value:  # NaN (a 0 / 0 of trec_eval's too): C's printf shows its sign
         shown = f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+    elif measure.value in ("long", "num_q") and not z:
+        shown = str(int(value))
     else:
-        shown = str(int(value)) if measure.value == "long" else f"{value:6.4f}"
-    return f"{measure.label:<22}\t{query_id}\t{shown}"
+        shown = f"{value:6.4f}"
+    return f"{z}{measure.label:<22}\t{query_id}\t{shown}"
 
 
 def _help(specs: list[str]) -> Iterator[str]:
