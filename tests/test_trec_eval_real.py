@@ -36,6 +36,8 @@ FLAG_SETS = {
     "l2": ["-q", "-l2"],
     "l0": ["-q", "-l", "0"],
     "J": ["-q", "-J"],
+    "cJ": ["-q", "-c", "-J"],
+    "cl2": ["-q", "-c", "-l2"],
     "N": ["-q", "--Number_docs_in_coll=1000", "-mutility.2,-1,0,1"],
     "n": ["-q", "-n"],
     "relstring20": ["-q", "-mrelstring.20"],
@@ -178,7 +180,7 @@ def test_summaries_add_in_query_order(
 
 
 @pytest.mark.parametrize("shape", list(SHAPES), ids=str)
-@pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "n"], ids=str)
+@pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "cJ", "n"], ids=str)
 def test_generated_inputs(
     shape: str,
     flags: str,

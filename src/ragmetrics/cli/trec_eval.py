@@ -74,11 +74,15 @@ class Measure:
             ``relstring``, which the command makes itself.
         value: ``"double"`` (``%6.4f``), ``"long"`` (an integer), ``"string"``
             (``relstring``), ``"runid"`` or ``"num_q"``.
-        summary: ``"mean"``, ``"sum"`` (counts), ``"gm"`` (geometric mean) or ``"none"``.
+        summary: ``"mean"``, ``"sum"`` (counts), ``"gm"`` (geometric mean), ``"none"``, or
+            ``"judged_relevant"``: a sum, but with ``-c`` the qrels' judgments graded above
+            0, whatever ``-l``, as trec_eval's ``num_rel`` summary counts them.
         per_query: printed for each query with ``-q``.
         zero_if_missing: set to 0 for a query the run lacks (``-c``), as trec_eval does.
         length: ``relstring``'s number of docs.
         collection: the metric takes the collection's size (``-N``) as ``n_docs``.
+        levels: the recall levels of an interpolated precision: on an empty ranking
+            trec_eval divides 0 by 0 at each level that rounds to rank 0 (NaN).
     """
 
     label: str
@@ -89,6 +93,7 @@ class Measure:
     zero_if_missing: bool = False
     length: int = 0
     collection: bool = False
+    levels: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -117,20 +122,26 @@ def _cutoffs(base: str, defaults: tuple[int, ...], **traits: Any) -> _Family:
     return _Family("cutoffs", defaults, make)
 
 
-def _levels(metric: Callable[[float], str], defaults: tuple[float, ...]) -> _Family:
+def _levels(
+    metric: Callable[[float], str], defaults: tuple[float, ...], interpolated: bool = False
+) -> _Family:
     def make(name: str, level: Any) -> Measure:
-        return Measure(f"{name}_{level:3.2f}", metric(level))
+        return Measure(f"{name}_{level:3.2f}", metric(level), levels=(level,) * interpolated)
 
     return _Family("levels", defaults, make)
 
 
 def _numbers(
-    metric: Callable[[tuple[float, ...]], str], defaults: tuple[float, ...], **traits: Any
+    metric: Callable[[tuple[float, ...]], str],
+    defaults: tuple[float, ...],
+    interpolated: bool = False,
+    **traits: Any,
 ) -> _Family:
     def make(name: str, given: Any) -> Measure:
         printable, values = given
         label = name if printable is None else f"{name}_{printable}"
-        return Measure(label, metric(values), **traits)
+        levels = tuple(values) if interpolated else ()
+        return Measure(label, metric(values), levels=levels, **traits)
 
     return _Family("numbers", defaults, make)
 
@@ -195,14 +206,16 @@ _FAMILIES: dict[str, _Family] = {
     "runid": _Family("none", (), lambda name, _: Measure(name, None, "runid", "none", False)),
     "num_q": _Family("none", (), lambda name, _: Measure(name, None, "num_q", "none", False)),
     "num_ret": _single("num_ret", value="long", summary="sum", zero_if_missing=True),
-    "num_rel": _single("num_rel", value="long", summary="sum"),
+    "num_rel": _single("num_rel", value="long", summary="judged_relevant"),
     "num_rel_ret": _single("num_rel_ret", value="long", summary="sum"),
     "map": _single("map"),
     "gm_map": _single("map", summary="gm", per_query=False),
     "Rprec": _single("r_precision"),
     "bpref": _single("bpref"),
     "recip_rank": _single("mrr"),
-    "iprec_at_recall": _levels(lambda x: f"iprec_at_recall(level={x!r})", _RECALL_LEVELS),
+    "iprec_at_recall": _levels(
+        lambda x: f"iprec_at_recall(level={x!r})", _RECALL_LEVELS, interpolated=True
+    ),
     "P": _cutoffs("precision", _CUTOFFS),
     "relstring": _Family("numbers", (10.0,), _relstring),
     "recall": _cutoffs("recall", _CUTOFFS),
@@ -215,6 +228,7 @@ _FAMILIES: dict[str, _Family] = {
     "11pt_avg": _numbers(
         lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
         _RECALL_LEVELS,
+        interpolated=True,
     ),
     "binG": _single("bin_g"),
     "G": _pairs(_gained("g")),
@@ -609,6 +623,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                 series = _standardized(series, line.label, query_ids, zscores)
             columns[line.label] = series
     z = "Z" if zscores is not None else ""
+    _empty_rankings_divide_by_zero(lines, columns, rankings, qrels, query_ids, options.level)
 
     if options.per_query:
         for row, query_id in enumerate(query_ids):
@@ -628,6 +643,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             yield f"{'runid':<22}\tall\t{run_id}"
         elif line.value == "num_q":
             yield _line(line, "all", float(len(query_ids)), z)
+        elif line.summary == "judged_relevant" and options.complete:
+            positive = sum(1 for q in qrels.query_ids for g in qrels[q].values() if g > 0)
+            yield _line(line, "all", float(positive), z)
         elif line.metric is not None:
             yield _line(line, "all", _summary(line, columns[line.label]), z)
 
@@ -674,6 +692,31 @@ def _standardized(
     return out
 
 
+def _empty_rankings_divide_by_zero(
+    lines: list[Measure],
+    columns: dict[str, Any],
+    run: Any,
+    qrels: Any,
+    query_ids: list[str],
+    level: int,
+) -> None:
+    """trec_eval's interpolated precisions on a ranking left empty (by -J): 0 / 0 at every
+    recall level that rounds to rank 0, which it prints as -nan."""
+    from ragmetrics.metrics.trec import round_half_away
+
+    empty = [
+        (row, sum(1 for g in qrels[q].values() if g >= max(level, 0)))
+        for row, q in enumerate(query_ids)
+        if q not in run or not run.ranking(q)
+    ]
+    for line in lines:
+        if not line.levels or line.metric is None:
+            continue
+        for row, relevant in empty:
+            if any(round_half_away(x * relevant) <= 0 for x in line.levels):
+                columns[line.label][row] = -math.nan
+
+
 def _with_collection(line: Measure, n_docs: int) -> str:
     """The line's metric, given the collection's size of -N where it takes one."""
     assert line.metric is not None
@@ -695,14 +738,15 @@ def _rankings(
         run = run.truncate(options.max_docs)
     if not options.judged_only and not absent:
         return run
-    scored = {q: run.to_dict().get(q, {}) for q in query_ids if q in run}
-    if options.judged_only:
+    everything = run.to_dict()
+    scored = {q: everything[q] for q in query_ids if q in everything}
+    for query_id in absent:
+        scored[query_id] = {BOGUS_DOC: 1.0}
+    if options.judged_only:  # the one-doc ranking of -c is unjudged: -J empties it too
         scored = {
             q: {d: s for d, s in docs.items() if qrels[q].get(d, -1) >= 0}
             for q, docs in scored.items()
         }
-    for query_id in absent:
-        scored[query_id] = {BOGUS_DOC: 1.0}
     return Run.from_dict(scored, name=run.name)
 
 
@@ -742,7 +786,7 @@ def _summary(line: Measure, values: Any) -> float:
 
     if not len(values):
         return 0.0
-    if line.summary == "sum":
+    if line.summary in ("sum", "judged_relevant"):
         return float(np.cumsum(values)[-1])
     if line.summary == "gm":  # ``values`` are logarithms already
         return math.exp(float(np.cumsum(values)[-1]) / len(values))

@@ -38,6 +38,7 @@ __all__ = [
     "rbp",
     "rbp_residual",
     "relative_precision",
+    "round_half_away",
     "set_ap",
     "set_f",
     "set_precision",
@@ -278,7 +279,7 @@ def _interpolated_sum(
     interpolated precision at the rank holding ``round(level x R)`` relevant docs.
 
     ``found``: the 0-based ranks of the relevant docs retrieved, ascending."""
-    counts = [_round_half_away(level * relevant) for level in levels]
+    counts = [round_half_away(level * relevant) for level in levels]
     position = len(counts) - 1
     total = 0.0
     n_found = len(found)
@@ -299,7 +300,7 @@ def _interpolated_sum(
     return total
 
 
-def _round_half_away(x: float) -> int:
+def round_half_away(x: float) -> int:
     """C's ``lround``: to the nearest integer, halves away from zero (``x - trunc(x)`` is
     exact, so no sum rounds a value just under a half up)."""
     whole = math.trunc(x)
