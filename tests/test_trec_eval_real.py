@@ -70,6 +70,12 @@ QUICKTEST = [
      "results.test"],
     ["-q", "-m", "all_trec", "-Z", "zscores_file", "qrels.test", "results.test"],
     ["-q", "-c", "-m", "official", "-Z", "zscores_file", "qrels.test", "results.trunc"],
+    ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.123", "results.test"],
+    ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "qrels.comments.123", "results.test"],
+    ["-m", "qrels_jg", "-q", "-c", "-R", "qrels_jg", "qrels.123", "results.trunc"],
+    ["-mP_avgjg.3,7", "-mRprec_mult_avgjg.0.5", "-l2", "-Rqrels_jg", "qrels.123", "results.test"],
+    ["-m", "map", "-R", "qrels_jg", "qrels.123", "results.test"],
+    ["-m", "map", "-m", "map_avgjg", "qrels.test", "results.test"],
 ]  # fmt: skip
 
 

@@ -81,6 +81,7 @@ class Measure:
         zero_if_missing: set to 0 for a query the run lacks (``-c``), as trec_eval does.
         length: ``relstring``'s number of docs.
         collection: the metric takes the collection's size (``-N``) as ``n_docs``.
+        per_group: averaged over the judgment groups of ``-R qrels_jg``.
         levels: the recall levels of an interpolated precision: on an empty ranking
             trec_eval divides 0 by 0 at each level that rounds to rank 0 (NaN).
     """
@@ -94,6 +95,7 @@ class Measure:
     length: int = 0
     collection: bool = False
     levels: tuple[float, ...] = ()
+    per_group: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,10 +125,14 @@ def _cutoffs(base: str, defaults: tuple[int, ...], **traits: Any) -> _Family:
 
 
 def _levels(
-    metric: Callable[[float], str], defaults: tuple[float, ...], interpolated: bool = False
+    metric: Callable[[float], str],
+    defaults: tuple[float, ...],
+    interpolated: bool = False,
+    **traits: Any,
 ) -> _Family:
     def make(name: str, level: Any) -> Measure:
-        return Measure(f"{name}_{level:3.2f}", metric(level), levels=(level,) * interpolated)
+        label = f"{name}_{level:3.2f}"
+        return Measure(label, metric(level), levels=(level,) * interpolated, **traits)
 
     return _Family("levels", defaults, make)
 
@@ -247,6 +253,13 @@ _FAMILIES: dict[str, _Family] = {
     "set_map": _single("set_ap"),
     "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
     "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
+    "map_avgjg": _single("map", per_group=True),
+    "P_avgjg": _cutoffs("precision", _CUTOFFS, per_group=True),
+    "Rprec_mult_avgjg": _levels(
+        lambda x: f"r_precision_mult(mult={x!r})",
+        tuple(i / 5 for i in range(1, 11)),
+        per_group=True,
+    ),
     "yaap": _single("yaap"),
     "rbp": _pairs(_rbp("rbp", with_gains=True)),
     "rbp_resid": _pairs(_rbp("rbp_resid", with_gains=False), zero_if_missing=True),
@@ -264,9 +277,10 @@ _SETS: dict[str, tuple[str, ...]] = {
     "official": tuple(_OFFICIAL.split()),
     "set": tuple(_SET.split()),
     "all_trec": tuple(_ALL_TREC.split()),
+    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
 }
 # measures of other judgment formats (-R prefs, qrels_prefs, qrels_jg), not read here yet
-_OTHER_FORMATS = {"all_prefs", "prefs", "qrels_jg", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"}
+_OTHER_FORMATS = {"all_prefs", "prefs"}
 
 
 def _c_long(text: str) -> int:
@@ -384,6 +398,7 @@ class _Options:
     version: bool = False
     files: tuple[str, str] | None = None
     zscores: str | None = None
+    rel_format: str = "qrels"
 
 
 _SHORT_WITH_VALUE = set("mlDNMRTZ")
@@ -510,12 +525,14 @@ def _valued(options: _Options, flag: str, value: str) -> None:
         level, _, query = value.partition(".")
         _integer(flag, level)
         options.debug_query = query or None
-    elif flag == "R" and value != "qrels":
-        raise TrecEvalError(
-            f"ragmetrics trec_eval: -R {value}: only qrels judgments are read yet "
-            f"(prefs, qrels_prefs and qrels_jg are not).",
-            2,
-        )
+    elif flag == "R":
+        if value not in ("qrels", "qrels_jg"):
+            raise TrecEvalError(
+                f"ragmetrics trec_eval: -R {value}: preference judgments (prefs, "
+                f"qrels_prefs) are not read yet; qrels and qrels_jg are.",
+                2,
+            )
+        options.rel_format = value
     elif flag == "T" and value != "trec_results":
         raise TrecEvalError(f"trec_eval: Illegal retrieval results format '{value}'", 2)
     elif flag == "Z":
@@ -563,11 +580,16 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         raise TrecEvalError("ragmetrics trec_eval: only one of QRELS and RUN can be -.", 1)
     try:
         with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
-            qrels = Qrels.from_trec(qrels_file)
+            groups = _read_groups(qrels_file) if options.rel_format == "qrels_jg" else None
+            qrels = Qrels.from_trec(qrels_file) if groups is None else _union(groups)
             run = Run.from_trec(run_file)
             run_id = _run_id(run_file)
     except (RagMetricsError, OSError) as exc:
         raise TrecEvalError(f"ragmetrics trec_eval: {exc}", 2) from exc
+    # a measure of the other judgment format stops trec_eval at the first query (exit 4)
+    wrong = [m for m in lines if m.metric is not None and m.per_group != (groups is not None)]
+    if wrong:
+        raise TrecEvalError(f"trec_eval: Can't calculate measure '{wrong[0].label}'", 4)
     query_ids = sorted(qrels.query_ids)
     if options.debug_query is not None:
         query_ids = [q for q in query_ids if q == options.debug_query]
@@ -597,7 +619,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         dict.fromkeys(_with_collection(m, options.n_docs) for m in lines if m.metric is not None)
     )
     values: dict[str, Any] = {}
-    if metrics:
+    if metrics and groups is not None:
+        values = _group_values(groups, rankings, query_ids, metrics, options.level)
+    elif metrics:
         result = evaluate(
             qrels, rankings, metrics, relevance_threshold=options.level, missing="skip"
         )
@@ -715,6 +739,89 @@ def _empty_rankings_divide_by_zero(
         for row, relevant in empty:
             if any(round_half_away(x * relevant) <= 0 for x in line.levels):
                 columns[line.label][row] = -math.nan
+
+
+def _read_groups(path: str) -> dict[str, list[dict[str, int]]]:
+    """``-R qrels_jg``: lines ``query group doc grade``; each query's judgment groups in
+    byte order of their names, each a qrels of its own."""
+    from ragmetrics.formats._io import trec_lines
+
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    with trec_lines(path) as pieces:
+        for first, lines, _ in pieces:
+            for number, fields in records(lines, first):
+                if len(fields) != 4 or not _is_whole(fields[3]):
+                    raise TrecEvalError(
+                        f"ragmetrics trec_eval: {path}, line {number}: a qrels_jg line is "
+                        f"'query group doc grade' with a whole-number grade; got {fields!r}.",
+                        2,
+                    )
+                query, group, doc, grade = fields
+                table.setdefault(query, {}).setdefault(group, {})[doc] = int(grade)
+    return {q: [groups[g] for g in sorted(groups)] for q, groups in table.items()}
+
+
+def _is_whole(text: str) -> bool:
+    digits = text[1:] if text[:1] in "+-" else text
+    return digits.isascii() and digits.isdigit()
+
+
+def _union(groups: dict[str, list[dict[str, int]]]) -> Any:
+    """One qrels of every group's judgments (a doc's first group decides): which queries
+    and docs are judged, for -c, -J and the counts."""
+    from ragmetrics.data.qrels import Qrels
+
+    merged: dict[str, dict[str, int]] = {}
+    for query, judgments in groups.items():
+        own = merged.setdefault(query, {})
+        for group in judgments:
+            for doc, grade in group.items():
+                own.setdefault(doc, grade)
+    return Qrels(merged)
+
+
+def _group_values(
+    groups: dict[str, list[dict[str, int]]],
+    run: Any,
+    query_ids: list[str],
+    metrics: list[str],
+    level: int,
+) -> dict[str, Any]:
+    """Each metric per query as ``-R qrels_jg`` measures it: computed against each judgment
+    group, added in group order, divided by the number of groups when there are several."""
+    import numpy as np
+
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data.run import Run
+    from ragmetrics.engine.evaluation import evaluate
+
+    scored = run.to_dict()
+    owners: list[int] = []
+    judgments: dict[str, dict[str, int]] = {}
+    rankings: dict[str, dict[str, float]] = {}
+    for row, query in enumerate(query_ids):
+        for group in groups[query]:
+            name = str(len(owners))
+            owners.append(row)
+            judgments[name] = group
+            rankings[name] = scored.get(query, {})
+    result = evaluate(
+        Qrels(judgments),
+        Run.from_dict(rankings),
+        metrics,
+        relevance_threshold=level,
+        missing="skip",
+    )
+    position = {q: i for i, q in enumerate(result.query_ids)}
+    order = [position[str(i)] for i in range(len(owners))]
+    out: dict[str, Any] = {}
+    counts = np.bincount(owners, minlength=len(query_ids))
+    for index, metric in enumerate(metrics):
+        totals = np.zeros(len(query_ids))
+        for part, row in zip(result.values[order, index].tolist(), owners, strict=True):
+            totals[row] += part
+        out[metric] = np.where(counts > 1, totals / np.maximum(counts, 1), totals)
+    return out
 
 
 def _with_collection(line: Measure, n_docs: int) -> str:
