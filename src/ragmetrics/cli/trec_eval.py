@@ -863,6 +863,9 @@ def _relstrings(
     """Each relstring line's string per query: a character per ranked doc (its grade 0-9,
     '>' above 9, '-' not judged, '.' judged negative)."""
     strings: dict[str, list[str]] = {}
+    ranked: dict[str, tuple[str, ...]] = {}
+    if any(line.value == "string" for line in lines):  # every ranking sorted at once
+        ranked = dict(zip(run.query_ids, run.rankings(), strict=True))
     for line in lines:
         if line.value != "string":
             continue
@@ -873,7 +876,7 @@ def _relstrings(
                 continue
             grades = qrels[query_id]
             chars = []
-            for doc in run.ranking(query_id)[: max(line.length, 0)]:
+            for doc in ranked[query_id][: max(line.length, 0)]:
                 grade = grades.get(doc)
                 if grade is None:
                     chars.append("-")
@@ -936,9 +939,23 @@ def _help(specs: list[str]) -> Iterator[str]:
 
 
 def _run_id(path: str) -> str:
-    """The run tag of the last result line (trec_eval keeps the last one it reads), read
-    under the line rule: a gzip file is streamed, never decompressed whole."""
-    from ragmetrics.formats._io import trec_lines
+    """The run tag of the last result line (trec_eval keeps the last one it reads). The
+    readers have checked the file already: a plain file is read from its end; a gzip
+    file or standard input is streamed, never decompressed whole."""
+    from ragmetrics.formats._io import GZIP_MAGIC, trec_lines
+
+    try:
+        with open(path, "rb") as handle:
+            if handle.read(2) != GZIP_MAGIC:
+                size = handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, size - 65536))
+                tail = handle.read().decode("utf-8", errors="replace").split("\n")
+                for line in reversed(tail[1:] if size > 65536 else tail):
+                    fields = line.split()
+                    if len(fields) >= 6 and fields[0][0] != "#":
+                        return fields[5]
+    except OSError:
+        pass  # not seekable (a pipe): read it through
 
     last = ""
     with trec_lines(path) as pieces:
