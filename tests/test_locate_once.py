@@ -127,3 +127,46 @@ def test_the_pool_is_located_with_the_run_and_only_when_asked() -> None:
     # PROC@1 sees b through the pool beyond the cutoff: (1 + 0.5) / (1 + 0.5)
     result = rm.evaluate(qrels, run, ["proc@1", "pct_proc@1"])
     assert result.aggregate["proc@1"] == 1.0
+
+
+def _fields(judged: JudgedRun) -> dict[str, object]:
+    """Every field a kernel reads, comparable."""
+    out: dict[str, object] = {}
+    for field in dataclasses.fields(judged):
+        if field.name in ("cache", "query_ids"):
+            continue
+        value = getattr(judged, field.name)
+        if isinstance(value, np.ndarray):
+            out[field.name] = (value.dtype.kind, value.tolist())
+        elif isinstance(value, JudgedRun):
+            out[field.name] = _fields(value)
+        else:
+            out[field.name] = value
+    return out
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_one_ranking_is_located_as_the_batch_locates_it(seed: int) -> None:
+    """``locate_in_ranking`` (the adapters' one-query path) gives the judged run
+    ``locate_judged`` gives, field for field, pool and all, at any depth."""
+    from ragmetrics.engine.locate import locate_in_ranking
+
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(25)]
+    judgments = {d: rng.randint(-1, 4) for d in rng.sample(docs, rng.randint(0, 10))}
+    ranking = tuple(rng.sample(docs, rng.randint(0, 20)))
+    depth = rng.choice([None, 1, 3, 10, 40])
+    with_pool = rng.random() < 0.7
+    grade_map = rng.choice([None, {g: max(1, g) for g in range(-1, 5)}])
+    one = locate_in_ranking(
+        judgments, ranking, query_id="q", depth=depth, grade_map=grade_map, with_pool=with_pool
+    )
+    if not judgments:  # a batch needs a judged query; the one-ranking path takes it anyway
+        assert one.judged_counts.tolist() == [0] and one.max_grade == 0.0
+        return
+    qrels = rm.Qrels({"q": judgments})
+    run = rm.Run.from_lists({"q": list(ranking)})
+    batch = locate_judged(qrels, run, ["q"], depth=depth, grade_map=grade_map, with_pool=with_pool)
+    assert _fields(one) == _fields(batch)
+    if with_pool:
+        assert _fields(one.pooled()) == _fields(batch.pooled())
