@@ -340,6 +340,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "rbp",
         "rbp_residual",
         "relative_precision",
+        "round_half_away",
         "set_ap",
         "set_f",
         "set_precision",

@@ -76,6 +76,15 @@ QUICKTEST = [
     ["-mP_avgjg.3,7", "-mRprec_mult_avgjg.0.5", "-l2", "-Rqrels_jg", "qrels.123", "results.test"],
     ["-m", "map", "-R", "qrels_jg", "qrels.123", "results.test"],
     ["-m", "map", "-m", "map_avgjg", "qrels.test", "results.test"],
+    ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.test", "prefs.results.test"],
+    ["-m", "all_prefs", "-q", "-R", "prefs", "prefs.comment.test", "prefs.results.test"],
+    ["-m", "all_prefs", "-q", "-R", "qrels_prefs", "qrels.test", "results.test"],
+    ["-R", "qrels_prefs", "-m", "all_prefs", "-q", "-c", "qrels.test", "results.trunc"],
+    ["-R", "qrels_prefs", "-m", "all_prefs", "-q", "-M20", "qrels.rel_level", "results.test"],
+    ["-R", "qrels_prefs", "-m", "all_prefs", "-q", "qrels.123", "results.test"],
+    ["-R", "prefs", "-m", "prefs", "-q", "-M5", "prefs.test", "prefs.results.test"],
+    ["-R", "prefs", "-m", "map", "prefs.test", "prefs.results.test"],
+    ["-m", "prefs_simp", "qrels.test", "results.test"],
 ]  # fmt: skip
 
 

@@ -82,6 +82,8 @@ class Measure:
         length: ``relstring``'s number of docs.
         collection: the metric takes the collection's size (``-N``) as ``n_docs``.
         per_group: averaged over the judgment groups of ``-R qrels_jg``.
+        preference: a measure of preference judgments (``-R prefs`` or ``qrels_prefs``),
+            computed by the command (``metric`` names it).
         levels: the recall levels of an interpolated precision: on an empty ranking
             trec_eval divides 0 by 0 at each level that rounds to rank 0 (NaN).
     """
@@ -96,6 +98,7 @@ class Measure:
     collection: bool = False
     levels: tuple[float, ...] = ()
     per_group: bool = False
+    preference: bool = False
 
 
 @dataclass(frozen=True)
@@ -204,6 +207,39 @@ def _relstring(name: str, given: Any) -> Measure:
     return Measure(label, None, "string", "none", length=int(values[0]) if values else 0)
 
 
+def _preference(name: str) -> _Family:
+    """A preference measure (``-R prefs``): computed by the command, not a metric."""
+    counted = name in _PREFS_COUNTS
+    return _Family(
+        "none",
+        (),
+        lambda label, _: Measure(
+            label,
+            f"prefs:{name}",
+            "long" if counted else "double",
+            "sum" if counted else "mean",
+            preference=True,
+        ),
+    )
+
+
+_PREFS_MEASURES = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+)
+_PREFS_COUNTS = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"}
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_LEVELS = tuple(i / 10 for i in range(11))
 
@@ -253,6 +289,7 @@ _FAMILIES: dict[str, _Family] = {
     "set_map": _single("set_ap"),
     "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
     "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
+    **{name: _preference(name) for name in _PREFS_MEASURES},
     "map_avgjg": _single("map", per_group=True),
     "P_avgjg": _cutoffs("precision", _CUTOFFS, per_group=True),
     "Rprec_mult_avgjg": _levels(
@@ -278,9 +315,10 @@ _SETS: dict[str, tuple[str, ...]] = {
     "set": tuple(_SET.split()),
     "all_trec": tuple(_ALL_TREC.split()),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
+    "all_prefs": ("runid", "num_q", *_PREFS_MEASURES),
+    "prefs": ("runid", "num_q", *_PREFS_MEASURES[:6]),
 }
 # measures of other judgment formats (-R prefs, qrels_prefs, qrels_jg), not read here yet
-_OTHER_FORMATS = {"all_prefs", "prefs"}
 
 
 def _c_long(text: str) -> int:
@@ -359,12 +397,6 @@ def measures(specs: Sequence[str]) -> list[Measure]:
             marked.update(_SETS[name])
         elif name in _FAMILIES:
             marked.add(name)
-        elif name in _OTHER_FORMATS or name.startswith("prefs_"):
-            raise TrecEvalError(
-                f"ragmetrics trec_eval: '{name}' needs preference or multi-judge qrels "
-                f"(-R prefs, qrels_prefs, qrels_jg), which are not read yet.",
-                1,
-            )
         else:
             raise TrecEvalError(f"trec_eval: illegal measure '{spec}'", 1)
     missing = [n for n in _FAMILIES if n in marked and not _FAMILIES[n].computed]
@@ -526,12 +558,8 @@ def _valued(options: _Options, flag: str, value: str) -> None:
         _integer(flag, level)
         options.debug_query = query or None
     elif flag == "R":
-        if value not in ("qrels", "qrels_jg"):
-            raise TrecEvalError(
-                f"ragmetrics trec_eval: -R {value}: preference judgments (prefs, "
-                f"qrels_prefs) are not read yet; qrels and qrels_jg are.",
-                2,
-            )
+        if value not in ("qrels", "qrels_jg", "prefs", "qrels_prefs"):
+            raise TrecEvalError(f"trec_eval: Illegal rel_format '{value}'", 2)
         options.rel_format = value
     elif flag == "T" and value != "trec_results":
         raise TrecEvalError(f"trec_eval: Illegal retrieval results format '{value}'", 2)
@@ -581,13 +609,24 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     try:
         with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
             groups = _read_groups(qrels_file) if options.rel_format == "qrels_jg" else None
-            qrels = Qrels.from_trec(qrels_file) if groups is None else _union(groups)
+            prefs = _read_preferences(qrels_file, options.rel_format)
+            if groups is not None:
+                qrels = _union(groups)
+            elif prefs is not None:
+                qrels = _union({q: [{e[2]: 0 for e in entries}] for q, entries in prefs.items()})
+            else:
+                qrels = Qrels.from_trec(qrels_file)
             run = Run.from_trec(run_file)
             run_id = _run_id(run_file)
     except (RagMetricsError, OSError) as exc:
         raise TrecEvalError(f"ragmetrics trec_eval: {exc}", 2) from exc
-    # a measure of the other judgment format stops trec_eval at the first query (exit 4)
-    wrong = [m for m in lines if m.metric is not None and m.per_group != (groups is not None)]
+    # a measure of another judgment format stops trec_eval at the first query (exit 4)
+    wrong = [
+        m
+        for m in lines
+        if m.metric is not None
+        and (m.per_group != (groups is not None) or m.preference != (prefs is not None))
+    ]
     if wrong:
         raise TrecEvalError(f"trec_eval: Can't calculate measure '{wrong[0].label}'", 4)
     query_ids = sorted(qrels.query_ids)
@@ -616,10 +655,16 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     if not query_ids:
         raise TrecEvalError("trec_eval: No queries with both results and relevance info", 7)
     metrics = list(
-        dict.fromkeys(_with_collection(m, options.n_docs) for m in lines if m.metric is not None)
+        dict.fromkeys(
+            _with_collection(m, options.n_docs)
+            for m in lines
+            if m.metric is not None and not m.preference
+        )
     )
     values: dict[str, Any] = {}
-    if metrics and groups is not None:
+    if prefs is not None:
+        values = _preference_values(prefs, rankings, query_ids, lines, options.max_docs)
+    elif metrics and groups is not None:
         values = _group_values(groups, rankings, query_ids, metrics, options.level)
     elif metrics:
         result = evaluate(
@@ -728,10 +773,13 @@ def _empty_rankings_divide_by_zero(
     recall level that rounds to rank 0, which it prints as -nan."""
     from ragmetrics.metrics.trec import round_half_away
 
+    if not any(line.levels for line in lines):
+        return
+    length = dict(zip(run.query_ids, run.lengths.tolist(), strict=True))
     empty = [
         (row, sum(1 for g in qrels[q].values() if g >= max(level, 0)))
         for row, q in enumerate(query_ids)
-        if q not in run or not run.ranking(q)
+        if not length.get(q, 0)
     ]
     for line in lines:
         if not line.levels or line.metric is None:
@@ -739,6 +787,53 @@ def _empty_rankings_divide_by_zero(
         for row, relevant in empty:
             if any(round_half_away(x * relevant) <= 0 for x in line.levels):
                 columns[line.label][row] = -math.nan
+
+
+def _read_preferences(path: str, rel_format: str) -> dict[str, list[Any]] | None:
+    """``-R prefs`` (``query group subgroup doc level``) or ``-R qrels_prefs`` (a qrels
+    file read as preferences); None for the other formats."""
+    if rel_format not in ("prefs", "qrels_prefs"):
+        return None
+    from ragmetrics.cli._trec_prefs import PrefsError, read_prefs
+    from ragmetrics.formats._io import trec_lines
+
+    def lines() -> Iterator[tuple[int, list[str]]]:
+        with trec_lines(path) as pieces:
+            for first, chunk, _ in pieces:
+                yield from records(chunk, first)
+
+    try:
+        return read_prefs(lines(), from_qrels=rel_format == "qrels_prefs")
+    except PrefsError as exc:
+        raise TrecEvalError(str(exc), exc.code) from exc
+
+
+def _preference_values(
+    prefs: dict[str, list[Any]],
+    run: Any,
+    query_ids: list[str],
+    lines: list[Measure],
+    max_docs: int | None,
+) -> dict[str, Any]:
+    """Each preference measure per query, against rankings ordered as trec_eval orders them
+    for preferences (score down, then doc id up) and cut at -M."""
+    import numpy as np
+
+    from ragmetrics.cli._trec_prefs import PrefsError, query_values
+
+    names = [m.metric.partition(":")[2] for m in lines if m.preference and m.metric]
+    scored = run.to_dict()
+    out = {f"prefs:{name}": np.zeros(len(query_ids)) for name in names}
+    for row, query in enumerate(query_ids):
+        ranked = sorted(scored.get(query, {}).items(), key=lambda item: (-item[1], item[0]))
+        ranking = [doc for doc, _ in ranked][:max_docs]
+        try:
+            found = query_values(prefs[query], ranking, names)
+        except PrefsError as exc:
+            raise TrecEvalError(str(exc), exc.code) from exc
+        for name, value in found.items():
+            out[f"prefs:{name}"][row] = value
+    return out
 
 
 def _read_groups(path: str) -> dict[str, list[dict[str, int]]]:
