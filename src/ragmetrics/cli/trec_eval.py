@@ -4,11 +4,13 @@ our metrics.
 A script that calls ``trec_eval [flags] QRELS RUN`` can call ``ragmetrics trec_eval`` with
 the same arguments and read the same bytes on standard output, with the same exit code:
 
-- flags as trec_eval reads them (``-q -c -n -J -l N -M N -N N -m MEASURE -D N -v -h``),
+- flags as trec_eval reads them (``-q -c -n -J -l N -M N -N N -m MEASURE -D N -R FORMAT
+  -Z FILE -v -h``),
   combined (``-qc``, ``-M10``, ``-mmap``), in long form (``--measure=map``, unambiguous
   prefixes too) and after the file names;
 - measures and sets as trec_eval names them: ``map``, ``P.5,10``, ``iprec_at_recall..1,.5``,
-  ``utility.2,-1,0,0``, ``official``, ``all_trec``, ``set``; a measure's first parameter list
+  ``utility.2,-1,0,0``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``, ``set``, ``qrels_jg``,
+  ``all_prefs`` (with ``-R qrels_jg``, ``-R prefs``, ``-R qrels_prefs``); a measure's first parameter list
   is the one used, cutoffs are sorted and must be distinct, as in trec_eval;
 - lines ``%-22s\\t%s\\t%6.4f`` (counts as integers), every query of the qrels in byte order,
   each line's summary accumulated as trec_eval accumulates it (the per-query doubles added
@@ -318,7 +320,6 @@ _SETS: dict[str, tuple[str, ...]] = {
     "all_prefs": ("runid", "num_q", *_PREFS_MEASURES),
     "prefs": ("runid", "num_q", *_PREFS_MEASURES[:6]),
 }
-# measures of other judgment formats (-R prefs, qrels_prefs, qrels_jg), not read here yet
 
 
 def _c_long(text: str) -> int:
@@ -1020,7 +1021,9 @@ def _help(specs: list[str]) -> Iterator[str]:
     yield "without results counts as retrieving nothing); -n no summary; -J only judged docs;"
     yield "-l N lowest relevant grade; -M N at most N docs per query; -N N docs in the"
     yield "collection (utility); -m MEASURE[.PARAMS] a measure, family or set (official,"
-    yield "all_trec, set); -D N[.QID] only query QID; -v version."
+    yield "all_trec, set, qrels_jg, all_prefs, prefs); -D N[.QID] only query QID; -R FORMAT"
+    yield "the judgments' format (qrels, qrels_jg, prefs, qrels_prefs); -Z FILE z-scores;"
+    yield "-v version."
     yield ""
     names = [s.partition(".")[0] for s in specs] or list(_FAMILIES)
     for name in names:
