@@ -10,7 +10,8 @@ the same arguments and read the same bytes on standard output, with the same exi
   prefixes too) and after the file names;
 - measures and sets as trec_eval names them: ``map``, ``P.5,10``, ``iprec_at_recall..1,.5``,
   ``utility.2,-1,0,0``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``, ``set``, ``qrels_jg``,
-  ``all_prefs`` (with ``-R qrels_jg``, ``-R prefs``, ``-R qrels_prefs``); a measure's first parameter list
+  ``all_prefs`` (with ``-R qrels_jg``, ``-R prefs``, ``-R qrels_prefs``); a measure's
+  first parameter list
   is the one used, cutoffs are sorted and must be distinct, as in trec_eval;
 - lines ``%-22s\\t%s\\t%6.4f`` (counts as integers), every query of the qrels in byte order,
   each line's summary accumulated as trec_eval accumulates it (the per-query doubles added
@@ -1030,10 +1031,41 @@ def _help(specs: list[str]) -> Iterator[str]:
         family = _FAMILIES.get(name)
         if family is None or not family.computed:
             continue
-        lines = family.make(name, _parameters(name, family, None)[0])
-        metric = lines.metric
-        summary = "" if metric is None else parse_metric(metric).spec.summary
+        line = family.make(name, _parameters(name, family, None)[0])
+        if name in _SAID:
+            summary = _SAID[name]
+        elif line.preference:
+            summary = "preferences (-R prefs): " + _PREFS_SAID.get(name.split("_", 1)[1], "")
+        else:
+            assert line.metric is not None
+            summary = parse_metric(line.metric).spec.summary
+            summary += " (mean over judgment groups)" if line.per_group else ""
         yield f"  {name:<22} {summary}"
+
+
+# what the command says of the lines that are not a metric's mean
+_SAID = {
+    "runid": "the run's tag (its last line's)",
+    "num_q": "queries evaluated",
+    "gm_map": "average precision, geometric mean over queries",
+    "relstring": "each ranked doc's grade as a character (- unjudged), per query",
+}
+_PREFS_SAID = {
+    "num_prefs_poss": "preferences the judgments state, summed over groups",
+    "num_prefs_ful": "preferences the ranking fulfils, retrieved or implied",
+    "num_prefs_ful_ret": "preferences fulfilled among retrieved docs",
+    "simp": "preferences fulfilled / stated",
+    "pair": "per pair of docs, the share of its preferences fulfilled, averaged",
+    "avgjg": "preferences fulfilled / stated within each group, averaged over groups",
+    "avgjg_Rnonrel": "as avgjg, with as many non-relevant docs as relevant ones",
+    "simp_ret": "as simp, among retrieved docs",
+    "pair_ret": "as pair, among retrieved docs",
+    "avgjg_ret": "as avgjg, among retrieved docs",
+    "avgjg_Rnonrel_ret": "as avgjg_Rnonrel, among retrieved docs",
+    "simp_imp": "as simp, counting the implied preferences",
+    "pair_imp": "as pair, counting the implied preferences",
+    "avgjg_imp": "as avgjg, counting the implied preferences",
+}
 
 
 def _run_id(path: str) -> str:
