@@ -163,3 +163,15 @@ def test_line_for_line_with_trec_eval(
     ).stdout.splitlines()
     _, lines, _ = _run(capsys, *flags, qrels, run)
     assert lines == expected
+
+
+def test_help_describes_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trec_eval", "-h"]) == 0
+    out = capsys.readouterr().out
+    listed = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
+    for name in ("runid", "map", "P", "ndcg", "infAP", "prefs_pair_imp", "P_avgjg", "unj"):
+        assert len(listed[name].split()) > 1, name  # a description, not just the name
+    assert main(["trec_eval", "--help", "-m", "set_F"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].split()[0] == "set_F"
+    assert main(["trec_eval", "-v"]) == 0
+    assert "10.0" in capsys.readouterr().err
