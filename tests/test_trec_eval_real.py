@@ -195,7 +195,7 @@ def test_summaries_add_in_query_order(
 
 
 @pytest.mark.parametrize("shape", list(SHAPES), ids=str)
-@pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "cJ", "n"], ids=str)
+@pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "cJ", "n", "M5"], ids=str)
 def test_generated_inputs(
     shape: str,
     flags: str,

@@ -620,6 +620,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                 qrels = Qrels.from_trec(qrels_file)
             run = Run.from_trec(run_file)
             run_id = _run_id(run_file)
+            cut_repeats = None
+            if run.duplicates and options.max_docs is not None:  # only copies in the cut
+                cut_repeats = set(_repeated_within(run_file, set(run.duplicates), options.max_docs))
     except (RagMetricsError, OSError) as exc:
         raise TrecEvalError(f"ragmetrics trec_eval: {exc}", 2) from exc
     # a measure of another judgment format stops trec_eval at the first query (exit 4)
@@ -642,7 +645,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             absent[0],
             TrecEvalError(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4),
         )
-    repeated = [q for q in query_ids if q in run.duplicates]
+    repeated = [
+        q for q in query_ids if q in (run.duplicates if cut_repeats is None else cut_repeats)
+    ]
     if repeated and (stop is None or repeated[0] < stop[0]):
         message = (
             f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'"
@@ -789,6 +794,25 @@ def _empty_rankings_divide_by_zero(
         for row, relevant in empty:
             if any(round_half_away(x * relevant) <= 0 for x in line.levels):
                 columns[line.label][row] = -math.nan
+
+
+def _repeated_within(path: str, queries: set[str], depth: int) -> list[str]:
+    """The queries among ``queries`` whose first ``depth`` results (every copy ranked, as
+    trec_eval ranks them: score down, then doc id down) hold a doc twice, in query order."""
+    from ragmetrics.formats._io import trec_lines
+
+    scored: dict[str, list[tuple[float, str]]] = {q: [] for q in queries}
+    with trec_lines(path) as pieces:
+        for first, chunk, _ in pieces:
+            for _, fields in records(chunk, first):
+                if fields[0] in scored:
+                    scored[fields[0]].append((float(fields[4]), fields[2]))
+    found = []
+    for query, results in scored.items():
+        top = sorted(results, reverse=True)[:depth]
+        if len({doc for _, doc in top}) < len(top):
+            found.append(query)
+    return sorted(found)
 
 
 def _read_preferences(path: str, rel_format: str) -> dict[str, list[Any]] | None:
@@ -1121,9 +1145,16 @@ def _local(path: str) -> Iterator[str]:
 def main(argv: Sequence[str]) -> int:
     """``ragmetrics trec_eval ARGV``: prints trec_eval's lines; returns trec_eval's exit code
     (a refusal is one line on standard error)."""
+    import warnings
+
+    from ragmetrics.errors import RagMetricsWarning
+
     try:
-        for line in run_trec_eval(argv):
-            sys.stdout.write(line + "\n")
+        with warnings.catch_warnings():
+            # trec_eval prints no advice: its lines and refusals only (docs/cli.md)
+            warnings.simplefilter("ignore", RagMetricsWarning)
+            for line in run_trec_eval(argv):
+                sys.stdout.write(line + "\n")
     except TrecEvalError as exc:
         sys.stdout.flush()
         print(str(exc), file=sys.stderr)
