@@ -693,8 +693,9 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             series = values[_with_collection(line, options.n_docs)]
             if line.zero_if_missing:
                 series = np.where(missing, 0.0, series)
-            if line.summary == "gm":
-                series = np.log(np.maximum(series, MIN_GEO_MEAN))
+            if line.summary == "gm":  # C's log, value by value (numpy's may differ in a bit)
+                floored = np.maximum(series, MIN_GEO_MEAN).tolist()
+                series = np.array([math.log(v) if v == v else v for v in floored])
             if zscores is not None:
                 series = _standardized(series, line.label, query_ids, zscores)
             columns[line.label] = series

@@ -431,6 +431,47 @@ class _Ideal:
         return self.gain
 
 
+_LOG2: list[float] = []
+
+
+def _log2_of_ranks(n: int) -> np.ndarray:
+    """``log2(i + 2)`` for ranks ``i = 0 .. n-1``, from C's ``log2`` (as trec_eval divides by
+    it), kept for the process."""
+    while len(_LOG2) < n:
+        _LOG2.append(math.log2(len(_LOG2) + 2))
+    return np.asarray(_LOG2[:n], dtype=np.float64)
+
+
+def _gains_at(grades: np.ndarray, table: list[list[float]]) -> np.ndarray:
+    """Each rank's gain: its grade's gain in ``table``, 0 for an unjudged doc."""
+    gain_of = _gain_of(table)
+    top = max([int(g) for g in gain_of] + [0, int(grades.max()) if len(grades) else 0])
+    lookup = np.zeros(top + 3)  # grades -2 .. top
+    for grade, gain in gain_of.items():
+        if grade >= -2:
+            lookup[grade + 2] = gain
+    return lookup[grades + 2] if len(grades) else np.zeros(0)
+
+
+def _ideal_sequence(table: list[list[float]]) -> np.ndarray:
+    """The ideal ranking's positive gains, rank by rank (``_Ideal``'s walk, at once)."""
+    if not table or table[-1][1] <= 0.0:
+        return np.zeros(0)
+    gains: list[float] = []
+    for _, gain, count in reversed(table):
+        if not count:
+            continue
+        if gain <= 0.0:
+            break
+        gains.extend([gain] * int(count))
+    return np.asarray(gains, dtype=np.float64)
+
+
+def _in_order(terms: np.ndarray) -> float:
+    """The terms added one by one, first to last (``cumsum`` adds in order)."""
+    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
+
+
 def _dcg_walk(
     grades: np.ndarray, levels: np.ndarray, pairs: list[tuple[str, float]]
 ) -> tuple[float, float]:
@@ -518,39 +559,20 @@ def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray
     values = np.zeros(judged.n_queries)
     for row, (grades, levels) in enumerate(_rankings(judged)):
         table = _gain_table(levels, pairs)
-        gain_of = _gain_of(table).get
-        ideal = _Ideal(table)
-        results = best = total = 0.0
-        n_ideal = n_found = rank = 0
-        n = len(grades)
-        while rank < n and ideal.gain > 0.0:
-            gain = gain_of(int(grades[rank]), 0.0)
-            if gain != 0:
-                results += gain / math.log2(rank + 2)
-            if ideal.step() > 0.0:
-                n_ideal += 1
-                best += ideal.gain / math.log2(rank + 2)
-            if gain > 0:
-                total += results / best
-                n_found += 1
-            rank += 1
-        while rank < n:
-            gain = gain_of(int(grades[rank]), 0.0)
-            if gain != 0:
-                results += gain / math.log2(rank + 2)
-            if gain > 0:
-                total += results / best
-                n_found += 1
-            rank += 1
-        while ideal.gain > 0.0:
-            if ideal.step() > 0.0:
-                n_ideal += 1
-                best += ideal.gain / math.log2(rank + 2)
-            rank += 1
+        gained = _gains_at(grades, table)
+        ideal = _ideal_sequence(table)
+        n, m = len(gained), len(ideal)
+        results = np.cumsum(np.where(gained != 0, gained / _log2_of_ranks(n), 0.0))
+        best = np.cumsum(ideal / _log2_of_ranks(m))
+        found = np.flatnonzero(gained > 0)
         with np.errstate(all="ignore"):
-            total += float(np.float64(n_ideal - n_found) * results / np.float64(best))
+            at = best[np.minimum(found, m - 1)] if m else np.zeros(len(found))
+            total = _in_order(results[found] / at)
+            last_results = float(results[-1]) if n else 0.0
+            last_best = float(best[-1]) if m else 0.0
+            total += float(np.float64(m - len(found)) * last_results / np.float64(last_best))
         if total > 0.0:
-            values[row] = total / n_ideal
+            values[row] = total / m
     return values
 
 
@@ -631,12 +653,12 @@ def bin_g(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     relevant = judged.n_relevant(rel)
     values = np.zeros(judged.n_queries)
     for row, (grades, _) in enumerate(_rankings(judged)):
-        found, total = 0, 0.0
-        for rank in np.flatnonzero(grades >= rel).tolist():
-            found += 1
-            total += 1.0 / math.log2(3 + rank - found)
-        if found:
-            values[row] = total / float(relevant[row])
+        ranks = np.flatnonzero(grades >= rel)
+        if not len(ranks):
+            continue
+        above = 3 + ranks - np.arange(1, len(ranks) + 1)  # 2 + the non-relevant docs above
+        logs = np.array([math.log2(float(x)) for x in above.tolist()])
+        values[row] = _in_order(1.0 / logs) / float(relevant[row])
     return values
 
 
@@ -653,33 +675,18 @@ def g_measure(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarra
     values = np.zeros(judged.n_queries)
     for row, (grades, levels) in enumerate(_rankings(judged)):
         table = _gain_table(levels, pairs)
-        gain_of = _gain_of(table).get
-        ideal = _Ideal(table)
-        g = gained = best = cost = 0.0
-        rank = 0
-        n = len(grades)
-        while rank < n and ideal.gain > 0.0:
-            gain = gain_of(int(grades[rank]), 0.0)
-            gained += gain
-            ideal.step()
-            if ideal.gain > 0.0:
-                best += ideal.gain
-            cost += ideal.gain if ideal.gain >= 1.0 else 1.0
-            if gain != 0:
-                g += gain / math.log2(2 + cost - gained)
-            rank += 1
-        while rank < n:
-            gain = gain_of(int(grades[rank]), 0.0)
-            gained += gain
-            cost += 1.0
-            if gain != 0:
-                g += gain / math.log2(2 + cost - gained)
-            rank += 1
-        while ideal.gain > 0.0:
-            ideal.step()
-            if ideal.gain > 0.0:
-                best += ideal.gain
-            rank += 1
+        gained = _gains_at(grades, table)
+        ideal = _ideal_sequence(table)
+        n = len(gained)
+        padded = np.zeros(n)
+        padded[: min(n, len(ideal))] = ideal[:n]
+        cost = np.cumsum(np.maximum(padded, 1.0))  # the ideal's gain, at least 1 a rank
+        so_far = np.cumsum(gained)
+        hit = np.flatnonzero(gained != 0)
+        spread = (2.0 + cost[hit]) - so_far[hit]
+        logs = np.array([math.log2(x) for x in spread.tolist()])
+        g = _in_order(gained[hit] / logs) if len(hit) else 0.0
+        best = _in_order(ideal)
         if best > 0.0:
             values[row] = g / best
     return values
@@ -698,22 +705,25 @@ def rbp(judged: JudgedRun, cutoff: int | None, *, p: float, gains: str) -> np.nd
     values = np.zeros(judged.n_queries)
     for row, (grades, levels) in enumerate(_rankings(judged)):
         table = _gain_table(levels, pairs)
-        # trec_eval 10.0 starts these two from uninitialised memory (m_rbp.c), so its value
-        # depends on what ran before; this is the scaling it means, over the gains themselves
         low = min((r[1] for r in table), default=0.0)
         high = max((r[1] for r in table), default=0.0)
         if low < 0 or high > 1:
             for entry in table:
                 entry[1] = (entry[1] - low) / (high - low)
-        gain_of = _gain_of(table).get
-        total, weight = 0.0, 1.0
-        for grade in grades.tolist():
-            gain = gain_of(grade, 0.0)
-            if gain != 0:
-                total += gain * weight
-            weight *= p
-        values[row] = (1.0 - p) * total
+        gained = _gains_at(grades, table)
+        weights = _persistence_weights(p, len(gained))
+        hit = gained != 0
+        values[row] = (1.0 - p) * _in_order(gained[hit] * weights[hit])
     return values
+
+
+def _persistence_weights(p: float, n: int) -> np.ndarray:
+    """``1, p, p*p, ...`` for ``n`` ranks, each the previous times ``p`` (as trec_eval
+    multiplies them)."""
+    weights = np.ones(n)
+    if n > 1:
+        weights[1:] = np.cumprod(np.full(n - 1, p))
+    return weights
 
 
 def rbp_residual(judged: JudgedRun, cutoff: int | None, *, p: float) -> np.ndarray:
@@ -727,14 +737,11 @@ def rbp_residual(judged: JudgedRun, cutoff: int | None, *, p: float) -> np.ndarr
     """
     values = np.zeros(judged.n_queries)
     for row, (grades, _) in enumerate(_rankings(judged)):
-        total, weight, unjudged = 0.0, 1.0, 0
-        for grade in grades.tolist():
-            if grade < 0:
-                unjudged += 1
-                total += weight
-            weight *= p
-        if unjudged:
-            values[row] = weight + (1 - p) * total
+        n = len(grades)
+        weights = _persistence_weights(p, n + 1)  # the last: p^n, past the ranking's end
+        unjudged = grades < 0
+        if unjudged.any():
+            values[row] = weights[n] + (1 - p) * _in_order(weights[:n][unjudged])
     return values
 
 
@@ -752,25 +759,20 @@ def inferred_ap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarra
     relevant = judged.n_relevant(rel)
     values = np.zeros(judged.n_queries)
     for row, (grades, _) in enumerate(_rankings(judged)):
+        unjudged = np.cumsum(grades == UNJUDGED)
+        below = np.cumsum((grades >= 0) & (grades < rel))
+        hits = np.flatnonzero(grades >= rel)
         total = 0.0
-        found = below = unjudged = 0
-        for rank, grade in enumerate(grades.tolist()):
-            if grade == NONPOOL:
-                continue
-            if grade == UNJUDGED:
-                unjudged += 1
-                continue
-            if 0 <= grade < rel:
-                below += 1
-                continue
-            found += 1
-            if rank == 0:
-                total += 1.0
-                continue
-            at = float(rank)
-            total += 1.0 / (at + 1.0) + (at / (at + 1.0)) * (
-                (found - 1 + below + unjudged) / at
-            ) * ((found - 1 + INFAP_EPSILON) / (found - 1 + below + 2 * INFAP_EPSILON))
+        if len(hits):
+            found = np.arange(len(hits))  # relevant docs above each (rel_so_far - 1)
+            at = hits.astype(np.float64)
+            judged_above = (found + below[hits] + unjudged[hits]).astype(np.float64)
+            with np.errstate(all="ignore"):
+                terms = 1.0 / (at + 1.0) + (at / (at + 1.0)) * (judged_above / at) * (
+                    (found + INFAP_EPSILON) / ((found + below[hits]) + 2 * INFAP_EPSILON)
+                )
+            terms[hits == 0] = 1.0
+            total = _in_order(terms)
         if relevant[row]:
             total /= float(relevant[row])
         values[row] = total
@@ -788,12 +790,18 @@ def yaap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     relevant = judged.n_relevant(rel)
     values = np.zeros(judged.n_queries)
     for row, (grades, _) in enumerate(_rankings(judged)):
-        total = 0.0
-        for found, rank in enumerate(np.flatnonzero(grades >= rel).tolist(), start=1):
-            total += found / (rank + 1)
-        with np.errstate(all="ignore"):
-            values[row] = np.log((1.0 + total) / (1.0 + float(relevant[row]) - total))
+        hits = np.flatnonzero(grades >= rel)
+        total = _in_order(np.arange(1, len(hits) + 1) / (hits + 1.0))
+        values[row] = _c_log((1.0 + total) / (1.0 + float(relevant[row]) - total))
     return values
+
+
+def _c_log(x: float) -> float:
+    """C's ``log``: -inf at 0, NaN (printed -nan) below; ``math.log`` calls it otherwise
+    (numpy's may differ in the last bit)."""
+    if x > 0.0:
+        return math.log(x)
+    return -math.inf if x == 0.0 else -math.nan
 
 
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
