@@ -478,28 +478,11 @@ def _dcg_walk(
     """DCG of the ranking and of the ideal one, added rank by rank as trec_eval adds them
     (the ideal only while its gain is positive)."""
     table = _gain_table(levels, pairs)
-    gain_of = _gain_of(table).get
-    ideal = _Ideal(table)
-    results = best = 0.0
-    rank = 0
-    n = len(grades)
-    while rank < n and ideal.gain > 0.0:
-        gain = gain_of(int(grades[rank]), 0.0)
-        if gain != 0:
-            results += gain / math.log2(rank + 2)
-        if ideal.step() > 0.0:
-            best += ideal.gain / math.log2(rank + 2)
-        rank += 1
-    while rank < n:
-        gain = gain_of(int(grades[rank]), 0.0)
-        if gain != 0:
-            results += gain / math.log2(rank + 2)
-        rank += 1
-    while ideal.gain > 0.0:
-        if ideal.step() > 0.0:
-            best += ideal.gain / math.log2(rank + 2)
-        rank += 1
-    return results, best
+    gained = _gains_at(grades, table)
+    ideal = _ideal_sequence(table)
+    hit = gained != 0
+    results = _in_order(gained[hit] / _log2_of_ranks(len(gained))[hit])
+    return results, _in_order(ideal / _log2_of_ranks(len(ideal)))
 
 
 def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
