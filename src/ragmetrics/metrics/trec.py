@@ -414,23 +414,6 @@ def _gain_of(table: list[list[float]]) -> dict[int, float]:
     return gains
 
 
-class _Ideal:
-    """The ideal ranking's gains, rank by rank: the highest gain as often as docs are judged
-    at it, then the next; 0 once every judged doc is placed."""
-
-    def __init__(self, table: list[list[float]]) -> None:
-        self.table, self.level, self.used = table, len(table) - 1, 0
-        self.gain = table[-1][1] if table else 0.0
-
-    def step(self) -> float:
-        self.used += 1
-        while self.level >= 0 and self.used > self.table[self.level][2]:
-            self.used = 1
-            self.level -= 1
-            self.gain = self.table[self.level][1] if self.level >= 0 else 0.0
-        return self.gain
-
-
 _LOG2: list[float] = []
 
 
@@ -454,7 +437,8 @@ def _gains_at(grades: np.ndarray, table: list[list[float]]) -> np.ndarray:
 
 
 def _ideal_sequence(table: list[list[float]]) -> np.ndarray:
-    """The ideal ranking's positive gains, rank by rank (``_Ideal``'s walk, at once)."""
+    """The ideal ranking's positive gains, rank by rank: the highest gain as often as docs
+    are judged at it, then the next (trec_eval's walk from the top of its table)."""
     if not table or table[-1][1] <= 0.0:
         return np.zeros(0)
     gains: list[float] = []
@@ -559,23 +543,6 @@ def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray
     return values
 
 
-class _Changes:
-    """The nDCG values taken where the ideal ranking's gain changes (``Rndcg``)."""
-
-    def __init__(self, gain: float) -> None:
-        self.previous, self.total, self.count = gain, 0.0, 0
-
-    def add(self, results: float, best: float) -> None:
-        if best > 0.0:
-            self.total += results / best
-            self.count += 1
-
-    def note(self, gain: float, results: float, best: float) -> None:
-        if gain != self.previous:
-            self.add(results, best)
-            self.previous = gain
-
-
 def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np.ndarray:
     """nDCG averaged over the ranks where the ideal ranking's gain changes (and the end of
     the ranking); 0 when nothing is relevant (trec_eval's ``Rndcg``).
@@ -592,35 +559,23 @@ def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np
         if relevant[row] == 0:
             continue
         table = _gain_table(levels, pairs)
-        gain_of = _gain_of(table).get
-        ideal = _Ideal(table)
-        seen = _Changes(ideal.gain)
-        results = best = 0.0
-        rank = 0
-        n = len(grades)
-        while rank < n and ideal.gain > 0.0:
-            gain = gain_of(int(grades[rank]), 0.0)
-            seen.note(ideal.step(), results, best)
-            if gain != 0:
-                results += gain / math.log2(rank + 2)
-            if ideal.gain > 0.0:
-                best += ideal.gain / math.log2(rank + 2)
-            rank += 1
-        if rank < n:
-            while rank < n:
-                gain = gain_of(int(grades[rank]), 0.0)
-                if gain != 0:
-                    results += gain / math.log2(rank + 2)
-                rank += 1
-            seen.add(results, best)
-        while ideal.gain > 0.0:
-            seen.note(ideal.step(), results, best)
-            if ideal.gain > 0.0:
-                best += ideal.gain / math.log2(rank + 2)
-            rank += 1
-        total, changes = seen.total, seen.count
-        with np.errstate(invalid="ignore"):  # 0 / 0 when the gain never changes: NaN
-            values[row] = np.float64(total) / np.float64(changes)
+        gained = _gains_at(grades, table)
+        ideal = _ideal_sequence(table)
+        n, m = len(gained), len(ideal)
+        hit = gained != 0
+        results = np.cumsum(np.where(hit, gained / _log2_of_ranks(n), 0.0))
+        best = np.cumsum(ideal / _log2_of_ranks(m))
+        # the ideal gain changes after rank i - 1 for each i in ``changes`` (and past its
+        # last positive gain): nDCG there, with the ranking's DCG as far as it goes
+        changes = [i for i in range(1, m) if ideal[i] != ideal[i - 1]] + ([m] if m else [])
+        at = np.asarray(changes, dtype=np.int64)
+        reached = np.minimum(at - 1, n - 1)
+        terms = np.where(reached >= 0, results[np.maximum(reached, 0)] if n else 0.0, 0.0)
+        terms = list(np.asarray(terms / best[at - 1]).tolist()) if len(at) else []
+        if m and m + 1 < n:  # the ranking goes on past the ideal: its end counts once more
+            terms.append(float(results[-1]) / float(best[-1]))
+        with np.errstate(invalid="ignore"):  # no change at all: 0 / 0, as trec_eval
+            values[row] = np.float64(_in_order(np.asarray(terms))) / np.float64(len(terms))
     return values
 
 
