@@ -570,8 +570,8 @@ def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np
         changes = [i for i in range(1, m) if ideal[i] != ideal[i - 1]] + ([m] if m else [])
         at = np.asarray(changes, dtype=np.int64)
         reached = np.minimum(at - 1, n - 1)
-        terms = np.where(reached >= 0, results[np.maximum(reached, 0)] if n else 0.0, 0.0)
-        terms = list(np.asarray(terms / best[at - 1]).tolist()) if len(at) else []
+        so_far = np.where(reached >= 0, results[np.maximum(reached, 0)] if n else 0.0, 0.0)
+        terms: list[float] = (so_far / best[at - 1]).tolist() if len(at) else []
         if m and m + 1 < n:  # the ranking goes on past the ideal: its end counts once more
             terms.append(float(results[-1]) / float(best[-1]))
         with np.errstate(invalid="ignore"):  # no change at all: 0 / 0, as trec_eval
