@@ -22,26 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MEASURES", "PrefsError", "QueryPrefs", "count_query", "read_prefs", "values"]
-
-# trec_eval's preference measures, in the order it prints them
-MEASURES = (
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
-)
-COUNTS = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"}
+__all__ = ["PrefsError", "QueryPrefs", "count_query", "query_values", "read_prefs", "values"]
 
 
 class PrefsError(Exception):

@@ -10,6 +10,7 @@ values equal trec_eval's to the last bit.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -451,6 +452,20 @@ def _ideal_sequence(table: list[list[float]]) -> np.ndarray:
     return np.asarray(gains, dtype=np.float64)
 
 
+def _gain_walks(judged: JudgedRun, gains: str) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per query: its row, each rank's gain, and the ideal ranking's positive gains."""
+    pairs = _gain_pairs(gains)
+    for row, (grades, levels) in enumerate(_rankings(judged)):
+        table = _gain_table(levels, pairs)
+        yield row, _gains_at(grades, table), _ideal_sequence(table)
+
+
+def _dcg_sums(gained: np.ndarray, ideal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The DCG of the ranking and of the ideal one, cumulated rank by rank in order."""
+    results = np.cumsum(np.where(gained != 0, gained / _log2_of_ranks(len(gained)), 0.0))
+    return results, np.cumsum(ideal / _log2_of_ranks(len(ideal)))
+
+
 def _in_order(terms: np.ndarray) -> float:
     """The terms added one by one, first to last (``cumsum`` adds in order)."""
     return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
@@ -522,15 +537,10 @@ def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray
         >>> ndcg_rel(j, None, gains="").round(4).tolist()
         [0.8066]
     """
-    pairs = _gain_pairs(gains)
     values = np.zeros(judged.n_queries)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
-        table = _gain_table(levels, pairs)
-        gained = _gains_at(grades, table)
-        ideal = _ideal_sequence(table)
+    for row, gained, ideal in _gain_walks(judged, gains):
         n, m = len(gained), len(ideal)
-        results = np.cumsum(np.where(gained != 0, gained / _log2_of_ranks(n), 0.0))
-        best = np.cumsum(ideal / _log2_of_ranks(m))
+        results, best = _dcg_sums(gained, ideal)
         found = np.flatnonzero(gained > 0)
         with np.errstate(all="ignore"):
             at = best[np.minimum(found, m - 1)] if m else np.zeros(len(found))
@@ -552,15 +562,11 @@ def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np
         >>> r_ndcg(j, None, rel=1, gains="").round(4).tolist()
         [0.6799]
     """
-    pairs = _gain_pairs(gains)
     relevant = judged.n_relevant(rel)
     values = np.zeros(judged.n_queries)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
+    for row, gained, ideal in _gain_walks(judged, gains):
         if relevant[row] == 0:
             continue
-        table = _gain_table(levels, pairs)
-        gained = _gains_at(grades, table)
-        ideal = _ideal_sequence(table)
         n, m = len(gained), len(ideal)
         hit = gained != 0
         results = np.cumsum(np.where(hit, gained / _log2_of_ranks(n), 0.0))
@@ -609,12 +615,8 @@ def g_measure(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarra
         >>> g_measure(j, None, gains="").tolist()
         [1.0]
     """
-    pairs = _gain_pairs(gains)
     values = np.zeros(judged.n_queries)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
-        table = _gain_table(levels, pairs)
-        gained = _gains_at(grades, table)
-        ideal = _ideal_sequence(table)
+    for row, gained, ideal in _gain_walks(judged, gains):
         n = len(gained)
         padded = np.zeros(n)
         padded[: min(n, len(ideal))] = ideal[:n]
