@@ -170,3 +170,37 @@ def test_one_ranking_is_located_as_the_batch_locates_it(seed: int) -> None:
     assert _fields(one) == _fields(batch)
     if with_pool:
         assert _fields(one.pooled()) == _fields(batch.pooled())
+
+
+def test_ndcg_deeper_than_the_discount_table() -> None:
+    """A ranking of 3,000 docs: the discounts past the first table are made on demand."""
+    ranking = [f"d{i}" for i in range(3000)]
+    judged = {"d1499": 2, "d2998": 1, "d5": 0}
+    value = rm.evaluate({"q": judged}, {"q": ranking}, "ndcg").aggregate["ndcg"]
+    dcg = 2 / math.log2(1500 + 1) + 1 / math.log2(2999 + 1)
+    assert value == pytest.approx(dcg / (2 / math.log2(2) + 1 / math.log2(3)), rel=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_ranks_of_located_docs_equal_a_plain_sort(seed: int) -> None:
+    """Each judged doc's rank (score down, then doc id down, as trec_eval) whichever way it
+    is found: rows compared whole, rows sorted (a query with many judged docs), rows of one
+    length or of many."""
+    rng = random.Random(seed)
+    uniform = seed % 2 == 0
+    scores: dict[str, dict[str, float]] = {}
+    judgments: dict[str, dict[str, int]] = {}
+    for q in range(30):
+        length = 40 if uniform else rng.randint(1, 80)
+        docs = [f"d{rng.randrange(500):03d}" for _ in range(length * 2)]
+        docs = list(dict.fromkeys(docs))[:length]
+        scores[f"q{q}"] = {d: float(rng.choice([0.5, 0.25, rng.random()])) for d in docs}
+        heavy = q == 0  # nearly every doc judged: the sorted path
+        picked = docs if heavy else rng.sample(docs, min(len(docs), rng.randint(1, 5)))
+        judgments[f"q{q}"] = {d: 1 for d in picked}
+    qrels, run = rm.Qrels(judgments), rm.Run.from_dict(scores)
+    judged = locate_judged(qrels, run, sorted(judgments), depth=None)
+    for row, query in enumerate(sorted(judgments)):
+        order = sorted(scores[query], key=lambda d: (-scores[query][d], [-ord(c) for c in d]))
+        expected = sorted(order.index(d) for d in judgments[query])
+        assert sorted(judged.hit_ranks[judged.hit_rows == row].tolist()) == expected, query
