@@ -197,7 +197,7 @@ def test_ranks_of_located_docs_equal_a_plain_sort(seed: int) -> None:
         scores[f"q{q}"] = {d: float(rng.choice([0.5, 0.25, rng.random()])) for d in docs}
         heavy = q == 0  # nearly every doc judged: the sorted path
         picked = docs if heavy else rng.sample(docs, min(len(docs), rng.randint(1, 5)))
-        judgments[f"q{q}"] = {d: 1 for d in picked}
+        judgments[f"q{q}"] = dict.fromkeys(picked, 1)
     qrels, run = rm.Qrels(judgments), rm.Run.from_dict(scores)
     judged = locate_judged(qrels, run, sorted(judgments), depth=None)
     for row, query in enumerate(sorted(judgments)):
