@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.cli.commands import main
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, shared_file
 
 TEST_FOLDER = SHARED_DATA.parent / "tools" / "trec_eval" / "test"
 
@@ -205,3 +205,46 @@ def test_generated_inputs(
 ) -> None:
     qrels, run = _hostile(tmp_path, list(SHAPES).index(shape), **SHAPES[shape])
     _compare(trec_eval_binary, [*FLAG_SETS[flags], *MEASURES, qrels, run], capsys)
+
+
+def _run_over(qrels: Path, folder: Path, seed: int) -> Path:
+    """A run over a real qrels: for each query its judged docs and as many unjudged ones,
+    scores on a coarse grid (ties), some queries of the qrels left out."""
+    rng = random.Random(seed)
+    judged: dict[str, list[str]] = {}
+    for line in qrels.read_text().splitlines():
+        fields = line.split()
+        if len(fields) == 4:
+            judged.setdefault(fields[0], []).append(fields[2])
+    lines = []
+    for query, docs in judged.items():
+        if rng.random() < 0.1:
+            continue
+        pool = docs + [f"unjudged-{query}-{i}" for i in range(len(docs))]
+        for doc in rng.sample(pool, min(len(pool), 150)):
+            lines.append(f"{query} Q0 {doc} 0 {rng.randrange(40) / 8:.3f} synthetic\n")
+    path = folder / f"run-{qrels.stem}"
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["cacm", "qrels.dl19-passage.txt", "qrels.dl20-passage.txt", "qrels.rag24.test.txt"],
+)
+@pytest.mark.parametrize("flags", ["q", "qc", "l2", "J"], ids=str)
+def test_the_shared_data(
+    name: str,
+    flags: str,
+    tmp_path: Path,
+    trec_eval_binary: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Real judgments (CACM with its BM25 run; TREC DL 2019, 2020 and RAG 2024 passage
+    qrels with runs made over them), every measure of all_trec."""
+    if name == "cacm":
+        qrels, run = shared_file("cacm", "qrels.cacm.txt"), shared_file("cacm", "cacm-bm25.run.txt")
+    else:
+        qrels = shared_file("trec-qrels", name)
+        run = _run_over(qrels, tmp_path, seed=len(name))
+    _compare(trec_eval_binary, [*FLAG_SETS[flags], *MEASURES, str(qrels), str(run)], capsys)
