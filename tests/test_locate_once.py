@@ -204,3 +204,14 @@ def test_ranks_of_located_docs_equal_a_plain_sort(seed: int) -> None:
         order = sorted(scores[query], key=lambda d: (-scores[query][d], [-ord(c) for c in d]))
         expected = sorted(order.index(d) for d in judgments[query])
         assert sorted(judged.hit_ranks[judged.hit_rows == row].tolist()) == expected, query
+
+
+def test_judged_share_is_ir_measures_judged() -> None:
+    """Judged@k counts any judgment (a negative grade too) over the docs the top k holds:
+    ir_measures gives Judged@2 = 0.5, Judged@4 = Judged@10 = 0.75 here."""
+    qrels = {"q": {"a": 1, "b": 0, "c": -1}}
+    run = {"q": {"a": 3.0, "x": 2.0, "b": 1.5, "c": 1.0}}
+    result = rm.evaluate(qrels, run, ["Judged@2", "Judged@4", "Judged@10"])
+    assert result.aggregate == {"Judged@2": 0.5, "Judged@4": 0.75, "Judged@10": 0.75}
+    empty = rm.evaluate({"q": {"a": 1}}, rm.Run.from_lists({"q": []}), "judged@5")
+    assert empty.per_query["q"]["judged@5"] is None  # nothing retrieved: NA

@@ -332,6 +332,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "g_measure",
         "ideal_dcg",
         "inferred_ap",
+        "judged_share",
         "ndcg_gains",
         "ndcg_rel",
         "nonrelevant_judged_retrieved",

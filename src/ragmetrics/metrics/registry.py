@@ -475,7 +475,6 @@ for _name in (
     "P_avgjg",
     "Rprec_mult_avgjg",
     "recall_cut",
-    "Judged",
     "NumQ",
     "SDCG",
     "NERR8",

@@ -31,6 +31,7 @@ __all__ = [
     "g_measure",
     "ideal_dcg",
     "inferred_ap",
+    "judged_share",
     "ndcg_gains",
     "ndcg_rel",
     "nonrelevant_judged_retrieved",
@@ -744,6 +745,23 @@ def _c_log(x: float) -> float:
     return -math.inf if x == 0.0 else -math.nan
 
 
+def judged_share(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+    """ir_measures' ``Judged@k``: the docs of the top k that have a judgment (any grade,
+    negative too), over the docs the top k holds; NA for an empty ranking.
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 1, "b": -1}}, {"q": ["a", "x", "b"]})
+        >>> judged_share(j, 10).round(4).tolist()  # 2 of the 3 docs retrieved
+        [0.6667]
+    """
+    assert cutoff is not None
+    within = np.minimum(judged.lengths, cutoff).astype(np.float64)
+    found = np.bincount(judged.hit_rows[judged.hit_ranks < cutoff], minlength=judged.n_queries)
+    out = np.full(judged.n_queries, np.nan)
+    np.divide(found, within, out=out, where=within > 0)
+    return out
+
+
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
     traits.setdefault("params", (REL,))
     traits.setdefault("perfect_is_one", False)
@@ -836,6 +854,17 @@ register(
     "unj",
 )
 
+register(
+    _trec(
+        "judged",
+        judged_share,
+        Cutoff.REQUIRED,
+        "docs of the top k with a judgment / docs in the top k (ir_measures' Judged)",
+        params=(),
+        can_be_na=True,
+        counts_judged=True,
+    )
+)
 register(
     _trec(
         "gm_bpref",
