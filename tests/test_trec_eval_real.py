@@ -248,3 +248,45 @@ def test_the_shared_data(
         qrels = shared_file("trec-qrels", name)
         run = _run_over(qrels, tmp_path, seed=len(name))
     _compare(trec_eval_binary, [*FLAG_SETS[flags], *MEASURES, str(qrels), str(run)], capsys)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_preference_metrics_equal_trec_evals_qrels_prefs(
+    seed: int, tmp_path: Path, trec_eval_binary: str
+) -> None:
+    """The registered prefs_* metrics read graded judgments as trec_eval -R qrels_prefs
+    does: equal per query on runs without tied scores (where the two orders agree). Grades
+    0 outnumber the others: with fewer docs in the lowest class than relevant ones,
+    trec_eval's prefs_avgjg_Rnonrel reads past that class (docs/cli.md)."""
+    import ragmetrics as rm
+    from ragmetrics.metrics.trec import PREFERENCE_MEASURES
+
+    rng = random.Random(seed)
+    qrels_lines, run_lines = [], []
+    for q in range(15):
+        docs = [f"D{i:03d}" for i in rng.sample(range(200), 60)]
+        for doc in rng.sample(docs, 25):
+            qrels_lines.append(f"q{q} 0 {doc} {rng.choice([0, 0, 0, 0, 1, 2, 3])}\n")
+        for rank, doc in enumerate(docs[:40]):
+            run_lines.append(f"q{q} Q0 {doc} {rank} {1000 - rank + rng.random() / 2:.6f} t\n")
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(qrels_lines))
+    run.write_text("".join(run_lines))
+    done = subprocess.run(
+        [trec_eval_binary, "-q", "-R", "qrels_prefs", "-m", "all_prefs", str(qrels), str(run)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    expected = {
+        (fields[1], fields[0]): fields[2]
+        for fields in (line.split() for line in done.stdout.splitlines())
+        if fields[1] != "all"
+    }
+    names = [n.lower() for n in PREFERENCE_MEASURES]
+    result = rm.evaluate(rm.Qrels.from_trec(qrels), rm.Run.from_trec(run), names)
+    for query, values in result.per_query.items():
+        for trec_name, name in zip(PREFERENCE_MEASURES, names, strict=True):
+            value = values[name]
+            shown = str(int(value)) if trec_name.startswith("prefs_num") else f"{value:.4f}"
+            assert shown == expected[(query, trec_name)], (query, trec_name)

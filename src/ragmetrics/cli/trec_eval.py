@@ -821,8 +821,9 @@ def _read_preferences(path: str, rel_format: str) -> dict[str, list[Any]] | None
     file read as preferences); None for the other formats."""
     if rel_format not in ("prefs", "qrels_prefs"):
         return None
-    from ragmetrics.cli._trec_prefs import PrefsError, read_prefs
+    from ragmetrics.cli._trec_prefs import read_prefs
     from ragmetrics.formats._io import trec_lines
+    from ragmetrics.metrics._preferences import PrefsError
 
     def lines() -> Iterator[tuple[int, list[str]]]:
         with trec_lines(path) as pieces:
@@ -846,7 +847,7 @@ def _preference_values(
     for preferences (score down, then doc id up) and cut at -M."""
     import numpy as np
 
-    from ragmetrics.cli._trec_prefs import PrefsError, query_values
+    from ragmetrics.metrics._preferences import PrefsError, query_values
 
     names = [m.metric.partition(":")[2] for m in lines if m.preference and m.metric]
     scored = run.to_dict()

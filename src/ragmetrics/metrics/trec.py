@@ -10,13 +10,24 @@ values equal trec_eval's to the last bit.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterator
 
 import numpy as np
 
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
+from ragmetrics.metrics._preferences import Entry, count_query
+from ragmetrics.metrics._preferences import values as preference_value
 from ragmetrics.metrics.classic import bpref
-from ragmetrics.metrics.registry import REL, Aggregate, Cutoff, MetricSpec, Param, register
+from ragmetrics.metrics.registry import (
+    REL,
+    Aggregate,
+    Cutoff,
+    Kernel,
+    MetricSpec,
+    Param,
+    register,
+)
 
 __all__ = [
     "BETA",
@@ -24,6 +35,7 @@ __all__ = [
     "LEVELS",
     "MULTIPLE",
     "PERSISTENCE",
+    "PREFERENCE_MEASURES",
     "UTILITY_WEIGHTS",
     "bin_g",
     "dcg",
@@ -35,6 +47,7 @@ __all__ = [
     "ndcg_gains",
     "ndcg_rel",
     "nonrelevant_judged_retrieved",
+    "preference_kernel",
     "r_ndcg",
     "r_precision_multiple",
     "rbp",
@@ -762,6 +775,37 @@ def judged_share(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
     return out
 
 
+def preference_kernel(name: str) -> Kernel:
+    """The kernel of trec_eval's preference measure ``name`` (``prefs_simp``, ...) on graded
+    judgments: each query's grades are one group of preferences (a higher grade is preferred
+    to a lower one), as ``trec_eval -R qrels_prefs`` reads a qrels file whose second column
+    is one value; the ranking is ours (tied scores: doc id down, where trec_eval's
+    preference code puts doc id up).
+
+    Example:
+        >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["b", "a", "c"]})
+        >>> preference_kernel("prefs_simp")(j, None).tolist()  # a > b missed; a > c, b > c kept
+        [0.6666666666666666]
+    """
+
+    def kernel(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+        values = np.zeros(judged.n_queries)
+        starts = np.searchsorted(judged.hit_rows, np.arange(judged.n_queries + 1))
+        ends = np.cumsum(judged.judged_counts)
+        for row in range(judged.n_queries):
+            found = judged.hit_grades[starts[row] : starts[row + 1]].tolist()  # rank order
+            left = Counter(judged.judged_grades[ends[row] - judged.judged_counts[row] : ends[row]])
+            left.subtract(found)  # the judged docs not retrieved
+            entries: list[Entry] = [("0", "0", f"r{k}", g) for k, g in enumerate(found)]
+            entries += [("0", "0", f"u{k}", g) for k, g in enumerate(sorted(left.elements()))]
+            if entries:
+                query = count_query(entries, [f"r{k}" for k in range(len(found))])
+                values[row] = preference_value(query, name)
+        return values
+
+    return kernel
+
+
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
     traits.setdefault("params", (REL,))
     traits.setdefault("perfect_is_one", False)
@@ -909,3 +953,34 @@ for _name, _kernel, _what, _params, _aliases in (
     if _name in ("infap",):
         _traits["counts_judged"] = True
     register(_trec(_name, _kernel, Cutoff.NONE, _what, **_traits), *_aliases)
+
+# trec_eval's preference measures, in its order; the first three are counts (summed)
+PREFERENCE_MEASURES = (
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+)
+for _name in PREFERENCE_MEASURES:
+    _counted = _name.startswith("prefs_num_")
+    register(
+        _trec(
+            _name.lower(),
+            preference_kernel(_name),
+            Cutoff.NONE,
+            "preferences between graded docs kept by the ranking (trec_eval's " + _name + ")",
+            params=(),
+            counts_judged=True,
+            **({"aggregate": Aggregate.SUM, "unit_range": False} if _counted else {}),
+        )
+    )
