@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from ragmetrics._util.trec_names import PREFERENCE_MEASURES
 from ragmetrics.errors import InvalidParameterError, RagMetricsError, UnknownMetricError
 from ragmetrics.formats._rules import records
 
@@ -226,22 +227,7 @@ def _preference(name: str) -> _Family:
     )
 
 
-_PREFS_MEASURES = (
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
-)
+_PREFS_MEASURES = PREFERENCE_MEASURES
 _PREFS_COUNTS = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"}
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_LEVELS = tuple(i / 10 for i in range(11))

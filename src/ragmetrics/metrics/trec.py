@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ragmetrics._util.trec_names import PREFERENCE_MEASURES
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
 from ragmetrics.metrics._preferences import Entry, count_query
 from ragmetrics.metrics._preferences import values as preference_value
@@ -954,23 +955,6 @@ for _name, _kernel, _what, _params, _aliases in (
         _traits["counts_judged"] = True
     register(_trec(_name, _kernel, Cutoff.NONE, _what, **_traits), *_aliases)
 
-# trec_eval's preference measures, in its order; the first three are counts (summed)
-PREFERENCE_MEASURES = (
-    "prefs_num_prefs_poss",
-    "prefs_num_prefs_ful",
-    "prefs_num_prefs_ful_ret",
-    "prefs_simp",
-    "prefs_pair",
-    "prefs_avgjg",
-    "prefs_avgjg_Rnonrel",
-    "prefs_simp_ret",
-    "prefs_pair_ret",
-    "prefs_avgjg_ret",
-    "prefs_avgjg_Rnonrel_ret",
-    "prefs_simp_imp",
-    "prefs_pair_imp",
-    "prefs_avgjg_imp",
-)
 for _name in PREFERENCE_MEASURES:
     _counted = _name.startswith("prefs_num_")
     register(
