@@ -33,9 +33,7 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -1116,6 +1114,9 @@ def _local(path: str) -> Iterator[str]:
     if path != "-":
         yield path
         return
+    import shutil
+    import tempfile
+
     with tempfile.TemporaryFile(prefix="ragmetrics-") as copy:
         shutil.copyfileobj(sys.stdin.buffer, copy)
         copy.flush()
