@@ -43,7 +43,7 @@ FLAG_SETS = {
     "relstring20": ["-q", "-mrelstring.20"],
     "params": ["-q", *PARAMETERS],
     "M5": ["-q", "-M", "5"],
-    "long": ["--query_eval_wanted", "--measure", "map", "--meas=P.5"],
+    "long": ["--query_eval_wanted", "--measure", "map", "--meas=P.5", "--Output_old=x", "-o"],
     "gains": [
         "-q",
         "-mndcg.1=3,2=9,4=4.5",

@@ -466,7 +466,8 @@ def _options(argv: Sequence[str]) -> _Options:
             if len(matches) != 1:
                 raise TrecEvalError(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
             flag = _LONG[matches[0]]
-            if flag in _SHORT_WITH_VALUE:
+            # trec_eval's long -o takes a value its short form does not (and ignores it)
+            if flag in _SHORT_WITH_VALUE or flag == "o":
                 if not eq:
                     if i >= len(items):
                         raise TrecEvalError(f"{USAGE}\n(option '{item}' needs a value)", 1)
