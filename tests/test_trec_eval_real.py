@@ -290,3 +290,38 @@ def test_preference_metrics_equal_trec_evals_qrels_prefs(
             value = values[name]
             shown = str(int(value)) if trec_name.startswith("prefs_num") else f"{value:.4f}"
             assert shown == expected[(query, trec_name)], (query, trec_name)
+
+
+ARGUMENTS = [
+    [], ["-q"], ["-x", "Q", "R"], ["-m"], ["-mP.5,3", "Q", "R"], ["--meas"], ["--m=map", "Q", "R"],
+    ["Q", "R", "extra"], ["--", "Q", "R"], ["-qn", "Q", "R"], ["--nosum", "Q", "R"], ["-v"],
+    ["--version"], ["-mnosuch", "Q", "R"], ["-m", "P.", "Q", "R"], ["-M0", "Q", "R"],
+    ["-D", "0", "Q", "R"], ["-D0.301", "-q", "Q", "R"], ["-D", "0.999", "Q", "R"],
+    ["-T", "foo", "Q", "R"], ["-R", "foo", "Q", "R"], ["-m", "official", "-m", "set", "Q", "R"],
+    ["-mndcg.a=3,2=9", "Q", "R"], ["-mndcg.2", "Q", "R"], ["-mndcg.=3", "Q", "R"],
+    ["-mndcg.1=2=3", "Q", "R"], ["-mrelstring.0", "-q", "Q", "R"], ["-mrelstring.-5", "-q", "Q", "R"],
+    ["-miprec_at_recall.1.5,-0.5", "Q", "R"], ["-msuccess.1,5,10,1000000", "Q", "R"],
+    ["-mP.0", "Q", "R"], ["-mP.-1,5", "Q", "R"], ["-mP.abc", "Q", "R"], ["-mRprec_mult.0", "Q", "R"],
+    ["--Output_old_results_format", "-m", "map", "Q", "R"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("args", ARGUMENTS, ids=" ".join)
+def test_arguments_as_trec_eval_reads_them(
+    args: list[str], test_folder: Path, trec_eval_binary: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Odd, wrong and borderline arguments: the same stdout and exit code."""
+    files = {"Q": str(test_folder / "qrels.test"), "R": str(test_folder / "results.test")}
+    _compare(trec_eval_binary, [files.get(a, a) for a in args], capsys)
+
+
+def test_where_trec_eval_reads_garbage_we_refuse(
+    test_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """-M below 0 crashes trec_eval; -l below 0 counts unjudged docs as relevant outside R;
+    a flag's non-number is read as 0. Each is one line and exit 1 here (docs/cli.md)."""
+    files = [str(test_folder / "qrels.test"), str(test_folder / "results.test")]
+    for flags in (["-M", "-3"], ["-l", "-1"], ["-l", "two"]):
+        assert main(["trec_eval", *flags, *files]) == 1
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1, flags

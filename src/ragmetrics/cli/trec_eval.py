@@ -84,6 +84,8 @@ class Measure:
         length: ``relstring``'s number of docs.
         collection: the metric takes the collection's size (``-N``) as ``n_docs``.
         per_group: averaged over the judgment groups of ``-R qrels_jg``.
+        constant_zero: 0 for every query whatever the data (a recall level above 1: no
+            ranking reaches it); ``metric`` is then empty.
         preference: a measure of preference judgments (``-R prefs`` or ``qrels_prefs``),
             computed by the command (``metric`` names it).
         levels: the recall levels of an interpolated precision: on an empty ranking
@@ -101,6 +103,7 @@ class Measure:
     levels: tuple[float, ...] = ()
     per_group: bool = False
     preference: bool = False
+    constant_zero: bool = False
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,15 @@ def _levels(
         return Measure(label, metric(level), levels=(level,) * interpolated, **traits)
 
     return _Family("levels", defaults, make)
+
+
+def _recall_level(name: str, level: float) -> Measure:
+    """An ``iprec_at_recall`` line. trec_eval takes any level: below 0 it reads as 0 (the
+    same rank), above 1 no ranking reaches it (0)."""
+    label = f"{name}_{level:3.2f}"
+    if level > 1.0:
+        return Measure(label, "", levels=(level,), constant_zero=True)
+    return Measure(label, f"iprec_at_recall(level={max(level, 0.0)!r})", levels=(level,))
 
 
 def _numbers(
@@ -242,8 +254,8 @@ _FAMILIES: dict[str, _Family] = {
     "Rprec": _single("r_precision"),
     "bpref": _single("bpref"),
     "recip_rank": _single("mrr"),
-    "iprec_at_recall": _levels(
-        lambda x: f"iprec_at_recall(level={x!r})", _RECALL_LEVELS, interpolated=True
+    "iprec_at_recall": _Family(
+        "levels", _RECALL_LEVELS, lambda name, level: _recall_level(name, level)
     ),
     "P": _cutoffs("precision", _CUTOFFS),
     "relstring": _Family("numbers", (10.0,), _relstring),
@@ -359,9 +371,21 @@ def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
         return levels
     if family.kind == "numbers":
         return [(text, tuple(_c_double(p) for p in parts))]
-    if any("=" not in p for p in parts) or any(not p.partition("=")[0] for p in parts):
+    if not _well_paired(text):
         raise TrecEvalError(f"trec_eval: malformed pair parameters in '{text}'", 2)
     return [(text, tuple(parts))]
+
+
+def _well_paired(text: str) -> bool:
+    """trec_eval's check of ``name=value,...``: no two commas or two equal signs in a row
+    (counting the start as a comma), and an equal sign last of the two."""
+    last = ","
+    for char in text:
+        if char in ",=":
+            if char == last:
+                return False
+            last = char
+    return last == "="
 
 
 def measures(specs: Sequence[str]) -> list[Measure]:
@@ -535,6 +559,13 @@ def _valued(options: _Options, flag: str, value: str) -> None:
     if flag in "lMN":
         number = _integer(flag, value)
         if flag == "l":
+            if number < 0:
+                raise TrecEvalError(
+                    f"ragmetrics trec_eval: -l {number}: below 0, trec_eval counts every "
+                    f"unjudged doc retrieved as relevant, though not in R (P_k reaches 1 while "
+                    f"recall cannot); give -l 0 or more.",
+                    1,
+                )
             options.level = number
         elif flag == "M":
             options.max_docs = number
@@ -650,7 +681,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         dict.fromkeys(
             _with_collection(m, options.n_docs)
             for m in lines
-            if m.metric is not None and not m.preference
+            if m.metric is not None and not m.preference and not m.constant_zero
         )
     )
     values: dict[str, Any] = {}
@@ -675,7 +706,11 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     columns: dict[str, Any] = {}
     for line in lines:
         if line.metric is not None:
-            series = values[_with_collection(line, options.n_docs)]
+            series = (
+                np.zeros(len(query_ids))
+                if line.constant_zero
+                else values[_with_collection(line, options.n_docs)]
+            )
             if line.zero_if_missing:
                 series = np.where(missing, 0.0, series)
             if line.summary == "gm":  # C's log, value by value (numpy's may differ in a bit)
@@ -948,8 +983,10 @@ def _rankings(
     from ragmetrics.data.run import Run
 
     if options.max_docs is not None:
-        if options.max_docs < 1:
-            raise TrecEvalError(f"ragmetrics trec_eval: -M {options.max_docs}: give 1 or more.", 1)
+        if options.max_docs < 0:  # trec_eval ends in a segmentation fault
+            raise TrecEvalError(f"ragmetrics trec_eval: -M {options.max_docs}: give 0 or more.", 1)
+        if options.max_docs == 0:  # every ranking cut to nothing
+            return Run.from_dict({q: {} for q in query_ids}, name=run.name)
         run = run.truncate(options.max_docs)
     if not options.judged_only and not absent:
         return run
