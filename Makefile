@@ -35,8 +35,8 @@ test: $(STAMP)
 	$(foreach p,$(INTEGRATIONS),cd $(dir $(p)) && $(CURDIR)/$(BIN)/python -m pytest && cd $(CURDIR) &&) true
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks examples $(wildcard integrations)
-	$(BIN)/ruff format --check src tests benchmarks examples $(wildcard integrations)
+	$(BIN)/ruff check src tests benchmarks examples tools $(wildcard integrations)
+	$(BIN)/ruff format --check src tests benchmarks examples tools $(wildcard integrations)
 	$(BIN)/mypy -p ragmetrics $(if $(wildcard integrations/llama-index),-p llama_index.evaluation.ragmetrics) $(if $(wildcard integrations/langchain),-p langchain_ragmetrics)
 
 demo: $(STAMP)
