@@ -138,3 +138,57 @@ def test_grades_past_two_to_the_1023_keep_exponential_gains_finite() -> None:
     )
     # ERR: b stops with (2^1499 - 1) / 2^1500 = 1/2, then a with probability ~1 at rank 2
     assert result.aggregate["err"] == pytest.approx(0.5 + 0.5 * 1.0 / 2.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [1, 7, 300])
+def test_bootstrap_intervals_equal_resampling_query_by_query(n: int) -> None:
+    """bootstrap_cis (resamples counted once, applied to every column as one product) gives
+    the percentile interval of the means that resampling each column itself gives, with the
+    same random draws; columns of another length draw their own."""
+    rng = np.random.default_rng(n)
+    columns = [rng.normal(size=n), rng.random(n), rng.random(n + 3)]
+    for level, resamples in ((0.95, 500), (0.8, 1_500)):
+        got = stats.bootstrap_cis(columns, n_resamples=resamples, level=level, seed=4)
+        for column, (low, high) in zip(columns, got, strict=True):
+            size = len(column)
+            draw = np.random.default_rng(4)
+            rows = max(1, min(resamples, (1 << 21) // size))
+            means = []
+            for done in range(0, resamples, rows):
+                take = min(rows, resamples - done)
+                picked = draw.integers(0, size, size=(take, size), dtype=np.uint32)
+                means.append(column[picked].mean(axis=1))
+            tail = (1 - level) / 2
+            expected = np.quantile(np.concatenate(means), [tail, 1 - tail])
+            assert np.allclose([low, high], expected, rtol=1e-12, atol=1e-15)
+        alone = stats.bootstrap_ci(columns[0], n_resamples=resamples, level=level, seed=4)
+        assert np.allclose(alone, got[0], rtol=1e-12)  # the same draws (a product's last bit)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_bootstrap_interval_is_the_test_inverted(seed: int) -> None:
+    """The bootstrap interval holds exactly the mean differences its own test does not
+    reject: the test's p-value, computed from the definition on the same resamples, is at
+    least alpha at each bound and below alpha just past it."""
+    rng = np.random.default_rng(seed)
+    d = rng.normal(0.1, 1.0, size=rng.integers(5, 60))
+    alpha, resamples = [0.05, 0.1, 0.3][seed % 3], 999
+    extremes = stats._bootstrap_extremes(d, resamples, seed)
+    draw = np.random.default_rng(seed)
+    centred = d - d.mean()
+    naive = np.concatenate(
+        [
+            np.abs(centred[draw.integers(0, len(d), size=(size, len(d)))].mean(axis=1))
+            for size in stats._batches(resamples)
+        ]
+    )
+    assert np.array_equal(extremes, naive)
+
+    def p_at(delta: float) -> float:
+        return (int((extremes >= abs(d.mean() - delta)).sum()) + 1) / (resamples + 1)
+
+    p, low, high = stats._bootstrap(d, alpha, resamples, seed)
+    assert p == p_at(0.0) or abs(p - p_at(0.0)) <= 1 / (resamples + 1)
+    step = 1e-9 * max(1.0, abs(high - low))
+    assert p_at(low + step) >= alpha and p_at(high - step) >= alpha
+    assert p_at(low - step) < alpha and p_at(high + step) < alpha
