@@ -141,7 +141,7 @@ def test_grades_past_two_to_the_1023_keep_exponential_gains_finite() -> None:
     assert result.aggregate["err"] == pytest.approx(0.5 + 0.5 * 1.0 / 2.0, rel=1e-12)
 
 
-@pytest.mark.parametrize("n", [1, 7, 300])
+@pytest.mark.parametrize("n", [1, 7, 300, 3000])  # 3,000: resamples drawn in several blocks
 def test_bootstrap_intervals_equal_resampling_query_by_query(n: int) -> None:
     """bootstrap_cis (resamples counted once, applied to every column as one product) gives
     the percentile interval of the means that resampling each column itself gives, with the
