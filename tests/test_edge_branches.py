@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import re
 import string
 from pathlib import Path
 
@@ -233,3 +234,20 @@ def test_the_randomization_interval_is_the_test_inverted(seed: int) -> None:
     p, plow, phigh = stats.paired_interval(d, np.zeros(len(d)), test="randomization",
                                            alpha=alpha, n_resamples=2_000, seed=seed)  # fmt: skip
     assert (plow <= 0.0 <= phigh) == (p >= alpha)
+
+
+@pytest.mark.parametrize("where", [1, 2, 3_001, 250_000])
+def test_a_bad_line_is_named_by_its_number_however_far_in(where: int, tmp_path: Path) -> None:
+    """A control character, or a line past the length limit, at line ``where`` of a long
+    file: every reader names that line, whichever piece of the file it falls in."""
+    from ragmetrics.formats._rules import MAX_LINE_BYTES
+
+    good = [f"q{i % 97} Q0 d{i} 1 {1 / (i + 1):.6f} t\n" for i in range(where + 5)]
+    for bad in ("q1 Q0 d\x07x 1 0.5 t\n", "q1 Q0 " + "d" * (MAX_LINE_BYTES + 10) + " 1 0.5 t\n"):
+        lines = list(good)
+        lines[where - 1] = bad
+        path = tmp_path / "run.txt"
+        path.write_text("".join(lines))
+        with pytest.raises(rm.InputFormatError) as raised:
+            rm.Run.from_trec(path)
+        assert re.search(rf"\bline {where}\b", str(raised.value)), str(raised.value)[:200]
