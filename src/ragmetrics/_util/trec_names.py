@@ -1,7 +1,7 @@
 """Names of trec_eval's measures that both the metrics and the command line need, kept here
 where importing them loads nothing else (the command line builds its tables before numpy)."""
 
-__all__ = ["PREFERENCE_MEASURES"]
+__all__ = ["PREFERENCE_COUNTS", "PREFERENCE_MEASURES"]
 
 # trec_eval's preference measures, in the order it prints them; the first three are counts
 PREFERENCE_MEASURES = (
@@ -20,3 +20,5 @@ PREFERENCE_MEASURES = (
     "prefs_pair_imp",
     "prefs_avgjg_imp",
 )
+# the ones that count preferences (summed over queries, printed as integers)
+PREFERENCE_COUNTS = frozenset(PREFERENCE_MEASURES[:3])

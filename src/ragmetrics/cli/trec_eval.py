@@ -39,9 +39,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ragmetrics._util.trec_names import PREFERENCE_MEASURES
+from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
 from ragmetrics.errors import InvalidParameterError, RagMetricsError, UnknownMetricError
-from ragmetrics.formats._rules import records
+from ragmetrics.formats._rules import ascii_int, records
 
 __all__ = [
     "Measure",
@@ -118,7 +118,6 @@ class _Family:
     kind: str
     defaults: tuple[Any, ...]
     make: Callable[[str, Any], Measure]
-    computed: bool = True
 
 
 def _single(metric: str, **traits: Any) -> _Family:
@@ -132,15 +131,9 @@ def _cutoffs(base: str, defaults: tuple[int, ...], **traits: Any) -> _Family:
     return _Family("cutoffs", defaults, make)
 
 
-def _levels(
-    metric: Callable[[float], str],
-    defaults: tuple[float, ...],
-    interpolated: bool = False,
-    **traits: Any,
-) -> _Family:
+def _levels(metric: Callable[[float], str], defaults: tuple[float, ...], **traits: Any) -> _Family:
     def make(name: str, level: Any) -> Measure:
-        label = f"{name}_{level:3.2f}"
-        return Measure(label, metric(level), levels=(level,) * interpolated, **traits)
+        return Measure(f"{name}_{level:3.2f}", metric(level), **traits)
 
     return _Family("levels", defaults, make)
 
@@ -205,10 +198,6 @@ def _rbp(base: str, with_gains: bool) -> Callable[[str, float | None], str]:
     return metric
 
 
-def _not_computed(kind: str = "none") -> _Family:
-    return _Family(kind, (), lambda name, _: Measure(name, None), computed=False)
-
-
 def _utility(values: tuple[float, ...]) -> str:
     weights = (list(values) + [0.0] * 4)[:4]
     names = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
@@ -223,7 +212,7 @@ def _relstring(name: str, given: Any) -> Measure:
 
 def _preference(name: str) -> _Family:
     """A preference measure (``-R prefs``): computed by the command, not a metric."""
-    counted = name in _PREFS_COUNTS
+    counted = name in PREFERENCE_COUNTS
     return _Family(
         "none",
         (),
@@ -237,8 +226,6 @@ def _preference(name: str) -> _Family:
     )
 
 
-_PREFS_MEASURES = PREFERENCE_MEASURES
-_PREFS_COUNTS = {"prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret"}
 _CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 _RECALL_LEVELS = tuple(i / 10 for i in range(11))
 
@@ -288,7 +275,7 @@ _FAMILIES: dict[str, _Family] = {
     "set_map": _single("set_ap"),
     "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
     "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
-    **{name: _preference(name) for name in _PREFS_MEASURES},
+    **{name: _preference(name) for name in PREFERENCE_MEASURES},
     "map_avgjg": _single("map", per_group=True),
     "P_avgjg": _cutoffs("precision", _CUTOFFS, per_group=True),
     "Rprec_mult_avgjg": _levels(
@@ -314,8 +301,8 @@ _SETS: dict[str, tuple[str, ...]] = {
     "set": tuple(_SET.split()),
     "all_trec": tuple(_ALL_TREC.split()),
     "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
-    "all_prefs": ("runid", "num_q", *_PREFS_MEASURES),
-    "prefs": ("runid", "num_q", *_PREFS_MEASURES[:6]),
+    "all_prefs": ("runid", "num_q", *PREFERENCE_MEASURES),
+    "prefs": ("runid", "num_q", *PREFERENCE_MEASURES[:6]),
 }
 
 
@@ -409,14 +396,6 @@ def measures(specs: Sequence[str]) -> list[Measure]:
             marked.add(name)
         else:
             raise TrecEvalError(f"trec_eval: illegal measure '{spec}'", 1)
-    missing = [n for n in _FAMILIES if n in marked and not _FAMILIES[n].computed]
-    if missing:
-        raise TrecEvalError(
-            "ragmetrics trec_eval: not computed yet: "
-            + ", ".join(missing)
-            + ". Name the measures you need, e.g. -m official -m ndcg_cut -m set_F.",
-            1,
-        )
     lines: list[Measure] = []
     for name, family in _FAMILIES.items():
         if name in marked:
@@ -587,15 +566,14 @@ def _valued(options: _Options, flag: str, value: str) -> None:
 
 def _integer(flag: str, value: str) -> int:
     """A flag's integer; where trec_eval reads ``-l abc`` as 0, we refuse (docs/cli.md)."""
-    text = value.strip()
-    digits = text[1:] if text[:1] in "+-" else text
-    if not digits.isascii() or not digits.isdigit():
+    number = ascii_int(value)
+    if number is None:
         raise TrecEvalError(
             f"ragmetrics trec_eval: -{flag} {value!r} is not an integer (trec_eval would read "
             f"it as {_c_long(value)}); give a whole number, e.g. -{flag} 2.",
             1,
         )
-    return int(text)
+    return number
 
 
 def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
@@ -893,7 +871,7 @@ def _read_groups(path: str) -> dict[str, list[dict[str, int]]]:
     with trec_lines(path) as pieces:
         for first, lines, _ in pieces:
             for number, fields in records(lines, first):
-                if len(fields) != 4 or not _is_whole(fields[3]):
+                if len(fields) != 4 or ascii_int(fields[3]) is None:
                     raise TrecEvalError(
                         f"ragmetrics trec_eval: {path}, line {number}: a qrels_jg line is "
                         f"'query group doc grade' with a whole-number grade; got {fields!r}.",
@@ -902,11 +880,6 @@ def _read_groups(path: str) -> dict[str, list[dict[str, int]]]:
                 query, group, doc, grade = fields
                 table.setdefault(query, {}).setdefault(group, {})[doc] = int(grade)
     return {q: [groups[g] for g in sorted(groups)] for q, groups in table.items()}
-
-
-def _is_whole(text: str) -> bool:
-    digits = text[1:] if text[:1] in "+-" else text
-    return digits.isascii() and digits.isdigit()
 
 
 def _union(groups: dict[str, list[dict[str, int]]]) -> Any:
@@ -1077,7 +1050,7 @@ def _help(specs: list[str]) -> Iterator[str]:
     names = [s.partition(".")[0] for s in specs] or list(_FAMILIES)
     for name in names:
         family = _FAMILIES.get(name)
-        if family is None or not family.computed:
+        if family is None:
             continue
         line = family.make(name, _parameters(name, family, None)[0])
         if name in _SAID:

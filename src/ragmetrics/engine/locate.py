@@ -204,9 +204,11 @@ class JudgedRun:
 
     def _group_first_ranks(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
         evidence = self.evidence
-        given = np.zeros(self.n_queries, dtype=bool) if evidence is None else evidence.given
-        n_groups = np.where(given, 0 if evidence is None else evidence.n_given, 0)
-        n_groups = np.where(given, n_groups, self.n_relevant(rel))
+        if evidence is None:
+            given, n_groups = np.zeros(self.n_queries, dtype=bool), self.n_relevant(rel)
+        else:
+            given = evidence.given
+            n_groups = np.where(given, evidence.n_given, self.n_relevant(rel))
         width = int(n_groups.max()) if self.n_queries else 0
         first = np.full((self.n_queries, max(width, 1)), np.inf)
         if evidence is not None and len(evidence.member_hits):

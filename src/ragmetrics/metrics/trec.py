@@ -15,8 +15,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ragmetrics._util.trec_names import PREFERENCE_MEASURES
+from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
+from ragmetrics.formats._rules import ascii_int
 from ragmetrics.metrics._preferences import Entry, count_query
 from ragmetrics.metrics._preferences import values as preference_value
 from ragmetrics.metrics.classic import bpref
@@ -398,16 +399,11 @@ def _gain_pairs(text: str) -> list[tuple[str, float]]:
     return pairs
 
 
-def _is_integer(text: str) -> bool:
-    digits = text[1:] if text[:1] in "+-" else text
-    return bool(digits) and digits.isascii() and digits.isdigit()
-
-
 def _gain_table(levels: np.ndarray, pairs: list[tuple[str, float]]) -> list[list[float]]:
     """``[grade, gain, docs judged at that grade]`` rows, ascending by gain as trec_eval
     orders them (its comparison keeps the integer part of the difference, so gains closer
     than 1 keep their order: given pairs first, then the other grades from 0 up)."""
-    table: list[list[float]] = [[int(g), gain, 0] for g, gain in pairs if _is_integer(g)]
+    table: list[list[float]] = [[int(g), gain, 0] for g, gain in pairs if ascii_int(g) is not None]
     for grade, count in enumerate(levels.tolist()):
         for row in table:
             if row[0] == grade:
@@ -486,17 +482,13 @@ def _in_order(terms: np.ndarray) -> float:
     return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
 
 
-def _dcg_walk(
-    grades: np.ndarray, levels: np.ndarray, pairs: list[tuple[str, float]]
-) -> tuple[float, float]:
-    """DCG of the ranking and of the ideal one, added rank by rank as trec_eval adds them
-    (the ideal only while its gain is positive)."""
-    table = _gain_table(levels, pairs)
-    gained = _gains_at(grades, table)
-    ideal = _ideal_sequence(table)
-    hit = gained != 0
-    results = _in_order(gained[hit] / _log2_of_ranks(len(gained))[hit])
-    return results, _in_order(ideal / _log2_of_ranks(len(ideal)))
+def _dcg_totals(judged: JudgedRun, gains: str) -> Iterator[tuple[int, float, float]]:
+    """Per query: its row, the DCG of its ranking and of the ideal one, added rank by rank
+    as trec_eval adds them (the ideal only while its gain is positive)."""
+    for row, gained, ideal in _gain_walks(judged, gains):
+        hit = gained != 0
+        results = _in_order(gained[hit] / _log2_of_ranks(len(gained))[hit])
+        yield row, results, _in_order(ideal / _log2_of_ranks(len(ideal)))
 
 
 def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -509,10 +501,8 @@ def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarr
         >>> ndcg_gains(j, None, gains="1:3;2:1").round(6).tolist()  # a is worth 3 here
         [1.0]
     """
-    pairs = _gain_pairs(gains)
     values = np.zeros(judged.n_queries)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
-        results, best = _dcg_walk(grades, levels, pairs)
+    for row, results, best in _dcg_totals(judged, gains):
         if best > 0.0:
             values[row] = results / best
     return values
@@ -526,8 +516,7 @@ def dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
         >>> dcg(j, None, gains="").tolist()  # 2 / log2(3)
         [1.261859507142915]
     """
-    pairs = _gain_pairs(gains)
-    return np.array([_dcg_walk(g, lv, pairs)[0] for g, lv in _rankings(judged)], dtype=np.float64)
+    return np.array([results for _, results, _ in _dcg_totals(judged, gains)], dtype=np.float64)
 
 
 def ideal_dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -538,8 +527,7 @@ def ideal_dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarra
         >>> ideal_dcg(j, None, gains="").tolist()  # 2 / 1 + 1 / log2(3)
         [2.6309297535714578]
     """
-    pairs = _gain_pairs(gains)
-    return np.array([_dcg_walk(g, lv, pairs)[1] for g, lv in _rankings(judged)], dtype=np.float64)
+    return np.array([best for _, _, best in _dcg_totals(judged, gains)], dtype=np.float64)
 
 
 def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -583,9 +571,7 @@ def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np
         if relevant[row] == 0:
             continue
         n, m = len(gained), len(ideal)
-        hit = gained != 0
-        results = np.cumsum(np.where(hit, gained / _log2_of_ranks(n), 0.0))
-        best = np.cumsum(ideal / _log2_of_ranks(m))
+        results, best = _dcg_sums(gained, ideal)
         # the ideal gain changes after rank i - 1 for each i in ``changes`` (and past its
         # last positive gain): nDCG there, with the ranking's DCG as far as it goes
         changes = [i for i in range(1, m) if ideal[i] != ideal[i - 1]] + ([m] if m else [])
@@ -956,7 +942,7 @@ for _name, _kernel, _what, _params, _aliases in (
     register(_trec(_name, _kernel, Cutoff.NONE, _what, **_traits), *_aliases)
 
 for _name in PREFERENCE_MEASURES:
-    _counted = _name.startswith("prefs_num_")
+    _counted = _name in PREFERENCE_COUNTS
     register(
         _trec(
             _name.lower(),
