@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.engine.evaluation import evaluate
     from ragmetrics.engine.result import Counts, EvaluationResult
     from ragmetrics.engine.stream import evaluate_stream
+    from ragmetrics.fusion import fuse, optimize_fusion
     from ragmetrics.metrics import list_metrics
 
 # Where each other public name lives. `import ragmetrics` loads none of them (the errors
@@ -54,6 +55,7 @@ _HOMES = {
     "ragmetrics.data.run": ("Run",),
     "ragmetrics.analysis.sensitivity": ("RobustnessResult", "robustness"),
     "ragmetrics.engine.stream": ("evaluate_stream",),
+    "ragmetrics.fusion": ("fuse", "optimize_fusion"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -103,6 +105,8 @@ __all__ = [
     "diagnose",
     "evaluate",
     "evaluate_stream",
+    "fuse",
     "list_metrics",
+    "optimize_fusion",
     "robustness",
 ]

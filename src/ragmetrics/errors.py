@@ -25,6 +25,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingKeyError",
     "MissingQueryError",
+    "QueryMismatchWarning",
     "RagMetricsError",
     "RagMetricsWarning",
     "RetrievalFailedWarning",
@@ -97,6 +98,11 @@ class UndefinedMetricWarning(RagMetricsWarning):
 
 class IdMismatchWarning(RagMetricsWarning):
     """The ids of the run and the qrels do not meet: the numbers are zeros by construction."""
+
+
+class QueryMismatchWarning(RagMetricsWarning):
+    """Runs combined together (fusion) answer different sets of queries: each query is
+    combined from the runs that answer it, which is rarely what was meant."""
 
 
 class RetrievalFailedWarning(RagMetricsWarning):

@@ -422,6 +422,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             zip(ranked.query_ids, map(dict, map(zip, ranked.tuples(), self._score_lists())))
         )
 
+    def ranked_columns(self) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray | None]:
+        """The rankings as flat columns: the query ids, how many docs each ranks, every doc
+        id best first query by query, and their scores (``None`` for a run from lists)."""
+        ranked = self._ranked_store()
+        return ranked.query_ids, ranked.lengths, ranked.flat_docs(), ranked.values
+
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [doc_id, ...]}``, best first."""
         ranked = self._ranked_store()

@@ -1,0 +1,702 @@
+"""The fusion methods: one registered :class:`FusionMethod` each, named as ranx names them.
+
+A method's ``combine`` turns the runs' rows (normalized) into one fused score per
+candidate. Score-based methods (CombSUM and its family, the weighted sums) add up each run's
+score of a doc, counting a run that missed it as 0; rank-based ones first give each ranked
+doc a score from its rank (``1 / (k + rank)`` for RRF, a learned probability for ProbFuse)
+and then add those up. Sums run over the runs in the order given, so values agree with
+ranx's to the last bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import product
+from typing import Any
+
+import numpy as np
+
+from ragmetrics._util.arrays import offsets_of
+from ragmetrics._util.registries import add_entry
+from ragmetrics.errors import InvalidParameterError
+from ragmetrics.fusion import _train
+from ragmetrics.fusion._table import Rows, Table, positions
+
+__all__ = [
+    "FUSION_METHODS",
+    "REQUIRED",
+    "FusionMethod",
+    "fusion_method",
+    "register_fusion_method",
+]
+
+REQUIRED = object()  # a parameter without a default
+
+Combine = Callable[[Table, list[Rows], dict[str, Any]], np.ndarray]
+Grid = Callable[[int, dict[str, Any]], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class FusionMethod:
+    """A registered fusion method.
+
+    ``params``: its parameters and defaults (:data:`REQUIRED` where none). ``grid``: the
+    trials :func:`optimize_fusion` tries (from the number of runs and the caller's grid
+    settings, such as ``step``). ``trained``: the parameters learned from judged queries
+    (ProbFuse's probabilities); ``uses_scores``: whether it reads scores (else only ranks).
+    """
+
+    name: str
+    summary: str
+    reference: str
+    combine: Combine
+    params: Mapping[str, Any] = field(default_factory=dict)
+    grid: Grid | None = None
+    grid_settings: Mapping[str, Any] = field(default_factory=dict)
+    trained: tuple[str, ...] = ()
+    uses_scores: bool = False
+
+
+FUSION_METHODS: dict[str, FusionMethod] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_fusion_method(method: FusionMethod, *aliases: str) -> FusionMethod:
+    """Add a method (under its name and ``aliases``) to :data:`FUSION_METHODS`."""
+    add_entry(FUSION_METHODS, method.name, method, "a fusion method")
+    for alias in aliases:
+        _ALIASES[alias] = method.name
+    return method
+
+
+def fusion_method(name: str) -> FusionMethod | None:
+    """The method called ``name`` (or one of its aliases), else None."""
+    return FUSION_METHODS.get(_ALIASES.get(name, name))
+
+
+# --- columns: one value per candidate ----------------------------------------------------
+
+
+def _column(table: Table, rows: Rows, per_row: np.ndarray, fill: float = 0.0) -> np.ndarray:
+    column = np.full(table.n_cand, fill)
+    column[rows.cand] = per_row
+    return column
+
+
+def _present(table: Table, rows: Rows) -> np.ndarray:
+    mask = np.zeros(table.n_cand, dtype=bool)
+    mask[rows.cand] = True
+    return mask
+
+
+def _values(rows: Rows) -> np.ndarray:
+    assert rows.values is not None
+    return rows.values
+
+
+def _per_count(counts: np.ndarray, of: Callable[[int], float]) -> np.ndarray:
+    """``of(count)`` for each candidate's count of runs, computed once per distinct count
+    with Python's math (numpy's vector log may differ from libm's in the last bit)."""
+    table = np.array([of(c) if c else 0.0 for c in range(int(counts.max(initial=0)) + 1)])
+    result: np.ndarray = table[counts]
+    return result
+
+
+def _sum_and_count(
+    table: Table, runs: list[Rows], per_run: list[np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    total = np.zeros(table.n_cand)
+    count = np.zeros(table.n_cand, dtype=np.int64)
+    for rows, values in zip(runs, per_run, strict=True):
+        total += _column(table, rows, values)
+        count += _present(table, rows)
+    return total, count
+
+
+def _scores_of(runs: list[Rows]) -> list[np.ndarray]:
+    return [_values(rows) for rows in runs]
+
+
+def _weights(params: dict[str, Any], n: int) -> list[float]:
+    weights = params["weights"]
+    return [1.0 / n] * n if weights is None else [float(w) for w in weights]
+
+
+# --- score-based -------------------------------------------------------------------------
+
+
+def _comb_sum(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    return _sum_and_count(table, runs, _scores_of(runs))[0]
+
+
+def _comb_mnz(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _scores_of(runs))
+    result: np.ndarray = total * count
+    return result
+
+
+def _comb_anz(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _scores_of(runs))
+    result: np.ndarray = total / count
+    return result
+
+
+def _comb_gmnz(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _scores_of(runs))
+    gamma = float(params["gamma"])
+    result: np.ndarray = total * _per_count(count, lambda c: float(c) ** gamma)
+    return result
+
+
+def _stacked(table: Table, runs: list[Rows]) -> np.ndarray:
+    """Runs x candidates, NaN where a run missed the doc."""
+    return np.stack([_column(table, rows, _values(rows), np.nan) for rows in runs])
+
+
+def _comb_max(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    result: np.ndarray = np.nanmax(_stacked(table, runs), axis=0)
+    return result
+
+
+def _comb_min(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    result: np.ndarray = np.nanmin(_stacked(table, runs), axis=0)
+    return result
+
+
+def _comb_med(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    stacked = np.sort(_stacked(table, runs), axis=0)  # NaN last
+    count = np.sum(~np.isnan(stacked), axis=0)
+    cols = np.arange(stacked.shape[1])
+    low = stacked[(count - 1) // 2, cols]
+    high = stacked[count // 2, cols]
+    result: np.ndarray = np.where(count % 2 == 1, low, (low + high) / 2)
+    return result
+
+
+def _wsum(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total = np.zeros(table.n_cand)
+    for rows, weight in zip(runs, _weights(params, len(runs)), strict=True):
+        total += weight * _column(table, rows, _values(rows))
+    return total
+
+
+def _wmnz(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total = np.zeros(table.n_cand)
+    weight_total = np.zeros(table.n_cand)
+    for rows, weight in zip(runs, _weights(params, len(runs)), strict=True):
+        total += _column(table, rows, _values(rows))
+        weight_total += np.where(_present(table, rows), weight, 0.0)
+    return total * weight_total
+
+
+def _mixed(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    weights = _weights(params, len(runs))
+    weighted = [_values(rows) * weight for rows, weight in zip(runs, weights, strict=True)]
+    total, count = _sum_and_count(table, runs, weighted)
+    result: np.ndarray = total * _per_count(count, math.sqrt)
+    return result
+
+
+# --- rank-based --------------------------------------------------------------------------
+
+
+def _by_rank(
+    table: Table, runs: list[Rows], score: Callable[[Rows, np.ndarray, int], np.ndarray]
+) -> list[np.ndarray]:
+    """Each run's rows scored from their ranks: ``score(rows, ranks, run_index)``."""
+    return [score(rows, positions(rows.lengths), i) for i, rows in enumerate(runs)]
+
+
+def _integer_powers(base: float, exponents: np.ndarray) -> np.ndarray:
+    """``base ** e`` by repeated squaring, the way compiled integer powers are taken (ranx's
+    RBC): it can differ from ``pow`` in the last bit."""
+    result = np.ones(len(exponents))
+    left = exponents.copy()
+    big = left > 0x10000
+    if big.any():
+        result[big] = np.power(base, left[big].astype(np.float64))
+        left[big] = 0
+    factor = float(base)
+    while left.any():
+        odd = (left & 1).astype(bool)
+        result[odd] *= factor
+        left >>= 1
+        factor *= factor
+    return result
+
+
+def _isr_scores(rows: Rows, ranks: np.ndarray, i: int) -> np.ndarray:
+    result: np.ndarray = 1 / (ranks + 1) ** 2
+    return result
+
+
+def _isr(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _by_rank(table, runs, _isr_scores))
+    result: np.ndarray = total * count
+    return result
+
+
+def _log_isr(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _by_rank(table, runs, _isr_scores))
+    result: np.ndarray = total * _per_count(count, math.log)
+    return result
+
+
+def _logn_isr(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total, count = _sum_and_count(table, runs, _by_rank(table, runs, _isr_scores))
+    sigma = float(params["sigma"])
+    result: np.ndarray = total * _per_count(count, lambda c: math.log(c + sigma))
+    return result
+
+
+def _rrf(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    k = params["k"]
+    per_run = _by_rank(table, runs, lambda rows, ranks, i: 1 / (k + ranks + 1))
+    return _sum_and_count(table, runs, per_run)[0]
+
+
+def _rbc(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    phi = float(params["phi"])
+    per_run = _by_rank(table, runs, lambda rows, ranks, i: (1 - phi) * _integer_powers(phi, ranks))
+    return _sum_and_count(table, runs, per_run)[0]
+
+
+def _borda_points(table: Table, runs: list[Rows]) -> list[np.ndarray]:
+    """Per run, every candidate's Borda points: ``n - rank`` for a ranked doc (n the query's
+    candidates), ``(n - m + 1) / 2`` for the others (m the docs the run ranked)."""
+    n = table.cand_lengths
+    points = []
+    for rows in runs:
+        unranked = np.repeat((n - rows.lengths + 1) / 2, n)
+        ranked = np.repeat(n, rows.lengths) - positions(rows.lengths)
+        unranked[rows.cand] = ranked
+        points.append(unranked)
+    return points
+
+
+def _bordafuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total = np.zeros(table.n_cand)
+    for points in _borda_points(table, runs):
+        total += points
+    return total
+
+
+def _w_bordafuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    total = np.zeros(table.n_cand)
+    weights = _weights(params, len(runs))
+    for points, weight in zip(_borda_points(table, runs), weights, strict=True):
+        total += weight * points
+    return total
+
+
+def _condorcet_of(table: Table, runs: list[Rows], weights: Sequence[float] | None) -> np.ndarray:
+    """Condorcet fusion: doc x goes before doc y when the runs ranking x above y outvote
+    those ranking y above x (a doc a run missed ranks below all it ranked). Docs are ordered
+    by how many others they beat, ties by their summed ranks, then by doc id, descending;
+    the fused score is ``n - place`` (n candidates). Where the majorities form an order
+    (no tie, no cycle) this is the order every Condorcet sort finds."""
+    n_cand = table.n_cand
+    unranked = np.iinfo(np.int64).max // 4
+    ranks = np.full((len(runs), n_cand), unranked, dtype=np.int64)
+    for r, rows in enumerate(runs):
+        ranks[r, rows.cand] = positions(rows.lengths)
+    weight = np.ones(len(runs)) if weights is None else np.asarray(weights, dtype=np.float64)
+    scores = np.zeros(n_cand)
+    bounds = offsets_of(table.cand_lengths).tolist()
+    docs = table.docs
+    for q in range(len(table.cand_lengths)):
+        start, end = bounds[q], bounds[q + 1]
+        n = end - start
+        if not n:
+            continue
+        block = ranks[:, start:end]
+        above = block[:, :, None] < block[:, None, :]  # run r ranks x above y
+        votes = np.tensordot(weight, above.astype(np.float64), axes=1)
+        beats = (votes > votes.T).sum(axis=1)
+        summed = np.minimum(block, n).sum(axis=0)
+        order_of_ids = np.argsort(np.argsort(docs[start:end], kind="stable"), kind="stable")
+        order = np.lexsort((-order_of_ids, summed, -beats))
+        scores[start + order] = n - np.arange(n)
+    return scores
+
+
+def _condorcet(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    return _condorcet_of(table, runs, None)
+
+
+def _w_condorcet(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    return _condorcet_of(table, runs, _weights(params, len(runs)))
+
+
+# --- trained ------------------------------------------------------------------------------
+
+
+def _learned(
+    params: dict[str, Any], name: str, n_runs: int, *, scalar: bool = False
+) -> list[np.ndarray]:
+    """What a trained method learned, one entry per run (an array, or a number)."""
+    learned = list(params[name])
+    if len(learned) != n_runs:
+        raise InvalidParameterError(
+            f"'{name}' holds what was learned for {len(learned)} runs; {n_runs} runs are "
+            f"fused. Learn it again with optimize_fusion on these runs, in this order."
+        )
+    return [
+        np.atleast_1d(np.asarray(x, dtype=np.float64))
+        if scalar
+        else np.asarray(x, dtype=np.float64)
+        for x in learned
+    ]
+
+
+def _probfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    probs = _learned(params, "probs", len(runs))
+
+    def score(rows: Rows, ranks: np.ndarray, i: int) -> np.ndarray:
+        segments = len(probs[i])
+        size = np.repeat(-(-rows.lengths // segments), rows.lengths)
+        part = ranks // np.maximum(size, 1)
+        result: np.ndarray = probs[i][part] / (part + 1)
+        return result
+
+    return _sum_and_count(table, runs, _by_rank(table, runs, score))[0]
+
+
+def _segfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    probs = _learned(params, "probs", len(runs))
+    bounds = _train.SEGFUSE_BOUNDS
+
+    def score(rows: Rows, ranks: np.ndarray, i: int) -> np.ndarray:
+        inside = ranks < bounds[-1]
+        part = np.searchsorted(bounds, np.minimum(ranks, bounds[-1] - 1), side="right") - 1
+        prob = np.where(inside, probs[i][part], 0.0)
+        result: np.ndarray = prob * (_values(rows) + 1)
+        return result
+
+    return _sum_and_count(table, runs, _by_rank(table, runs, score))[0]
+
+
+def _posfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    probs = _learned(params, "probs", len(runs))
+
+    def score(rows: Rows, ranks: np.ndarray, i: int) -> np.ndarray:
+        known = probs[i]
+        result: np.ndarray = (
+            np.where(ranks < len(known), known[np.minimum(ranks, max(len(known) - 1, 0))], 0.0)
+            if len(known)
+            else np.zeros(len(ranks))
+        )
+        return result
+
+    return _sum_and_count(table, runs, _by_rank(table, runs, score))[0]
+
+
+def _window_means(probs: np.ndarray, w: int, n: int) -> np.ndarray:
+    """For each rank p of a ranking of n docs: the mean of the learned probabilities from
+    rank p - w to p + w (cut to the ranking and to the ranks learned), added in order."""
+    p = np.arange(n)
+    low = np.maximum(p - w, 0)
+    high = np.minimum(p + w, n - 1)
+    width = 2 * w + 1
+    index = low[:, None] + np.arange(width)[None, :]
+    inside = (index <= high[:, None]) & (index < len(probs))
+    padded = np.where(inside, probs[np.minimum(index, max(len(probs) - 1, 0))], 0.0)
+    sums = np.cumsum(padded, axis=1)[:, -1] if width else np.zeros(n)
+    result: np.ndarray = sums / (high - low + 1)
+    return result
+
+
+def _slidefuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    probs = _learned(params, "probs", len(runs))
+    w = int(params["w"])
+
+    def score(rows: Rows, ranks: np.ndarray, i: int) -> np.ndarray:
+        out = np.zeros(len(ranks))
+        if not len(probs[i]):
+            return out
+        lengths = np.repeat(rows.lengths, rows.lengths)
+        for n in np.unique(lengths).tolist():
+            here = lengths == n
+            out[here] = _window_means(probs[i], w, n)[ranks[here]]
+        return out
+
+    return _sum_and_count(table, runs, _by_rank(table, runs, score))[0]
+
+
+_MISSING_ODDS = math.log(0.001 / 0.999)
+
+
+def _bayesfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    odds = _learned(params, "log_odds", len(runs))
+    total = np.zeros(table.n_cand)
+    for i, rows in enumerate(runs):
+        ranks = positions(rows.lengths)
+        known = odds[i]
+        here = np.where(ranks < len(known), known[np.minimum(ranks, len(known) - 1)], _MISSING_ODDS)
+        total += _column(table, rows, here, _MISSING_ODDS)
+    return total
+
+
+def _mapfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
+    maps = [float(m[0]) for m in _learned(params, "map_scores", len(runs), scalar=True)]
+    per_run = _by_rank(table, runs, lambda rows, ranks, i: maps[i] / (ranks + 1))
+    return _sum_and_count(table, runs, per_run)[0]
+
+
+# --- grids for optimize_fusion -------------------------------------------------------------
+
+
+def _decimals(step: float) -> int:
+    """How many decimals ``step`` is written with (0.05 -> 2)."""
+    text = repr(float(step))
+    return len(text.split(".")[1]) if "." in text and "e" not in text else 12
+
+
+def weight_grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every vector of ``n_runs`` weights, each a multiple of ``step`` in [0, 1], summing
+    to 1 (counted in steps, so no vector is lost to rounding)."""
+    step = float(settings["step"])
+    units = round(1 / step)
+    digits = _decimals(step)
+    return [
+        {"weights": tuple(round(u * step, digits) for u in combo)}
+        for combo in product(range(units + 1), repeat=n_runs)
+        if sum(combo) == units
+    ]
+
+
+def _range_grid(name: str, low: str, high: str) -> Grid:
+    def grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+        step = float(settings["step"])
+        digits = _decimals(step)
+        top = float(settings[high])
+        values = [
+            round(float(x), digits) for x in np.arange(float(settings[low]), top + step, step)
+        ]
+        # arange's last step can overshoot the top (0.01 + 20 x 0.05 = 1.01): not tried
+        return [{name: v} for v in values if v <= top]
+
+    return grid
+
+
+def _int_grid(name: str, low: str, high: str, step: str | None = None) -> Grid:
+    def grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
+        by = int(settings[step]) if step else 1
+        return [{name: v} for v in range(int(settings[low]), int(settings[high]) + 1, by)]
+
+    return grid
+
+
+_WEIGHTS = {"weights": None}
+_STEP = {"step": 0.1}
+_FOX = "Fox and Shaw, Combination of multiple searches, TREC-2 (1993)"
+
+for _name, _summary, _combine in (
+    ("sum", "CombSUM: the sum of the run's scores (0 where a run missed the doc)", _comb_sum),
+    ("mnz", "CombMNZ: CombSUM times the number of runs that found the doc", _comb_mnz),
+    ("anz", "CombANZ: CombSUM divided by the number of runs that found the doc", _comb_anz),
+    ("max", "CombMAX: the highest score any run gave the doc", _comb_max),
+    ("min", "CombMIN: the lowest score a run that found the doc gave it", _comb_min),
+    ("med", "CombMED: the median of the scores of the runs that found the doc", _comb_med),
+):
+    register_fusion_method(
+        FusionMethod(_name, _summary, _FOX, _combine, uses_scores=True),
+        f"comb{_name}",
+        f"comb_{_name}",
+    )
+
+register_fusion_method(
+    FusionMethod(
+        "gmnz",
+        "CombGMNZ: CombSUM times (runs that found the doc) ** gamma",
+        "Lee, Analyses of multiple evidence combination, SIGIR 1997",
+        _comb_gmnz,
+        {"gamma": REQUIRED},
+        _range_grid("gamma", "min_gamma", "max_gamma"),
+        {"min_gamma": 0.01, "max_gamma": 1.0, "step": 0.01},
+        uses_scores=True,
+    ),
+    "combgmnz",
+    "comb_gmnz",
+)
+_MOUROU = "Mourao et al., Inverse square rank fusion for multimodal search, CBMI 2014"
+register_fusion_method(FusionMethod("isr", "ISR: CombMNZ of 1 / rank^2", _MOUROU, _isr))
+register_fusion_method(
+    FusionMethod(
+        "log_isr", "log ISR: sum of 1 / rank^2 times ln(runs that found it)", _MOUROU, _log_isr
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "logn_isr",
+        "logN ISR: sum of 1 / rank^2 times ln(runs that found it + sigma)",
+        _MOUROU,
+        _logn_isr,
+        {"sigma": 0.01},
+        _range_grid("sigma", "min_sigma", "max_sigma"),
+        {"min_sigma": 0.01, "max_sigma": 1.0, "step": 0.01},
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "rrf",
+        "Reciprocal rank fusion: the sum of 1 / (k + rank), rank from 1",
+        "Cormack, Clarke and Buettcher, Reciprocal rank fusion outperforms Condorcet and "
+        "individual rank learning methods, SIGIR 2009",
+        _rrf,
+        {"k": 60},
+        _int_grid("k", "min_k", "max_k", "step"),
+        {"min_k": 10, "max_k": 100, "step": 10},
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "rbc",
+        "Rank-biased centroid: the sum of (1 - phi) phi^rank, rank from 0",
+        "Bailey et al., Retrieval consistency in the presence of query variations, SIGIR 2017",
+        _rbc,
+        {"phi": REQUIRED},
+        _range_grid("phi", "min_phi", "max_phi"),
+        {"min_phi": 0.01, "max_phi": 1.0, "step": 0.01},
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "wsum",
+        "Weighted sum of the runs' scores (weights default to 1 / runs)",
+        "Wu, Data fusion in information retrieval, Springer 2012",
+        _wsum,
+        _WEIGHTS,
+        weight_grid,
+        _STEP,
+        uses_scores=True,
+    ),
+    "weighted_sum",
+)
+register_fusion_method(
+    FusionMethod(
+        "wmnz",
+        "Weighted CombMNZ: the sum of the scores times the summed weights of the runs that "
+        "found the doc",
+        "Wu, Data fusion in information retrieval, Springer 2012",
+        _wmnz,
+        _WEIGHTS,
+        weight_grid,
+        _STEP,
+        uses_scores=True,
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "mixed",
+        "Mixed: the sum of weighted scores times sqrt(runs that found the doc)",
+        "Wu, Data fusion in information retrieval, Springer 2012",
+        _mixed,
+        _WEIGHTS,
+        weight_grid,
+        _STEP,
+        uses_scores=True,
+    )
+)
+_ASLAM = "Aslam and Montague, Models for metasearch, SIGIR 2001"
+register_fusion_method(
+    FusionMethod("bordafuse", "Borda count over the union of docs", _ASLAM, _bordafuse)
+)
+register_fusion_method(
+    FusionMethod(
+        "w_bordafuse",
+        "Weighted Borda count",
+        _ASLAM,
+        _w_bordafuse,
+        _WEIGHTS,
+        weight_grid,
+        _STEP,
+    )
+)
+_MONTAGUE = "Montague and Aslam, Condorcet fusion for improved retrieval, CIKM 2002"
+register_fusion_method(
+    FusionMethod(
+        "condorcet", "Condorcet: pairwise majority order of the docs", _MONTAGUE, _condorcet
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "w_condorcet",
+        "Weighted Condorcet: pairwise majority with weighted votes",
+        _MONTAGUE,
+        _w_condorcet,
+        _WEIGHTS,
+        weight_grid,
+        _STEP,
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "probfuse",
+        "ProbFuse: each run's ranking cut into segments; a doc scores the learned chance of "
+        "relevance of its segment divided by the segment's number",
+        "Lillis et al., ProbFuse: a probabilistic approach to data fusion, SIGIR 2006",
+        _probfuse,
+        {"probs": REQUIRED},
+        _int_grid("n_segments", "min_n_segments", "max_n_segments"),
+        {"min_n_segments": 1, "max_n_segments": 100},
+        trained=("probs",),
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "segfuse",
+        "SegFuse: segments of growing size; the learned chance of relevance of the doc's "
+        "segment times (normalized score + 1)",
+        "Shokouhi, Segmentation of search engine results for effective data-fusion, ECIR 2007",
+        _segfuse,
+        {"probs": REQUIRED},
+        trained=("probs",),
+        uses_scores=True,
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "slidefuse",
+        "SlideFuse: the learned chance of relevance at each rank, averaged over a window of "
+        "w ranks either side",
+        "Lillis et al., Extending probabilistic data fusion using sliding windows, ECIR 2008",
+        _slidefuse,
+        {"probs": REQUIRED, "w": REQUIRED},
+        _int_grid("w", "min_w", "max_w"),
+        {"min_w": 1, "max_w": 100},
+        trained=("probs",),
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "posfuse",
+        "PosFuse: the learned chance of relevance at the doc's rank",
+        "Lillis et al., Estimating probabilities for effective data fusion, SIGIR 2010",
+        _posfuse,
+        {"probs": REQUIRED},
+        trained=("probs",),
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "bayesfuse",
+        "BayesFuse: the sum of the learned log-odds of relevance at the doc's rank in each run",
+        "Aslam and Montague, Models for metasearch, SIGIR 2001",
+        _bayesfuse,
+        {"log_odds": REQUIRED},
+        trained=("log_odds",),
+    )
+)
+register_fusion_method(
+    FusionMethod(
+        "mapfuse",
+        "MAPFuse: the sum of each run's learned MAP divided by the doc's rank",
+        "Lillis et al., Estimating probabilities for effective data fusion, SIGIR 2010",
+        _mapfuse,
+        {"map_scores": REQUIRED},
+        trained=("map_scores",),
+    )
+)

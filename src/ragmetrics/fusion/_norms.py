@@ -1,0 +1,163 @@
+"""Score normalizations, applied to each run query by query before fusing.
+
+Each takes the run's rows and the fusion's table and returns new rows; all but ``borda``
+keep the rows and change the values. Denominators are floored at 1e-9 (a query whose
+scores are all equal normalizes to zeros instead of dividing by zero), and sums and means
+add a query's scores one by one from the best, as ranx does, so that values agree with it
+to the last bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragmetrics._util.arrays import offsets_of
+from ragmetrics._util.registries import add_entry
+from ragmetrics.fusion._table import Rows, Table, positions, sequential_sums
+
+__all__ = ["NORMALIZATIONS", "Normalization", "normalization", "register_normalization"]
+
+FLOOR = 1e-9
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """A registered normalization: its name, what it does, and whether it reads scores
+    (``rank`` and ``borda`` read only the order, so they also serve runs of ranked lists)."""
+
+    name: str
+    summary: str
+    apply: Callable[[Rows, Table], Rows]
+    reads_scores: bool = True
+
+
+NORMALIZATIONS: dict[str, Normalization] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register_normalization(norm: Normalization, *aliases: str) -> Normalization:
+    """Add a normalization (under its name and ``aliases``) to :data:`NORMALIZATIONS`."""
+    add_entry(NORMALIZATIONS, norm.name, norm, "a normalization")
+    for alias in aliases:
+        _ALIASES[alias] = norm.name
+    return norm
+
+
+def normalization(name: str) -> Normalization | None:
+    """The normalization called ``name`` (or one of its aliases), else None."""
+    return NORMALIZATIONS.get(_ALIASES.get(name, name))
+
+
+def _per_row(rows: Rows, per_query: np.ndarray) -> np.ndarray:
+    return np.repeat(per_query, rows.lengths)
+
+
+def _extremes(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's lowest and highest score (0 for a query without rows)."""
+    values = _scores(rows)
+    lows = np.zeros(len(rows.lengths))
+    highs = np.zeros(len(rows.lengths))
+    full = rows.lengths > 0
+    starts = offsets_of(rows.lengths)[:-1][full] if len(rows.lengths) else rows.lengths
+    if len(values):
+        lows[full] = np.minimum.reduceat(values, starts)
+        highs[full] = np.maximum.reduceat(values, starts)
+    return lows, highs
+
+
+def _scores(rows: Rows) -> np.ndarray:
+    assert rows.values is not None
+    return rows.values
+
+
+def _min_max(rows: Rows, table: Table) -> Rows:
+    lows, highs = _extremes(rows)
+    denominator = np.maximum(highs - lows, FLOOR)
+    return rows.with_values((_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator))
+
+
+def _min_max_inverted(rows: Rows, table: Table) -> Rows:
+    lows, highs = _extremes(rows)
+    denominator = np.maximum(highs - lows, FLOOR)
+    values = (_per_row(rows, highs) - _scores(rows)) / _per_row(rows, denominator)
+    # the best doc now scores lowest: rank again (equal values keep their order)
+    order = np.lexsort((np.arange(len(values)), -values, rows.query))
+    return Rows(rows.cand[order], rows.lengths, values[order])
+
+
+def _max(rows: Rows, table: Table) -> Rows:
+    _, highs = _extremes(rows)
+    return rows.with_values(_scores(rows) / _per_row(rows, np.maximum(highs, FLOOR)))
+
+
+def _sum(rows: Rows, table: Table) -> Rows:
+    lows, _ = _extremes(rows)
+    totals = sequential_sums(_scores(rows), rows.lengths)
+    denominator = np.maximum(totals - lows * rows.lengths, FLOOR)
+    return rows.with_values((_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator))
+
+
+def _zmuv(rows: Rows, table: Table) -> Rows:
+    values = _scores(rows)
+    counts = np.maximum(rows.lengths, 1)
+    means = sequential_sums(values, rows.lengths) / counts
+    centred = values - _per_row(rows, means)
+    spread = np.sqrt(sequential_sums(centred * centred, rows.lengths) / counts)
+    return rows.with_values(centred / _per_row(rows, np.maximum(spread, FLOOR)))
+
+
+def _rank(rows: Rows, table: Table) -> Rows:
+    ranks = positions(rows.lengths)
+    return rows.with_values(1 - ranks / _per_row(rows, rows.lengths))
+
+
+def _borda(rows: Rows, table: Table) -> Rows:
+    """Every candidate of the query gets a value: ranked docs ``1 - rank / n`` (n the
+    query's candidates), the others ``0.5 - (m - 1) / (2 n)`` (m the docs this run ranked),
+    after the ranked ones in candidate order."""
+    n = table.cand_lengths
+    ranked = np.zeros(table.n_cand, dtype=bool)
+    ranked[rows.cand] = True
+    rest = np.flatnonzero(~ranked)
+    rest_query = table.cand_query[rest]
+    rest_lengths = np.bincount(rest_query, minlength=len(n)).astype(np.int64)
+    ranks = positions(rows.lengths)
+    ranked_values = 1 - ranks / _per_row(rows, n)
+    rest_values = np.repeat(0.5 - (rows.lengths - 1) / (2 * np.maximum(n, 1)), rest_lengths)
+    query = np.concatenate([rows.query, rest_query])
+    order = np.argsort(query, kind="stable")
+    cand = np.concatenate([rows.cand, rest])[order]
+    values = np.concatenate([ranked_values, rest_values])[order]
+    return Rows(cand, rows.lengths + rest_lengths, values)
+
+
+register_normalization(
+    Normalization("min-max", "(s - min) / (max - min) per query", _min_max), "min_max"
+)
+register_normalization(
+    Normalization(
+        "min-max-inverted",
+        "(max - s) / (max - min) per query, for runs where lower is better (distances)",
+        _min_max_inverted,
+    ),
+    "min_max_inverted",
+)
+register_normalization(Normalization("max", "s / max per query", _max))
+register_normalization(Normalization("sum", "(s - min) / (sum - n min) per query", _sum))
+register_normalization(
+    Normalization("zmuv", "zero mean, unit variance per query: (s - mean) / std", _zmuv)
+)
+register_normalization(
+    Normalization("rank", "1 - rank / n (rank from 0, n docs ranked)", _rank, reads_scores=False)
+)
+register_normalization(
+    Normalization(
+        "borda",
+        "1 - rank / n over every candidate of the query; docs the run missed share the rest",
+        _borda,
+        reads_scores=False,
+    )
+)
