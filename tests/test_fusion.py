@@ -8,9 +8,11 @@ libraries fuse the same rankings and any difference is in the fusion itself.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import zlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -424,3 +426,35 @@ def test_optimize_fusion_tries_what_ranx_tries(method: str, grid: dict[str, Any]
     chosen = max(report, key=lambda c: (report[c], list(report).index(c)))
     if method == "slidefuse":
         assert best["w"] == int(chosen)
+
+
+def test_the_command_line_fuses_trains_and_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.cli.commands import main
+
+    runs = _random_runs(seed=41, n_runs=2, grid=None)
+    qrels = _qrels_for(runs, seed=42)
+    paths = []
+    for run in runs:
+        path = tmp_path / f"{run.name}.trec"
+        run.to_trec(path)
+        paths.append(str(path))
+    qrels_path = tmp_path / "qrels.txt"
+    qrels.to_trec(qrels_path)
+    out = tmp_path / "rrf.trec"
+    assert main(["fuse", *paths, "-o", str(out), "--param", "k=10", "--depth", "5"]) == 0
+    expected = fuse(runs, method="rrf", params={"k": 10}).truncate(5)
+    assert _ours(Run.from_trec(out)) == _ours(expected)
+
+    out = tmp_path / "wsum.json"
+    assert main(["fuse", *paths, "-o", str(out), "--method", "wsum", "--train", str(qrels_path)]) == 0
+    chosen = optimize_fusion(qrels, runs, method="wsum", metric="ndcg@10", show_progress=False)
+    assert isinstance(chosen, dict)
+    assert f'"weights": {json.dumps(chosen["weights"])}' in capsys.readouterr().err
+    assert _ours(Run.from_json(out)) == _ours(fuse(runs, method="wsum", params=chosen))
+
+    assert main(["fuse", *paths, "-o", str(out), "--method", "rbc"]) == 2
+    assert "needs phi" in capsys.readouterr().err
+    assert main(["fuse", *paths, "-o", str(out), "--param", "k"]) == 2
+    assert "NAME=VALUE" in capsys.readouterr().err

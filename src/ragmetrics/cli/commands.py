@@ -235,6 +235,51 @@ def build_parser() -> argparse.ArgumentParser:
         "QRELS.json that GoldSet.save writes, when there is one)",
     )
 
+    fusing = commands.add_parser(
+        "fuse",
+        help="fuse several runs into one (RRF, CombSUM, weighted sums, ...)",
+        description="Fuse runs over the same queries into one run (hybrid retrieval). With "
+        "--train, the method's parameters are first chosen on judged queries.",
+        epilog="Examples:\n  ragmetrics fuse bm25.trec dense.trec -o hybrid.trec\n"
+        "  ragmetrics fuse bm25.trec dense.trec --method wsum --weights 0.3,0.7 -o h.trec\n"
+        "  ragmetrics fuse bm25.trec dense.trec --method wsum --train qrels.txt "
+        "--metric ndcg@10 -o h.trec",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fusing.add_argument(
+        "runs", metavar="RUN", nargs="+", help="two or more runs (NAME=PATH or PATH)"
+    )
+    fusing.add_argument(
+        "-o", "--output", required=True, help="the fused run: .trec/.txt, .json or .parquet"
+    )
+    fusing.add_argument(
+        "--method", default="rrf", help="fusion method (default rrf); see docs/fusion.md"
+    )
+    fusing.add_argument(
+        "--norm",
+        default="min-max",
+        help="score normalization per query: min-max (default), min-max-inverted, max, sum, "
+        "zmuv, rank, borda, or none",
+    )
+    fusing.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter of the method, e.g. --param k=60 (rrf), --param phi=0.8 (rbc)",
+    )
+    fusing.add_argument(
+        "--weights", help="one weight per run, comma-separated, for weighted methods"
+    )
+    fusing.add_argument(
+        "--train", metavar="QRELS", help="choose the parameters on these judged queries"
+    )
+    fusing.add_argument(
+        "--metric", default="ndcg@10", help="what --train maximizes (default ndcg@10)"
+    )
+    fusing.add_argument("--depth", type=cli_int, help="keep each query's top DEPTH fused docs")
+    fusing.add_argument("--tag", help="the run tag of a TREC output (default: fused)")
+
     trec_eval.add_parser(commands)
 
     agreement = commands.add_parser(
@@ -417,6 +462,48 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fuse(args: argparse.Namespace) -> int:
+    from ragmetrics.fusion import fuse, optimize_fusion
+
+    runs = named_runs(args.runs)
+    norm = None if args.norm.lower() == "none" else args.norm
+    params: dict[str, Any] = {}
+    for item in args.param:
+        key, sep, text = item.partition("=")
+        number = ascii_int(text.strip())
+        value: Any = number if number is not None else cli_float(text.strip()) if sep else None
+        if not sep or not key.strip():
+            raise InputFormatError(f"--param {item!r} is not NAME=VALUE; write e.g. --param k=60")
+        params[key.strip()] = value
+    if args.weights:
+        params["weights"] = [cli_float(w.strip()) for w in args.weights.split(",")]
+    if args.train:
+        chosen = optimize_fusion(
+            read_qrels(args.train),
+            runs,
+            norm=norm,
+            method=args.method,
+            metric=args.metric,
+            show_progress=sys.stderr.isatty(),
+        )
+        assert isinstance(chosen, dict)
+        shown = {k: v for k, v in chosen.items() if k not in ("probs", "log_odds")}
+        print(f"chosen on {args.train} ({args.metric}): {json.dumps(shown)}", file=sys.stderr)
+        params = {**params, **chosen}
+    fused = fuse(runs, method=args.method, norm=norm, params=params or None, name=args.tag)
+    if args.depth:
+        fused = fused.truncate(args.depth)
+    output = Path(args.output)
+    if output.suffix == ".json":
+        fused.to_json(output)
+    elif output.suffix == ".parquet":
+        fused.to_parquet(output)
+    else:
+        fused.to_trec(output, tag=args.tag or "fused")
+    print(f"wrote {output} ({len(fused)} queries, {fused.n_results} results)", file=sys.stderr)
+    return 0
+
+
 def _cmd_metrics(args: argparse.Namespace) -> int:
     from ragmetrics._util.table import text_table
     from ragmetrics.metrics import list_metrics
@@ -491,6 +578,7 @@ def _run(argv: Sequence[str] | None) -> int:
         "report": _cmd_report,
         "metrics": _cmd_metrics,
         "agreement": _cmd_agreement,
+        "fuse": _cmd_fuse,
         "trec_eval": trec_eval.command,
     }
     handlers.update(_extra_commands())

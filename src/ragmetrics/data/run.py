@@ -422,11 +422,21 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             zip(ranked.query_ids, map(dict, map(zip, ranked.tuples(), self._score_lists())))
         )
 
-    def ranked_columns(self) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray | None]:
-        """The rankings as flat columns: the query ids, how many docs each ranks, every doc
-        id best first query by query, and their scores (``None`` for a run from lists)."""
-        ranked = self._ranked_store()
-        return ranked.query_ids, ranked.lengths, ranked.flat_docs(), ranked.values
+    def ranked_columns(self) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray, np.ndarray | None]:
+        """The run as flat columns, for code that works on whole runs at once: the query ids,
+        how many docs each ranks, every doc id query by query (in the order the run holds
+        them), the permutation that puts them in rank order (``docs[order[i]]`` is the i-th
+        doc in rank order; within each query's span), and the scores in the order held
+        (``None`` for a run from lists)."""
+        ranked = self._ranked.get("float64")
+        store = ranked if ranked is not None else self._store
+        order = (
+            store.ranked_order("float64")
+            if ranked is None and store.scored and store.n_docs
+            else np.arange(store.n_docs, dtype=np.int64)
+        )
+        values = store.values if store.scored else None
+        return store.query_ids, store.lengths, store.flat_docs(), order, values
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [doc_id, ...]}``, best first."""

@@ -240,9 +240,11 @@ def _method_and_params(
     missing = [key for key, value in values.items() if value is REQUIRED]
     if missing:
         how = (
-            "learn it with optimize_fusion(qrels, runs, method=...) and pass what it returns"
+            "learn it with optimize_fusion(qrels, runs, method=...) (on the command line: "
+            "--train QRELS) and pass what it returns"
             if set(missing) & set(spec.trained)
-            else "choose it, or let optimize_fusion(qrels, runs, method=...) choose it"
+            else "give it in params (--param on the command line), or let optimize_fusion("
+            "qrels, runs, method=...) choose it (--train QRELS)"
         )
         raise InvalidParameterError(
             f"Fusion method {spec.name!r} needs {', '.join(missing)}: {how}."

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -86,39 +87,86 @@ def sequential_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return sums
 
 
-def align(runs: Sequence[Run], *, score_precision: str = "float64") -> Table:
-    """Lay ``runs`` side by side (see the module docstring)."""
-    del score_precision  # fusion reads the scores as given (float64)
+def align(runs: Sequence[Run]) -> Table:
+    """Lay ``runs`` side by side (see the module docstring).
+
+    A (query, doc) pair is found across runs by sorting the rows by query and by the hash
+    of the doc id; rows whose hashes meet are checked to hold the same id, and should two
+    ids ever share a hash, the ids themselves are numbered instead."""
     query_index: dict[str, int] = {}
     columns = []
     for run in runs:
-        query_ids, lengths, docs, values = run.ranked_columns()
+        query_ids, lengths, docs, order, values = run.ranked_columns()
         for query_id in query_ids:
             query_index.setdefault(query_id, len(query_index))
-        columns.append((query_ids, lengths, docs, values))
+        columns.append((query_ids, lengths, docs, order, values))
     n_queries = len(query_index)
     every_doc: list[str] = []
     row_query = []
-    for query_ids, lengths, docs, _ in columns:
+    for query_ids, lengths, docs, order, _ in columns:
         where = np.fromiter(map(query_index.__getitem__, query_ids), np.int64, len(query_ids))
         row_query.append(np.repeat(where, lengths))
         every_doc.extend(docs)
-    code_of = dict(zip(every_doc, range(len(every_doc))))
-    codes = np.fromiter(map(code_of.__getitem__, every_doc), np.int64, len(every_doc))
-    n_codes = max(len(every_doc), 1)
     queries = np.concatenate(row_query) if row_query else np.zeros(0, dtype=np.int64)
-    keys = queries * n_codes + codes
-    unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    cand_lengths = np.bincount(unique // n_codes, minlength=n_queries).astype(np.int64)
-    docs_array = np.asarray(every_doc, dtype=object) if every_doc else np.zeros(0, dtype=object)
+    inverse, first = _pairs(queries, every_doc)
+    cand_lengths = np.bincount(queries[first], minlength=n_queries).astype(np.int64)
+    docs_array = np.empty(len(first), dtype=object)
+    if len(first):
+        picked = itemgetter(*first.tolist())(every_doc)
+        docs_array[:] = [picked] if len(first) == 1 else picked
     rows: list[Rows] = []
     start = 0
-    for (_, lengths, _, values), where_rows in zip(columns, row_query, strict=True):
+    for (_, lengths, _, order, values), where_rows in zip(columns, row_query, strict=True):
         n = len(where_rows)
-        cand = inverse[start : start + n].astype(np.int64)
+        cand = inverse[start : start + n][order]
         start += n
-        rows.append(_in_query_order(cand, where_rows, np.asarray(lengths), values, n_queries))
-    return Table(list(query_index), cand_lengths, docs_array[first], rows)
+        ranked_values = None if values is None else np.asarray(values, dtype=np.float64)[order]
+        rows.append(
+            _in_query_order(cand, where_rows, np.asarray(lengths), ranked_values, n_queries)
+        )
+    return Table(list(query_index), cand_lengths, docs_array, rows)
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: spreads query numbers over the 64 bits
+
+
+def _pairs(queries: np.ndarray, docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Number the distinct (query, doc) pairs of the rows, grouped by query: each row's
+    number, and the first row of each number."""
+    if not docs:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    hashes = np.fromiter(map(hash, docs), np.int64, len(docs)).view(np.uint64)
+    keys = hashes + queries.astype(np.uint64) * _MIX
+    order = np.argsort(keys)
+    same = keys[order][1:] == keys[order][:-1]
+    meeting = np.flatnonzero(same)
+    if len(meeting):
+        first, second = order[meeting], order[meeting + 1]
+        left = itemgetter(*first.tolist())(docs)
+        right = itemgetter(*second.tolist())(docs)
+        if len(meeting) == 1:
+            left, right = (left,), (right,)
+        if not (
+            np.array_equal(queries[first], queries[second]) and all(map(str.__eq__, left, right))
+        ):  # two pairs share a key: number the ids exactly instead
+            code_of = dict(zip(docs, range(len(docs))))
+            codes = np.fromiter(map(code_of.__getitem__, docs), np.int64, len(docs))
+            order = np.lexsort((codes, queries))
+            same = (queries[order][1:] == queries[order][:-1]) & (
+                codes[order][1:] == codes[order][:-1]
+            )
+    starts = np.concatenate([[True], ~same])
+    numbers = np.cumsum(starts) - 1
+    firsts = order[starts]
+    # number the pairs again in query order (then in order of first appearance)
+    by_row = np.argsort(firsts)  # each run's new pairs come in query order: a few sorted
+    regroup = by_row[np.argsort(queries[firsts[by_row]], kind="stable")]  # stretches
+    renumber = np.empty(len(regroup), dtype=np.int64)
+    renumber[regroup] = np.arange(len(regroup))
+    inverse = np.empty(len(docs), dtype=np.int64)
+    inverse[order] = renumber[numbers]
+    return inverse, firsts[regroup]
 
 
 def _in_query_order(
