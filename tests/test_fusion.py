@@ -448,7 +448,9 @@ def test_the_command_line_fuses_trains_and_writes(
     assert _ours(Run.from_trec(out)) == _ours(expected)
 
     out = tmp_path / "wsum.json"
-    assert main(["fuse", *paths, "-o", str(out), "--method", "wsum", "--train", str(qrels_path)]) == 0
+    assert (
+        main(["fuse", *paths, "-o", str(out), "--method", "wsum", "--train", str(qrels_path)]) == 0
+    )
     chosen = optimize_fusion(qrels, runs, method="wsum", metric="ndcg@10", show_progress=False)
     assert isinstance(chosen, dict)
     assert f'"weights": {json.dumps(chosen["weights"])}' in capsys.readouterr().err

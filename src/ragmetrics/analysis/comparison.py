@@ -23,12 +23,15 @@ from ragmetrics._util.table import (
     visible,
 )
 from ragmetrics.analysis.stats import (
+    PairedTestSpec,
     adjust,
     bootstrap_cis,
+    correction_spec,
     effect_size,
     paired_interval,
     paired_test,
 )
+from ragmetrics.analysis.systems import letter_groups
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 from ragmetrics.engine.evaluation import evaluate
@@ -162,8 +165,25 @@ class Comparison:
 
     # --- renderings -----------------------------------------------------------------------
 
+    def groups(self, metric: str) -> dict[str, str]:
+        """Run -> letters on ``metric``: runs sharing a letter do not differ significantly
+        (the compact letter display of the tests; ``a`` is the best run's group)."""
+        significant = {(t.a, t.b) for t in self.tests if t.metric == metric and t.significant}
+        means = [self.means[r][metric] for r in self.runs]
+        return letter_groups(
+            self.runs,
+            [math.nan if m is None else m for m in means],
+            lambda a, b: (a, b) in significant or (b, a) in significant,
+            higher_is_better=self.metric(metric).higher_is_better,
+        )
+
     def _marks(self) -> dict[tuple[str, str], str]:
         marks: dict[tuple[str, str], str] = {}
+        if paired_test(self.settings["test"]).family is not None:
+            for metric in self.metrics:
+                for run, letters in self.groups(metric).items():
+                    marks[(run, metric)] = " " + letters
+            return marks
         for t in self.tests:
             if not t.significant:
                 continue
@@ -177,14 +197,19 @@ class Comparison:
         return marks
 
     def legend(self, *, bold: bool = True) -> str:
-        test = paired_test(self.settings["test"]).title
-        correction = self.settings["correction"] or "no"
-        where = f"{test}, alpha = {self.settings['alpha']}, {correction} correction"
+        spec = paired_test(self.settings["test"])
+        correction = correction_spec(self.settings["correction"]).title
+        where = f"{spec.title}, alpha = {self.settings['alpha']}, {correction} correction"
+        if spec.family is not None:
+            where = f"{spec.title} over all runs, alpha = {self.settings['alpha']}"
         lower = ", ".join(m for m in self.metrics if not self.metric(m).higher_is_better)
         if lower:
             where += f"; better is lower for {lower}"
         # bold: the legend of the markdown table, whose names are escaped as markdown
         name = escape_markdown if bold else visible
+        if spec.family is not None:
+            text = f"Runs sharing a letter do not differ significantly ({where})."
+            return text + (" Bold: best in the column." if bold else "")
         if self.baseline is not None:
             text = (
                 f"▲ / ▼: significantly better / worse than the baseline {name(self.baseline)} "
@@ -221,7 +246,8 @@ class Comparison:
         queries = min((t.n for t in self.tests), default=0)
         return (
             f"No run differs significantly {against} on any metric "
-            f"({self.settings['test']} test, {self.settings['correction'] or 'no'} correction, "
+            f"({self.settings['test']} test, "
+            f"{correction_spec(self.settings['correction']).title} correction, "
             f"alpha {self.settings['alpha']}, {queries} queries): the differences seen here "
             f"could be chance."
         )
@@ -387,12 +413,17 @@ def compare(
             compare too; only their per-query values are kept.
         metrics: metric names, as in :func:`evaluate`.
         baseline: test every run against this one; None tests all pairs.
-        test: ``"randomization"`` (default), ``"t-test"``, ``"bootstrap"`` or any test
-            registered with :func:`~ragmetrics.analysis.stats.register_test`.
+        test: ``"randomization"`` (default), ``"t-test"``, ``"bootstrap"``,
+            ``"wilcoxon"``, ``"tukey-hsd"`` (all runs at once; the table then shows groups
+            of runs that do not differ, as letters) or any test registered with
+            :func:`~ragmetrics.analysis.stats.register_test`. docs/statistics.md says which
+            to use when.
         alpha: the significance level.
-        correction: ``"holm"`` (default), ``"bonferroni"`` or None (``"none"``), over the
-            tests of each metric: the runs compared on one metric are one family (a metric
-            is a question of its own, so the metrics do not dilute each other's tests).
+        correction: ``"holm"`` (default), ``"holm-sidak"``, ``"bonferroni"`` (family-wise
+            error), ``"bh"``, ``"by"`` (false discovery rate), any registered correction,
+            or None (``"none"``), over the tests of each metric: the runs compared on one
+            metric are one family (a metric is a question of its own, so the metrics do not
+            dilute each other's tests). Tukey HSD needs none.
         n_permutations: permutations (randomization) or resamples (bootstrap test).
         n_bootstrap: resamples of the confidence intervals.
         seed: the random seed; the same inputs and seed give the same p-values.
@@ -418,7 +449,15 @@ def compare(
     n_bootstrap = RESAMPLES.check(n_bootstrap)
     seed = SEED.check(seed)
     correction = None if correction == "none" else correction
-    adjust([], correction)  # validates the name
+    correction_spec(correction)  # validates the name
+    spec = paired_test(test)
+    if spec.family is not None:
+        if baseline is not None:
+            raise InvalidParameterError(
+                f"The {spec.title} compares every run with every other; leave baseline "
+                f"unset, or choose a paired test (randomization, t-test, wilcoxon...)."
+            )
+        correction = None  # its p-values hold for the whole family already
     check_settings(missing=missing, progress=progress, **options)  # before any evaluation
     qrels = as_qrels(qrels)
     results = {
@@ -444,10 +483,14 @@ def compare(
         cells, bootstrap_cis(columns, n_resamples=n_bootstrap, seed=seed), strict=True
     ):
         intervals[name][metric] = bounds
-    for metric, (a, b) in progress_bar(
-        [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
-    ):
-        raw.append(_paired(metric, a, b, results, test, n_permutations, alpha, seed))
+    if spec.family is not None:
+        for metric in labels:
+            raw.extend(_family(metric, pairs, results, spec, n_permutations, alpha, seed))
+    else:
+        for metric, (a, b) in progress_bar(
+            [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
+        ):
+            raw.append(_paired(metric, a, b, results, test, n_permutations, alpha, seed))
     adjusted = [math.nan] * len(raw)
     for metric in labels:  # one family per metric
         family = [i for i, t in enumerate(raw) if t.metric == metric]
@@ -538,3 +581,61 @@ def _paired(
         n=len(d),
         higher_is_better=higher_is_better,
     )
+
+
+def _family(
+    metric: str,
+    pairs: list[tuple[str, str]],
+    results: dict[str, EvaluationResult],
+    spec: PairedTestSpec,
+    n_permutations: int,
+    alpha: float,
+    seed: int,
+) -> list[PairedTest]:
+    """Every pair's test from one test of all runs at once, on the queries where every run
+    has a value of ``metric``; a pair's interval is its difference plus or minus the test's
+    critical distance."""
+    assert spec.family is not None
+    names = list(results)
+    first = results[names[0]]
+    shared = (
+        tuple(q for q in first.query_ids if all(q in r.query_ids for r in results.values()))
+        if any(r.query_ids != first.query_ids for r in results.values())
+        else first.query_ids
+    )
+    matrix = np.stack([_aligned(results[n], metric, shared) for n in names])
+    matrix = matrix[:, ~np.isnan(matrix).any(axis=0)]
+    higher_is_better = first.metric(metric).higher_is_better
+    sign = 1.0 if higher_is_better else -1.0
+    if matrix.shape[1] >= 2:
+        p_values, half = spec.family(matrix, alpha, n_permutations, seed)
+    else:
+        p_values, half = np.full((len(names), len(names)), math.nan), math.nan
+    tests = []
+    for a, b in pairs:
+        i, j = names.index(a), names.index(b)
+        x, y = matrix[i], matrix[j]
+        d = y - x
+        diff = float(d.mean()) if len(d) else math.nan
+        tests.append(
+            PairedTest(
+                metric=metric,
+                a=a,
+                b=b,
+                mean_a=float(x.mean()) if len(x) else math.nan,
+                mean_b=float(y.mean()) if len(y) else math.nan,
+                diff=diff,
+                p_value=float(p_values[i, j]),
+                p_adjusted=float(p_values[i, j]),
+                significant=False,
+                effect_size=sign * effect_size(y, x),
+                ci_low=diff - half,
+                ci_high=diff + half,
+                wins=int((sign * d > 1e-12).sum()),
+                ties=int((np.abs(d) <= 1e-12).sum()),
+                losses=int((sign * d < -1e-12).sum()),
+                n=len(d),
+                higher_is_better=higher_is_better,
+            )
+        )
+    return tests

@@ -7,6 +7,12 @@ two-sided p-value for "the mean difference is 0":
   distribution is built from random sign flips of the differences, many permutations at once.
 - :func:`t_test`: Student's paired t-test (same value as ``scipy.stats.ttest_rel``).
 - :func:`bootstrap_test`: the paired bootstrap test (Efron & Tibshirani), resampling queries.
+- :func:`wilcoxon_test`: the Wilcoxon signed-rank test (ranks, not values: robust to a few
+  extreme queries; tests the location of the differences rather than their mean).
+
+Corrections for multiple comparisons are registered beside them (:func:`corrections`):
+Bonferroni, Holm and Holm-Sidak bound the family-wise error; Benjamini-Hochberg and
+Benjamini-Yekutieli the false discovery rate.
 
 Smucker, Allan & Carterette (2007) found the randomization and t-tests to agree closely on
 IR data and the bootstrap to be slightly anti-conservative; randomization is the default.
@@ -21,25 +27,34 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics._util.registries import add_entry
+from ragmetrics.analysis.distributions import student_t_sf2, t_quantile
+from ragmetrics.analysis.systems import tukey_family
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 
 __all__ = [
     "BOOTSTRAP",
     "RANDOMIZATION",
+    "TUKEY_HSD",
     "T_TEST",
+    "WILCOXON",
+    "CorrectionSpec",
     "PairedTestSpec",
     "adjust",
     "bootstrap_ci",
     "bootstrap_cis",
     "bootstrap_test",
+    "correction_spec",
+    "corrections",
     "effect_size",
     "paired_interval",
     "paired_test",
     "paired_tests",
     "randomization_test",
+    "register_correction",
     "register_test",
     "student_t_sf2",
     "t_test",
+    "wilcoxon_test",
 ]
 
 _BATCH = 2_000  # permutations per vectorized batch (bounds memory at batch x queries)
@@ -167,12 +182,18 @@ class PairedTestSpec:
         run: ``(d, alpha, n_resamples, seed) -> (p, low, high)``, given the non-empty
             per-query differences: the two-sided p-value of ``mean(d) = 0`` and the
             ``1 - alpha`` interval of the mean difference that inverts the same test.
+        family: for a test of all systems at once (Tukey HSD), ``(matrix, alpha,
+            n_resamples, seed) -> (p, half)`` from the systems x queries values: every
+            pair's p-value (a square matrix) and the half-width of the simultaneous
+            interval of a difference of means. Its p-values need no correction; a table
+            marks its results as groups of systems that do not differ.
     """
 
     name: str
     title: str
     draws: str | None
     run: Callable[[np.ndarray, float, int, int], tuple[float, float, float]]
+    family: Callable[[np.ndarray, float, int, int], tuple[np.ndarray, float]] | None = None
 
 
 _PAIRED_TESTS: dict[str, PairedTestSpec] = {}
@@ -239,7 +260,7 @@ def _t(d: np.ndarray, alpha: float, n_resamples: int, seed: int) -> tuple[float,
     p = t_test(d, np.zeros_like(d))
     if len(d) < 2:
         return p, math.nan, math.nan
-    half = _t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
+    half = t_quantile(alpha, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d))
     return p, float(d.mean() - half), float(d.mean() + half)
 
 
@@ -281,20 +302,6 @@ def _agreeing(p: float, alpha: float, low: float, high: float) -> tuple[float, f
 
 def _batches(total: int) -> list[int]:
     return [min(_BATCH, total - start) for start in range(0, total, _BATCH)]
-
-
-def _t_quantile(alpha: float, df: float) -> float:
-    """``t`` with ``P(|T| >= t) = alpha`` for Student's t with ``df`` degrees of freedom."""
-    low, high = 0.0, 1.0
-    while student_t_sf2(high, df) > alpha:
-        high *= 2.0
-    for _ in range(100):
-        middle = (low + high) / 2.0
-        if student_t_sf2(middle, df) > alpha:
-            low = middle
-        else:
-            high = middle
-    return high
 
 
 def t_test(a: np.ndarray, b: np.ndarray) -> float:
@@ -397,60 +404,189 @@ def effect_size(a: np.ndarray, b: np.ndarray) -> float:
     return float(d.mean() / sd)
 
 
-def adjust(p_values: list[float], method: str | None) -> list[float]:
-    """Adjust p-values for multiple comparisons: None, ``"bonferroni"`` or ``"holm"``."""
-    if method is None:
-        return list(p_values)
-    m = len(p_values)
-    if method == "bonferroni":
-        return [min(1.0, p * m) for p in p_values]
-    if method == "holm":
-        order = sorted(range(m), key=lambda i: p_values[i])
-        adjusted = [0.0] * m
-        running = 0.0
-        for rank, i in enumerate(order):
-            running = max(running, min(1.0, (m - rank) * p_values[i]))
-            adjusted[i] = running
-        return adjusted
-    raise InvalidParameterError(f"correction must be None, 'holm' or 'bonferroni'; got {method!r}.")
+@dataclass(frozen=True)
+class CorrectionSpec:
+    """A correction for multiple comparisons, declared once: :func:`~ragmetrics.compare`
+    applies it per metric, the legend names it, the command line offers it
+    (``--correction``).
+
+    Attributes:
+        name: the value of ``correction=`` and ``--correction``.
+        title: how the legend names it.
+        controls: what it bounds: ``"FWER"`` (the chance of any false discovery) or
+            ``"FDR"`` (the expected share of false discoveries among the discoveries).
+        adjust: raw p-values -> adjusted p-values (same order).
+    """
+
+    name: str
+    title: str
+    controls: str
+    adjust: Callable[[np.ndarray], np.ndarray]
 
 
-def student_t_sf2(t: float, df: float) -> float:
-    """Two-sided tail probability ``P(|T| >= t)`` of Student's t with ``df`` degrees of freedom:
-    the regularized incomplete beta ``I_{df / (df + t^2)}(df / 2, 1 / 2)``."""
-    if t == 0:
-        return 1.0
-    return _incomplete_beta(df / (df + t * t), df / 2.0, 0.5)
+_CORRECTIONS: dict[str, CorrectionSpec] = {}
 
 
-def _incomplete_beta(x: float, a: float, b: float) -> float:
-    """Regularized incomplete beta I_x(a, b) by its continued fraction (modified Lentz)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = (
-        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+def register_correction(spec: CorrectionSpec) -> CorrectionSpec:
+    """Make ``spec`` a correction of :func:`~ragmetrics.compare` (``correction=spec.name``)."""
+    return add_entry(_CORRECTIONS, spec.name, spec, "a correction")
+
+
+def corrections() -> dict[str, CorrectionSpec]:
+    """name -> :class:`CorrectionSpec` of every registered correction."""
+    return dict(_CORRECTIONS)
+
+
+def correction_spec(name: str | None) -> CorrectionSpec:
+    """The registered correction ``name`` (None: ``"none"``); refused with the valid names."""
+    spec = _CORRECTIONS.get("none" if name is None else name)
+    if spec is None:
+        raise InvalidParameterError(
+            f"correction must be one of {', '.join(map(repr, _CORRECTIONS))} or None; got {name!r}."
+        )
+    return spec
+
+
+def adjust(p_values: Sequence[float], method: str | None) -> list[float]:
+    """Adjust p-values for multiple comparisons with a registered correction (None, "none",
+    "bonferroni", "holm", "holm-sidak", "bh", "by")."""
+    spec = correction_spec(method)
+    if not len(p_values):
+        return []
+    adjusted = spec.adjust(np.asarray(p_values, dtype=np.float64))
+    return [float(p) for p in adjusted]
+
+
+def _step_down(
+    p: np.ndarray, per_rank: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """Holm-style: sort ascending, adjust the i-th smallest with ``per_rank(p_i, m - i)``,
+    carry the running maximum, cap at 1."""
+    order = np.argsort(p, kind="stable")
+    remaining = np.arange(len(p), 0, -1, dtype=np.float64)
+    stepped = np.minimum(np.maximum.accumulate(per_rank(p[order], remaining)), 1.0)
+    out = np.empty_like(p)
+    out[order] = stepped
+    return out
+
+
+def _step_up(p: np.ndarray, factor: float) -> np.ndarray:
+    """Benjamini-Hochberg style: the i-th smallest times ``factor m / i``, then the running
+    minimum from the largest down, capped at 1."""
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    scaled = p[order] * factor * m / np.arange(1, m + 1)
+    stepped = np.minimum(np.minimum.accumulate(scaled[::-1])[::-1], 1.0)
+    out = np.empty_like(p)
+    out[order] = stepped
+    return out
+
+
+register_correction(CorrectionSpec("none", "no", "nothing", lambda p: p.copy()))
+register_correction(
+    CorrectionSpec("bonferroni", "Bonferroni", "FWER", lambda p: np.minimum(p * len(p), 1.0))
+)
+register_correction(
+    CorrectionSpec("holm", "Holm", "FWER", lambda p: _step_down(p, lambda x, k: x * k))
+)
+register_correction(
+    CorrectionSpec(
+        "holm-sidak",
+        "Holm-Sidak",
+        "FWER",
+        lambda p: _step_down(p, lambda x, k: -np.expm1(np.log1p(-x) * k)),
     )
-    if x > (a + 1.0) / (a + b + 2.0):  # the fraction converges fast on this side only
-        return 1.0 - _incomplete_beta(1.0 - x, b, a)
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    result = d
-    for m in range(1, 500):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            result *= d * c
-        if abs(d * c - 1.0) < 1e-15:
-            break
-    return math.exp(log_front) * result / a
+)
+register_correction(CorrectionSpec("bh", "Benjamini-Hochberg", "FDR", lambda p: _step_up(p, 1.0)))
+register_correction(
+    CorrectionSpec(
+        "by",
+        "Benjamini-Yekutieli",
+        "FDR",
+        lambda p: _step_up(p, float(np.sum(1.0 / np.arange(1, len(p) + 1)))),
+    )
+)
+
+
+def wilcoxon_test(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided p-value of the Wilcoxon signed-rank test of ``a - b`` (zero differences
+    dropped, ties given average ranks): exact for up to 50 differences without ties or
+    zeros, by enumeration of every sign for up to 13 with them, else the normal
+    approximation with the tie correction (as ``scipy.stats.wilcoxon`` by default)."""
+    d = _differences(a, b)
+    return _wilcoxon_p(d)
+
+
+def _signed_ranks(d: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The nonzero differences' average ranks of ``|d|``, their signs, and whether any
+    ranks tie."""
+    nonzero = d[d != 0]
+    magnitudes = np.abs(nonzero)
+    order = np.argsort(magnitudes, kind="stable")
+    ranks = np.empty(len(nonzero))
+    sorted_values = magnitudes[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_values[1:] != sorted_values[:-1]]))
+    ends = np.concatenate([starts[1:], [len(nonzero)]])
+    average = (starts + ends + 1) / 2.0  # 1-based ranks starts+1 .. ends, averaged
+    ranks[order] = np.repeat(average, ends - starts)
+    return ranks, np.sign(nonzero), bool(np.any(ends - starts > 1))
+
+
+def _wilcoxon_p(d: np.ndarray) -> float:
+    if len(d) == 0:
+        return math.nan
+    ranks, signs, tied = _signed_ranks(d)
+    n = len(ranks)
+    if n == 0:
+        return 1.0
+    r_plus = float(ranks[signs > 0].sum())
+    zeros = len(d) - n
+    if len(d) <= 50 and not tied and not zeros:
+        pmf = _signed_rank_pmf(n)
+        low = float(pmf[: math.ceil(r_plus) + 1].sum())
+        high = float(pmf[math.floor(r_plus) :].sum())
+        return min(1.0, 2.0 * min(low, high))
+    if len(d) <= 13:  # every sign pattern of the nonzero ranks, counted
+        patterns = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
+        sums = patterns.astype(np.float64) @ ranks
+        tolerance = 1e-14 * max(1.0, abs(r_plus))
+        low = float(np.mean(sums <= r_plus + tolerance))
+        high = float(np.mean(sums >= r_plus - tolerance))
+        return min(1.0, 2.0 * min(low, high))
+    _, counts = np.unique(np.abs(d[d != 0]), return_counts=True)
+    mean = n * (n + 1) / 4.0
+    variance = (n * (n + 1) * (2 * n + 1) - float(np.sum(counts**3 - counts)) / 2.0) / 24.0
+    if variance <= 0:
+        return 1.0
+    z = (r_plus - mean) / math.sqrt(variance)
+    return min(1.0, math.erfc(abs(z) / math.sqrt(2.0)))
+
+
+def _signed_rank_pmf(n: int) -> np.ndarray:
+    """The exact null distribution of the sum of positive ranks 1..n (no ties)."""
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for rank in range(1, n + 1):
+        counts[rank:] = counts[rank:] + counts[:-rank].copy()
+    return counts / 2.0**n
+
+
+def _wilcoxon(
+    d: np.ndarray, alpha: float, n_resamples: int, seed: int
+) -> tuple[float, float, float]:
+    """The p-value, and the shifts ``delta`` whose test of ``d - delta`` gives ``p >= alpha``
+    (an interval of the location of the differences: the pseudo-median, the median of the
+    pairwise averages, where the t-test's interval is of the mean)."""
+    p = _wilcoxon_p(d)
+    centre = float(np.median(d))
+    spread = float(np.ptp(d)) + 1.0
+
+    def kept(x: float) -> bool:
+        return _wilcoxon_p(d - x) >= alpha
+
+    if not kept(centre):
+        return p, centre, centre
+    return p, _boundary(kept, centre, centre - spread), _boundary(kept, centre, centre + spread)
 
 
 RANDOMIZATION = register_test(
@@ -459,4 +595,14 @@ RANDOMIZATION = register_test(
 T_TEST = register_test(PairedTestSpec("t-test", "paired t-test", None, _t))
 BOOTSTRAP = register_test(
     PairedTestSpec("bootstrap", "paired bootstrap test", "resamples", _bootstrap)
+)
+WILCOXON = register_test(PairedTestSpec("wilcoxon", "Wilcoxon signed-rank test", None, _wilcoxon))
+TUKEY_HSD = register_test(
+    PairedTestSpec(
+        "tukey-hsd",
+        "randomized Tukey HSD test",
+        "permutations",
+        _randomization,  # two systems: permuting within a query is flipping a sign
+        tukey_family,
+    )
 )

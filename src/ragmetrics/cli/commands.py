@@ -103,7 +103,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 
 def _add_testing(parser: argparse.ArgumentParser) -> None:
     """The options of the paired tests, shared by compare and report."""
-    from ragmetrics.analysis.stats import paired_tests
+    from ragmetrics.analysis.stats import corrections, paired_tests
 
     parser.add_argument(
         "--pool", metavar="RUN", help="candidate run for PROC@k (RAG set metrics), for every run"
@@ -123,9 +123,11 @@ def _add_testing(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--correction",
-        choices=("holm", "bonferroni", "none"),
+        choices=tuple(corrections()),
         default="holm",
-        help="correct the p-values of each metric's tests for their number (default holm)",
+        help="correct the p-values of each metric's tests for their number (default holm; "
+        "holm-sidak and bonferroni bound the family-wise error, bh and by the false "
+        "discovery rate)",
     )
     parser.add_argument(
         "--permutations",

@@ -422,7 +422,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             zip(ranked.query_ids, map(dict, map(zip, ranked.tuples(), self._score_lists())))
         )
 
-    def ranked_columns(self) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray, np.ndarray | None]:
+    def ranked_columns(
+        self,
+    ) -> tuple[tuple[str, ...], np.ndarray, list[str], np.ndarray, np.ndarray | None]:
         """The run as flat columns, for code that works on whole runs at once: the query ids,
         how many docs each ranks, every doc id query by query (in the order the run holds
         them), the permutation that puts them in rank order (``docs[order[i]]`` is the i-th

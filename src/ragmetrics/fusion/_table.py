@@ -103,7 +103,7 @@ def align(runs: Sequence[Run]) -> Table:
     n_queries = len(query_index)
     every_doc: list[str] = []
     row_query = []
-    for query_ids, lengths, docs, order, _ in columns:
+    for query_ids, lengths, docs, _, _ in columns:
         where = np.fromiter(map(query_index.__getitem__, query_ids), np.int64, len(query_ids))
         row_query.append(np.repeat(where, lengths))
         every_doc.extend(docs)

@@ -1,0 +1,236 @@
+"""The statistics of comparisons against scipy and statsmodels: the Wilcoxon signed-rank
+test, every correction for multiple comparisons, two-way ANOVA, the equivalence test, the
+effect size and its interval, the randomized Tukey HSD test against its exact
+(enumerated) null distribution, the distributions behind them, and the topic-set-size
+planner against the exact power."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.analysis import distributions
+from ragmetrics.analysis.stats import adjust, corrections, paired_interval, wilcoxon_test
+from ragmetrics.analysis.systems import (
+    anova_two_way,
+    effect_size_interval,
+    paired_t_power,
+    topic_set_size,
+    tost,
+    tukey_hsd,
+)
+from ragmetrics.errors import InvalidParameterError
+
+scipy_stats = pytest.importorskip("scipy.stats")
+multitest = pytest.importorskip("statsmodels.stats.multitest")
+
+
+@pytest.mark.parametrize("n", [3, 8, 13, 14, 25, 50, 51, 300])
+@pytest.mark.parametrize("kind", ["continuous", "ties", "zeros"])
+def test_wilcoxon_equals_scipy(n: int, kind: str) -> None:
+    rng = np.random.default_rng(n)
+    for _ in range(5):
+        a, b = rng.random(n), rng.random(n)
+        if kind == "ties":  # metric values on a coarse grid, as P@10 has
+            a, b = np.round(a * 10) / 10, np.round(b * 10) / 10
+        if kind == "zeros":
+            b[: n // 3] = a[: n // 3]
+        expected = scipy_stats.wilcoxon(a, b).pvalue
+        assert wilcoxon_test(a, b) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+def test_wilcoxon_interval_inverts_the_test() -> None:
+    rng = np.random.default_rng(3)
+    for shift in (0.0, 0.05, 0.2):
+        a = rng.random(60)
+        b = a + shift + rng.normal(0, 0.1, 60)
+        p, low, high = paired_interval(b, a, test="wilcoxon", alpha=0.05)
+        assert p == pytest.approx(scipy_stats.wilcoxon(b, a).pvalue, rel=1e-9)
+        assert (p < 0.05) == (not low <= 0 <= high)
+        walsh = [(x + y) / 2 for x, y in itertools.combinations_with_replacement(b - a, 2)]
+        assert low <= float(np.median(walsh)) <= high  # the Hodges-Lehmann estimate
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        ("bonferroni", "bonferroni"),
+        ("holm", "holm"),
+        ("holm-sidak", "holm-sidak"),
+        ("bh", "fdr_bh"),
+        ("by", "fdr_by"),
+    ],
+)
+def test_corrections_equal_statsmodels(ours: str, theirs: str) -> None:
+    rng = np.random.default_rng(7)
+    for m in (1, 2, 5, 17, 100):
+        p = rng.random(m) ** 3
+        p[: m // 4] = p[0]  # ties among the p-values
+        expected = multitest.multipletests(p, method=theirs)[1]
+        np.testing.assert_allclose(adjust(list(p), ours), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_every_correction_is_offered_by_compare_and_the_cli() -> None:
+    from ragmetrics.cli.commands import build_parser
+
+    parser = build_parser()
+    compare_parser = next(
+        a
+        for a in parser._subparsers._group_actions[0].choices.values()
+        if a.prog.endswith("compare")
+    )
+    offered = next(a for a in compare_parser._actions if a.dest == "correction").choices
+    assert set(corrections()) == set(offered)
+    tests = next(a for a in compare_parser._actions if a.dest == "test").choices
+    assert {"wilcoxon", "tukey-hsd"} <= set(tests)
+
+
+def _scores(systems: int, queries: int, seed: int, spread: float = 0.1) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    base = rng.random(queries)
+    return {
+        f"s{i}": np.clip(base + spread * i + rng.normal(0, 0.15, queries), 0, 1)
+        for i in range(systems)
+    }
+
+
+def test_anova_equals_statsmodels() -> None:
+    pandas = pytest.importorskip("pandas")
+    formula = pytest.importorskip("statsmodels.formula.api")
+    sm = pytest.importorskip("statsmodels.api")
+    scores = _scores(4, 30, seed=1, spread=0.05)
+    ours = anova_two_way(scores)
+    rows = [(s, q, v) for s, values in scores.items() for q, v in enumerate(values)]
+    frame = pandas.DataFrame(rows, columns=["system", "query", "value"])
+    table = sm.stats.anova_lm(formula.ols("value ~ C(system) + C(query)", frame).fit(), typ=2)
+    assert ours.f_system == pytest.approx(table.loc["C(system)", "F"], rel=1e-10)
+    assert ours.p_system == pytest.approx(table.loc["C(system)", "PR(>F)"], rel=1e-9)
+    assert ours.f_query == pytest.approx(table.loc["C(query)", "F"], rel=1e-10)
+    assert ours.p_query == pytest.approx(table.loc["C(query)", "PR(>F)"], rel=1e-9)
+    assert ours.ss_residual == pytest.approx(table.loc["Residual", "sum_sq"], rel=1e-10)
+    assert ours.df_residual == table.loc["Residual", "df"]
+
+
+def test_tost_equals_statsmodels() -> None:
+    weightstats = pytest.importorskip("statsmodels.stats.weightstats")
+    rng = np.random.default_rng(5)
+    for delta, shift in ((0.03, 0.0), (0.03, 0.02), (0.01, 0.05), (0.2, -0.1)):
+        a = rng.random(50)
+        b = a + shift + rng.normal(0, 0.05, 50)
+        ours = tost(a, b, delta)
+        p, lower, upper = weightstats.ttost_paired(b, a, -delta, delta)
+        assert ours.p_value == pytest.approx(p, rel=1e-9)
+        assert ours.p_lower == pytest.approx(lower[1], rel=1e-9)
+        assert ours.p_upper == pytest.approx(upper[1], rel=1e-9)
+        assert ours.equivalent == (p < 0.05) == (-delta < ours.low and ours.high < delta)
+
+
+def test_effect_size_and_its_interval() -> None:
+    rng = np.random.default_rng(9)
+    a = rng.random(80)
+    b = a + 0.05 + rng.normal(0, 0.1, 80)
+    ours = effect_size_interval(a, b, n_resamples=4000, seed=1)
+    t = scipy_stats.ttest_rel(b, a).statistic
+    assert ours.d_z == pytest.approx(t / math.sqrt(80), rel=1e-12)
+    assert ours.g_z == pytest.approx(ours.d_z * (1 - 3 / (4 * 79 - 1)), rel=1e-12)
+
+    def dz(d: np.ndarray, axis: int = -1) -> np.ndarray:
+        return d.mean(axis=axis) / d.std(axis=axis, ddof=1)
+
+    theirs = scipy_stats.bootstrap(
+        (b - a,), dz, method="percentile", n_resamples=4000, random_state=2
+    ).confidence_interval
+    assert ours.low == pytest.approx(theirs.low, abs=0.06)
+    assert ours.high == pytest.approx(theirs.high, abs=0.06)
+    assert ours.low < ours.d_z < ours.high
+
+
+def test_randomized_tukey_hsd_approaches_its_exact_null_distribution() -> None:
+    """3 systems x 5 queries: every permutation within every query (6^5 of them) gives the
+    exact p-values that the randomized test estimates."""
+    scores = {
+        "a": [0.9, 0.7, 0.8, 0.6, 0.9],
+        "b": [0.5, 0.4, 0.6, 0.5, 0.3],
+        "c": [0.7, 0.6, 0.9, 0.4, 0.6],
+    }
+    matrix = np.array(list(scores.values()))
+    ranges = []
+    for perm in itertools.product(list(itertools.permutations(range(3))), repeat=5):
+        shuffled = np.array([[matrix[perm[q][s], q] for q in range(5)] for s in range(3)])
+        means = shuffled.mean(axis=1)
+        ranges.append(means.max() - means.min())
+    null = np.array(ranges)
+    result = tukey_hsd(scores, n_permutations=20_000, seed=4)
+    for (x, y), p in result.p_values.items():
+        gap = abs(matrix[ord(x) - 97].mean() - matrix[ord(y) - 97].mean())
+        exact = float(np.mean(null >= gap - 1e-12))
+        assert p == pytest.approx(exact, abs=0.012)
+    assert result.groups() == {"a": "a", "b": "b", "c": "ab"} or result.groups()["a"] == "a"
+
+
+def test_tukey_groups_in_compare_and_its_limits() -> None:
+    rng = np.random.default_rng(2)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(60)}
+    runs = {  # each run knows the grades to some degree
+        name: {
+            q: {d: float(rng.random() + insight * grade) for d, grade in judged.items()}
+            for q, judged in qrels.items()
+        }
+        for name, insight in (("weak", 0.0), ("mid", 0.05), ("strong", 3.0))
+    }
+    comparison = rm.compare(qrels, runs, ["ndcg@5"], test="tukey-hsd", n_permutations=3000)
+    groups = comparison.groups("ndcg@5")
+    assert groups["strong"] == "a" and "a" not in groups["weak"]
+    table = comparison.to_table()
+    assert f"{comparison.means['strong']['ndcg@5']:.4f} a" in table
+    assert "Runs sharing a letter do not differ significantly" in table
+    assert comparison.settings["correction"] is None
+    with pytest.raises(InvalidParameterError, match="leave baseline"):
+        rm.compare(qrels, runs, ["ndcg@5"], test="tukey-hsd", baseline="weak")
+
+
+def test_distributions_equal_scipy() -> None:
+    for x, d1, d2 in ((0.5, 3, 10), (2.5, 1, 40), (7.0, 5, 5), (0.01, 20, 200)):
+        assert distributions.f_sf(x, d1, d2) == pytest.approx(scipy_stats.f.sf(x, d1, d2), rel=1e-9)
+    for x, df, nc in (
+        (2.0, 10, 1.5),
+        (-1.0, 3, 2.5),
+        (1.97, 500, 2.8),
+        (2.5, 1, 0.5),
+        (0.0, 30, 0.0),
+    ):
+        assert distributions.noncentral_t_cdf(x, df, nc) == pytest.approx(
+            scipy_stats.nct.cdf(x, df, nc), abs=1e-7
+        )
+    for p in (0.5, 0.8, 0.975, 0.999, 1e-6):
+        assert distributions.normal_quantile(p) == pytest.approx(scipy_stats.norm.ppf(p), rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("min_diff", "sd", "alpha", "power"),
+    [(0.05, 0.2, 0.05, 0.8), (0.02, 0.15, 0.05, 0.9), (0.1, 0.3, 0.01, 0.8), (0.3, 0.2, 0.05, 0.8)],
+)
+def test_topic_set_size_is_the_smallest_n_with_the_power(
+    min_diff: float, sd: float, alpha: float, power: float
+) -> None:
+    def exact_power(n: int) -> float:
+        df = n - 1
+        critical = scipy_stats.t.ppf(1 - alpha / 2, df)
+        nc = math.sqrt(n) * min_diff / sd
+        return float(scipy_stats.nct.sf(critical, df, nc) + scipy_stats.nct.cdf(-critical, df, nc))
+
+    n = topic_set_size(min_diff, sd=sd, alpha=alpha, power=power)
+    assert exact_power(n) >= power > exact_power(n - 1)
+    assert paired_t_power(n, min_diff, sd, alpha=alpha) == pytest.approx(exact_power(n), abs=1e-6)
+    rng = np.random.default_rng(0)
+    a = rng.random(200)
+    b = a + rng.normal(0, sd, 200)
+    assert topic_set_size(min_diff, pilot=(a, b), alpha=alpha, power=power) == topic_set_size(
+        min_diff, sd=float((b - a).std(ddof=1)), alpha=alpha, power=power
+    )
+    with pytest.raises(InvalidParameterError, match="sd .* or a pilot"):
+        topic_set_size(min_diff)
