@@ -169,7 +169,14 @@ PUBLIC_API: dict[str, list[str]] = {
         "measures",
         "run_trec_eval",
     ],
-    "ragmetrics.compat": ["autorag", "remem", "tutorial"],
+    "ragmetrics.compat": ["autorag", "pytrec_eval", "remem", "tutorial"],
+    "ragmetrics.compat.pytrec_eval": [
+        "RelevanceEvaluator",
+        "parse_qrel",
+        "parse_run",
+        "supported_measures",
+        "supported_nicknames",
+    ],
     "ragmetrics.compat.autorag": [
         "normalize_answer",
         "retrieval_f1",

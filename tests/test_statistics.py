@@ -232,5 +232,5 @@ def test_topic_set_size_is_the_smallest_n_with_the_power(
     assert topic_set_size(min_diff, pilot=(a, b), alpha=alpha, power=power) == topic_set_size(
         min_diff, sd=float((b - a).std(ddof=1)), alpha=alpha, power=power
     )
-    with pytest.raises(InvalidParameterError, match="sd .* or a pilot"):
+    with pytest.raises(InvalidParameterError, match=r"sd .* or a pilot"):
         topic_set_size(min_diff)

@@ -23,6 +23,7 @@ from ragmetrics.metrics._preferences import values as preference_value
 from ragmetrics.metrics.classic import bpref
 from ragmetrics.metrics.registry import (
     REL,
+    ROUNDING,
     Aggregate,
     Cutoff,
     Kernel,
@@ -251,11 +252,12 @@ def r_precision_multiple(
 
 
 def eleven_point_average(
-    judged: JudgedRun, cutoff: int | None, *, rel: int, levels: str
+    judged: JudgedRun, cutoff: int | None, *, rel: int, levels: str, rounding: str = "nearest"
 ) -> np.ndarray:
     """Interpolated precision averaged over recall levels (default 0, 0.1, ..., 1): at each
     level l, the best precision at any rank holding round(l x R) relevant docs or more; 0
-    for a level the ranking never reaches.
+    for a level the ranking never reaches. ``rounding="trec9"`` takes floor(l x R + 0.9)
+    relevant docs instead, as trec_eval up to 9 and pytrec_eval do.
 
     Example:
         >>> j = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]})
@@ -270,7 +272,7 @@ def eleven_point_average(
     for row in range(judged.n_queries):
         found = ranks[starts[row] : starts[row + 1]]
         values[row] = _interpolated_sum(
-            found, int(judged.lengths[row]), int(relevant[row]), targets
+            found, int(judged.lengths[row]), int(relevant[row]), targets, rounding
         )
     return values / len(targets)
 
@@ -290,13 +292,18 @@ def _levels(text: str) -> list[float]:
 
 
 def _interpolated_sum(
-    found: np.ndarray, retrieved: int, relevant: int, levels: list[float]
+    found: np.ndarray, retrieved: int, relevant: int, levels: list[float], rounding: str = "nearest"
 ) -> float:
     """The sum over ``levels`` (walked from the last to the first, as trec_eval does) of the
     interpolated precision at the rank holding ``round(level x R)`` relevant docs.
 
     ``found``: the 0-based ranks of the relevant docs retrieved, ascending."""
-    counts = [round_half_away(level * relevant) for level in levels]
+    counts = [
+        math.floor(level * relevant + 0.9)
+        if rounding == "trec9"
+        else round_half_away(level * relevant)
+        for level in levels
+    ]
     position = len(counts) - 1
     total = 0.0
     n_found = len(found)
@@ -867,7 +874,7 @@ register(
         eleven_point_average,
         Cutoff.NONE,
         "interpolated precision averaged over recall levels",
-        params=(REL, LEVELS),
+        params=(REL, LEVELS, ROUNDING),
     ),
     "11pt_avg",
     "11pt",

@@ -1,0 +1,254 @@
+"""pytrec_eval's API on ragmetrics: change one import.
+
+    # import pytrec_eval
+    from ragmetrics.compat import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "P_5"})
+    per_query = evaluator.evaluate(run)  # {query_id: {"map": ..., "ndcg_cut_10": ..., ...}}
+
+Measures are named as pytrec_eval names them (trec_eval's ``-m`` names, with parameters
+after ``.`` or ``_``; the nicknames ``official``, ``set``, ``all_trec``), and values are
+pytrec_eval's: scores compared as 32-bit floats (trec_eval 9's ``float``), the queries
+scored are those with both judgments and results, ``relevance_level`` and
+``judged_docs_only_flag`` are trec_eval's ``-l`` and ``-J``, ``gm_`` measures hold the
+logarithm their geometric mean averages, and ``runid`` and ``num_q`` hold 0 and 1 per query.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import re
+from collections.abc import Iterable, Mapping
+
+from ragmetrics.cli.trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError, measures
+from ragmetrics.errors import InputFormatError, InvalidParameterError
+
+__all__ = [
+    "RelevanceEvaluator",
+    "parse_qrel",
+    "parse_run",
+    "supported_measures",
+    "supported_nicknames",
+]
+
+# the measures and nicknames of trec_eval 9.0.8, which pytrec_eval wraps
+_OFFICIAL = {
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+}
+_SET = {
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+    "utility",
+}
+_ALL_TREC = (
+    _OFFICIAL
+    | _SET
+    | {
+        "recall",
+        "infAP",
+        "gm_bpref",
+        "Rprec_mult",
+        "11pt_avg",
+        "ndcg",
+        "ndcg_cut",
+        "ndcg_rel",
+        "Rndcg",
+        "binG",
+        "G",
+        "map_cut",
+        "relative_P",
+        "success",
+        "num_nonrel_judged_ret",
+        "relstring",
+    }
+)
+supported_measures = frozenset(_ALL_TREC)
+supported_nicknames = {"official": set(_OFFICIAL), "set": set(_SET), "all_trec": set(_ALL_TREC)}
+
+
+def parse_run(lines: Iterable[str]) -> dict[str, dict[str, float]]:
+    """A TREC run file's lines as ``{query_id: {doc_id: score}}`` (a doc twice is an error)."""
+    run: dict[str, dict[str, float]] = collections.defaultdict(dict)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) != 6:
+            raise InputFormatError(f"Run line {number}: expected 6 fields, got {len(fields)}.")
+        query_id, _, doc_id, _, score, _ = fields
+        if doc_id in run[query_id]:
+            raise InputFormatError(f"Run line {number}: doc {doc_id!r} twice for {query_id!r}.")
+        run[query_id][doc_id] = float(score)
+    return dict(run)
+
+
+def parse_qrel(lines: Iterable[str]) -> dict[str, dict[str, int]]:
+    """A TREC qrels file's lines as ``{query_id: {doc_id: grade}}``."""
+    qrel: dict[str, dict[str, int]] = collections.defaultdict(dict)
+    for number, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) != 4:
+            raise InputFormatError(f"Qrels line {number}: expected 4 fields, got {len(fields)}.")
+        query_id, _, doc_id, grade = fields
+        if doc_id in qrel[query_id]:
+            raise InputFormatError(f"Qrels line {number}: doc {doc_id!r} twice for {query_id!r}.")
+        qrel[query_id][doc_id] = int(grade)
+    return dict(qrel)
+
+
+_PARAMETERS = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)$")
+
+
+def _combined(given: Iterable[str]) -> list[str]:
+    """pytrec_eval's reading of measure names: nicknames expanded, ``P_5`` and ``P.5`` both
+    ``P`` at 5, the parameters of one measure given several times merged."""
+    if isinstance(given, str):
+        raise InvalidParameterError(
+            f"measures is a set of names, e.g. {{{given!r}}}; got the string {given!r}."
+        )
+    wanted: dict[str, set[str]] = {}
+    for name in given:
+        if name in supported_nicknames:
+            for member in supported_nicknames[name]:
+                wanted.setdefault(member, set())
+            continue
+        if name in supported_measures:
+            wanted.setdefault(name, set())
+            continue
+        base = next(
+            (
+                m
+                for m in sorted(supported_measures, key=len, reverse=True)
+                if name.startswith(m) and _PARAMETERS.fullmatch(name[len(m) :])
+            ),
+            None,
+        )
+        if base is None:
+            raise InvalidParameterError(
+                f"unsupported measure {name!r} (pytrec_eval's measures: "
+                f"{', '.join(sorted(supported_measures))}; nicknames: "
+                f"{', '.join(supported_nicknames)})."
+            )
+        match = _PARAMETERS.fullmatch(name[len(base) :])
+        assert match is not None
+        wanted.setdefault(base, set()).update(match.group(1).split(","))
+    specs = []
+    for name, parameters in wanted.items():
+        numeric = sorted(parameters, key=float)
+        specs.append(f"{name}.{','.join(numeric)}" if numeric else name)
+    return specs
+
+
+class RelevanceEvaluator:
+    """pytrec_eval's ``RelevanceEvaluator``: judgments and measures once, then
+    :meth:`evaluate` for each run."""
+
+    def __init__(
+        self,
+        query_relevance: Mapping[str, Mapping[str, int]],
+        measures: Iterable[str],
+        relevance_level: int = 1,
+        judged_docs_only_flag: bool = False,
+    ) -> None:
+        from ragmetrics.data.qrels import Qrels
+
+        try:
+            self._lines = _lines(_combined(measures))
+        except TrecEvalError as exc:
+            raise InvalidParameterError(str(exc).replace("trec_eval: ", "")) from exc
+        # trec_eval 9 turns a recall level into relevant docs as floor(level x R + 0.9)
+        self._metrics = {line.label: _trec9(line) for line in self._lines}
+        if (
+            isinstance(relevance_level, bool)
+            or not isinstance(relevance_level, int)
+            or relevance_level < 1
+        ):
+            raise InvalidParameterError(
+                f"relevance_level must be 1 or more, as in pytrec_eval; got {relevance_level!r} "
+                f"(ragmetrics.evaluate takes any relevance_threshold)."
+            )
+        judged = {q: dict(docs) for q, docs in query_relevance.items() if len(docs) > 0}
+        self._qrels = Qrels.from_dict(judged)
+        self._level = relevance_level
+        self._judged_only = bool(judged_docs_only_flag)
+
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+        """``{query_id: {measure: value}}`` for every query with judgments and results."""
+        from ragmetrics.data.run import Run
+        from ragmetrics.engine.evaluation import evaluate
+
+        if not scores:
+            return {}
+        qrels = self._qrels
+        kept = {q: dict(docs) for q, docs in scores.items() if q in qrels}
+        if self._judged_only:
+            kept = {q: {d: s for d, s in docs.items() if d in qrels[q]} for q, docs in kept.items()}
+        query_ids = list(kept)
+        if not query_ids:
+            return {}
+        metrics = list(dict.fromkeys(filter(None, self._metrics.values())))
+        columns = {}
+        if metrics:
+            result = evaluate(
+                qrels,
+                Run.from_dict(kept),
+                metrics,
+                relevance_threshold=self._level,
+                missing="skip",
+                score_precision="float32",
+            )
+            where = {q: i for i, q in enumerate(result.query_ids)}
+            for index, metric in enumerate(metrics):
+                column = result.values[:, index]
+                columns[metric] = {q: float(column[where[q]]) for q in query_ids}
+        out: dict[str, dict[str, float]] = {}
+        for query_id in query_ids:
+            row: dict[str, float] = {}
+            for line in self._lines:
+                if line.value in ("runid", "string"):
+                    row[line.label] = 0.0
+                elif line.value == "num_q":
+                    row[line.label] = 1.0
+                elif (metric := self._metrics[line.label]) is None:
+                    row[line.label] = 0.0
+                else:
+                    value = columns[metric][query_id]
+                    if line.summary == "gm":
+                        value = math.log(max(value, MIN_GEO_MEAN))
+                    row[line.label] = value
+            out[query_id] = row
+        return out
+
+
+def _lines(specs: list[str]) -> list[Measure]:
+    return measures(specs)
+
+
+def _trec9(line: Measure) -> str | None:
+    """The metric of a line, as trec_eval 9 computes it."""
+    if line.metric is None or line.constant_zero:
+        return None
+    if not line.levels:
+        return line.metric
+    if len(line.levels) == 1 and line.label.startswith("iprec_at_recall"):
+        return f"iprec_at_recall(level={max(line.levels[0], 0.0)!r},rounding=trec9)"
+    levels = ";".join(map(repr, line.levels))
+    return f"eleven_point_average(levels={levels},rounding=trec9)"
