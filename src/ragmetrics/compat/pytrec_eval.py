@@ -227,10 +227,10 @@ class RelevanceEvaluator:
                     row[line.label] = 0.0
                 elif line.value == "num_q":
                     row[line.label] = 1.0
-                elif (metric := self._metrics[line.label]) is None:
+                elif (name := self._metrics[line.label]) is None:
                     row[line.label] = 0.0
                 else:
-                    value = columns[metric][query_id]
+                    value = columns[name][query_id]
                     if line.summary == "gm":
                         value = math.log(max(value, MIN_GEO_MEAN))
                     row[line.label] = value
