@@ -88,3 +88,128 @@ def test_the_names_and_the_refusals() -> None:
     lines = ["q1 Q0 a 1 2.5 x", "q1 Q0 b 2 1.5 x"]
     assert port.parse_run(lines) == pytrec_eval.parse_run(lines)
     assert port.parse_qrel(["q1 0 a 1"]) == pytrec_eval.parse_qrel(["q1 0 a 1"])
+
+
+ir_measures = pytest.importorskip("ir_measures")
+
+IR_MEASURES_NAMES = [
+    "nDCG@10",
+    "nDCG",
+    "P(rel=2)@5",
+    "P@10",
+    "IPrec@0.5",
+    "IPrec@0.0",
+    "NumRet",
+    "NumRet(rel=1)",
+    "NumRel",
+    "NumQ",
+    "Judged@10",
+    "Judged@5",
+    "ERR@10",
+    "ERR@5",
+    "nDCG(dcg='exp-log2')@10",
+    "AP",
+    "AP@100",
+    "R@20",
+    "RR",
+    "RR@10",
+    "RR(rel=2)@10",
+    "Rprec",
+    "Bpref",
+    "infAP",
+    "Success@5",
+    "SetP",
+    "SetR",
+    "SetF",
+    "SetAP",
+    "SetP(relative=True)",
+    "nDCG(judged_only=True)@10",
+    "AP(rel=2)",
+    "nDCG(gains={0:0,1:1,2:5,3:10})@10",
+    "MRR@10",
+    "SetF(beta=0.5)",
+    "MAP",
+    "NDCG@5",
+    "Precision@5",
+    "Recall@10",
+    "RPrec",
+    "BPref",
+    "NumRelRet",
+]
+
+
+def _ir_inputs(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
+    rng = random.Random(seed)
+    qrels = {
+        str(i): {f"d{j}": rng.choice([0, 0, 1, 2, 3]) for j in rng.sample(range(40), 15)}
+        for i in range(30)
+    }
+    qrels["98"] = {}  # a query without judgments
+    qrels["97"] = {"d1": 2, "d2": 0}  # a judged query the run does not answer
+    run = {  # a coarse grid of scores: ties, which each implementation breaks its own way
+        str(i): {
+            f"d{j}": rng.choice([0.1, 0.2, 0.3, 0.5, 0.7, 0.9]) for j in rng.sample(range(40), 25)
+        }
+        for i in range(32)
+    }
+    run["99"] = {}
+    return qrels, run
+
+
+@pytest.mark.parametrize("name", IR_MEASURES_NAMES)
+def test_every_ir_measures_name_means_what_it_means_there(name: str) -> None:
+    from ragmetrics.compat import ir_measures as port_irm
+
+    qrels, run = _ir_inputs(3)
+    theirs = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc([ir_measures.parse_measure(name)], qrels, run)
+    }
+    measure = port_irm.parse_measure(name)
+    assert str(measure) == str(ir_measures.parse_measure(name))
+    ours = {m.query_id: m.value for m in port_irm.iter_calc([measure], qrels, run)}
+    assert ours.keys() == theirs.keys()
+    # gdeval (ERR, exp-log2 nDCG) prints its values to 5 decimals: ir_measures reads those
+    close = 5e-6 if "ERR" in name or "exp-log2" in name else 1e-12
+    for query_id, value in theirs.items():
+        assert ours[query_id] == pytest.approx(value, abs=close), query_id
+    aggregate = port_irm.calc_aggregate([measure], qrels, run)[measure]
+    expected = ir_measures.calc_aggregate([ir_measures.parse_measure(name)], qrels, run)
+    assert aggregate == pytest.approx(next(iter(expected.values())), abs=close)
+
+
+def test_ir_measures_objects_pandas_and_refusals() -> None:
+    pandas = pytest.importorskip("pandas")
+    from ragmetrics.compat import ir_measures as port_irm
+    from ragmetrics.compat.ir_measures import AP, Judged, P, nDCG
+
+    qrels, run = _ir_inputs(5)
+    measures = [nDCG @ 10, P(rel=2) @ 5, AP, Judged @ 10]
+    assert [str(m) for m in measures] == ["nDCG@10", "P(rel=2)@5", "AP", "Judged@10"]
+    frame_q = pandas.DataFrame(
+        [(q, d, g) for q, docs in qrels.items() for d, g in docs.items()],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    frame_r = pandas.DataFrame(
+        [(q, d, s) for q, docs in run.items() for d, s in docs.items()],
+        columns=["query_id", "doc_id", "score"],
+    )
+    from_frames = port_irm.calc_aggregate(measures, frame_q, frame_r)
+    theirs = ir_measures.calc_aggregate(
+        [ir_measures.parse_measure(str(m)) for m in measures], frame_q, frame_r
+    )
+    assert {str(m): v for m, v in from_frames.items()} == pytest.approx(
+        {str(m): v for m, v in theirs.items()}, abs=1e-12
+    )
+    evaluator = port_irm.evaluator(measures, frame_q)
+    assert evaluator.calc_aggregate(frame_r) == from_frames
+    with pytest.raises(InvalidParameterError, match="P needs a cutoff"):
+        port_irm.calc_aggregate([P], qrels, run)
+    with pytest.raises(InvalidParameterError, match="Rprec takes no cutoff"):
+        port_irm.parse_measure("Rprec@10")
+    with pytest.raises(InvalidParameterError, match="has no parameter 'gain'"):
+        port_irm.parse_measure("nDCG(gain=2)@10")
+    from ragmetrics.errors import UnknownMetricError
+
+    with pytest.raises(UnknownMetricError, match="not offered by the ir_measures port"):
+        port_irm.parse_measure("alpha_nDCG@10")

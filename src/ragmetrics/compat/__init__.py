@@ -7,8 +7,10 @@
   that retrieval tutorials teach.
 - :mod:`ragmetrics.compat.pytrec_eval`: pytrec_eval's ``RelevanceEvaluator`` (change one
   import).
+- :mod:`ragmetrics.compat.ir_measures`: ir_measures' ``iter_calc``, ``calc_aggregate``,
+  ``evaluator``, ``parse_measure`` and measure objects (``nDCG@10``, ``P(rel=2)@5``).
 """
 
-from ragmetrics.compat import autorag, pytrec_eval, remem, tutorial
+from ragmetrics.compat import autorag, ir_measures, pytrec_eval, remem, tutorial
 
-__all__ = ["autorag", "pytrec_eval", "remem", "tutorial"]
+__all__ = ["autorag", "ir_measures", "pytrec_eval", "remem", "tutorial"]

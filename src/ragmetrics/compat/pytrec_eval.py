@@ -114,6 +114,9 @@ def parse_qrel(lines: Iterable[str]) -> dict[str, dict[str, int]]:
     return dict(qrel)
 
 
+# measures trec_eval 9 names without their parameters (trec_eval 10 writes set_F_0.50)
+_BARE_IN_TREC9 = ("set_F", "11pt_avg", "relstring")
+
 _PARAMETERS = re.compile(r"[._]([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)$")
 
 
@@ -223,17 +226,21 @@ class RelevanceEvaluator:
         for query_id in query_ids:
             row: dict[str, float] = {}
             for line in self._lines:
+                label = next(
+                    (bare for bare in _BARE_IN_TREC9 if line.label.startswith(bare + "_")),
+                    line.label,
+                )
                 if line.value in ("runid", "string"):
-                    row[line.label] = 0.0
+                    row[label] = 0.0
                 elif line.value == "num_q":
-                    row[line.label] = 1.0
+                    row[label] = 1.0
                 elif (name := self._metrics[line.label]) is None:
-                    row[line.label] = 0.0
+                    row[label] = 0.0
                 else:
                     value = columns[name][query_id]
                     if line.summary == "gm":
                         value = math.log(max(value, MIN_GEO_MEAN))
-                    row[line.label] = value
+                    row[label] = value
             out[query_id] = row
         return out
 
