@@ -103,7 +103,7 @@ def test_comparison_contents(cacm) -> None:  # type: ignore[no-untyped-def]
     assert (
         "| bm25 (baseline) | **0.4543** |" in text
         and "0.3956▼" in text
-        and "holm correction" in text
+        and "Holm correction" in text
     )
     payload = json.loads(comparison.to_json())
     assert payload["baseline"] == "bm25" and len(payload["tests"]) == 4

@@ -121,7 +121,7 @@ def test_a_paired_test_is_seen_by_compare_its_wording_and_the_command_line(
                  "--test", "sign"])  # fmt: skip
     assert code == 0 and "paired sign test" in capsys.readouterr().out
     with pytest.raises(rm.InvalidParameterError, match="'sign'"):
-        rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1"], test="wilcoxon")
+        rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1"], test="mcnemar")
 
 
 def _read_csv_rows(path: Any) -> list[list[str]]:

@@ -219,7 +219,7 @@ def test_the_issue_cap3_case_no_longer_gives_a_negative_number() -> None:
         ({"n_permutations": 0}, r"n_permutations must be an integer >= 1"),
         ({"n_bootstrap": 2.5}, r"n_bootstrap must be an integer >= 1"),
         ({"seed": -1}, r"seed must be an integer >= 0"),
-        ({"correction": "fdr"}, r"correction must be None, 'holm' or 'bonferroni'"),
+        ({"correction": "fdr"}, r"correction must be one of 'none', 'bonferroni', 'holm'"),
         ({"cap3": 2}, r"cap3 must be a number in \[0, 1\]"),
         ({"grade_mapping": {1: 5}}, r"Unknown keyword\(s\) 'grade_mapping'; the keywords"),
     ],
