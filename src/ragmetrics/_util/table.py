@@ -126,3 +126,66 @@ def escape_markdown(text: str) -> str:
 
 def _escape_md(text: str) -> str:
     return escape_markdown(text)
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "▲": r"$\blacktriangle$",
+    "▼": r"$\blacktriangledown$",
+}
+
+
+def escape_latex(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped.
+
+    Example:
+        >>> escape_latex("ndcg@10_a & 50%")
+        'ndcg@10\\_a \\& 50\\%'
+    """
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+
+
+def latex_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    bold: set[tuple[int, int]] | None = None,
+    marks: dict[tuple[int, int], str] | None = None,
+    caption: str | None = None,
+    label: str | None = None,
+) -> str:
+    """A booktabs table (``\\usepackage{booktabs}``): the first column left-aligned, the
+    others right-aligned; cells already formatted as text (escaped here); ``bold`` cells
+    (row, column) in bold; ``marks`` raw LaTeX appended to a cell (significance marks)."""
+    bold = bold or set()
+    marks = marks or {}
+    lines = [r"\begin{table}[t]", r"\centering"]
+    if caption:
+        lines.append(rf"\caption{{{escape_latex(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [
+        r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}",
+        r"\toprule",
+        " & ".join(escape_latex(h) for h in headers) + r" \\",
+        r"\midrule",
+    ]
+    for r, row in enumerate(rows):
+        cells = []
+        for c, cell in enumerate(row):
+            text = escape_latex(cell)
+            if (r, c) in bold:
+                text = rf"\textbf{{{text}}}"
+            cells.append(text + marks.get((r, c), ""))
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"

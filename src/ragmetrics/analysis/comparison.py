@@ -272,6 +272,44 @@ class Comparison:
         headers, rows = self._table("**")
         return f"{markdown_table(headers, cast(Any, rows))}\n\n{self.legend()}"
 
+    def to_latex(
+        self, *, digits: int = 4, caption: str | None = None, label: str | None = None
+    ) -> str:
+        """The means table as LaTeX (``booktabs``; the marks need ``amssymb``): the best
+        mean of each column in bold, significance marks as superscripts (triangles against
+        the baseline, letters otherwise), the legend as the caption unless one is given."""
+        from ragmetrics._util.table import escape_latex, latex_table
+
+        marks = self._marks()
+        headers = ["run", *self.metrics]
+        rows, bold, raw = [], set(), {}
+        for r, name in enumerate(self.runs):
+            rows.append(
+                [f"{name} (baseline)" if name == self.baseline else name]
+                + [format_cell(self.means[name][m], digits) for m in self.metrics]
+            )
+            for c, metric in enumerate(self.metrics, start=1):
+                if self.best(metric) == name:
+                    bold.add((r, c))
+                mark = marks.get((name, metric), "").strip()
+                if mark:
+                    symbols = mark.replace("▲", r"\blacktriangle").replace(
+                        "▼", r"\blacktriangledown"
+                    )
+                    raw[(r, c)] = (
+                        f"$^{{{symbols}}}$"
+                        if "\\" in symbols
+                        else rf"\textsuperscript{{{escape_latex(mark)}}}"
+                    )
+        return latex_table(
+            headers,
+            rows,
+            bold=bold,
+            marks=raw,
+            caption=caption if caption is not None else self.legend(bold=False),
+            label=label,
+        )
+
     def to_table(self) -> str:
         headers, rows = self._table("")
         return f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"

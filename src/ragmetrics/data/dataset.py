@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
@@ -102,6 +102,41 @@ class RetrievalDataset(BaseModel):
             relevant_docs=qrels.to_dict(),
         )
 
+    @classmethod
+    def from_beir(
+        cls, folder: PathLike, split: str = "test", *, with_titles: bool = True
+    ) -> RetrievalDataset:
+        """Read a BEIR dataset folder: ``corpus.jsonl`` (``_id``, ``title``, ``text``),
+        ``queries.jsonl`` (``_id``, ``text``) and ``qrels/{split}.tsv`` (a header, then
+        ``query-id corpus-id score``). As BEIR's loader does, only the queries judged in the
+        split are kept; with ``with_titles`` a passage is its title and text, joined by a
+        line break (BEIR's models read both)."""
+        from pathlib import Path
+
+        root = Path(folder)
+        qrels_path = root / "qrels" / f"{split}.tsv"
+        for needed in (root / "corpus.jsonl", root / "queries.jsonl", qrels_path):
+            if not needed.is_file():
+                splits = sorted(p.stem for p in (root / "qrels").glob("*.tsv"))
+                offered = f" (the splits there: {', '.join(splits)})" if splits else ""
+                raise InputFormatError(
+                    f"{folder} is not a BEIR dataset folder: {needed.name} is missing"
+                    f"{offered if needed == qrels_path else ''}. A BEIR folder holds "
+                    f"corpus.jsonl, queries.jsonl and qrels/<split>.tsv."
+                )
+        qrels = Qrels.from_tsv(qrels_path)
+        queries = {qid: text for qid, text, _ in _jsonl_records(root / "queries.jsonl", "query")}
+        corpus = {}
+        for doc_id, text, title in _jsonl_records(root / "corpus.jsonl", "passage"):
+            corpus[doc_id] = f"{title}\n{text}" if with_titles and title else text
+        unknown = [q for q in qrels.query_ids if q not in queries]
+        if unknown:
+            raise InputFormatError(
+                f"{qrels_path} judges {len(unknown)} queries that queries.jsonl lacks "
+                f"({', '.join(map(repr, unknown[:3]))}{', ...' if len(unknown) > 3 else ''})."
+            )
+        return cls.from_qrels(qrels, queries, corpus)
+
     def to_json(self, path: PathLike | None = None, *, indent: int | None = None) -> str:
         """Serialize; write to ``path`` when given. Grades are kept."""
         text = json.dumps(self.model_dump(), indent=indent, ensure_ascii=False)
@@ -163,3 +198,24 @@ def _first_error(exc: ValidationError) -> str:
     where = ".".join(str(p) for p in error.get("loc", ()))
     message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
+
+
+def _jsonl_records(path: Any, what: str) -> Iterator[tuple[str, str, str]]:
+    """``(_id, text, title)`` of each line of a BEIR JSONL file, checked."""
+    with open(path, encoding="utf-8-sig") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputFormatError(f"{path}, line {number}: not JSON ({exc.msg}).") from None
+            if not isinstance(record, dict) or not isinstance(record.get("_id"), str):
+                raise InputFormatError(
+                    f"{path}, line {number}: a {what} record needs a string '_id' (BEIR's "
+                    f'layout: {{"_id": ..., "text": ...}}).'
+                )
+            text, title = record.get("text", ""), record.get("title", "") or ""
+            if not isinstance(text, str) or not isinstance(title, str):
+                raise InputFormatError(f"{path}, line {number}: 'text' and 'title' are strings.")
+            yield record["_id"], text, title

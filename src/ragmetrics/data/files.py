@@ -147,6 +147,15 @@ def _builtin() -> None:
     )
     register_format(
         InputFormat(
+            name="tsv",
+            suffixes=(".tsv",),
+            sniff=_three_columns,
+            read_qrels=Qrels.from_tsv,
+            read_run=_no_tsv_run,
+        )
+    )
+    register_format(
+        InputFormat(
             name="json",
             suffixes=(".json", ".jsonl"),
             sniff=lambda head: head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["),
@@ -166,4 +175,23 @@ def _builtin() -> None:
             ),
             directories=True,
         )
+    )
+
+
+def _three_columns(head: bytes) -> bool:
+    """True when the first record of a file has three fields (3-column qrels, BEIR's TSV)."""
+    lines = head.decode("utf-8", "replace").lstrip("\ufeff").splitlines()
+    if len(head) == _HEAD:
+        lines = lines[:-1]  # maybe cut short
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0][0] != "#":
+            return len(fields) == 3
+    return False
+
+
+def _no_tsv_run(path: PathLike, name: str | None) -> Run:
+    raise InputFormatError(
+        f"{os.fspath(path)} holds three columns, which is how qrels are written (BEIR's "
+        f"qrels/*.tsv), not a run. Give a run as a TREC file (6 columns), JSON or Parquet."
     )

@@ -88,6 +88,12 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         else:
             maps = []
             for query_id, docs in judgments.items():
+                if isinstance(docs, (list, tuple)):
+                    raise InputFormatError(
+                        f"The judgments of query '{query_id}' must be a mapping of doc id to "
+                        f"grade; got a {type(docs).__name__}. For lists of relevant doc ids "
+                        f"(grade 1 each) use Qrels.from_dict, which reads them as such."
+                    )
                 require_mapping(
                     docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
                 )
@@ -106,9 +112,20 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     # --- construction -------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, judgments: Mapping[str, Mapping[str, int]]) -> Qrels:
-        """Build from ``{query_id: {doc_id: grade}}``; grades are integers."""
-        return cls(judgments)
+    def from_dict(
+        cls, judgments: Mapping[str, Mapping[str, int]] | Mapping[str, Sequence[str]]
+    ) -> Qrels:
+        """Build from ``{query_id: {doc_id: grade}}`` (grades are integers), or from
+        ``{query_id: [doc_id, ...]}``: the relevant docs of each query, grade 1 each."""
+        if (
+            isinstance(judgments, Mapping)
+            and judgments
+            and all(isinstance(v, (list, tuple)) for v in judgments.values())
+        ):
+            for query_id, docs in judgments.items():
+                check_ids(docs, "Doc ids", f"of query '{query_id}'")
+            return cls({q: dict.fromkeys(docs, 1) for q, docs in judgments.items()})  # type: ignore[arg-type]
+        return cls(judgments)  # type: ignore[arg-type]
 
     @classmethod
     def from_groups(
@@ -180,6 +197,48 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         return cls._make(Store.from_maps(list(maps), list(maps.values())))
 
     @classmethod
+    def from_tsv(cls, path: PathLike) -> Qrels:
+        """Read 3-column qrels, ``query_id doc_id grade`` per line, separated by tabs or
+        spaces: BEIR's ``qrels/test.tsv``. A first line whose grade field is not a number
+        (BEIR's ``query-id corpus-id score``) is a header and skipped."""
+        from ragmetrics.formats._io import parse_value, trec_lines
+        from ragmetrics.formats._rules import path_name
+
+        layout = "query_id doc_id grade"
+        maps: dict[str, dict[str, int]] = {}
+        first_record = True
+        with trec_lines(path) as pieces:
+            for first, lines, _ in pieces:
+                for number, line in enumerate(lines, start=first):
+                    fields = line.split()
+                    if not fields or fields[0][0] == "#":
+                        continue
+                    if first_record:
+                        first_record = False
+                        if len(fields) == 3 and not _is_number(fields[2]):
+                            continue  # the header
+                    if len(fields) != 3:
+                        hint = (
+                            " Four fields are TREC qrels: read them with Qrels.from_trec."
+                            if len(fields) == 4
+                            else ""
+                        )
+                        raise InputFormatError(
+                            f"{path_name(path)}, line {number}: expected 3 fields ({layout}), "
+                            f"found {len(fields)}: {line[:200]!r}.{hint}"
+                        )
+                    grade = parse_value(fields[2], "int", 2, layout, path, number)
+                    docs = maps.setdefault(fields[0], {})
+                    if docs.get(fields[1], grade) != grade:
+                        raise InputFormatError(
+                            f"{path_name(path)}, line {number}: doc {fields[1]!r} of query "
+                            f"{fields[0]!r} is judged twice, {docs[fields[1]]} and {grade}; "
+                            f"keep one grade."
+                        )
+                    docs[fields[1]] = grade
+        return cls(maps)
+
+    @classmethod
     def _from_packed(
         cls,
         queries: list[str],
@@ -223,8 +282,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
     @classmethod
     def from_json(cls, path: PathLike) -> Qrels:
-        """Read JSON ``{qid: {doc: grade}}``, the ``to_json`` form (with groups), or JSONL
-        records ``{"query_id": ..., "doc_id": ..., "relevance": ...}``."""
+        """Read JSON ``{qid: {doc: grade}}``, ``{qid: [doc, ...]}`` (the relevant docs, grade
+        1 each), the ``to_json`` form (with groups), or JSONL records ``{"query_id": ...,
+        "doc_id": ..., "relevance": ...}``."""
         return cls.from_obj(read_json_or_jsonl(path), source=os.fspath(path))
 
     @classmethod
@@ -249,6 +309,10 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                 base._groups = {q: tuple(tuple(g) for g in gs) for q, gs in groups.items()}
             return base
         if isinstance(obj, Mapping):
+            if obj and all(
+                isinstance(v, list) and all(isinstance(d, str) for d in v) for v in obj.values()
+            ):  # {"q1": ["d1", "d2"]}: the relevant docs of each query, grade 1 each
+                return cls({q: dict.fromkeys(docs, 1) for q, docs in obj.items()})
             return cls(obj)
         if isinstance(obj, list):
             query_ids, doc_ids, grades = [], [], []
@@ -491,3 +555,11 @@ def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: 
                 f"grades ({seen[doc_id]} and {grade}); keep one judgment per pair."
             )
         seen[doc_id] = grade
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

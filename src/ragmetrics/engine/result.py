@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ragmetrics._util.table import csv_table, html_table, markdown_table, text_table
+from ragmetrics._util.table import csv_table, format_cell, html_table, markdown_table, text_table
 from ragmetrics.data._precision import ScorePrecision
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
@@ -314,6 +314,21 @@ class EvaluationResult:
         headers, rows = self._rows(per_query)
         note = self._note()
         return text_table(headers, rows, digits=digits) + (f"\n\n{note}" if note else "")
+
+    def to_latex(
+        self,
+        *,
+        per_query: bool = False,
+        digits: int = 4,
+        caption: str | None = None,
+        label: str | None = None,
+    ) -> str:
+        """A LaTeX table (booktabs) of the means, or of every query with ``per_query``."""
+        from ragmetrics._util.table import latex_table
+
+        headers, rows = self._rows(per_query)
+        text_rows = [[format_cell(cell, digits) for cell in row] for row in rows]
+        return latex_table(headers, text_rows, caption=caption, label=label)
 
     def to_csv(self, *, per_query: bool = False) -> str:
         headers, rows = self._rows(per_query)

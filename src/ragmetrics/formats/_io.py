@@ -167,8 +167,25 @@ def _check_width(
     expected = f"at least {n_columns}" if extra else str(n_columns)
     raise InputFormatError(
         f"{os.fspath(path)}, line {number}: expected {expected} whitespace-separated fields "
-        f"({layout}), found {len(fields)}: {' '.join(fields)[:200]!r}."
+        f"({layout}), found {len(fields)}: {' '.join(fields)[:200]!r}.{_near_miss(fields, layout)}"
     )
+
+
+def _near_miss(fields: list[str], layout: str) -> str:
+    """A hint naming the reader of a file that is close to the layout expected."""
+    if layout.startswith("query_id iteration doc_id grade") and len(fields) == 3:
+        return (
+            " Three fields are qrels without the iteration column (BEIR's qrels/*.tsv, "
+            "query_id doc_id grade): read them with Qrels.from_tsv."
+        )
+    if layout.startswith("query_id Q0 doc_id") and len(fields) == 4:
+        return " Four fields are TREC qrels, not a run: read them with Qrels.from_trec."
+    if layout.startswith("query_id Q0 doc_id") and len(fields) == 3:
+        return (
+            " Three fields (query_id doc_id score) are not a TREC run: read them with "
+            "pandas and Run.from_pandas, or write the 6 TREC columns."
+        )
+    return ""
 
 
 def parse_value(
