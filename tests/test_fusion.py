@@ -103,11 +103,23 @@ PARAMS: dict[str, dict[str, Any]] = {
     "mixed": {"weights": [0.2, 0.5, 0.3]},
     "w_bordafuse": {"weights": [0.2, 0.5, 0.3]},
 }
+RANX_METHODS = [
+    "sum", "mnz", "anz", "gmnz", "max", "min", "med", "isr", "log_isr", "logn_isr", "rrf",
+    "rbc", "wsum", "wmnz", "mixed", "bordafuse", "w_bordafuse", "condorcet", "w_condorcet",
+    "probfuse", "segfuse", "slidefuse", "bayesfuse", "mapfuse", "posfuse",
+]  # fmt: skip
 UNTRAINED = [
     name
-    for name, spec in FUSION_METHODS.items()
-    if not spec.trained and name not in ("condorcet", "w_condorcet")
+    for name in RANX_METHODS
+    if not FUSION_METHODS[name].trained and name not in ("condorcet", "w_condorcet")
 ]
+
+
+def test_every_ranx_method_and_normalization_is_registered() -> None:
+    assert set(RANX_METHODS) <= set(FUSION_METHODS)
+    assert {"min-max", "min-max-inverted", "max", "sum", "zmuv", "rank", "borda"} <= set(
+        NORMALIZATIONS
+    )
 
 
 @pytest.mark.parametrize("norm", SCORE_BASED_NORMS)
