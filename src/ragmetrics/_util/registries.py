@@ -4,11 +4,11 @@ refused."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ragmetrics.errors import InvalidParameterError
 
-__all__ = ["add_entry"]
+__all__ = ["Aliased", "add_entry"]
 
 E = TypeVar("E")
 
@@ -24,3 +24,22 @@ def add_entry(table: dict[str, E], name: str, entry: E, what: str) -> E:
         )
     table[name] = entry
     return entry
+
+
+class Aliased(Generic[E]):
+    """A registry whose entries also answer to other names (``combsum`` for ``sum``):
+    ``entries`` holds each under its own name only."""
+
+    def __init__(self, what: str) -> None:
+        self.entries: dict[str, E] = {}
+        self._aliases: dict[str, str] = {}
+        self._what = what
+
+    def add(self, name: str, entry: E, *aliases: str) -> E:
+        add_entry(self.entries, name, entry, self._what)
+        for alias in aliases:
+            self._aliases[alias] = name
+        return entry
+
+    def get(self, name: str) -> E | None:
+        return self.entries.get(self._aliases.get(name, name))

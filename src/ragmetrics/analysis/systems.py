@@ -258,6 +258,17 @@ def anova_two_way(scores: Mapping[str, Sequence[float] | np.ndarray]) -> Anova:
     )
 
 
+def _paired(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two systems' per-query values, checked: equal lengths, two or more."""
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+        raise InvalidParameterError(f"{what} needs two equal-length vectors of two or more values.")
+    return x, y
+
+
 def _t_sf(t: float, df: float) -> float:
     """One-sided ``P(T >= t)``."""
     half = student_t_sf2(abs(t), df) / 2.0
@@ -298,10 +309,7 @@ def tost(
         >>> r.equivalent
         True
     """
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise InvalidParameterError("tost needs two equal-length vectors of two or more values.")
+    x, y = _paired(a, b, "tost")
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
         raise InvalidParameterError(f"delta must be a positive number; got {delta!r}.")
     d = y - x
@@ -344,12 +352,7 @@ def effect_size_interval(
     seed: int = 0,
 ) -> EffectSize:
     """d_z of ``b - a`` with a percentile bootstrap interval (queries resampled)."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
-        raise InvalidParameterError(
-            "effect_size_interval needs two equal-length vectors of two or more values."
-        )
+    x, y = _paired(a, b, "effect_size_interval")
     d = y - x
     n = len(d)
 
@@ -406,10 +409,7 @@ def topic_set_size(
     if sd is None:
         if pilot is None:
             raise InvalidParameterError("Give sd (of the per-query differences) or a pilot.")
-        x = np.asarray(pilot[0], dtype=np.float64)
-        y = np.asarray(pilot[1], dtype=np.float64)
-        if x.shape != y.shape or len(x) < 2:
-            raise InvalidParameterError("A pilot is two equal-length vectors of per-query values.")
+        x, y = _paired(pilot[0], pilot[1], "A pilot")
         sd = float((y - x).std(ddof=1))
     for name, value, low, high in (("alpha", alpha, 0, 1), ("power", power, 0, 1)):
         if not low < value < high:

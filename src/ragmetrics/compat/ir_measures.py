@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -271,39 +271,31 @@ def parse_measure(text: str) -> Measure:
 # --- inputs --------------------------------------------------------------------------------
 
 
-def _qrels(qrels: Any) -> dict[str, dict[str, int]]:
-    if isinstance(qrels, Mapping):
-        return {str(q): {str(d): int(g) for d, g in docs.items()} for q, docs in qrels.items()}
-    if hasattr(qrels, "itertuples"):  # a DataFrame: query_id, doc_id, relevance
-        needed = {"query_id", "doc_id", "relevance"}
-        if not needed <= set(qrels.columns):
+def _nested(given: Any, value: str, convert: Callable[[Any], Any], what: str) -> dict[str, Any]:
+    """``{query_id: {doc_id: convert(value)}}`` from a dict of dicts, a DataFrame with the
+    columns ``query_id``, ``doc_id`` and ``value``, or rows (ir_measures' namedtuples)."""
+    if isinstance(given, Mapping):
+        return {str(q): {str(d): convert(v) for d, v in docs.items()} for q, docs in given.items()}
+    if hasattr(given, "itertuples"):
+        columns = ["query_id", "doc_id", value]
+        if not set(columns) <= set(given.columns):
             raise InputFormatError(
-                f"A qrels DataFrame needs the columns query_id, doc_id, relevance; got "
-                f"{list(qrels.columns)}."
+                f"A {what} DataFrame needs the columns {', '.join(columns)}; got "
+                f"{list(given.columns)}."
             )
-        qrels = qrels[["query_id", "doc_id", "relevance"]].itertuples(index=False)
-    out: dict[str, dict[str, int]] = {}
-    for row in qrels:
-        query_id, doc_id, relevance = row[0], row[1], row[2]
-        out.setdefault(str(query_id), {})[str(doc_id)] = int(relevance)
+        given = given[columns].itertuples(index=False)
+    out: dict[str, dict[str, Any]] = {}
+    for row in given:
+        out.setdefault(str(row[0]), {})[str(row[1])] = convert(row[2])
     return out
+
+
+def _qrels(qrels: Any) -> dict[str, dict[str, int]]:
+    return _nested(qrels, "relevance", int, "qrels")
 
 
 def _run(run: Any) -> dict[str, dict[str, float]]:
-    if isinstance(run, Mapping):
-        return {str(q): {str(d): float(s) for d, s in docs.items()} for q, docs in run.items()}
-    if hasattr(run, "itertuples"):
-        needed = {"query_id", "doc_id", "score"}
-        if not needed <= set(run.columns):
-            raise InputFormatError(
-                f"A run DataFrame needs the columns query_id, doc_id, score; got "
-                f"{list(run.columns)}."
-            )
-        run = run[["query_id", "doc_id", "score"]].itertuples(index=False)
-    out: dict[str, dict[str, float]] = {}
-    for row in run:
-        out.setdefault(str(row[0]), {})[str(row[1])] = float(row[2])
-    return out
+    return _nested(run, "score", float, "run")
 
 
 # --- computing -----------------------------------------------------------------------------

@@ -19,7 +19,8 @@ from __future__ import annotations
 import collections
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from ragmetrics.cli.trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError, measures
 from ragmetrics.errors import InputFormatError, InvalidParameterError
@@ -88,30 +89,29 @@ supported_nicknames = {"official": set(_OFFICIAL), "set": set(_SET), "all_trec":
 
 def parse_run(lines: Iterable[str]) -> dict[str, dict[str, float]]:
     """A TREC run file's lines as ``{query_id: {doc_id: score}}`` (a doc twice is an error)."""
-    run: dict[str, dict[str, float]] = collections.defaultdict(dict)
-    for number, line in enumerate(lines, start=1):
-        fields = line.split()
-        if len(fields) != 6:
-            raise InputFormatError(f"Run line {number}: expected 6 fields, got {len(fields)}.")
-        query_id, _, doc_id, _, score, _ = fields
-        if doc_id in run[query_id]:
-            raise InputFormatError(f"Run line {number}: doc {doc_id!r} twice for {query_id!r}.")
-        run[query_id][doc_id] = float(score)
-    return dict(run)
+    return _parse(lines, 6, "Run", lambda f: (f[0], f[2], float(f[4])))
 
 
 def parse_qrel(lines: Iterable[str]) -> dict[str, dict[str, int]]:
     """A TREC qrels file's lines as ``{query_id: {doc_id: grade}}``."""
-    qrel: dict[str, dict[str, int]] = collections.defaultdict(dict)
+    return _parse(lines, 4, "Qrels", lambda f: (f[0], f[2], int(f[3])))
+
+
+def _parse(
+    lines: Iterable[str], width: int, what: str, pick: Callable[[list[str]], tuple[str, str, Any]]
+) -> dict[str, Any]:
+    parsed: dict[str, dict[str, Any]] = collections.defaultdict(dict)
     for number, line in enumerate(lines, start=1):
         fields = line.split()
-        if len(fields) != 4:
-            raise InputFormatError(f"Qrels line {number}: expected 4 fields, got {len(fields)}.")
-        query_id, _, doc_id, grade = fields
-        if doc_id in qrel[query_id]:
-            raise InputFormatError(f"Qrels line {number}: doc {doc_id!r} twice for {query_id!r}.")
-        qrel[query_id][doc_id] = int(grade)
-    return dict(qrel)
+        if len(fields) != width:
+            raise InputFormatError(
+                f"{what} line {number}: expected {width} fields, got {len(fields)}."
+            )
+        query_id, doc_id, value = pick(fields)
+        if doc_id in parsed[query_id]:
+            raise InputFormatError(f"{what} line {number}: doc {doc_id!r} twice for {query_id!r}.")
+        parsed[query_id][doc_id] = value
+    return dict(parsed)
 
 
 # measures trec_eval 9 names without their parameters (trec_eval 10 writes set_F_0.50)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
-from ragmetrics._util.registries import add_entry
+from ragmetrics._util.registries import Aliased
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.fusion import _train
 from ragmetrics.fusion._table import Rows, Table, positions
@@ -59,21 +59,18 @@ class FusionMethod:
     uses_scores: bool = False
 
 
-FUSION_METHODS: dict[str, FusionMethod] = {}
-_ALIASES: dict[str, str] = {}
+_REGISTRY: Aliased[FusionMethod] = Aliased("a fusion method")
+FUSION_METHODS = _REGISTRY.entries
 
 
 def register_fusion_method(method: FusionMethod, *aliases: str) -> FusionMethod:
-    """Add a method (under its name and ``aliases``) to :data:`FUSION_METHODS`."""
-    add_entry(FUSION_METHODS, method.name, method, "a fusion method")
-    for alias in aliases:
-        _ALIASES[alias] = method.name
-    return method
+    """Add a fusion method (under its name and ``aliases``) to :data:`FUSION_METHODS`."""
+    return _REGISTRY.add(method.name, method, *aliases)
 
 
 def fusion_method(name: str) -> FusionMethod | None:
-    """The method called ``name`` (or one of its aliases), else None."""
-    return FUSION_METHODS.get(_ALIASES.get(name, name))
+    """The fusion method called ``name`` (or one of its aliases), else None."""
+    return _REGISTRY.get(name)
 
 
 # --- columns: one value per candidate ----------------------------------------------------

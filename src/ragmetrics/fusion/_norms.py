@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
-from ragmetrics._util.registries import add_entry
+from ragmetrics._util.registries import Aliased
 from ragmetrics.fusion._table import Rows, Table, positions, sequential_sums
 
 __all__ = ["NORMALIZATIONS", "Normalization", "normalization", "register_normalization"]
@@ -34,21 +34,18 @@ class Normalization:
     reads_scores: bool = True
 
 
-NORMALIZATIONS: dict[str, Normalization] = {}
-_ALIASES: dict[str, str] = {}
+_REGISTRY: Aliased[Normalization] = Aliased("a normalization")
+NORMALIZATIONS = _REGISTRY.entries
 
 
 def register_normalization(norm: Normalization, *aliases: str) -> Normalization:
     """Add a normalization (under its name and ``aliases``) to :data:`NORMALIZATIONS`."""
-    add_entry(NORMALIZATIONS, norm.name, norm, "a normalization")
-    for alias in aliases:
-        _ALIASES[alias] = norm.name
-    return norm
+    return _REGISTRY.add(norm.name, norm, *aliases)
 
 
 def normalization(name: str) -> Normalization | None:
     """The normalization called ``name`` (or one of its aliases), else None."""
-    return NORMALIZATIONS.get(_ALIASES.get(name, name))
+    return _REGISTRY.get(name)
 
 
 def _per_row(rows: Rows, per_query: np.ndarray) -> np.ndarray:
