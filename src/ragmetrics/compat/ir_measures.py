@@ -271,11 +271,16 @@ def parse_measure(text: str) -> Measure:
 # --- inputs --------------------------------------------------------------------------------
 
 
-def _nested(given: Any, value: str, convert: Callable[[Any], Any], what: str) -> dict[str, Any]:
+def _nested(
+    given: Any, value: str, convert: Callable[[Any, str, str], Any], what: str
+) -> dict[str, Any]:
     """``{query_id: {doc_id: convert(value)}}`` from a dict of dicts, a DataFrame with the
     columns ``query_id``, ``doc_id`` and ``value``, or rows (ir_measures' namedtuples)."""
     if isinstance(given, Mapping):
-        return {str(q): {str(d): convert(v) for d, v in docs.items()} for q, docs in given.items()}
+        return {
+            str(q): {str(d): convert(v, str(q), str(d)) for d, v in docs.items()}
+            for q, docs in given.items()
+        }
     if hasattr(given, "itertuples"):
         columns = ["query_id", "doc_id", value]
         if not set(columns) <= set(given.columns):
@@ -286,16 +291,18 @@ def _nested(given: Any, value: str, convert: Callable[[Any], Any], what: str) ->
         given = given[columns].itertuples(index=False)
     out: dict[str, dict[str, Any]] = {}
     for row in given:
-        out.setdefault(str(row[0]), {})[str(row[1])] = convert(row[2])
+        out.setdefault(str(row[0]), {})[str(row[1])] = convert(row[2], str(row[0]), str(row[1]))
     return out
 
 
 def _qrels(qrels: Any) -> dict[str, dict[str, int]]:
-    return _nested(qrels, "relevance", int, "qrels")
+    from ragmetrics.formats._convert import int_grade
+
+    return _nested(qrels, "relevance", int_grade, "qrels")
 
 
 def _run(run: Any) -> dict[str, dict[str, float]]:
-    return _nested(run, "score", float, "run")
+    return _nested(run, "score", lambda v, q, d: float(v), "run")
 
 
 # --- computing -----------------------------------------------------------------------------

@@ -60,6 +60,7 @@ class Store:
         "_in_order",
         "_index",
         "_maps",
+        "_real",
         "_subset",
         "_tuples",
         "_values",
@@ -99,6 +100,7 @@ class Store:
         self._encoded: list[np.ndarray | None] = []
         self._subset: tuple[list[str], Store] | None = None
         self._dictionary: tuple[np.ndarray, np.ndarray] | None = None
+        self._real = False
 
     @classmethod
     def from_tuples(
@@ -113,9 +115,14 @@ class Store:
         return cls(query_ids, counts, tuples=tuples, values=values, scored=values is not None)
 
     @classmethod
-    def from_maps(cls, query_ids: Sequence[str], maps: list[dict[str, Any]]) -> Store:
-        """Docs and values as one dict per query."""
-        return cls(query_ids, lengths_of(maps), maps=maps)
+    def from_maps(
+        cls, query_ids: Sequence[str], maps: list[dict[str, Any]], *, real: bool = False
+    ) -> Store:
+        """Docs and values as one dict per query; ``real``: some values are not integers
+        (real-valued grades), so the values are kept as float64."""
+        store = cls(query_ids, lengths_of(maps), maps=maps)
+        store._real = real
+        return store
 
     @classmethod
     def from_bytes(
@@ -164,7 +171,9 @@ class Store:
         if self._values is None and self.scored:
             assert self._maps is not None
             values = np.fromiter(
-                chain.from_iterable(map(dict.values, self._maps)), np.int64, self.n_docs
+                chain.from_iterable(map(dict.values, self._maps)),
+                np.float64 if self._real else np.int64,
+                self.n_docs,
             )
             values.flags.writeable = False
             self._values = values

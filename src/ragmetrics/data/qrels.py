@@ -25,6 +25,7 @@ from ragmetrics.formats._convert import (
     iter_items,
     pick_key,
     read_json_or_jsonl,
+    real_grade,
     record_id,
     require_columns,
     require_mapping,
@@ -87,6 +88,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             maps = checked_ids(per_query, list(judgments), "of the qrels", copies=True)
         else:
             maps = []
+            real = False
             for query_id, docs in judgments.items():
                 if isinstance(docs, (list, tuple)):
                     raise InputFormatError(
@@ -98,8 +100,12 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                     docs, f"The judgments of query '{query_id}'", "a mapping of doc id to grade"
                 )
                 check_ids(docs, "Doc ids", f"of query '{query_id}'")
-                maps.append({d: int_grade(g, query_id, d) for d, g in docs.items()})
-        self._store = Store.from_maps(list(judgments), maps)
+                graded = {d: real_grade(g, query_id, d) for d, g in docs.items()}
+                real = real or any(isinstance(g, float) for g in graded.values())
+                maps.append(graded)
+        if plain:
+            real = False
+        self._store = Store.from_maps(list(judgments), maps, real=real)
         self._groups = dict(groups) if groups else {}
 
     @classmethod
@@ -328,7 +334,14 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                     record_id(pick_key(record, _DOC_KEYS, source, number), "doc id", source, number)
                 )
                 value = pick_key(record, _GRADE_KEYS, source, number)
-                grades.append(int_grade(value, query_ids[-1], doc_ids[-1]))
+                grades.append(real_grade(value, query_ids[-1], doc_ids[-1]))
+            if any(isinstance(g, float) for g in grades):  # real-valued gains
+                return cls(
+                    {
+                        q: dict(zip(d, g, strict=True))
+                        for q, d, g in _grouped(query_ids, doc_ids, grades)
+                    }
+                )
             return cls._from_columns(
                 *runs_of(query_ids), doc_ids, np.asarray(grades, np.int64), source
             )
@@ -355,13 +368,18 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             row = int(np.argmax(grades > INT64_MAX))
             int_grade(int(grades[row]), query_ids[row], doc_ids[row])  # raises, naming it
         if grades.dtype.kind not in "iub":
-            grades = np.asarray(
-                [
-                    int_grade(g, q, d)
-                    for q, d, g in zip(query_ids, doc_ids, frame[grade_col].tolist(), strict=True)
-                ],
-                dtype=np.int64,
-            )
+            checked = [
+                real_grade(g, q, d)
+                for q, d, g in zip(query_ids, doc_ids, frame[grade_col].tolist(), strict=True)
+            ]
+            if any(isinstance(g, float) for g in checked):  # real-valued gains
+                return cls(
+                    {
+                        q: dict(zip(docs, grades_of, strict=True))
+                        for q, docs, grades_of in _grouped(query_ids, doc_ids, checked)
+                    }
+                )
+            grades = np.asarray(checked, dtype=np.int64)
         return cls._from_columns(*runs_of(query_ids), doc_ids, grades.astype(np.int64), "DataFrame")
 
     @classmethod
@@ -422,7 +440,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             {
                 "query_id": np.repeat(np.asarray(store.query_ids, dtype=object), store.lengths),
                 "doc_id": store.flat_docs(),
-                "relevance": self._grades().astype(np.int64),
+                "relevance": self._grades().astype(
+                    np.float64 if self.has_real_grades else np.int64
+                ),
             },
         )
 
@@ -447,6 +467,12 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Write the standard 4-column TREC qrels file (atomically). An id a TREC file cannot
         hold (empty, or with whitespace or a control character) is refused before anything
         is written: write JSON or Parquet for such ids."""
+        if self.has_real_grades:
+            raise InputFormatError(
+                f"Cannot write real-valued grades to the TREC file {os.fspath(path)!r}: a TREC "
+                f"qrels grade is an integer, and trec_eval would read 0.37 as 0. Write JSON or "
+                f"Parquet instead (to_json, to_parquet), which keep them."
+            )
         check_trec_ids(self._store.query_ids, "the query id", path)
         check_trec_ids(self._store.flat_docs(), "the doc id", path)
         empty = self._store.empty_query_ids()
@@ -515,10 +541,18 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         values: np.ndarray = np.unique(self._grades())
         return values
 
-    def max_grade(self) -> int | None:
+    def max_grade(self) -> int | float | None:
         """The highest grade judged for any query (None when nothing is judged)."""
         grades = self._grades()
-        return int(grades.max()) if len(grades) else None
+        if not len(grades):
+            return None
+        return float(grades.max()) if self.has_real_grades else int(grades.max())
+
+    @property
+    def has_real_grades(self) -> bool:
+        """True when some grade is not an integer (a real-valued gain, 0.37): only the
+        metrics whose formula takes such a gain accept these qrels."""
+        return self._grades().dtype.kind == "f"
 
     def _grades(self) -> np.ndarray:
         grades = self._store.values
@@ -563,3 +597,20 @@ def _is_number(token: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _grouped(
+    query_ids: list[str], doc_ids: list[str], grades: list[Any]
+) -> Iterator[tuple[str, list[str], list[Any]]]:
+    """Rows regrouped by query, in order of first appearance; a doc given twice for a query
+    must have the same grade both times (it is kept once)."""
+    by_query: dict[str, dict[str, Any]] = {}
+    for q, d, g in zip(query_ids, doc_ids, grades, strict=True):
+        judged = by_query.setdefault(q, {})
+        if judged.get(d, g) != g:
+            raise InputFormatError(
+                f"Doc {d!r} of query {q!r} is judged twice, {judged[d]} and {g}; keep one grade."
+            )
+        judged[d] = g
+    for q, judged in by_query.items():
+        yield q, list(judged), list(judged.values())

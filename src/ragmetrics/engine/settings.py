@@ -164,6 +164,21 @@ def checked_qrels(qrels: Any, metrics: list[Metric], settings: Settings) -> Qrel
     checked = as_qrels(qrels)
     if len(checked) == 0:
         raise RagMetricsError("The qrels are empty: there is nothing to evaluate against.")
+    if checked.has_real_grades:
+        refused = [m.label for m in metrics if not m.spec.real_grades]
+        if refused:
+            from ragmetrics.errors import GradeScaleError
+            from ragmetrics.metrics.registry import registered
+
+            example = next(g for g in checked.grade_values().tolist() if not float(g).is_integer())
+            takers = sorted(name for name, spec in registered().items() if spec.real_grades)
+            raise GradeScaleError(
+                f"The qrels hold real-valued grades (such as {example!r}); "
+                f"{', '.join(refused)} decide relevance by comparing integer grades with "
+                f"relevance_threshold, which a real-valued gain does not answer. The metrics "
+                f"that take a gain as it is: {', '.join(takers)}. For the others, turn the "
+                f"gains into grades first, e.g. {{doc: int(gain >= 0.5)}}."
+            )
     utility = [m.label for m in metrics if m.spec.scale is Scale.UTILITY]
     if utility:
         check_utility_scale(checked.grade_values(), settings.grade_map, utility)

@@ -162,6 +162,21 @@ def check_real(value: object, where: str) -> float:
     return number
 
 
+def real_grade(value: object, query_id: str, doc_id: str) -> int | float:
+    """A grade that may be real-valued (an LLM judge's 0.37): an integral value as an int
+    (:func:`int_grade`), a finite non-integral float as itself; NaN, infinities and
+    non-numbers are a clear error."""
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        grade = float(value)
+        if grade == grade and grade not in (float("inf"), float("-inf")):
+            return grade
+        raise InputFormatError(
+            f"The grade of '{doc_id}' for query '{query_id}' is {value!r}; a grade must be a "
+            f"finite number."
+        )
+    return int_grade(value, query_id, doc_id)
+
+
 def int_grade(value: object, query_id: str, doc_id: str) -> int:
     """Accept ints, bools and integral floats within int64 as grades; anything else is a
     clear error."""
@@ -178,8 +193,9 @@ def int_grade(value: object, query_id: str, doc_id: str) -> int:
             f"64-bit range grades must fit in; use small integers (e.g. 0..3 or 1..5)."
         )
     raise InputFormatError(
-        f"The grade of '{doc_id}' for query '{query_id}' must be an integer "
-        f"(0 or negative for non-relevant); got {value!r} of type {type(value).__name__}."
+        f"The grade of '{doc_id}' for query '{query_id}' must be a number (an integer, 0 or "
+        f"negative for non-relevant, or a real-valued gain for the metrics that take one); "
+        f"got {value!r} of type {type(value).__name__}."
     )
 
 

@@ -47,6 +47,7 @@ def list_metrics() -> list[dict[str, object]]:
             "family": spec.family,
             "higher_is_better": spec.higher_is_better,
             "scale": spec.scale.value,
+            "real_grades": spec.real_grades,
             "params": [
                 {
                     "name": p.name,

@@ -451,7 +451,12 @@ register(
 )
 register(
     _classic(
-        "ndcg", ndcg, Cutoff.OPTIONAL, "normalized DCG (linear gain, as trec_eval)", params=(DCG,)
+        "ndcg",
+        ndcg,
+        Cutoff.OPTIONAL,
+        "normalized DCG (linear gain, as trec_eval)",
+        params=(DCG,),
+        real_grades=True,
     ),
     "ndcg_cut",
     presets={"ndcg_exp": {"dcg": "exp-log2"}},
@@ -470,6 +475,7 @@ register(
         "expected reciprocal rank (graded)",
         params=(MAX_GRADE,),
         perfect_is_one=False,
+        real_grades=True,
     )
 )
 register(

@@ -360,6 +360,8 @@ class MetricSpec:
         counts_judged: the value counts which retrieved docs are judged (unjudged_rate,
             num_nonrel_judged_ret), so judging a doc 0 changes it.
         can_be_negative: values below 0 are possible (a utility with costs).
+        real_grades: the formula takes a real-valued grade as it is (a gain: nDCG, DCG,
+            ERR), so qrels with grades such as 0.37 are accepted; other metrics refuse them.
         needs_pool: the kernel reads PROC@k's candidate pool (``JudgedRun.pooled``), which
             the locate step then judges in full alongside the run.
     """
@@ -379,6 +381,7 @@ class MetricSpec:
     judged_only: bool = False
     counts_judged: bool = False
     can_be_negative: bool = False
+    real_grades: bool = False
     needs_pool: bool = False
 
     def param(self, name: str) -> Param:
