@@ -324,11 +324,18 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         scores: np.ndarray,
         *,
         name: str | None = None,
+        distinct: bool = False,
     ) -> Run:
         """A scored run from flat columns grouped by query, as readers make them: each query
         once with its number of rows, then the doc ids (strings, or a fixed-width ``S`` array
         of ASCII ids) and scores of every row, query by query. A repeated doc keeps its best
-        score (counted in ``duplicates``). The values are taken as checked."""
+        score (counted in ``duplicates``). The values are taken as checked; ``distinct``:
+        the caller knows no doc repeats within a query (fusion's candidates), so that is not
+        looked for."""
+        if distinct and not isinstance(doc_ids, np.ndarray):
+            counts = np.asarray(lengths, dtype=np.int64)
+            per_query = split(doc_ids, counts)
+            return cls._make(Store.from_tuples(query_ids, per_query, scores, counts), {}, name)
         if isinstance(doc_ids, np.ndarray):
             return cls._from_packed(query_ids, lengths, doc_ids, scores, name)
         counts = np.asarray(lengths, dtype=np.int64)

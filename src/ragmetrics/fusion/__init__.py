@@ -351,6 +351,7 @@ def _as_run(table: Table, fused: np.ndarray, name: str) -> Run:
         table.docs.tolist(),
         fused.astype(np.float64),
         name=name,
+        distinct=True,  # one candidate per (query, doc)
     )
 
 

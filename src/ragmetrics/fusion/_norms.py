@@ -114,12 +114,16 @@ def _rank(rows: Rows, table: Table) -> Rows:
 def _borda(rows: Rows, table: Table) -> Rows:
     """Every candidate of the query gets a value: ranked docs ``1 - rank / n`` (n the
     query's candidates), the others ``0.5 - (m - 1) / (2 n)`` (m the docs this run ranked),
-    after the ranked ones in candidate order."""
+    after the ranked ones, by doc id descending (as tied docs are ranked)."""
     n = table.cand_lengths
     ranked = np.zeros(table.n_cand, dtype=bool)
     ranked[rows.cand] = True
     rest = np.flatnonzero(~ranked)
     rest_query = table.cand_query[rest]
+    # the docs the run missed follow its ranking in doc id order, descending (ties' order)
+    id_rank = np.argsort(np.argsort(table.docs[rest], kind="stable"), kind="stable")
+    by_id = np.lexsort((-id_rank, rest_query))
+    rest, rest_query = rest[by_id], rest_query[by_id]
     rest_lengths = np.bincount(rest_query, minlength=len(n)).astype(np.int64)
     ranks = positions(rows.lengths)
     ranked_values = 1 - ranks / _per_row(rows, n)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 
@@ -90,9 +89,9 @@ def sequential_sums(values: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 def align(runs: Sequence[Run]) -> Table:
     """Lay ``runs`` side by side (see the module docstring).
 
-    A (query, doc) pair is found across runs by sorting the rows by query and by the hash
-    of the doc id; rows whose hashes meet are checked to hold the same id, and should two
-    ids ever share a hash, the ids themselves are numbered instead."""
+    A (query, doc) pair is found across runs by sorting keys made of the query and the
+    hash of the doc id (see :func:`_pairs`); candidates are grouped by query, in no
+    particular order within one."""
     query_index: dict[str, int] = {}
     columns = []
     for run in runs:
@@ -108,12 +107,11 @@ def align(runs: Sequence[Run]) -> Table:
         row_query.append(np.repeat(where, lengths))
         every_doc.extend(docs)
     queries = np.concatenate(row_query) if row_query else np.zeros(0, dtype=np.int64)
-    inverse, first = _pairs(queries, every_doc)
+    doc_objects = np.empty(len(every_doc), dtype=object)
+    doc_objects[:] = every_doc
+    inverse, first = _pairs(queries, every_doc, doc_objects)
     cand_lengths = np.bincount(queries[first], minlength=n_queries).astype(np.int64)
-    docs_array = np.empty(len(first), dtype=object)
-    if len(first):
-        picked = itemgetter(*first.tolist())(every_doc)
-        docs_array[:] = [picked] if len(first) == 1 else picked
+    docs_array = doc_objects[first]
     rows: list[Rows] = []
     start = 0
     for (_, lengths, _, order, values), where_rows in zip(columns, row_query, strict=True):
@@ -127,46 +125,51 @@ def align(runs: Sequence[Run]) -> Table:
     return Table(list(query_index), cand_lengths, docs_array, rows)
 
 
-_MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: spreads query numbers over the 64 bits
+_QUERY_BITS = 24  # queries numbered in the top bits of a key (16.7M queries)
 
 
-def _pairs(queries: np.ndarray, docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(
+    queries: np.ndarray, docs: list[str], objects: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Number the distinct (query, doc) pairs of the rows, grouped by query: each row's
-    number, and the first row of each number."""
+    number, and the first row of each number.
+
+    Each row gets a key: its query's number in the top bits, the top bits of its doc id's
+    hash below. Sorting the keys groups the rows by query and brings a pair's rows
+    together; rows whose keys meet are checked to hold the same doc id (``objects``, the
+    ids as an object array), and should two ids ever meet by their hashes alone, the ids
+    themselves are numbered instead (:func:`_pairs_exactly`)."""
     if not docs:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
+    if int(queries.max()) >= 1 << _QUERY_BITS:
+        return _pairs_exactly(queries, docs)
     hashes = np.fromiter(map(hash, docs), np.int64, len(docs)).view(np.uint64)
-    keys = hashes + queries.astype(np.uint64) * _MIX
+    keys = (queries.astype(np.uint64) << np.uint64(64 - _QUERY_BITS)) | (
+        hashes >> np.uint64(_QUERY_BITS)
+    )
     order = np.argsort(keys)
-    same = keys[order][1:] == keys[order][:-1]
+    ordered = keys[order]
+    same = ordered[1:] == ordered[:-1]
     meeting = np.flatnonzero(same)
-    if len(meeting):
-        first, second = order[meeting], order[meeting + 1]
-        left = itemgetter(*first.tolist())(docs)
-        right = itemgetter(*second.tolist())(docs)
-        if len(meeting) == 1:
-            left, right = (left,), (right,)
-        if not (
-            np.array_equal(queries[first], queries[second]) and all(map(str.__eq__, left, right))
-        ):  # two pairs share a key: number the ids exactly instead
-            code_of = dict(zip(docs, range(len(docs))))
-            codes = np.fromiter(map(code_of.__getitem__, docs), np.int64, len(docs))
-            order = np.lexsort((codes, queries))
-            same = (queries[order][1:] == queries[order][:-1]) & (
-                codes[order][1:] == codes[order][:-1]
-            )
+    if len(meeting) and not np.all(objects[order[meeting]] == objects[order[meeting + 1]]):
+        return _pairs_exactly(queries, docs)
     starts = np.concatenate([[True], ~same])
-    numbers = np.cumsum(starts) - 1
-    firsts = order[starts]
-    # number the pairs again in query order (then in order of first appearance)
-    by_row = np.argsort(firsts)  # each run's new pairs come in query order: a few sorted
-    regroup = by_row[np.argsort(queries[firsts[by_row]], kind="stable")]  # stretches
-    renumber = np.empty(len(regroup), dtype=np.int64)
-    renumber[regroup] = np.arange(len(regroup))
-    inverse = np.empty(len(docs), dtype=np.int64)
-    inverse[order] = renumber[numbers]
-    return inverse, firsts[regroup]
+    numbers = np.empty(len(docs), dtype=np.int64)
+    numbers[order] = np.cumsum(starts) - 1
+    return numbers, order[starts]
+
+
+def _pairs_exactly(queries: np.ndarray, docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pairs` by numbering the doc ids themselves (exact, slower)."""
+    code_of = dict(zip(docs, range(len(docs))))
+    codes = np.fromiter(map(code_of.__getitem__, docs), np.int64, len(docs))
+    order = np.lexsort((codes, queries))
+    same = (queries[order][1:] == queries[order][:-1]) & (codes[order][1:] == codes[order][:-1])
+    starts = np.concatenate([[True], ~same])
+    numbers = np.empty(len(docs), dtype=np.int64)
+    numbers[order] = np.cumsum(starts) - 1
+    return numbers, order[starts]
 
 
 def _in_query_order(
