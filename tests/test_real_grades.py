@@ -95,7 +95,7 @@ def test_real_grades_are_read_kept_and_written_where_a_format_holds_them(tmp_pat
         )
     )
     with pytest.raises(
-        InputFormatError, match="Doc 'a' of query 'q' is judged twice, 0.5 and 0.75"
+        InputFormatError, match=r"Doc 'a' of query 'q' is judged twice, 0\.5 and 0\.75"
     ):
         rm.Qrels.from_json(records)
     for bad in (float("nan"), float("inf")):

@@ -7,7 +7,9 @@ planner against the exact power."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -234,3 +236,25 @@ def test_topic_set_size_is_the_smallest_n_with_the_power(
     )
     with pytest.raises(InvalidParameterError, match=r"sd .* or a pilot"):
         topic_set_size(min_diff)
+
+
+def test_the_command_line_runs_the_new_tests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ragmetrics.cli.commands import main
+
+    rng = np.random.default_rng(4)
+    qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(25)}
+    (tmp_path / "q.json").write_text(json.dumps(qrels))
+    paths = []
+    for name in ("a", "b", "c"):
+        run = {q: {f"d{j}": float(rng.random()) for j in range(8)} for q in qrels}
+        (tmp_path / f"{name}.json").write_text(json.dumps(run))
+        paths.append(str(tmp_path / f"{name}.json"))
+    common = [str(tmp_path / "q.json"), *paths, "-m", "ndcg@5", "--permutations", "300"]
+    assert main(["compare", *common, "--test", "tukey-hsd"]) == 0
+    assert "Runs sharing a letter do not differ significantly" in capsys.readouterr().out
+    assert main(["report", *common, "--test", "tukey-hsd", "-o", str(tmp_path / "r.html")]) == 0
+    assert "randomized Tukey HSD" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert main(["compare", *common, "--test", "wilcoxon", "--correction", "by"]) == 0
+    assert "Benjamini-Yekutieli correction" in capsys.readouterr().out

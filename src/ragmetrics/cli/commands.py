@@ -446,7 +446,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
         runs = {**runs, f"{next(iter(runs))} (copy)": only}
     options = _options(args)
     testing = _testing(args)
-    testing["baseline"] = testing["baseline"] or next(iter(runs))
+    from ragmetrics.analysis.stats import paired_test
+
+    if paired_test(testing["test"]).family is None:  # a test of all runs at once takes none
+        testing["baseline"] = testing["baseline"] or next(iter(runs))
     comparison = compare(qrels, runs, args.metrics, **testing, **options)
     options["pool"] = testing["pool"]
     path = write_report(
