@@ -45,16 +45,17 @@ def test_no_metric() -> None:
 
 def test_non_numeric_grade() -> None:
     with pytest.raises(
-        rm.InputFormatError, match=r"The grade of 'a' for query 'q' must be an integer.*'high'"
+        rm.InputFormatError, match=r"The grade of 'a' for query 'q' must be a number.*'high'"
     ):
         rm.Qrels.from_dict({"q": {"a": "high"}})
 
 
 def test_fractional_grade() -> None:
-    with pytest.raises(
-        rm.InputFormatError, match=r"The grade of 'a' for query 'q' must be an integer.*1\.5"
-    ):
-        rm.Qrels.from_dict({"q": {"a": 1.5}})
+    """A fractional grade is a real-valued gain: kept, and refused by the metrics that
+    compare grades with a threshold (tests/test_real_grades.py)."""
+    assert rm.Qrels.from_dict({"q": {"a": 1.5}}).has_real_grades
+    with pytest.raises(rm.GradeScaleError, match=r"real-valued grades \(such as 1\.5\)"):
+        rm.evaluate({"q": {"a": 1.5}}, {"q": ["a"]}, ["P@1"])
 
 
 def test_non_numeric_score() -> None:

@@ -119,7 +119,9 @@ def test_every_qrels_doc_id_and_query_id_is_checked() -> None:
 
 
 def test_string_grades_are_refused() -> None:
-    with pytest.raises(rm.InputFormatError, match=r"The grade of 'a' for query 'q' must be an"):
+    with pytest.raises(
+        rm.InputFormatError, match=r"The grade of 'a' for query 'q' must be a number"
+    ):
         rm.Qrels.from_dict({"q": {"a": "2"}})
 
 

@@ -148,8 +148,8 @@ def escape_latex(text: str) -> str:
     """``text`` with LaTeX's special characters escaped.
 
     Example:
-        >>> escape_latex("ndcg@10_a & 50%")
-        'ndcg@10\\_a \\& 50\\%'
+        >>> print(escape_latex("ndcg@10_a & 50%"))
+        ndcg@10\\_a \\& 50\\%
     """
     return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
 

@@ -180,7 +180,15 @@ def _builtin() -> None:
 
 def _three_columns(head: bytes) -> bool:
     """True when the first record of a file has three fields (3-column qrels, BEIR's TSV)."""
-    lines = head.decode("utf-8", "replace").lstrip("\ufeff").splitlines()
+    if head[:2] == b"\x1f\x8b":  # gzip: a compressed TREC file
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if len(head) < _HEAD or exc.start < len(head) - 4:
+            return False  # not text
+        text = head[: exc.start].decode("utf-8")  # a character cut at the end of the head
+    lines = text.lstrip("\ufeff").splitlines()
     if len(head) == _HEAD:
         lines = lines[:-1]  # maybe cut short
     for line in lines:
