@@ -51,7 +51,7 @@ def test_near_miss_formats_name_the_right_reader(tmp_path: Path) -> None:
     qrels_as_run = _write(tmp_path / "r.txt", "q1 0 d1 1\n")
     with pytest.raises(InputFormatError, match=r"Four fields are TREC qrels, not a run"):
         rm.Run.from_trec(qrels_as_run)
-    with pytest.raises(InputFormatError, match=r"three columns, which is how qrels are written"):
+    with pytest.raises(InputFormatError, match=r"line 1: .*Three fields \(query_id doc_id score\)"):
         read_run(three)
     with pytest.raises(InputFormatError, match=r"use Qrels\.from_dict"):
         rm.Qrels({"q1": ["d1"]})  # type: ignore[dict-item]

@@ -199,7 +199,7 @@ def _three_columns(head: bytes) -> bool:
 
 
 def _no_tsv_run(path: PathLike, name: str | None) -> Run:
-    raise InputFormatError(
-        f"{os.fspath(path)} holds three columns, which is how qrels are written (BEIR's "
-        f"qrels/*.tsv), not a run. Give a run as a TREC file (6 columns), JSON or Parquet."
-    )
+    """Three columns are not a run: the TREC reader names the line and the layout."""
+    from ragmetrics.data.run import Run
+
+    return Run.from_trec(path, name=name)
