@@ -136,6 +136,14 @@ PUBLIC_API: dict[str, list[str]] = {
         "t_test",
         "wilcoxon_test",
     ],
+    "ragmetrics.analysis.segments": [
+        "SegmentRow",
+        "SegmentTable",
+        "SegmentTest",
+        "Segments",
+        "by_segment",
+        "segment_tests",
+    ],
     "ragmetrics.analysis.systems": [
         "Anova",
         "EffectSize",

@@ -44,6 +44,8 @@ from ragmetrics.metrics import Metric, Param
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmetrics.analysis.segments import SegmentTable
+
 __all__ = [
     "PERMUTATIONS",
     "RESAMPLES",
@@ -158,6 +160,13 @@ class Comparison:
             return None
         pick = max if self.metric(metric).higher_is_better else min
         return pick(values, key=values.__getitem__)
+
+    def by_segment(self, segments: Any) -> SegmentTable:
+        """Each run per segment of the queries, and each pair tested within each segment
+        with this comparison's test and correction: see :mod:`ragmetrics.analysis.segments`."""
+        from ragmetrics.analysis.segments import segment_tests
+
+        return segment_tests(self, segments)
 
     def per_query(self, metric: str) -> dict[str, np.ndarray]:
         """run name -> per-query values of ``metric`` on the shared queries (NaN for NA)."""

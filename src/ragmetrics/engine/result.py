@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragmetrics.analysis.diagnostics import Diagnosis
+    from ragmetrics.analysis.segments import SegmentTable
 
 __all__ = ["Counts", "EvaluationResult", "Inputs"]
 
@@ -176,6 +177,16 @@ class EvaluationResult:
             column = -column
         order = np.argsort(np.where(np.isnan(column), np.inf, column), kind="stable")
         return [self.query_ids[i] for i in order[:n].tolist()]
+
+    def by_segment(
+        self, segments: Any, *, level: float = 0.95, n_bootstrap: int = 1_000, seed: int = 0
+    ) -> SegmentTable:
+        """Each metric per segment of the queries (``segments``: query id -> segment, or a
+        function of the query id; ``None`` leaves a query out, counted in ``unassigned``),
+        with bootstrap intervals: see :mod:`ragmetrics.analysis.segments`."""
+        from ragmetrics.analysis.segments import by_segment
+
+        return by_segment(self, segments, level=level, n_bootstrap=n_bootstrap, seed=seed)
 
     def diagnose(self, query_id: str, k: int | None = None) -> Diagnosis:
         """What the top-k set of one query holds and misses (see :func:`diagnose`).

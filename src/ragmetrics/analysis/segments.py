@@ -1,0 +1,305 @@
+"""Slices: metrics per segment of the queries (finance vs legal, per language, per source).
+
+A segmentation maps each query id to its segment: a mapping, or a function of the query id
+(``None`` leaves a query out). :func:`by_segment` gives each segment's mean of each metric
+with a bootstrap interval and the counts behind it; :func:`segment_tests` tests each pair of
+a comparison within each segment, with the comparison's own test, level and correction (one
+family per segment and metric). Queries without a segment are counted, never dropped
+silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragmetrics._util.table import format_cell, markdown_table, text_table
+from ragmetrics.analysis.stats import adjust, bootstrap_cis, paired_interval
+from ragmetrics.errors import InputFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ragmetrics.analysis.comparison import Comparison
+    from ragmetrics.engine.result import EvaluationResult
+
+__all__ = [
+    "SegmentRow",
+    "SegmentTable",
+    "SegmentTest",
+    "Segments",
+    "by_segment",
+    "segment_tests",
+]
+
+Segments = Mapping[str, Any] | Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class SegmentRow:
+    """One metric on one segment: ``n`` queries where it is defined, ``na`` where it is
+    not, their mean, and its bootstrap interval."""
+
+    segment: str
+    metric: str
+    n: int
+    na: int
+    mean: float | None
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class SegmentTest:
+    """Run ``b`` against run ``a`` on one metric within one segment."""
+
+    segment: str
+    metric: str
+    a: str
+    b: str
+    n: int
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    p_adjusted: float
+    significant: bool
+
+
+class SegmentTable:
+    """Per-segment rows (and tests, from a comparison), with renderings.
+
+    Attributes:
+        rows: one :class:`SegmentRow` per segment and metric (per run: ``runs[name]``).
+        tests: the :class:`SegmentTest` of each pair (empty for one result).
+        unassigned: the queries that have no segment (left out of every row).
+    """
+
+    def __init__(
+        self,
+        rows: dict[str, list[SegmentRow]],
+        tests: list[SegmentTest],
+        unassigned: tuple[str, ...],
+    ) -> None:
+        self.runs = rows
+        self.rows = [row for rows_of_run in rows.values() for row in rows_of_run]
+        self.tests = tests
+        self.unassigned = unassigned
+
+    def _table(self) -> tuple[list[str], list[list[Any]]]:
+        several = len(self.runs) > 1
+        headers = [*(["run"] if several else []), "segment", "metric", "n", "NA", "mean", "CI"]
+        rows = [
+            [
+                *([run] if several else []),
+                r.segment,
+                r.metric,
+                r.n,
+                r.na,
+                r.mean,
+                f"[{format_cell(r.ci_low)}, {format_cell(r.ci_high)}]",
+            ]
+            for run, rows_of_run in self.runs.items()
+            for r in rows_of_run
+        ]
+        return headers, rows
+
+    def _note(self) -> str:
+        if not self.unassigned:
+            return ""
+        shown = ", ".join(map(repr, self.unassigned[:5])) + (
+            ", ..." if len(self.unassigned) > 5 else ""
+        )
+        return f"{len(self.unassigned)} queries have no segment and are in no row ({shown})."
+
+    def to_markdown(self) -> str:
+        headers, rows = self._table()
+        parts = [markdown_table(headers, rows)]
+        if self.tests:
+            parts.append(
+                markdown_table(
+                    ["segment", "metric", "a", "b", "n", "diff", "CI", "p adj."],
+                    [
+                        [
+                            t.segment,
+                            t.metric,
+                            t.a,
+                            t.b,
+                            t.n,
+                            t.diff,
+                            f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
+                            format_cell(t.p_adjusted) + (" *" if t.significant else ""),
+                        ]
+                        for t in self.tests
+                    ],
+                )
+            )
+        if self._note():
+            parts.append(self._note())
+        return "\n\n".join(parts)
+
+    def to_table(self) -> str:
+        headers, rows = self._table()
+        note = self._note()
+        return text_table(headers, rows) + (f"\n\n{note}" if note else "")
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per (run,) segment and metric."""
+        from ragmetrics._util.optional import import_pandas
+
+        records = [
+            {"run": run, **asdict(r)} for run, rows_of_run in self.runs.items() for r in rows_of_run
+        ]
+        frame: pd.DataFrame = import_pandas().DataFrame(records)
+        return frame
+
+    def __repr__(self) -> str:
+        segments = len({r.segment for r in self.rows})
+        return f"SegmentTable({segments} segments, {len(self.rows)} rows, {len(self.tests)} tests)"
+
+    def __str__(self) -> str:
+        return self.to_table()
+
+
+def _assign(query_ids: Sequence[str], segments: Segments) -> dict[str, str | None]:
+    if isinstance(segments, Mapping):
+        pick: Callable[[str], Any] = segments.get
+    elif callable(segments):
+        pick = segments
+    else:
+        raise InputFormatError(
+            f"segments must map query ids to segments (a dict) or be a function of the query "
+            f"id; got {type(segments).__name__}."
+        )
+    assigned = {}
+    for query_id in query_ids:
+        segment = pick(query_id)
+        assigned[query_id] = None if segment is None else str(segment)
+    return assigned
+
+
+def by_segment(
+    result: EvaluationResult,
+    segments: Segments,
+    *,
+    level: float = 0.95,
+    n_bootstrap: int = 1_000,
+    seed: int = 0,
+) -> SegmentTable:
+    """Each segment's value of each metric of ``result`` (its mean over the segment's
+    queries where the metric is defined), with a percentile bootstrap interval at ``level``."""
+    assigned = _assign(result.query_ids, segments)
+    rows = _rows(result, assigned, level, n_bootstrap, seed)
+    unassigned = tuple(q for q, s in assigned.items() if s is None)
+    return SegmentTable({result.run_name or "run": rows}, [], unassigned)
+
+
+def _rows(
+    result: EvaluationResult,
+    assigned: Mapping[str, str | None],
+    level: float,
+    n_bootstrap: int,
+    seed: int,
+) -> list[SegmentRow]:
+    names = sorted({s for s in assigned.values() if s is not None})
+    labels = np.array([assigned.get(q) for q in result.query_ids], dtype=object)
+    out: list[SegmentRow] = []
+    cells: list[tuple[str, str, np.ndarray, int]] = []
+    for segment in names:
+        inside = labels == segment
+        for metric in result.metrics:
+            column = result.column(metric)[inside]
+            defined = column[~np.isnan(column)]
+            cells.append((segment, metric, defined, int(np.isnan(column).sum())))
+    intervals = bootstrap_cis(
+        [c[2] for c in cells], n_resamples=n_bootstrap, level=level, seed=seed
+    )
+    for (segment, metric, defined, na), (low, high) in zip(cells, intervals, strict=True):
+        mean = float(defined.mean()) if len(defined) else None
+        out.append(SegmentRow(segment, metric, len(defined), na, mean, low, high))
+    return out
+
+
+def segment_tests(comparison: Comparison, segments: Segments) -> SegmentTable:
+    """Each run's rows per segment and each pair's test within each segment, with the
+    comparison's test, level, permutations, seed and correction (one family per segment
+    and metric)."""
+    settings = comparison.settings
+    first = comparison.results[comparison.runs[0]]
+    assigned = _assign(first.query_ids, segments)
+    rows = {
+        name: _rows(
+            result,
+            _assign(result.query_ids, segments),
+            1 - settings["alpha"],
+            1_000,
+            settings["seed"],
+        )
+        for name, result in comparison.results.items()
+    }
+    pairs = sorted(
+        {(t.a, t.b) for t in comparison.tests},
+        key=lambda p: (comparison.runs.index(p[0]), comparison.runs.index(p[1])),
+    )
+    tests: list[SegmentTest] = []
+    names = sorted({s for s in assigned.values() if s is not None})
+    for segment in names:
+        queries = [q for q, s in assigned.items() if s == segment]
+        for metric in comparison.metrics:
+            raw = []
+            for a, b in pairs:
+                x = _values(comparison.results[a], metric, queries)
+                y = _values(comparison.results[b], metric, queries)
+                keep = ~(np.isnan(x) | np.isnan(y))
+                x, y = x[keep], y[keep]
+                if len(x):
+                    p, low, high = paired_interval(
+                        y, x, test=_paired_test(settings["test"]), alpha=settings["alpha"],
+                        n_resamples=settings["n_permutations"], seed=settings["seed"],
+                    )  # fmt: skip
+                else:
+                    p, low, high = math.nan, math.nan, math.nan
+                diff = float((y - x).mean()) if len(x) else math.nan
+                raw.append((a, b, len(x), diff, low, high, p))
+            defined = [i for i, r in enumerate(raw) if not math.isnan(r[6])]
+            adjusted = [math.nan] * len(raw)
+            for i, value in zip(
+                defined, adjust([raw[i][6] for i in defined], settings["correction"]), strict=True
+            ):
+                adjusted[i] = value
+            for (a, b, n, diff, low, high, p), p_adj in zip(raw, adjusted, strict=True):
+                tests.append(
+                    SegmentTest(
+                        segment,
+                        metric,
+                        a,
+                        b,
+                        n,
+                        diff,
+                        low,
+                        high,
+                        p,
+                        p_adj,
+                        bool(p_adj < settings["alpha"]),
+                    )
+                )
+    unassigned = tuple(q for q, s in assigned.items() if s is None)
+    return SegmentTable(rows, tests, unassigned)
+
+
+def _paired_test(name: str) -> str:
+    """A test of all runs at once (Tukey HSD) is replaced, within a segment, by the
+    randomization test it reduces to for two runs."""
+    from ragmetrics.analysis.stats import paired_test
+
+    return "randomization" if paired_test(name).family is not None else name
+
+
+def _values(result: EvaluationResult, metric: str, queries: Sequence[str]) -> np.ndarray:
+    column = result.column(metric)
+    where = {q: i for i, q in enumerate(result.query_ids)}
+    return np.array([column[where[q]] if q in where else np.nan for q in queries])

@@ -1,0 +1,69 @@
+"""Slices: metrics per segment of the queries, with intervals and per-segment tests."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.analysis.stats import adjust, paired_interval
+from ragmetrics.errors import InputFormatError
+
+
+def _data() -> tuple[dict, dict]:
+    rng = random.Random(2)
+    qrels = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(10)} for i in range(40)}
+    runs = {
+        name: {
+            q: {f"d{j}": rng.random() + boost * qrels[q][f"d{j}"] for j in range(10)} for q in qrels
+        }
+        for name, boost in (("bm25", 0.0), ("mid", 0.4), ("good", 3.0))
+    }
+    return qrels, runs
+
+
+def test_a_result_per_segment() -> None:
+    qrels, runs = _data()
+    result = rm.evaluate(qrels, runs["mid"], ["ndcg@10", "P@5"])
+    segments = {q: ("finance" if i % 3 else "legal") for i, q in enumerate(qrels) if i < 37}
+    table = result.by_segment(segments, n_bootstrap=500)
+    assert table.unassigned == ("q37", "q38", "q39")
+    for row in table.rows:
+        members = [q for q, s in segments.items() if s == row.segment]
+        values = [result.per_query[q][row.metric] for q in members]
+        assert row.n == len(members) and row.na == 0
+        assert row.mean == pytest.approx(float(np.mean(values)))
+        assert row.ci_low <= row.mean <= row.ci_high
+    assert {r.segment for r in table.rows} == {"finance", "legal"}
+    assert "3 queries have no segment" in table.to_markdown()
+    frame = table.to_pandas()
+    assert list(frame.columns[:3]) == ["run", "segment", "metric"] and len(frame) == 4
+    by_function = result.by_segment(lambda q: "even" if int(q[1:]) % 2 == 0 else None)
+    assert by_function.unassigned == tuple(q for q in qrels if int(q[1:]) % 2)
+    with pytest.raises(InputFormatError, match="segments must map query ids"):
+        result.by_segment(["finance"])  # type: ignore[arg-type]
+
+
+def test_a_comparison_per_segment_tests_within_each() -> None:
+    qrels, runs = _data()
+    comparison = rm.compare(qrels, runs, ["ndcg@10"], baseline="bm25", n_permutations=400)
+    half = {q: ("A" if i < 20 else "B") for i, q in enumerate(qrels)}
+    table = comparison.by_segment(half)
+    assert set(table.runs) == {"bm25", "mid", "good"}
+    assert len(table.tests) == 2 * 2  # segments x pairs
+    for segment in ("A", "B"):
+        members = [q for q, s in half.items() if s == segment]
+        family = [t for t in table.tests if t.segment == segment]
+        raw = []
+        for test in family:
+            x = np.array([comparison.results[test.a].per_query[q]["ndcg@10"] for q in members])
+            y = np.array([comparison.results[test.b].per_query[q]["ndcg@10"] for q in members])
+            p, low, high = paired_interval(y, x, test="randomization", alpha=0.05, n_resamples=400)
+            assert (test.p_value, test.ci_low, test.ci_high) == (p, low, high)
+            assert test.diff == pytest.approx(float((y - x).mean()))
+            raw.append(p)
+        assert [t.p_adjusted for t in family] == adjust(raw, "holm")
+    strong = [t for t in table.tests if t.b == "good"]
+    assert all(t.significant for t in strong)
