@@ -136,6 +136,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "t_test",
         "wilcoxon_test",
     ],
+    "ragmetrics.analysis.ppi": ["PPIEstimate", "ppi_compare", "ppi_evaluate", "ppi_mean"],
     "ragmetrics.analysis.segments": [
         "SegmentRow",
         "SegmentTable",
