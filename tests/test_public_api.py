@@ -168,6 +168,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "named_runs",
         "read_qrels",
         "read_run",
+        "read_segments",
     ],
     "ragmetrics.cli.trec_eval": [
         "Measure",

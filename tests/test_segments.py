@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -67,3 +68,36 @@ def test_a_comparison_per_segment_tests_within_each() -> None:
         assert [t.p_adjusted for t in family] == adjust(raw, "holm")
     strong = [t for t in table.tests if t.b == "good"]
     assert all(t.significant for t in strong)
+
+
+def test_the_command_line_prints_segments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from ragmetrics.cli.commands import main
+
+    qrels, runs = _data()
+    (tmp_path / "q.json").write_text(json.dumps(qrels))
+    for name in ("bm25", "good"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(runs[name]))
+    (tmp_path / "seg.txt").write_text(
+        "# query segment\n" + "".join(f"q{i} {'A' if i < 20 else 'B'}\n" for i in range(38))
+    )
+    args = ["-m", "ndcg@10", "--segments", str(tmp_path / "seg.txt")]
+    assert main(["evaluate", str(tmp_path / "q.json"), str(tmp_path / "good.json"), *args]) == 0
+    out = capsys.readouterr().out
+    assert "2 queries have no segment" in out and "A        ndcg@10  20" in out
+    paths = [str(tmp_path / "bm25.json"), str(tmp_path / "good.json")]
+    assert main(["compare", str(tmp_path / "q.json"), *paths, *args]) == 0
+    assert "| A | ndcg@10 | bm25 | good | 20 |" in capsys.readouterr().out
+    (tmp_path / "seg.json").write_text(json.dumps({"q1": "A", "q2": 3}))
+    json_args = ["-m", "ndcg@10", "--segments", str(tmp_path / "seg.json"), "--format", "json"]
+    assert (
+        main(["evaluate", str(tmp_path / "q.json"), str(tmp_path / "good.json"), *json_args]) == 2
+    )
+    assert "--segments prints tables" in capsys.readouterr().err
+    (tmp_path / "bad.txt").write_text("q1 A\nq1 B\n")
+    bad = ["-m", "ndcg@10", "--segments", str(tmp_path / "bad.txt")]
+    assert main(["evaluate", str(tmp_path / "q.json"), str(tmp_path / "good.json"), *bad]) == 2
+    assert "query 'q1' is in two segments" in capsys.readouterr().err

@@ -34,9 +34,41 @@ __all__ = [
     "named_runs",
     "read_qrels",
     "read_run",
+    "read_segments",
 ]
 
 _FORMATS = ("table", "json", "csv", "markdown")
+_SEGMENTS_HELP = (
+    "also print each metric per segment of the queries (and, for compare, each pair's test "
+    "within each segment): a JSON object {query_id: segment}, or lines 'query_id segment'"
+)
+
+
+def read_segments(path: str) -> dict[str, str]:
+    """A segments file: a JSON object ``{query_id: segment}``, or one ``query_id segment``
+    per line (tabs or spaces; ``#`` lines and blank lines skipped)."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    if text.lstrip().startswith("{"):
+        loaded = json.loads(text)
+        if not all(isinstance(k, str) and isinstance(v, (str, int)) for k, v in loaded.items()):
+            raise InputFormatError(f"{path}: segments JSON maps query ids to segment names.")
+        return {k: str(v) for k, v in loaded.items()}
+    segments: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = line.split(maxsplit=1)
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != 2:
+            raise InputFormatError(
+                f"{path}, line {number}: expected 'query_id segment', got {line[:200]!r}."
+            )
+        if segments.get(fields[0], fields[1].strip()) != fields[1].strip():
+            raise InputFormatError(
+                f"{path}, line {number}: query {fields[0]!r} is in two segments, "
+                f"{segments[fields[0]]!r} and {fields[1].strip()!r}."
+            )
+        segments[fields[0]] = fields[1].strip()
+    return segments
 
 
 def read_qrels(path: str) -> Qrels:
@@ -198,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
     evaluate.add_argument("--stream", action="store_true", help=_STREAM_HELP)
+    evaluate.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
 
     comparing = commands.add_parser(
         "compare",
@@ -209,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("runs", metavar="RUN", nargs="+", help="two or more runs (TREC or JSON)")
     _add_testing(comparing)
     comparing.add_argument("--tests", action="store_true", help="also print every paired test")
+    comparing.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
     comparing.add_argument("--stream", action="store_true", help=_STREAM_HELP)
     comparing.add_argument(
         "--format", choices=("table", "markdown", "json"), default="table", help="output format"
@@ -354,6 +388,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ragmetrics.engine.evaluation import evaluate
     from ragmetrics.engine.stream import evaluate_stream
 
+    _segments_need_text(args)
     qrels = read_qrels(args.qrels)
     pool = read_run(args.pool) if args.pool else None
     if args.stream:
@@ -382,7 +417,18 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if args.per_query:
             print()
             print(result.to_table(per_query=True).split("\n\n")[0])
+    if args.segments:
+        table = result.by_segment(read_segments(args.segments))
+        print()
+        print(table.to_markdown() if fmt == "markdown" else table.to_table())
     return 0
+
+
+def _segments_need_text(args: argparse.Namespace) -> None:
+    if getattr(args, "segments", None) and args.format in ("json", "csv"):
+        raise InputFormatError(
+            f"--segments prints tables: use --format table or markdown (not {args.format})."
+        )
 
 
 def named_runs(specs: Sequence[str]) -> dict[str, Run]:
@@ -406,6 +452,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from ragmetrics.analysis.comparison import compare
 
+    _segments_need_text(args)
     comparison = compare(
         read_qrels(args.qrels),
         (
@@ -427,6 +474,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(comparison.to_table())
         if args.tests:
             print("\n" + comparison.tests_markdown())
+    if args.segments:
+        print("\n" + comparison.by_segment(read_segments(args.segments)).to_markdown())
     return 0
 
 
