@@ -52,6 +52,7 @@ TESTS = [
     "test_edge_branches.py",
     "test_errors.py",
     "test_extension_points.py",
+    "test_format_io.py",
     "test_format_rules.py",
     "test_hostile_input.py",
     "test_input_checks.py",
