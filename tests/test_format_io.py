@@ -116,3 +116,33 @@ def test_run_length_encodings_and_regrouping() -> None:
     assert grouped[3].tolist() == [1.0, 2.0, 4.0, 3.0]
     same = _io.group_contiguous(["a", "b"], [1, 1], ["x", "y"], np.array([1.0, 2.0]))
     assert same[0] == ["a", "b"] and same[2] == ["x", "y"]
+
+
+def test_near_misses_name_the_reader() -> None:
+    qrels = "query_id iteration doc_id grade"
+    run = "query_id Q0 doc_id rank score tag"
+    assert _io._near_miss(["q", "d", "1"], qrels) == (
+        " Three fields are qrels without the iteration column (BEIR's qrels/*.tsv, "
+        "query_id doc_id grade): read them with Qrels.from_tsv."
+    )
+    assert _io._near_miss(["q", "0", "d", "1"], run) == (
+        " Four fields are TREC qrels, not a run: read them with Qrels.from_trec."
+    )
+    assert _io._near_miss(["q", "d", "0.5"], run) == (
+        " Three fields (query_id doc_id score) are not a TREC run: read them with pandas and "
+        "Run.from_pandas, or write the 6 TREC columns."
+    )
+    assert _io._near_miss(["q", "d"], qrels) == ""
+    assert _io._near_miss(["q", "d", "1", "x", "y"], run) == ""
+    assert _io._near_miss(["q", "d", "1"], "other layout") == ""
+
+
+def test_a_bad_byte_far_into_a_big_file_is_named_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "big.txt"
+    line = b"q1 0 doc-%07d 1\n"
+    body = b"".join(line % i for i in range(120_000))  # more than one block of 1 MB
+    path.write_bytes(body + b"q1 0 caf\xe9 1\n")
+    with pytest.raises(InputFormatError, match=r"big\.txt, line 120001: byte 0xe9 at column 9"):
+        _io.read_trec_maps(
+            path, n_columns=4, doc_col=2, value_col=3, value_kind="int", layout="qrels"
+        )
