@@ -22,7 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ragmetrics.cli.trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError, measures
+from ragmetrics.cli.trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError
+from ragmetrics.cli.trec_eval import measures as trec_lines
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 
 __all__ = [
@@ -174,7 +175,7 @@ class RelevanceEvaluator:
         from ragmetrics.data.qrels import Qrels
 
         try:
-            self._lines = _lines(_combined(measures))
+            self._lines = trec_lines(_combined(measures))
         except TrecEvalError as exc:
             raise InvalidParameterError(str(exc).replace("trec_eval: ", "")) from exc
         # trec_eval 9 turns a recall level into relevant docs as floor(level x R + 0.9)
@@ -243,10 +244,6 @@ class RelevanceEvaluator:
                     row[label] = value
             out[query_id] = row
         return out
-
-
-def _lines(specs: list[str]) -> list[Measure]:
-    return measures(specs)
 
 
 def _trec9(line: Measure) -> str | None:

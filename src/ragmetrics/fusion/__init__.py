@@ -41,7 +41,7 @@ from ragmetrics.fusion._norms import (
     normalization,
     register_normalization,
 )
-from ragmetrics.fusion._table import Rows, Table, align
+from ragmetrics.fusion._table import Rows, Table, align, positions
 
 __all__ = [
     "FUSION_METHODS",
@@ -326,8 +326,6 @@ def _with_rank_scores(rows: Rows) -> Rows:
     """A run of ranked lists scored n, n-1, ..., 1 (what ``Run.to_dict`` gives it)."""
     if rows.values is not None:
         return rows
-    from ragmetrics.fusion._table import positions
-
     return rows.with_values(
         (np.repeat(rows.lengths, rows.lengths) - positions(rows.lengths)).astype(np.float64)
     )

@@ -14,6 +14,7 @@ from itertools import pairwise
 
 import numpy as np
 
+from ragmetrics._util.arrays import offsets_of
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.fusion._table import Rows, Table
 
@@ -38,7 +39,7 @@ HitLists = list[np.ndarray]  # one 0/1 array per training query, over the run's 
 def relevant_candidates(table: Table, qrels: Qrels, threshold: int) -> np.ndarray:
     """True for each candidate whose doc is judged at ``threshold`` or above."""
     marks = np.zeros(table.n_cand, dtype=bool)
-    starts = np.concatenate([[0], np.cumsum(table.cand_lengths)]).tolist()
+    starts = offsets_of(table.cand_lengths).tolist()
     docs = table.docs
     for q, query_id in enumerate(table.query_ids):
         if query_id not in qrels:
