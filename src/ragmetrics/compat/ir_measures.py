@@ -160,7 +160,7 @@ class Measure:
         cutoff = given.pop("cutoff", None)
         if self.NAME == "IPrec" and "recall" in given:  # ir_measures writes IPrec@0.5
             cutoff = given.pop("recall")
-        inner = ",".join(f"{k}={_literal(v)}" for k, v in sorted(given.items()))
+        inner = ",".join(f"{k}={_literal(v)}" for k, v in given.items())  # in the order given, as ir_measures
         text = self.NAME + (f"({inner})" if inner else "")
         return text + (f"@{_literal(cutoff)}" if cutoff is not None else "")
 
@@ -204,7 +204,7 @@ def _measure(name: str, params: Mapping[str, Any]) -> Measure:
             kept[key] = dict(value) if isinstance(value, Mapping) else value
     if name == "NumRelRet" and "rel" not in kept:
         kept["rel"] = 1
-    return Measure(canonical, tuple(sorted(kept.items(), key=lambda kv: kv[0])))
+    return Measure(canonical, tuple(kept.items()))  # in the order given, as ir_measures keeps it
 
 
 AP = Measure("AP")
