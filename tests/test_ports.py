@@ -135,8 +135,8 @@ IR_MEASURES_NAMES = [
     "RPrec",
     "BPref",
     "NumRelRet",
-    "RBP(rel=2,p=0.5)",  # parameters print in the order given, as there
-    "RBP(p=0.5,rel=2)",
+    "SetF(rel=2,beta=0.5)",  # parameters print in the order given, as there
+    "SetF(beta=0.5,rel=2)",
 ]
 
 
