@@ -476,6 +476,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "CAP4",
         "Cutoff",
         "DCG",
+        "GAINS",
         "GEOMETRIC_FLOOR",
         "Kernel",
         "LEVEL",

@@ -106,3 +106,40 @@ def test_real_grades_are_read_kept_and_written_where_a_format_holds_them(tmp_pat
         {"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [0.5, np.float64(1.0)]}
     )
     assert rm.Qrels.from_pandas(frame).to_dict() == {"q": {"a": 0.5, "b": 1}}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ndcg_gains_equal_ir_measures_and_remapped_qrels(seed: int) -> None:
+    """``ndcg(gains=...)`` maps grades to gains in the ranking and in the ideal alike: equal
+    to ir_measures' ``nDCG(gains=...)`` and to plain nDCG on qrels remapped by hand, also
+    where the gains reorder the grades (3 worth less than 2 here)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = random.Random(seed)
+    qrels = {
+        f"q{i}": {f"d{j}": rng.choice([1, 1, 2, 3, 4, 5]) for j in rng.sample(range(60), 20)}
+        for i in range(25)
+    }
+    run = {
+        f"q{i}": {f"d{j}": rng.random() for j in rng.sample(range(60), 30)} for i in range(25)
+    }
+    table = {1: 0.0, 3: 1.0, 5: 9.0}  # integers: ir_measures hands them to pytrec_eval
+    gains = ";".join(f"{g}:{v}" for g, v in table.items())
+    label = f"ndcg(gains='{gains}')@10"
+    ours = rm.evaluate(qrels, run, [label]).per_query
+    remapped = {q: {d: table.get(g, float(g)) for d, g in docs.items()} for q, docs in qrels.items()}
+    by_hand = rm.evaluate(remapped, run, ["ndcg@10"]).per_query
+    theirs = {
+        m.query_id: m.value
+        for m in ir_measures.iter_calc(
+            [ir_measures.nDCG(gains={0: 0, 1: 0, 2: 2, 3: 1, 4: 4, 5: 9}) @ 10], qrels, run
+        )
+    }
+    for query in qrels:
+        assert ours[query][label] == pytest.approx(by_hand[query]["ndcg@10"], abs=1e-15)
+        assert ours[query][label] == pytest.approx(theirs[query], abs=1e-6)
+
+
+def test_ndcg_gains_are_refused_when_unreadable() -> None:
+    for gains in ("1", "a:1", "1:x", "1:nan", "1:0;1:2"):
+        with pytest.raises(rm.RagMetricsError, match="grade:gain"):
+            rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, [f"ndcg(gains='{gains}')@5"])

@@ -12,7 +12,14 @@ import random
 from pathlib import Path
 
 from ragmetrics.data.dataset import RetrievalDataset
-from ragmetrics.datasets._facts import CONVERSATION, HANDBOOK
+from ragmetrics.datasets._facts import (
+    CONVERSATION,
+    EXTRA_TURNS,
+    HANDBOOK,
+    HANDBOOK_PAGES,
+    PROFILE,
+    UNANSWERED,
+)
 
 __all__ = [
     "FILLER",
@@ -82,17 +89,29 @@ def build(seed: int = 7) -> RetrievalDataset:
     sessions: list[list[str]] = [[] for _ in range(N_SESSIONS)]
     queries: dict[str, str] = {}
     judgments: dict[str, dict[str, int]] = {}
+
+    def place(query_id: str, graded: list[tuple[int, str]], places: list[int]) -> None:
+        others = [s for s in range(N_SESSIONS) if s not in places]
+        places = places + rng.sample(others, len(graded) - len(places))
+        for (grade, turn), session in zip(graded, places, strict=True):
+            sessions[session].append(turn)
+            judgments[query_id][f"session-{session + 1:02d}"] = grade
+
     for key, question, *turns in CONVERSATION:
         query_id = f"chat-{key}"
         queries[query_id] = question
-        first = rng.randrange(0, N_SESSIONS - 8)
-        places = [first, rng.randrange(first + 1, N_SESSIONS)]  # the update comes later
-        others = [s for s in range(N_SESSIONS) if s not in places]
-        places += rng.sample(others, 2)
         judgments[query_id] = {}
-        for turn, session, grade in zip(turns, places, GRADES, strict=True):
-            sessions[session].append(turn)
-            judgments[query_id][f"session-{session + 1:02d}"] = grade
+        graded = list(zip(GRADES, turns, strict=True))
+        if PROFILE.get(key) == "needle":
+            graded = [g for g in graded if g[0] != 4]  # no confirming turn
+        first = rng.randrange(0, N_SESSIONS - 8)
+        later = rng.randrange(first + 1, N_SESSIONS)  # a confirmation comes later
+        place(query_id, graded + EXTRA_TURNS.get(key, []), [first, later])
+    for key, question, graded in UNANSWERED:
+        query_id = f"chat-{key}"
+        queries[query_id] = question
+        judgments[query_id] = {}
+        place(query_id, list(graded), [])
     corpus: dict[str, str] = {}
     for index, user_turns in enumerate(sessions):
         rng.shuffle(user_turns)
@@ -123,6 +142,15 @@ def build(seed: int = 7) -> RetrievalDataset:
         corpus[name] = "Archived policies (no longer valid)\n\n" + "\n".join(
             f[5] for f in HANDBOOK if len(f[1]) % 2 == parity
         )
+    for doc_id, title, items in HANDBOOK_PAGES:
+        corpus[doc_id] = f"{title}\n\n" + "\n".join(sentence for _, _, sentence in items)
+        for key, grade, _ in items:
+            judgments[f"handbook-{key}"][doc_id] = grade
+    # every original is graded for every question (the corpus is small enough): what no
+    # turn or page ties to a question is not relevant to it (1), never left unjudged
+    for graded_docs in judgments.values():
+        for doc_id in corpus:
+            graded_docs.setdefault(doc_id, 1)
     return RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=judgments)
 
 

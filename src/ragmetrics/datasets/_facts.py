@@ -254,3 +254,142 @@ HANDBOOK = [
         "Archived custom: a watch was given after 25 years.",
     ),
 ]
+
+# Uneven evidence, so that rarity weighting matters: what each profile adds to a fact's four
+# turns (grade, turn). A fact not named here keeps the even 5, 4, 3, 1.
+#
+# - "many confirmations": one answering turn and many that confirm it (4s are common, so
+#   each 4 weighs little beside the one 5);
+# - "several answers": the answer is said more than once (5s are common, so 4s and 3s weigh
+#   up to their caps);
+# - "needle": one answering turn among many on the same topic (3s are common, each weighs
+#   little) and no confirming turn.
+PROFILE = {
+    "dog": "many confirmations",
+    "city": "many confirmations",
+    "job": "many confirmations",
+    "marathon": "many confirmations",
+    "instrument": "many confirmations",
+    "language": "several answers",
+    "car": "several answers",
+    "holiday": "several answers",
+    "allergy": "needle",
+    "book": "needle",
+    "birthday": "needle",
+    "coffee": "needle",
+}
+EXTRA_TURNS: dict[str, list[tuple[int, str]]] = {
+    "dog": [
+        (4, "Took Biscuit to the vet for his shots, the beagle was very brave."),
+        (4, "Biscuit learned to sit today, only took forty treats."),
+        (4, "Walking Biscuit in the rain is my new morning routine."),
+    ],
+    "city": [
+        (4, "Found a great bakery two streets from my new flat in Rotterdam."),
+        (4, "First month in Rotterdam done, the bridges still impress me."),
+        (4, "Registered at the Rotterdam town hall, I am officially a resident."),
+    ],
+    "job": [
+        (4, "The logistics planning team at Hafenwerk had lunch together today."),
+        (4, "My probation period as planner at Hafenwerk ended, they are keeping me."),
+        (4, "Planning the container schedule at Hafenwerk took all afternoon."),
+    ],
+    "marathon": [
+        (4, "Picked up my start number for Leiden, race day is close."),
+        (4, "Did a practice route along the Leiden canals, twenty-one kilometres done."),
+        (4, "Carb loading before the half marathon in Leiden, lots of pasta."),
+    ],
+    "instrument": [
+        (4, "Practised cello scales for an hour, my neighbours are patient."),
+        (4, "Rented a better cello from the music shop, it sounds warmer."),
+        (4, "Played my first short cello piece for Ines without stopping."),
+    ],
+    "language": [
+        (5, "My Dutch teacher says my A2 course is going well, I study Dutch every week."),
+        (5, "I am learning Dutch now, the course is on Monday and Thursday nights."),
+    ],
+    "car": [
+        (5, "Our new car is a Skoda Octavia estate, green, with plenty of room."),
+        (5, "Yes, the car we bought is the green Octavia, a Skoda estate from 2019."),
+    ],
+    "holiday": [
+        (5, "Our September holiday is in the Azores, ten days on São Miguel and Pico."),
+        (5, "Holiday plan confirmed: the Azores, whale watching and crater hikes."),
+    ],
+    "allergy": [
+        (3, "Allergy season again, the pharmacy was full of people sneezing."),
+        (3, "I read an article about food allergies becoming more common in adults."),
+        (3, "The restaurant asked about allergies before taking our order, nice touch."),
+    ],
+    "book": [
+        (3, "Book club met at Anna's place, we mostly talked and drank tea."),
+        (3, "I bought three second-hand novels at the market, no idea when I will read them."),
+        (3, "Our book club wants to read more non-fiction this year."),
+    ],
+    "birthday": [
+        (3, "I am terrible at remembering birthdays, I need a calendar for them."),
+        (3, "Lena and I talked on the phone for two hours about nothing."),
+        (3, "Bought wrapping paper in bulk, there are so many birthdays in summer."),
+    ],
+    "coffee": [
+        (3, "I had way too much coffee today, my hands are shaking."),
+        (3, "The office coffee machine broke, everyone was grumpy until noon."),
+        (3, "Tried a coffee tasting at the roastery, the Ethiopian beans were fruity."),
+    ],
+}
+
+# Questions the conversations never answer: only weak, same-topic turns (grade 2).
+UNANSWERED = [
+    (
+        "cat",
+        "What is the name of Maya's cat?",
+        [
+            (2, "My landlord finally said pets are allowed in the building."),
+            (2, "The cat café near the station has a waiting list now."),
+        ],
+    ),
+    (
+        "salary",
+        "How much does Maya earn at Hafenwerk?",
+        [
+            (2, "Payday is on the twenty-fifth, which is always one week too late."),
+            (2, "Talked about pay with a friend, everyone thinks they earn too little."),
+        ],
+    ),
+    (
+        "wedding",
+        "When is Maya's wedding?",
+        [
+            (2, "My best friend asked me to be a witness at her wedding next spring."),
+            (2, "Three wedding invitations on the fridge already, it is that season."),
+        ],
+    ),
+]
+
+# Handbook pages beyond the policy, FAQ, procedure and archive pages: (doc id, title,
+# [(policy key, grade, sentence)]). The overview restates some policies (a second 4); the
+# staff news states a few in full (a second 5).
+HANDBOOK_PAGES = [
+    (
+        "benefits-overview",
+        "Benefits at a glance",
+        [
+            ("travel", 4, "Business travellers get a daily meal allowance (45 euros)."),
+            ("vacation", 4, "Vacation: 27 days a year for full-time staff."),
+            ("parental", 4, "Parental leave: 16 paid weeks."),
+            ("training", 4, "Training: 1,500 euros a year for courses and conferences."),
+            ("pension", 4, "Pension: the company pays 8 percent of gross salary."),
+        ],
+    ),
+    (
+        "staff-news",
+        "Staff news, spring edition",
+        [
+            ("remote", 5, "Reminder: you may work remotely up to three days a week, agreed with your team."),
+            ("laptop", 5, "IT reminds everyone that laptops are replaced every four years."),
+            ("security", 5, "Good news: passwords no longer expire and are changed only after a suspected leak."),
+            ("overtime", 2, "The works council discussed overtime at its last meeting."),
+            ("sick", 2, "Flu season is here: stay home if you feel unwell."),
+        ],
+    ),
+]

@@ -14,8 +14,10 @@ import numpy as np
 from ragmetrics._util.arrays import row_sums
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import InvalidParameterError
+from ragmetrics.formats._rules import ascii_int
 from ragmetrics.metrics.registry import (
     DCG,
+    GAINS,
     LEVEL,
     MAX_GRADE,
     REL,
@@ -158,13 +160,15 @@ def average_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.
     return _safe_divide(summed, judged.n_relevant(rel))
 
 
-def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
+def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str, gains: str = "") -> np.ndarray:
     """``DCG@k / IDCG@k``, ``DCG@k = sum_{i<=k} gain(d_i) / log2(i + 1)``; 0 when IDCG = 0.
 
     Gain ``max(grade, 0)`` with ``dcg="log2"`` (Järvelin and Kekäläinen, as trec_eval), or
     ``2^max(grade, 0) - 1`` with ``dcg="exp-log2"`` (Burges et al., 2005: ``ndcg_exp``).
     The ideal ranks every judged doc by grade; the relevance threshold does not change the
-    gain.
+    gain. ``gains`` (``"1:0;2:0.5"``) replaces the grade of the grades it names before the
+    gain is taken, in the ranking and in the ideal alike: on a 1..5 utility scale,
+    ``gains="1:0"`` keeps "not relevant" from earning credit.
 
     Example:
         >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["x", "a", "c", "b"]})
@@ -173,6 +177,8 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
         [0.643322]
         >>> ndcg(j, 2, dcg="exp-log2").round(6).tolist()  # (3/log2(3)) / (3 + 1/log2(3))
         [0.521296]
+        >>> ndcg(j, None, dcg="log2", gains="1:0").round(6).tolist()  # b earns nothing: 2/log2(3) / 2
+        [0.63093]
     """
     exponential = dcg == "exp-log2"
     rows, ranks, grades = judged.hit_rows, judged.hit_ranks, judged.hit_grades
@@ -180,7 +186,12 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
         keep = ranks < cutoff
         rows, ranks, grades = rows[keep], ranks[keep], grades[keep]
     log2_ranks = judged.log2_ranks
-    ideal = _cut(judged.ideal_gains, cutoff)
+    if gains:
+        table = _gain_map(gains)
+        grades = _regrade(grades, table)
+        ideal = _cut(_ideal_regraded(judged, table), cutoff)
+    else:
+        ideal = _cut(judged.ideal_gains, cutoff)
     # 2^g overflows past g = 1023: such queries are scaled by 2^-top (the ratio is the same)
     top = ideal[:, 0] if ideal.shape[1] else np.zeros(judged.n_queries)
     shift = np.where(top > _EXP_SAFE, top, 0.0) if exponential else None
@@ -191,6 +202,46 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str) -> np.ndarray:
     ideal_gains = _gain(ideal, None if shift is None else shift[:, None])
     idcg = row_sums(ideal_gains / log2_ranks[: ideal.shape[1]])
     return _safe_divide(observed, idcg)
+
+
+def _gain_map(text: str) -> dict[int, float]:
+    """``"1:0;2:0.5"`` as ``{1: 0.0, 2: 0.5}``."""
+    table: dict[int, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        grade, colon, value = part.partition(":")
+        number = ascii_int(grade.strip())
+        try:
+            gain = float(value) if colon and number is not None else float("nan")
+        except ValueError:
+            gain = float("nan")
+        if gain != gain or gain in (float("inf"), float("-inf")) or number in table:
+            raise InvalidParameterError(
+                f"gains={text!r}: write each grade once as 'grade:gain' (an integer grade, a "
+                f"finite gain), separated by ';', e.g. '1:0;2:0.5'."
+            )
+        table[number] = gain  # type: ignore[index]
+    return table
+
+
+def _regrade(grades: np.ndarray, table: dict[int, float]) -> np.ndarray:
+    """Each grade, or the gain ``table`` gives it (grades are compared as they are)."""
+    out = grades.astype(np.float64, copy=True)
+    for grade, gain in table.items():
+        out[grades == grade] = gain
+    return out
+
+
+def _ideal_regraded(judged: JudgedRun, table: dict[int, float]) -> np.ndarray:
+    """Per query, the judged docs' gains under ``table``, clipped at 0, sorted descending
+    (padded with 0): the ideal ranking when the gains reorder the grades."""
+    values = np.maximum(_regrade(judged.judged_grades, table), 0.0)
+    rows = np.repeat(np.arange(judged.n_queries), judged.judged_counts)
+    order = np.lexsort((-values, rows))
+    starts = np.concatenate(([0], np.cumsum(judged.judged_counts)[:-1]))
+    width = int(judged.judged_counts.max()) if judged.n_queries else 0
+    ideal = np.zeros((judged.n_queries, width))
+    ideal[rows, np.arange(len(rows)) - starts[rows]] = values[order]
+    return ideal
 
 
 _EXP_SAFE = 1000.0  # below this grade 2^g - 1 is computed as it is written
@@ -455,7 +506,7 @@ register(
         ndcg,
         Cutoff.OPTIONAL,
         "normalized DCG (linear gain, as trec_eval)",
-        params=(DCG,),
+        params=(DCG, GAINS),
         real_grades=True,
     ),
     "ndcg_cut",

@@ -32,6 +32,7 @@ __all__ = [
     "CAP3",
     "CAP4",
     "DCG",
+    "GAINS",
     "GEOMETRIC_FLOOR",
     "LEVEL",
     "MAX_GRADE",
@@ -318,6 +319,12 @@ DCG = Param(
     "log2",
     "'log2': linear gain, as trec_eval; 'exp-log2': gain 2^grade - 1 (Burges)",
     choices=("log2", "exp-log2"),
+)
+GAINS = Param(
+    "gains",
+    str,
+    "",
+    "gain of each grade, 'grade:gain' separated by ';' (unset grades: the grade itself)",
 )
 LEVEL = Param(
     "level",

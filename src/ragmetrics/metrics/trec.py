@@ -22,6 +22,7 @@ from ragmetrics.metrics._preferences import Entry, count_query
 from ragmetrics.metrics._preferences import values as preference_value
 from ragmetrics.metrics.classic import bpref
 from ragmetrics.metrics.registry import (
+    GAINS,
     REL,
     ROUNDING,
     Aggregate,
@@ -357,12 +358,6 @@ def unjudged_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 NONPOOL = -1  # a retrieved doc with no judgment
 UNJUDGED = -2  # a retrieved doc judged with a negative grade: in the pool, not judged
 
-GAINS = Param(
-    "gains",
-    str,
-    "",
-    "gain of each grade, 'grade:gain' separated by ';' (unset grades: the grade itself)",
-)
 PERSISTENCE = Param("p", float, 0.9, "the user's persistence: the chance to read on", low=0.0)
 INFAP_EPSILON = 0.00001
 
