@@ -37,9 +37,17 @@ def test_demo_runs(tmp_path: Path) -> None:
     assert "is significantly" in out  # a real difference, said in words
     assert "ra_nwg@5" in out and "paired randomization test" in out
     dataset = json.loads((tmp_path / "data" / "dataset.json").read_text())
-    assert len(dataset["queries"]) == 30 and len(dataset["corpus"]) == 45
-    grades = {g for docs in dataset["relevant_docs"].values() for g in docs.values()}
-    assert grades == {1, 3, 4, 5}
+    assert len(dataset["queries"]) == 33 and len(dataset["corpus"]) == 47
+    judged = dataset["relevant_docs"]
+    grades = {g for docs in judged.values() for g in docs.values()}
+    assert grades == {1, 2, 3, 4, 5}
+    # every original graded for every question: "unjudged" only for ambiguous chunks
+    assert all(set(docs) == set(dataset["corpus"]) for docs in judged.values())
+    assert "Unjudged docs in the top 5" in out and "questions have no answer" in out
+    # uneven evidence: how many 5s, 4s and 3s a question has varies, so rarity weights do
+    profiles = {tuple(list(docs.values()).count(g) for g in (5, 4, 3)) for docs in judged.values()}
+    assert len(profiles) >= 5, profiles
+    assert sum(1 for docs in judged.values() if max(docs.values()) < 4) == 3  # no answer
     assert (
         "Date: " in dataset["corpus"]["session-02"]
         and "\nuser: " in dataset["corpus"]["session-02"]
@@ -60,7 +68,7 @@ def _intervals_agree_with_the_tests(folder: Path) -> None:
 
     qrels = rm.Qrels.from_trec(folder / "qrels.txt")
     runs = {p.stem: rm.Run.from_trec(p) for p in sorted((folder / "runs").glob("*.txt"))}
-    metrics = ["ndcg@10", "recall@10", "mrr@10", "ra_nwg@5", "pct_proc@5"]
+    metrics = ["ndcg(gains='1:0')@10", "recall@10", "mrr@10", "ra_nwg@5", "proc@5", "pct_proc@5"]
     for test in ("randomization", "t-test", "bootstrap"):
         comparison = rm.compare(
             qrels, runs, metrics, test=test, relevance_threshold=4, n_permutations=4000

@@ -258,3 +258,21 @@ def test_the_command_line_runs_the_new_tests(
     assert "randomized Tukey HSD" in (tmp_path / "r.html").read_text(encoding="utf-8")
     assert main(["compare", *common, "--test", "wilcoxon", "--correction", "by"]) == 0
     assert "Benjamini-Yekutieli correction" in capsys.readouterr().out
+
+
+def test_an_interval_that_ties_end_at_zero_is_zero_and_says_so() -> None:
+    """26 tied queries and 4 that all lose: no shift past 0 survives the randomization test,
+    so the interval ends at exactly 0 (not at the bisection's 1e-12) and the table writes
+    ``0 (ties)``, with the legend saying why that agrees with p >= alpha."""
+    a = np.array([0.5] * 26 + [0.6, 0.8, 0.7, 0.9])
+    b = np.array([0.5] * 26 + [0.5, 0.5, 0.5, 0.5])
+    p, low, high = paired_interval(a, b, test="randomization", alpha=0.05)
+    assert p >= 0.05 and low == 0.0 and high > 0.0
+    qrels = {f"q{i}": {"good": 1} for i in range(30)}
+    base = {f"q{i}": ["good"] for i in range(30)}
+    worse = {f"q{i}": (["x", "good"] if i < 4 else ["good"]) for i in range(30)}
+    comparison = rm.compare(qrels, {"base": base, "worse": worse}, ["mrr"], baseline="base")
+    (test,) = comparison.tests
+    assert test.ci_high == 0.0 and test.wins == 0 and test.p_value >= 0.05
+    table = comparison.tests_markdown()
+    assert "0 (ties)\\]" in table and "An end written `0 (ties)` is exactly 0" in table

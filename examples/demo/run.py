@@ -1,7 +1,9 @@
 """``make demo``: does chunk size change retrieval for RAG, and where?
 
-1. Writes the demo evaluation set (``ragmetrics.datasets.demo``): 45 originals, 30 questions,
-   grades 1..5.
+1. Writes the demo evaluation set (``ragmetrics.datasets.demo``): 47 originals, 33 questions,
+   every original graded 1..5 for every question; the evidence is uneven (one decisive
+   passage among many partial ones, many confirmations, the answer said several times, or
+   no answer at all).
 2. Chunks the originals two ways with LlamaIndex's ``SentenceSplitter`` and LangChain's
    ``RecursiveCharacterTextSplitter`` (small and large chunks), and retrieves the top 20
    chunks per question with BM25 (LlamaIndex's ``BM25Retriever``; ``rank_bm25`` behind a
@@ -30,8 +32,9 @@ OUTPUT = Path(
     os.environ.get("RAGMETRICS_DEMO_OUTPUT", Path(__file__).resolve().parents[2] / "demo-output")
 )
 DEPTH = 20
+NDCG = "ndcg(gains='1:0')@10"  # on the 1..5 scale, "not relevant" (1) earns no gain
 METRICS = [
-    "ndcg@10",
+    NDCG,
     "recall@10",
     "mrr@10",
     "ra_nwg@5",
@@ -164,6 +167,7 @@ def main() -> None:
     )
     print("\n" + comparison.to_table())
     print("\n" + comparison.verdict())
+    say_what_is_missing(dataset, runs)
     report = write_report(
         comparison,
         OUTPUT / "report.html",
@@ -179,6 +183,24 @@ def main() -> None:
         "llamaindex-256tok.txt"
     )
     print(f"done in {time.perf_counter() - started:.1f} s")
+
+
+def say_what_is_missing(dataset: rm.RetrievalDataset, runs: dict[str, rm.Run]) -> None:
+    """Name the questions without an answer (NA for the set metrics) and how much of each
+    top 5 nobody graded (only chunks that match more than one original)."""
+    unanswered = sorted(q for q, docs in dataset.relevant_docs.items() if max(docs.values()) < 4)
+    answered = len(dataset.queries) - len(unanswered)
+    print(
+        f"\n{len(unanswered)} questions have no answer in the originals ({', '.join(unanswered)}):"
+        f" RA-nWG, PROC and n_recall are NA there and average over the other {answered}. The "
+        "classic metrics keep them, as trec_eval does: recall and MRR are 0 in every "
+        "configuration; nDCG credits the weak passages (grade 2) a configuration finds."
+    )
+    share = ", ".join(
+        f"{name} {rm.evaluate(dataset.qrels, run, ['unjudged@5']).aggregate['unjudged@5']:.1%}"
+        for name, run in runs.items()
+    )
+    print(f"Unjudged docs in the top 5 (ambiguous chunks; every original is graded): {share}.")
 
 
 def command_line() -> str:

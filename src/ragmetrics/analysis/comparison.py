@@ -348,7 +348,7 @@ class Comparison:
                 t.mean_a,
                 t.mean_b,
                 t.diff,
-                f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
+                _interval_text(t.ci_low, t.ci_high),
                 format_p(t.p_value),
                 format_p(t.p_adjusted) + (" *" if t.significant else ""),
                 t.effect_size,
@@ -359,9 +359,36 @@ class Comparison:
         return headers, rows
 
     def tests_markdown(self) -> str:
-        """Every paired test as a markdown table (``*``: significant after correction)."""
+        """Every paired test as a markdown table (``*``: significant after correction),
+        followed by :meth:`tests_legend`."""
         headers, rows = self.test_rows()
-        return markdown_table(headers, rows, align_right_from=3)
+        return f"{markdown_table(headers, rows, align_right_from=3)}\n\n{self.tests_legend()}"
+
+    def tests_legend(self) -> str:
+        """What the p-values, marks and intervals of the paired tests are, in words (markdown:
+        ``*`` is escaped)."""
+        settings = self.settings
+        spec = paired_test(settings["test"])
+        draws = (
+            ""
+            if spec.draws is None
+            else f", {settings['n_permutations']:,} {spec.draws}, seed {settings['seed']}"
+        )
+        correction = settings["correction"] or "no"
+        level = f"{100 * (1 - settings['alpha']):g}%"
+        alpha = settings["alpha"]
+        baseline = ", a being the baseline" if self.baseline is not None else ""
+        return (
+            f"p: the two-sided p-value of the {spec.title} on the per-query differences "
+            f"(b - a{baseline}){draws}. p adj.: {correction} correction over the tests of each "
+            f"metric; \\* marks p adj. < {alpha}. CI: the {level} confidence interval of the "
+            f"mean difference made by inverting the same test, so it leaves out 0 exactly when "
+            f"p < {alpha} (before the correction). An end written `0 (ties)` is exactly 0: "
+            f"every query that differs differs the same way and the others tie, so the "
+            f"interval reaches 0 and holds it, as p >= {alpha} says. effect d: the mean "
+            f"difference over its standard deviation, positive when b is better. W/T/L: "
+            f"queries where b is better, tied, worse."
+        )
 
     def to_pandas(self) -> pd.DataFrame:
         """Means: one row per run, one column per metric."""
@@ -415,6 +442,15 @@ class Comparison:
 
     def __str__(self) -> str:
         return self.to_table()
+
+
+def _interval_text(low: float, high: float) -> str:
+    """``[-0.0781, +0.0312]``; an end at exactly 0 reads ``0 (ties)`` (see tests_legend)."""
+
+    def end(value: float) -> str:
+        return "0 (ties)" if value == 0.0 else f"{value:+.4f}"
+
+    return f"[{end(low)}, {end(high)}]"
 
 
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:

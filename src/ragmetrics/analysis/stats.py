@@ -252,7 +252,13 @@ def _randomization(
     """The shifts ``delta`` whose sign-flip test of ``d - delta`` gives ``p >= alpha`` (the
     same permutations as the test)."""
     null = _SignFlips(d, n_resamples, seed)
-    return null.p_value(0.0), *null.interval(alpha)
+    low, high = null.interval(alpha)
+    if (d == 0.0).any():
+        # with ties the p-value jumps at a shift of exactly 0 (every query that differs
+        # differs one way: any shift past 0 puts all of them on one side); bisection lands
+        # within its tolerance of that edge, which is 0
+        low, high = (0.0 if abs(end) < 1e-9 else end for end in (low, high))
+    return null.p_value(0.0), low, high
 
 
 def _t(d: np.ndarray, alpha: float, n_resamples: int, seed: int) -> tuple[float, float, float]:

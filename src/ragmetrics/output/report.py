@@ -23,7 +23,6 @@ import numpy as np
 
 from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
-from ragmetrics.analysis.stats import paired_test
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
 
@@ -191,7 +190,7 @@ def _document(
         _Text(comparison.verdict(markdown=True)),
         _Heading(tested),
         _Table(headers, rows, numbers_from=2 if comparison.baseline is not None else 3),
-        _Text(_how_tested(comparison)),
+        _Text(comparison.tests_legend()),
         _Heading("What was counted"),
         _Table(
             [
@@ -236,29 +235,6 @@ def _document(
         )
         blocks += [_Text(d) for d in diagnoses]
     return blocks
-
-
-def _how_tested(comparison: Comparison) -> str:
-    """What the p-values, marks and intervals of the paired tests are."""
-    settings = comparison.settings
-    spec = paired_test(settings["test"])
-    draws = (
-        ""
-        if spec.draws is None
-        else f", {settings['n_permutations']:,} {spec.draws}, seed {settings['seed']}"
-    )
-    correction = settings["correction"] or "no"
-    level = f"{100 * (1 - settings['alpha']):g}%"
-    baseline = ", a being the baseline" if comparison.baseline is not None else ""
-    return (
-        f"p: the two-sided p-value of the {spec.title} on the per-query differences "
-        f"(b - a{baseline}){draws}. p adj.: {correction} correction over the tests of each metric; "
-        f"\\* marks p adj. < {settings['alpha']}. CI: the {level} confidence interval of the "
-        f"mean difference made by inverting the same test, so it leaves out 0 exactly when "
-        f"p < {settings['alpha']} (before the correction). effect d: the mean difference over "
-        f"its standard deviation, positive when b is better. W/T/L: queries where b is "
-        f"better, tied, worse."
-    )
 
 
 def _settings_rows(
