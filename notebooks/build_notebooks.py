@@ -79,7 +79,7 @@ def overlap(question, text):
 scores = {q: {d: overlap(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()}
 rm.Run.from_dict(scores, name="overlap").to_trec(folder / "overlap.txt")
 from_files = rm.evaluate(rm.Qrels.from_trec(folder / "qrels.txt"), rm.Run.from_trec(folder / "overlap.txt"),
-                         ["ndcg@10", "recall@10"], relevance_threshold=4)
+                         ["ndcg(gains='1:0')@10", "recall@10"], relevance_threshold=4)
 from_files.aggregate""",
     ),
     (
@@ -96,7 +96,7 @@ runs = {
     "overlap": scores,
     "long-words": {q: {d: longest_words(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()},
 }
-comparison = rm.compare(data.qrels, runs, ["ndcg@10", "recall@10", "mrr"], baseline="overlap",
+comparison = rm.compare(data.qrels, runs, ["ndcg(gains='1:0')@10", "recall@10", "mrr"], baseline="overlap",
                         correction="holm", relevance_threshold=4)
 comparison""",
     ),
@@ -116,7 +116,7 @@ NOTEBOOKS["02_rag_set_metrics"] = [
     ("code", SETUP),
     (
         "md",
-        "Grades run from 1 (distractor) to 5 (decisive). A grade's weight grows when it is rare for the query:",
+        "Grades run from 1 (not relevant) to 5 (decisive). A grade's weight grows when it is rare for the query:",
     ),
     (
         "code",
@@ -129,13 +129,26 @@ counts = np.array([[0, 1, 1, 3, 2, 1]])  # index = grade
     ),
     (
         "md",
-        '## A first stage and a reranker\n\nThe first stage retrieves 20 originals per question; two "rerankers" keep 5. Passing the first stage as `pool=` lets PROC@5 see what the reranker could have chosen.',
+        "The demo set's questions have uneven evidence, as real ones do: one decisive passage among many partial ones, many confirmations of one answer, the answer said several times, or no answer at all. Every original is graded for every question (1 when unrelated), so no doc in a top 5 goes unjudged. How many passages of each grade each question has, and the weights that follow:",
     ),
     (
         "code",
         """data = datasets.demo()
-
-def overlap(question, text):
+profiles = {}
+for q, graded in data.relevant_docs.items():
+    counts = np.bincount(list(graded.values()), minlength=6)
+    weights = rarity_weights(counts[None, :])[0]
+    profiles[q] = {"5s": counts[5], "4s": counts[4], "3s": counts[3], "w4": round(float(weights[4]), 3), "w3": round(float(weights[3]), 3)}
+import pandas as pd
+pd.DataFrame(profiles).T.drop_duplicates().sort_values(["5s", "4s", "3s"])""",
+    ),
+    (
+        "md",
+        '## A first stage and a reranker\n\nThe first stage retrieves 20 originals per question; two "rerankers" keep 5. Passing the first stage as `pool=` lets PROC@5 see what the reranker could have chosen. nDCG takes `gains="1:0"`: on this scale a 1 means "not relevant" and earns nothing.',
+    ),
+    (
+        "code",
+        """def overlap(question, text):
     return len(set(question.lower().split()) & set(text.lower().split()))
 
 first_stage = rm.Run.from_dict(
@@ -145,28 +158,74 @@ first_stage = rm.Run.from_dict(
 def rerank_by_length(q):            # prefers short originals
     return sorted(first_stage[q], key=lambda d: len(data.corpus[d]))[:5]
 
-def rerank_by_rarest_word(q):       # prefers originals with the question's rarest word
-    words = sorted(data.queries[q].lower().split(), key=lambda w: sum(w in b.lower() for b in data.corpus.values()))
-    return sorted(first_stage[q], key=lambda d: -sum(w in data.corpus[d].lower() for w in words[:2]))[:5]
+def rerank_by_rarest_word(q):       # prefers originals holding the question's two rarest words
+    words = [w.strip("?'s") for w in data.queries[q].lower().split()]
+    rarity = {w: sum(w in b.lower() for b in data.corpus.values()) for w in words}
+    rare = sorted((w for w in words if len(w) > 3), key=lambda w: rarity[w])[:2]
+    return sorted(first_stage[q], key=lambda d: (-sum(w in data.corpus[d].lower() for w in rare),
+                                                 first_stage[q].index(d)))[:5]
 
 runs = {
     "first-stage top 5": rm.Run.from_lists({q: list(first_stage[q][:5]) for q in first_stage}),
     "shortest 5": rm.Run.from_lists({q: rerank_by_length(q) for q in first_stage}),
     "rarest-word 5": rm.Run.from_lists({q: rerank_by_rarest_word(q) for q in first_stage}),
 }
-metrics = ["ra_nwg@5", "proc@5", "pct_proc@5", "n_recall_4plus@5", "harm@5", "ndcg@5"]
+NDCG = "ndcg(gains='1:0')@5"
+metrics = ["ra_nwg@5", "proc@5", "pct_proc@5", "n_recall_4plus@5", "harm@5", NDCG]
 comparison = rm.compare(data.qrels, runs, metrics, baseline="first-stage top 5", pool=first_stage,
                         relevance_threshold=4)
 comparison""",
     ),
     (
         "md",
-        "PROC@5 is the same for every reranker (same pool); the differences in RA-nWG@5 are all selection, which %PROC@5 isolates.",
+        "PROC@5 is the same for every reranker (same pool); the differences in RA-nWG@5 are all selection, which %PROC@5 isolates. Three questions have no answer (no grade 4 or 5): the set metrics are NA there and the counts say so (`queries` and `NA` in the table of each result).\n\nEach paired test beside its interval: the interval is the test inverted, so it leaves out 0 exactly when p < 0.05. Where a reranker changes a few questions, all the same way, and ties on the rest, the interval ends at exactly 0, written `0 (ties)`:",
+    ),
+    (
+        "code",
+        """from IPython.display import Markdown
+
+Markdown(comparison.tests_markdown())""",
+    ),
+    (
+        "md",
+        "The decomposition: mean RA-nWG@5 = mean PROC@5 x the share selection realized, each bar labelled with its value (the first two are the table's means; the share is their ratio, not the table's mean %PROC@5, a mean of per-question ratios).",
     ),
     (
         "code",
         """from ragmetrics.output import plots
 plots.plot_rag_decomposition(comparison, 5);  # the ; shows the figure once""",
+    ),
+    (
+        "md",
+        "## Where nDCG and RA-nWG disagree\n\nnDCG discounts by rank and gives each grade a fixed gain (a 4 earns 4/5 of a 5 wherever it is). RA-nWG reads the top 5 as the set the LLM will read, and weighs a grade by how rare it is for the question. So a list that holds the decisive passage at rank 5 can lose on nDCG to one that leads with a confirmation and misses the answer, and win on RA-nWG. The questions where the two metrics order two rerankers differently:",
+    ),
+    (
+        "code",
+        """def disagreements(x, y):
+    a, b = comparison.results[x].per_query, comparison.results[y].per_query
+    return [q for q in data.queries
+            if a[q]["ra_nwg@5"] is not None
+            and (b[q][NDCG] - a[q][NDCG]) * (b[q]["ra_nwg@5"] - a[q]["ra_nwg@5"]) < 0]
+
+found = {(x, y): disagreements(x, y) for x, y in [("first-stage top 5", "shortest 5"), ("shortest 5", "rarest-word 5")]}
+found""",
+    ),
+    (
+        "code",
+        """(x, y), questions = next((pair, qs) for pair, qs in found.items() if qs)
+q = questions[0]
+graded = data.relevant_docs[q]
+weights = rarity_weights(np.bincount(list(graded.values()), minlength=6)[None, :])[0]
+print(f"{q}: {data.queries[q]}  weights by grade: { {g: round(float(weights[g]), 3) for g in range(1, 6)} }")
+for name in (x, y):
+    top = runs[name][q][:5]
+    values = comparison.results[name].per_query[q]
+    print(f"  {name:<18} grades of the top 5 in order: {[graded[d] for d in top]}   "
+          f"nDCG@5 {values[NDCG]:.3f}   RA-nWG@5 {values['ra_nwg@5']:.3f}")""",
+    ),
+    (
+        "md",
+        "The grades in order show why: nDCG prefers the list whose good passages come first; RA-nWG prefers the list whose five passages together hold more weighted evidence, wherever in the five it sits.",
     ),
     (
         "md",
@@ -180,13 +239,14 @@ shortest.diagnose(worst)""",
     ),
     (
         "md",
-        "## Is the ranking of systems robust to the weighting?\n\n`robustness` re-evaluates over a grid of (alpha, cap4, cap3):",
+        "## Is the ranking of systems robust to the weighting?\n\n`robustness` re-evaluates over a grid of (alpha, cap4, cap3); alpha = 0 turns rarity off. On this data the values move with the weighting; the summary line says whether the order of the rerankers holds at every setting:",
     ),
     (
         "code",
         """grid = rm.robustness(data.qrels, runs, "ra_nwg@5", pools={n: first_stage for n in runs})
-grid  # is the order of the runs the same at every weighting?""",
+grid""",
     ),
+    ("code", """grid.to_pandas()  # each run's mean RA-nWG@5 at each weighting"""),
 ]
 
 NOTEBOOKS["03_llamaindex"] = [
@@ -234,7 +294,7 @@ from llama_index.evaluation.ragmetrics import RagMetricsMetric, node_ids
 
 # one scorer for the four plug-ins; dataset= gives them the graded judgments by query text
 metrics = RagMetricsMetric.from_names(
-    ["hit_rate@1", "hit_rate@5", "ndcg@5", "ra_nwg@5"], dataset=data, relevance_threshold=4
+    ["hit_rate@1", "hit_rate@5", "ndcg(gains='1:0')@5", "ra_nwg@5"], dataset=data, relevance_threshold=4
 )
 # nodes are chunks of the documents: score by their source document
 retriever = index.as_retriever(similarity_top_k=10)
@@ -254,7 +314,7 @@ ids = node_ids(nodes, "ref_doc_id")
         """from llama_index.evaluation.ragmetrics import RagMetricsRetrieverEvaluator
 
 evaluator = RagMetricsRetrieverEvaluator(
-    index.as_retriever(similarity_top_k=10), ["hit_rate@5", "recall@10", "ndcg@10", "ra_nwg@5"],
+    index.as_retriever(similarity_top_k=10), ["hit_rate@5", "recall@10", "ndcg(gains='1:0')@10", "ra_nwg@5"],
     id_field="ref_doc_id", workers=4, show_progress=False, relevance_threshold=4)
 result = evaluator.evaluate_dataset(data)
 result""",
@@ -271,7 +331,7 @@ with RetrievalRecorder(query_ids={t: q for q, t in data.queries.items()}, id_fie
         engine.query(question)
 print(len(recorder.records), "retrievals recorded")
 # judged queries the engine was never asked are left out and counted, not scored 0
-recorder.evaluate(data.qrels, ["hit_rate@5", "ndcg@5"], relevance_threshold=4)""",
+recorder.evaluate(data.qrels, ["hit_rate@5", "ndcg(gains='1:0')@5"], relevance_threshold=4)""",
     ),
 ]
 
@@ -315,7 +375,7 @@ retriever = store.as_retriever(search_kwargs={"k": 5})''',
         """from langchain_core.runnables import RunnableLambda, RunnableParallel, RunnablePassthrough
 from langchain_ragmetrics import RetrievalEvalCallbackHandler
 
-handler = RetrievalEvalCallbackHandler(data, ["hit_rate@1", "ndcg@5", "ra_nwg@5"], id_key="doc_id",
+handler = RetrievalEvalCallbackHandler(data, ["hit_rate@1", "ndcg(gains='1:0')@5", "ra_nwg@5"], id_key="doc_id",
                                        relevance_threshold=4)
 format_docs = RunnableLambda(lambda docs: "\\n\\n".join(d.page_content for d in docs))
 chain = RunnableParallel(context=retriever | format_docs, question=RunnablePassthrough()) | RunnableLambda(
@@ -337,7 +397,7 @@ handler.evaluate()""",
         """from langchain_ragmetrics import evaluate_retriever
 
 result = evaluate_retriever(store.as_retriever(search_kwargs={"k": 10}), data,
-                            ["hit_rate@5", "recall@10", "ndcg@10", "ra_nwg@5"], id_key="doc_id",
+                            ["hit_rate@5", "recall@10", "ndcg(gains='1:0')@10", "ra_nwg@5"], id_key="doc_id",
                             show_progress=False, relevance_threshold=4)
 result.to_pandas().describe().loc[["mean", "min"]]""",
     ),
@@ -349,7 +409,7 @@ result.to_pandas().describe().loc[["mean", "min"]]""",
         "code",
         """from langchain_ragmetrics import langsmith_evaluator
 
-evaluator = langsmith_evaluator(["ndcg@5", "mrr"], id_key="doc_id", relevance_threshold=4)
+evaluator = langsmith_evaluator(["ndcg(gains='1:0')@5", "mrr"], id_key="doc_id", relevance_threshold=4)
 docs = retriever.invoke(data.queries["chat-city"])
 evaluator(outputs={"documents": docs}, reference_outputs={"relevant_docs": data.relevant_docs["chat-city"]})""",
     ),

@@ -1,9 +1,11 @@
 """The demo's evaluation set, written by this project: originals, questions, graded judgments.
 
 Conversation facts become ``Date:``-headed sessions of ``user:`` / ``assistant:`` turns; each
-fact's four turns land in four different sessions. Handbook facts become policy pages, FAQ
-pages, procedure pages and archived pages. Grades (1..5): the answering original 5, the
-confirming one 4, the same-topic one 3, the misleading one 1.
+fact's turns land in different sessions. Handbook facts become policy pages, FAQ pages,
+procedure pages, archived pages, an overview and a newsletter. Grades (1..5): the answering
+original 5, a confirming one 4, a same-topic one 3, a weak one 2, a misleading or unrelated
+one 1; every original is graded for every question. ``_facts.PROFILE`` makes the evidence
+uneven, so that rarity weighting changes numbers.
 """
 
 from __future__ import annotations

@@ -193,10 +193,16 @@ def plot_rag_decomposition(comparison: Comparison, metrics: int | Sequence[str])
         "RA-nWG / PROC (share selection realized)": share,
     }
     for j, (label, values) in enumerate(bars.items()):
-        ax.bar(x + (j - 1) * width, values, width, label=label, color=_COLORS[j])
+        drawn = ax.bar(x + (j - 1) * width, values, width, label=label, color=_COLORS[j])
+        # the first two are the tables' means, to their four decimals
+        ax.bar_label(drawn, fmt="%.4f", fontsize=6.5, padding=1.5, rotation=90)
     ax.set_xticks(x, [_plain(r) for r in comparison.runs])
-    ax.set_ylim(0, 1.05)
-    ax.set_title(f"mean RA-nWG@{k} = mean PROC@{k} x share realized")
+    ax.set_ylim(0, 1.22)
+    ax.set_title(
+        f"mean RA-nWG@{k} = mean PROC@{k} x share realized\n"
+        f"(the share is a ratio of means; the table's {names[2]} is a mean of ratios)",
+        fontsize=9,
+    )
     ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=3)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
