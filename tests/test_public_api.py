@@ -143,6 +143,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "SegmentTest",
         "Segments",
         "by_segment",
+        "check_segments",
         "segment_tests",
     ],
     "ragmetrics.analysis.systems": [

@@ -119,14 +119,14 @@ def test_ndcg_gains_equal_ir_measures_and_remapped_qrels(seed: int) -> None:
         f"q{i}": {f"d{j}": rng.choice([1, 1, 2, 3, 4, 5]) for j in rng.sample(range(60), 20)}
         for i in range(25)
     }
-    run = {
-        f"q{i}": {f"d{j}": rng.random() for j in rng.sample(range(60), 30)} for i in range(25)
-    }
+    run = {f"q{i}": {f"d{j}": rng.random() for j in rng.sample(range(60), 30)} for i in range(25)}
     table = {1: 0.0, 3: 1.0, 5: 9.0}  # integers: ir_measures hands them to pytrec_eval
     gains = ";".join(f"{g}:{v}" for g, v in table.items())
     label = f"ndcg(gains='{gains}')@10"
     ours = rm.evaluate(qrels, run, [label]).per_query
-    remapped = {q: {d: table.get(g, float(g)) for d, g in docs.items()} for q, docs in qrels.items()}
+    remapped = {
+        q: {d: table.get(g, float(g)) for d, g in docs.items()} for q, docs in qrels.items()
+    }
     by_hand = rm.evaluate(remapped, run, ["ndcg@10"]).per_query
     theirs = {
         m.query_id: m.value

@@ -101,3 +101,37 @@ def test_the_command_line_prints_segments(
     bad = ["-m", "ndcg@10", "--segments", str(tmp_path / "bad.txt")]
     assert main(["evaluate", str(tmp_path / "q.json"), str(tmp_path / "good.json"), *bad]) == 2
     assert "query 'q1' is in two segments" in capsys.readouterr().err
+
+
+def test_segments_as_keywords_of_evaluate_compare_and_the_report(tmp_path: Path) -> None:
+    """``segments=`` in evaluate and compare gives what ``by_segment`` gives; NaN and None in
+    a pandas Series leave a query out, counted; the report shows the slices; a wrong type is
+    refused before anything is evaluated."""
+    pd = pytest.importorskip("pandas")
+    from ragmetrics.output.report import write_report
+
+    qrels, runs = _data()
+    series = pd.Series({q: ("A" if i < 20 else "B") for i, q in enumerate(qrels)})
+    series["q3"], series["q4"] = float("nan"), None
+    result = rm.evaluate(qrels, runs["mid"], ["ndcg@10"], segments=series)
+    assert result.segments is not None and result.segments.unassigned == ("q3", "q4")
+    expected = result.by_segment(series)
+    assert result.segments.rows == expected.rows
+    assert rm.evaluate(qrels, runs["mid"], ["ndcg@10"]).segments is None
+
+    comparison = rm.compare(
+        qrels, runs, ["ndcg@10"], baseline="bm25", n_permutations=400, segments=series
+    )
+    assert comparison.segments is not None
+    assert comparison.segments.tests == comparison.by_segment(series).tests
+    assert {row.segment for row in comparison.segments.rows} == {"A", "B"}
+    page = write_report(comparison, tmp_path / "report.html", plots=False).read_text()
+    assert "By segment" in page and "2 queries have no segment" in page
+    assert "By segment" not in write_report(
+        rm.compare(qrels, runs, ["ndcg@10"], n_permutations=100), tmp_path / "plain.md"
+    ).read_text()
+
+    with pytest.raises(InputFormatError, match="segments must map query ids"):
+        rm.compare(qrels, runs, ["ndcg@10"], segments=3)
+    with pytest.raises(InputFormatError, match="segments must map query ids"):
+        rm.evaluate(qrels, runs["mid"], ["ndcg@10"], segments="language")

@@ -189,3 +189,14 @@ def latex_table(
         lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
+
+
+def interval_text(low: float, high: float) -> str:
+    """A paired difference's interval, ``[-0.0781, +0.0312]``; an end at exactly 0 reads
+    ``0 (ties)``: the queries that differ all differ one way and the rest tie, so no shift
+    past 0 survives the test (``Comparison.tests_legend`` says so to the reader)."""
+
+    def end(value: float) -> str:
+        return "0 (ties)" if value == 0.0 else f"{value:+.4f}"
+
+    return f"[{end(low)}, {end(high)}]"

@@ -18,10 +18,12 @@ from ragmetrics._util.table import (
     escape_markdown,
     format_cell,
     html_table,
+    interval_text,
     markdown_table,
     text_table,
     visible,
 )
+from ragmetrics.analysis.segments import check_segments
 from ragmetrics.analysis.stats import (
     PairedTestSpec,
     adjust,
@@ -120,6 +122,8 @@ class Comparison:
         intervals: run name -> metric -> bootstrap CI of the mean.
         tests: every :class:`PairedTest` (baseline vs each run, or all pairs).
         baseline: the baseline run, or None for all pairs.
+        segments: each run per segment and each pair tested within each segment, when
+            ``compare`` was given ``segments=`` (else None).
     """
 
     def __init__(
@@ -140,6 +144,7 @@ class Comparison:
         self.baseline = baseline
         self.settings = settings
         self.means = {name: dict(r.aggregate) for name, r in results.items()}
+        self.segments: SegmentTable | None = None  # set by compare(segments=...)
 
     def test(self, metric: str, a: str, b: str) -> PairedTest:
         """The test of ``b`` against ``a`` on ``metric``."""
@@ -348,7 +353,7 @@ class Comparison:
                 t.mean_a,
                 t.mean_b,
                 t.diff,
-                _interval_text(t.ci_low, t.ci_high),
+                interval_text(t.ci_low, t.ci_high),
                 format_p(t.p_value),
                 format_p(t.p_adjusted) + (" *" if t.significant else ""),
                 t.effect_size,
@@ -444,15 +449,6 @@ class Comparison:
         return self.to_table()
 
 
-def _interval_text(low: float, high: float) -> str:
-    """``[-0.0781, +0.0312]``; an end at exactly 0 reads ``0 (ties)`` (see tests_legend)."""
-
-    def end(value: float) -> str:
-        return "0 (ties)" if value == 0.0 else f"{value:+.4f}"
-
-    return f"[{end(low)}, {end(high)}]"
-
-
 def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
 
@@ -485,6 +481,7 @@ def compare(
     seed: int = SEED.default,
     missing: MissingPolicy = "zero",
     progress: bool | None = None,
+    segments: Any = None,
     **options: Any,
 ) -> Comparison:
     """Evaluate several runs and test their differences per query, paired.
@@ -510,6 +507,9 @@ def compare(
         n_permutations: permutations (randomization) or resamples (bootstrap test).
         n_bootstrap: resamples of the confidence intervals.
         seed: the random seed; the same inputs and seed give the same p-values.
+        segments: slices of the queries (query id -> segment, a pandas Series, or a
+            function of the query id): ``comparison.segments`` then holds each run per
+            segment and each pair tested within each segment, and the report shows them.
         missing, **options: as in :func:`evaluate`.
 
     Queries are paired by id; a query where a metric is NA for either run is left out of that
@@ -542,6 +542,8 @@ def compare(
             )
         correction = None  # its p-values hold for the whole family already
     check_settings(missing=missing, progress=progress, **options)  # before any evaluation
+    if segments is not None:
+        check_segments(segments)
     qrels = as_qrels(qrels)
     results = {
         name: _evaluated(qrels, run, metrics, missing=missing, **options)
@@ -591,7 +593,7 @@ def compare(
         "n_permutations": n_permutations,
         "missing": missing,
     }
-    return Comparison(
+    comparison = Comparison(
         results=results,
         metrics=labels,
         tests=tests,
@@ -599,6 +601,9 @@ def compare(
         baseline=baseline,
         settings=settings,
     )
+    if segments is not None:
+        comparison.segments = comparison.by_segment(segments)
+    return comparison
 
 
 def _evaluated(

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.table import format_cell, markdown_table, text_table
+from ragmetrics._util.table import format_cell, interval_text, markdown_table, text_table
 from ragmetrics.analysis.stats import adjust, bootstrap_cis, paired_interval
 from ragmetrics.errors import InputFormatError
 
@@ -33,6 +33,7 @@ __all__ = [
     "SegmentTest",
     "Segments",
     "by_segment",
+    "check_segments",
     "segment_tests",
 ]
 
@@ -116,28 +117,38 @@ class SegmentTable:
         )
         return f"{len(self.unassigned)} queries have no segment and are in no row ({shown})."
 
+    def summary_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """Headers and one row per (run,) segment and metric: n, NA, mean and interval."""
+        return self._table()
+
+    def test_rows(self) -> tuple[list[str], list[list[Any]]]:
+        """Headers and one row per test of a pair within a segment (``*``: significant
+        after the correction)."""
+        headers = ["segment", "metric", "a", "b", "n", "diff", "CI", "p adj."]
+        rows = [
+            [
+                t.segment,
+                t.metric,
+                t.a,
+                t.b,
+                t.n,
+                t.diff,
+                interval_text(t.ci_low, t.ci_high),
+                format_cell(t.p_adjusted) + (" *" if t.significant else ""),
+            ]
+            for t in self.tests
+        ]
+        return headers, rows
+
+    def note(self) -> str:
+        """How many queries have no segment (empty when every query has one)."""
+        return self._note()
+
     def to_markdown(self) -> str:
         headers, rows = self._table()
         parts = [markdown_table(headers, rows)]
         if self.tests:
-            parts.append(
-                markdown_table(
-                    ["segment", "metric", "a", "b", "n", "diff", "CI", "p adj."],
-                    [
-                        [
-                            t.segment,
-                            t.metric,
-                            t.a,
-                            t.b,
-                            t.n,
-                            t.diff,
-                            f"[{t.ci_low:+.4f}, {t.ci_high:+.4f}]",
-                            format_cell(t.p_adjusted) + (" *" if t.significant else ""),
-                        ]
-                        for t in self.tests
-                    ],
-                )
-            )
+            parts.append(markdown_table(*self.test_rows()))
         if self._note():
             parts.append(self._note())
         return "\n\n".join(parts)
@@ -165,21 +176,34 @@ class SegmentTable:
         return self.to_table()
 
 
+def check_segments(segments: Any) -> Callable[[str], Any]:
+    """The function that gives a query id's segment; a clear error for anything else."""
+    if isinstance(segments, Mapping) or (hasattr(segments, "get") and not callable(segments)):
+        return segments.get  # type: ignore[no-any-return]  # a dict, or a Series by query id
+    if callable(segments):
+        return segments  # type: ignore[no-any-return]
+    raise InputFormatError(
+        f"segments must map query ids to segments (a dict or a pandas Series indexed by "
+        f"query id) or be a function of the query id; got {type(segments).__name__}."
+    )
+
+
 def _assign(query_ids: Sequence[str], segments: Segments) -> dict[str, str | None]:
-    if isinstance(segments, Mapping):
-        pick: Callable[[str], Any] = segments.get
-    elif callable(segments):
-        pick = segments
-    else:
-        raise InputFormatError(
-            f"segments must map query ids to segments (a dict) or be a function of the query "
-            f"id; got {type(segments).__name__}."
-        )
+    pick = check_segments(segments)
     assigned = {}
     for query_id in query_ids:
         segment = pick(query_id)
-        assigned[query_id] = None if segment is None else str(segment)
+        assigned[query_id] = None if _is_na(segment) else str(segment)
     return assigned
+
+
+def _is_na(segment: Any) -> bool:
+    """None, NaN and pandas' NA/NaT: no segment (the query is counted as unassigned)."""
+    if segment is None:
+        return True
+    if isinstance(segment, float):
+        return math.isnan(segment)
+    return type(segment).__name__ in ("NAType", "NaTType")
 
 
 def by_segment(

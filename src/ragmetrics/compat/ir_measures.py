@@ -160,7 +160,8 @@ class Measure:
         cutoff = given.pop("cutoff", None)
         if self.NAME == "IPrec" and "recall" in given:  # ir_measures writes IPrec@0.5
             cutoff = given.pop("recall")
-        inner = ",".join(f"{k}={_literal(v)}" for k, v in given.items())  # in the order given, as ir_measures does
+        # in the order given, as ir_measures prints them
+        inner = ",".join(f"{k}={_literal(v)}" for k, v in given.items())
         text = self.NAME + (f"({inner})" if inner else "")
         return text + (f"@{_literal(cutoff)}" if cutoff is not None else "")
 

@@ -385,9 +385,17 @@ HANDBOOK_PAGES = [
         "staff-news",
         "Staff news, spring edition",
         [
-            ("remote", 5, "Reminder: you may work remotely up to three days a week, agreed with your team."),
+            (
+                "remote",
+                5,
+                "Reminder: you may work remotely up to three days a week, agreed with your team.",
+            ),
             ("laptop", 5, "IT reminds everyone that laptops are replaced every four years."),
-            ("security", 5, "Good news: passwords no longer expire and are changed only after a suspected leak."),
+            (
+                "security",
+                5,
+                "Good news: passwords no longer expire and are changed only after a suspected leak.",
+            ),
             ("overtime", 2, "The works council discussed overtime at its last meeting."),
             ("sick", 2, "Flu season is here: stay home if you feel unwell."),
         ],

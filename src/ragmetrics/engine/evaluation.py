@@ -48,6 +48,7 @@ def evaluate(
     grade_map: Mapping[int, int] | None = None,
     score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
+    segments: Any = None,
     **params: Any,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
@@ -70,6 +71,10 @@ def evaluate(
         score_precision: ``"float64"`` compares scores as doubles (trec_eval 10);
             ``"float32"`` rounds them to 32-bit floats first (trec_eval <= 9, pytrec_eval).
         progress: a progress bar while judging; by default shown from 200,000 queries on.
+        segments: slices of the queries (query id -> segment, a pandas Series by query id,
+            or a function of the query id; None or NA leaves a query out of every slice,
+            counted): ``result.segments`` then holds each metric per segment with its
+            interval (:meth:`EvaluationResult.by_segment`).
         **params: the keyword of any other registered metric parameter
             (:func:`~ragmetrics.metrics.registry.register_param`).
 
@@ -107,7 +112,14 @@ def evaluate(
         progress=progress,
         **params,
     )
-    return evaluate_checked(qrels, run, resolve_metrics(metrics, settings), settings)
+    if segments is not None:  # refused before any evaluation
+        from ragmetrics.analysis.segments import check_segments
+
+        check_segments(segments)
+    result = evaluate_checked(qrels, run, resolve_metrics(metrics, settings), settings)
+    if segments is not None:
+        result.segments = result.by_segment(segments)
+    return result
 
 
 @without_gc

@@ -103,6 +103,8 @@ class EvaluationResult:
         missing_query_ids, unjudged_query_ids: the ids behind those counts.
         retrieval_errors: query id -> ``"ErrorType: message"`` for each retrieval that
             raised (set by the adapters; empty otherwise).
+        segments: each metric per segment of the queries, when ``evaluate`` was given
+            ``segments=`` (else None).
     """
 
     def __init__(
@@ -129,6 +131,7 @@ class EvaluationResult:
         self.settings = settings
         self.run_name = run_name
         self.retrieval_errors: dict[str, str] = {}
+        self.segments: SegmentTable | None = None  # set by evaluate(segments=...)
         self._inputs = inputs
         if tallies is None:
             tallies = [m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(metrics)]

@@ -177,7 +177,8 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str, gains: str = "") ->
         [0.643322]
         >>> ndcg(j, 2, dcg="exp-log2").round(6).tolist()  # (3/log2(3)) / (3 + 1/log2(3))
         [0.521296]
-        >>> ndcg(j, None, dcg="log2", gains="1:0").round(6).tolist()  # b earns nothing: 2/log2(3) / 2
+        >>> # with gains="1:0" b earns nothing: (2 / log2(3)) / 2
+        >>> ndcg(j, None, dcg="log2", gains="1:0").round(6).tolist()
         [0.63093]
     """
     exponential = dcg == "exp-log2"
@@ -195,10 +196,10 @@ def ndcg(judged: JudgedRun, cutoff: int | None, *, dcg: str, gains: str = "") ->
     # 2^g overflows past g = 1023: such queries are scaled by 2^-top (the ratio is the same)
     top = ideal[:, 0] if ideal.shape[1] else np.zeros(judged.n_queries)
     shift = np.where(top > _EXP_SAFE, top, 0.0) if exponential else None
-    gains = _gain(np.maximum(grades, 0.0), None if shift is None else shift[rows])
+    earned = _gain(np.maximum(grades, 0.0), None if shift is None else shift[rows])
     # summed rank by rank in rank order, as trec_eval does (hits are sorted by row then rank,
     # and bincount adds each row's weights in order); unjudged docs add nothing
-    observed = np.bincount(rows, weights=gains / log2_ranks[ranks], minlength=judged.n_queries)
+    observed = np.bincount(rows, weights=earned / log2_ranks[ranks], minlength=judged.n_queries)
     ideal_gains = _gain(ideal, None if shift is None else shift[:, None])
     idcg = row_sums(ideal_gains / log2_ranks[: ideal.shape[1]])
     return _safe_divide(observed, idcg)

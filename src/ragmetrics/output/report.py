@@ -216,6 +216,26 @@ def _document(
             ],
         ),
     ]
+    if comparison.segments is not None:
+        table = comparison.segments
+        blocks += [
+            _Heading("By segment"),
+            _Text(
+                "Each run's mean per segment of the queries, with its bootstrap interval; "
+                "n counts the queries where the metric is defined, NA the others."
+            ),
+            _Table(*table.summary_rows(), numbers_from=3),
+        ]
+        if table.tests:
+            blocks += [
+                _Text(
+                    "Each pair tested within each segment with the comparison's test; the "
+                    "correction runs over the tests of one segment and metric."
+                ),
+                _Table(*table.test_rows(), numbers_from=4),
+            ]
+        if table.note():
+            blocks.append(_Text(escape_markdown(table.note())))
     blocks += [
         _Heading("Settings"),
         _Table(["setting", "value"], _settings_rows(comparison, inputs, labels)),
