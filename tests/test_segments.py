@@ -127,9 +127,12 @@ def test_segments_as_keywords_of_evaluate_compare_and_the_report(tmp_path: Path)
     assert {row.segment for row in comparison.segments.rows} == {"A", "B"}
     page = write_report(comparison, tmp_path / "report.html", plots=False).read_text()
     assert "By segment" in page and "2 queries have no segment" in page
-    assert "By segment" not in write_report(
-        rm.compare(qrels, runs, ["ndcg@10"], n_permutations=100), tmp_path / "plain.md"
-    ).read_text()
+    assert (
+        "By segment"
+        not in write_report(
+            rm.compare(qrels, runs, ["ndcg@10"], n_permutations=100), tmp_path / "plain.md"
+        ).read_text()
+    )
 
     with pytest.raises(InputFormatError, match="segments must map query ids"):
         rm.compare(qrels, runs, ["ndcg@10"], segments=3)

@@ -280,3 +280,49 @@ def test_the_grade_scale_is_checked_before_the_first_retrieval() -> None:
         retriever, binary, ["ra_nwg@5"], grade_map={1: 5}, show_progress=False
     )
     assert retriever.calls == 1 and result.aggregate == {"ra_nwg@5": 1.0}
+
+
+class _Slow(BaseRetriever):
+    """A real retriever that takes ``delay`` seconds before asking another one."""
+
+    inner: BaseRetriever
+    delay: float
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        import time
+
+        time.sleep(self.delay)
+        return self.inner.invoke(query)
+
+
+def test_latency_is_timed_and_shown_beside_quality(bm25, dataset) -> None:  # type: ignore[no-untyped-def]
+    """Each retrieval's wall time reaches the result (bulk and callback paths), and compare
+    puts p50 and p95 next to the means."""
+    small = rm.RetrievalDataset(
+        queries=dict(list(dataset.queries.items())[:16]),
+        relevant_docs={q: dataset.relevant_docs[q] for q in list(dataset.queries)[:16]},
+    )
+    slow = _Slow(inner=bm25, delay=0.03)
+    fast = evaluate_retriever(bm25, small, ["mrr"], id_key="doc_id", show_progress=False)
+    late = evaluate_retriever(slow, small, ["mrr"], id_key="doc_id", show_progress=False)
+    assert set(late.latencies) == set(small.queries) == set(fast.latencies)
+    assert min(late.latencies.values()) >= 0.03 > max(fast.latencies.values())
+    assert late.aggregate == fast.aggregate  # the same documents, only later
+    summary = late.latency()
+    assert summary is not None and summary["n"] == 16 and 0.03 <= summary["p50"] <= summary["p95"]
+
+    handler = RetrievalEvalCallbackHandler(small, ["mrr"], id_key="doc_id")
+    for text in list(small.queries.values())[:4]:
+        slow.invoke(text, config={"callbacks": [handler]})
+    timed = handler.evaluate().latencies
+    assert len(timed) == 4 and min(timed.values()) >= 0.03
+
+    both = rm.compare(small.qrels, {"fast": fast, "slow": late}, ["mrr"], n_permutations=100)
+    rows = both.latency_rows()
+    assert rows is not None
+    headers, lines = rows
+    assert headers == ["run", "timed", "p50 ms", "p95 ms", "mean ms"]
+    assert lines[1][0] == "slow" and lines[1][2] >= 30.0 > lines[0][2]
+    assert "Retrieval latency" in both.to_table()

@@ -329,3 +329,42 @@ def test_concurrent_capture_loses_nothing(vector_index, dataset) -> None:  # typ
     assert len(records) == 60
     assert sorted(r.query for r in records) == sorted(texts)
     assert all(len(r.doc_ids) == 2 for r in records)
+
+
+class _Slow(BaseRetriever):
+    """A real LlamaIndex retriever that waits ``delay`` seconds, then asks another one."""
+
+    def __init__(self, inner: BaseRetriever, delay: float) -> None:
+        super().__init__()
+        self.inner, self.delay = inner, delay
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        import time
+
+        time.sleep(self.delay)
+        return self.inner.retrieve(query_bundle)
+
+
+def test_latency_is_timed_by_the_evaluator_and_the_recorder(nodes, dataset) -> None:  # type: ignore[no-untyped-def]
+    """Every retrieval's wall time reaches the result; compare shows p50/p95 beside quality."""
+    small = rm.RetrievalDataset(
+        queries=dict(list(dataset.queries.items())[:12]),
+        relevant_docs={q: dataset.relevant_docs[q] for q in list(dataset.queries)[:12]},
+    )
+    bm25 = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=5)
+    slow = _Slow(bm25, 0.03)
+    fast = RagMetricsRetrieverEvaluator(bm25, ["mrr"], show_progress=False).evaluate_dataset(small)
+    late = RagMetricsRetrieverEvaluator(slow, ["mrr"], show_progress=False).evaluate_dataset(small)
+    assert set(late.latencies) == set(small.queries) and min(late.latencies.values()) >= 0.03
+    assert late.aggregate == fast.aggregate
+    both = rm.compare(small.qrels, {"bm25": fast, "slow": late}, ["mrr"], n_permutations=100)
+    rows = both.latency_rows()
+    assert rows is not None and rows[1][1][2] >= 30.0 > rows[1][0][2]
+
+    texts = {text: qid for qid, text in list(small.queries.items())[:4]}
+    with RetrievalRecorder(query_ids=texts) as recorder:
+        for text in texts:
+            slow.retrieve(text)
+    timed = recorder.evaluate(small.qrels, ["mrr"]).latencies
+    assert set(timed) == set(texts.values()) and min(timed.values()) >= 0.03
+    assert all(r.seconds is not None and r.seconds >= 0.03 for r in recorder.records_of("_Slow"))

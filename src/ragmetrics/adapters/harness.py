@@ -99,6 +99,7 @@ class EvaluationPlan:
         errors: Mapping[str, str] | None = None,
         id_hint: str = "",
         name: str | None = None,
+        latencies: Mapping[str, float] | None = None,
     ) -> Scored:
         """Score the retrievals of ``dataset``'s queries.
 
@@ -108,6 +109,7 @@ class EvaluationPlan:
                 candidate pool of PROC@k unless the plan has its own ``pool``.
             errors: per query, ``"ErrorType: message"`` of a retrieval that raised.
             id_hint: how to fix ids that are not the judged ones, for the warning.
+            latencies: per query, the seconds its retrieval took.
         """
         errors = dict(errors or {})
         if errors:
@@ -127,6 +129,7 @@ class EvaluationPlan:
             settings = replace(settings, pool=pool)
         result = evaluate_checked(dataset.qrels, run, self.metrics, settings, id_hint=id_hint)
         result.retrieval_errors = errors
+        result.latencies = dict(latencies or {})
         result.counts = replace(
             result.counts,
             unmatched_chunks=unmatched,

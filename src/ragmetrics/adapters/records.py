@@ -10,6 +10,7 @@ a :class:`~ragmetrics.Run` or an evaluation, for every stage or for one.
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -47,6 +48,8 @@ class RetrievalRecord:
         parent_id: the retrieval this one was made for (a fusion or ensemble retriever's
             span or run), else the span or run it was called from, if any.
         error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
+        seconds: how long the retrieval took (wall time from its start event to its end or
+            error), ``None`` when its start was not seen.
     """
 
     query: str
@@ -59,6 +62,7 @@ class RetrievalRecord:
     span_id: str | None = None
     parent_id: str | None = None
     error: str | None = None
+    seconds: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -76,6 +80,7 @@ class _Open:
     retriever: str | None
     tags: tuple[str, ...]
     parent_id: str | None
+    started: float = field(default_factory=time.perf_counter)
 
 
 @dataclass
@@ -160,8 +165,10 @@ class RetrievalLog:
         query: str | None = None,
     ) -> RetrievalRecord:
         """A retrieval returned; records it (and scores it live when judged)."""
+        now = time.perf_counter()
         with self._lock:
             opened = self._open.pop(span_id, None)
+        seconds = None if opened is None else now - opened.started
         if opened is None:
             text = query or ""
             opened = _Open(text, self.query_id(text), None, (), None)
@@ -175,6 +182,7 @@ class RetrievalLog:
             opened.tags,
             span_id,
             opened.parent_id,
+            seconds=seconds,
         )
         live = self._score(record)
         with self._lock:
@@ -202,6 +210,7 @@ class RetrievalLog:
                     span_id=span_id,
                     parent_id=opened.parent_id,
                     error=text,
+                    seconds=time.perf_counter() - opened.started,
                 )
             )
 
@@ -351,6 +360,8 @@ class RetrievalLog:
             run = Run.from_lists(lists, name=run.name)
         result = evaluate_run(qrels, run, metrics, missing=missing, **options)
         result.retrieval_errors = {q: e for q, e in failed.items() if e is not None}
+        timed = [r for r in self.records(stage) if r.seconds is not None and r.query_id in run]
+        result.latencies = {r.query_id: r.seconds for r in timed if r.seconds is not None}
         result.counts = replace(result.counts, failed_retrievals=len(result.retrieval_errors))
         return result
 

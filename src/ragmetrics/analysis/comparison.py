@@ -326,7 +326,34 @@ class Comparison:
 
     def to_table(self) -> str:
         headers, rows = self._table("")
-        return f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"
+        text = f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"
+        latency = self.latency_rows()
+        if latency is not None:
+            text += "\n\nRetrieval latency:\n" + text_table(*latency)
+        return text
+
+    def latency_rows(self) -> tuple[list[str], list[list[Any]]] | None:
+        """Headers and one row per run of its retrieval times (p50, p95, mean, in ms, and how
+        many were timed), beside quality; None when no run was timed (the adapters time
+        every retrieval)."""
+        summaries = {name: r.latency() for name, r in self.results.items()}
+        if all(s is None for s in summaries.values()):
+            return None
+        rows: list[list[Any]] = []
+        for name, summary in summaries.items():
+            if summary is None:
+                rows.append([name, 0, None, None, None])
+            else:
+                rows.append(
+                    [
+                        name,
+                        int(summary["n"]),
+                        round(1000 * summary["p50"], 1),
+                        round(1000 * summary["p95"], 1),
+                        round(1000 * summary["mean"], 1),
+                    ]
+                )
+        return ["run", "timed", "p50 ms", "p95 ms", "mean ms"], rows
 
     def test_rows(self) -> tuple[list[str], list[list[Any]]]:
         """Headers and one row per paired test (``*`` marks a significant adjusted p)."""
@@ -490,7 +517,9 @@ def compare(
         qrels: the judgments.
         runs: name -> run (a :class:`Run` or a dict), or the path of a TREC or Parquet run,
             which is streamed (:func:`~ragmetrics.evaluate_stream`): runs larger than memory
-            compare too; only their per-query values are kept.
+            compare too; only their per-query values are kept. An adapter's
+            :class:`EvaluationResult` gives its run and its retrieval times (the table and
+            the report then show p50 and p95 latency beside quality).
         metrics: metric names, as in :func:`evaluate`.
         baseline: test every run against this one; None tests all pairs.
         test: ``"randomization"`` (default), ``"t-test"``, ``"bootstrap"``,
@@ -615,6 +644,17 @@ def _evaluated(
         from ragmetrics.engine.stream import evaluate_stream
 
         return evaluate_stream(qrels, run, metrics, per_query=True, **keywords)
+    if isinstance(run, EvaluationResult):  # an adapter's result: its run, and its timings
+        ranked = run.evaluated_run
+        if ranked is None:
+            raise InvalidParameterError(
+                "A streamed result keeps no run to compare; give the run itself (its path "
+                "or a Run)."
+            )
+        result = evaluate(qrels, ranked, metrics, **keywords)
+        result.latencies = dict(run.latencies)
+        result.retrieval_errors = dict(run.retrieval_errors)
+        return result
     return evaluate(qrels, as_run(run), metrics, **keywords)
 
 

@@ -105,6 +105,8 @@ class EvaluationResult:
             raised (set by the adapters; empty otherwise).
         segments: each metric per segment of the queries, when ``evaluate`` was given
             ``segments=`` (else None).
+        latencies: query id -> seconds its retrieval took (set by the adapters, which time
+            every retrieval; empty otherwise). :meth:`latency` summarizes them.
     """
 
     def __init__(
@@ -132,6 +134,7 @@ class EvaluationResult:
         self.run_name = run_name
         self.retrieval_errors: dict[str, str] = {}
         self.segments: SegmentTable | None = None  # set by evaluate(segments=...)
+        self.latencies: dict[str, float] = {}  # set by the adapters: seconds per query
         self._inputs = inputs
         if tallies is None:
             tallies = [m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(metrics)]
@@ -190,6 +193,25 @@ class EvaluationResult:
         from ragmetrics.analysis.segments import by_segment
 
         return by_segment(self, segments, level=level, n_bootstrap=n_bootstrap, seed=seed)
+
+    @property
+    def evaluated_run(self) -> Run | None:
+        """The run this result scored (None for a streamed evaluation, which keeps none)."""
+        return None if self._inputs is None else self._inputs.run
+
+    def latency(self) -> dict[str, float] | None:
+        """``{"n", "p50", "p95", "mean"}`` of the retrieval times in seconds (percentiles
+        interpolated linearly, numpy's default), or None when nothing was timed."""
+        if not self.latencies:
+            return None
+        seconds = np.fromiter(self.latencies.values(), dtype=np.float64)
+        p50, p95 = np.percentile(seconds, [50.0, 95.0])
+        return {
+            "n": float(len(seconds)),
+            "p50": float(p50),
+            "p95": float(p95),
+            "mean": float(seconds.mean()),
+        }
 
     def diagnose(self, query_id: str, k: int | None = None) -> Diagnosis:
         """What the top-k set of one query holds and misses (see :func:`diagnose`).
@@ -259,6 +281,8 @@ class EvaluationResult:
             payload["unjudged_query_ids"] = list(self.unjudged_query_ids)
         if self.retrieval_errors:
             payload["retrieval_errors"] = dict(self.retrieval_errors)
+        if self.latencies:
+            payload["latency_seconds"] = self.latency()
         if per_query:
             payload["per_query"] = self.per_query
         return payload

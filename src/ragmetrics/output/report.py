@@ -216,6 +216,16 @@ def _document(
             ],
         ),
     ]
+    latency = comparison.latency_rows()
+    if latency is not None:
+        blocks += [
+            _Heading("Retrieval latency"),
+            _Text(
+                "Wall time of each query's retrieval as the adapters timed it, per run: the "
+                "median (p50), the 95th percentile and the mean, in milliseconds."
+            ),
+            _Table(*latency, numbers_from=1),
+        ]
     if comparison.segments is not None:
         table = comparison.segments
         blocks += [

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+from uuid import UUID
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.documents import Document
 from langchain_core.runnables import Runnable, RunnableConfig
 
@@ -67,6 +70,23 @@ class _DatasetRun:
         self.raise_errors = raise_errors
         self.found: dict[str, Retrieved] = {}
         self.errors: dict[str, str] = {}
+        self.latencies: dict[str, float] = {}
+
+    def configs(self, batch: list[tuple[str, str]]) -> list[RunnableConfig]:
+        """One config per query: the caller's, with a timer of that query's retrieval."""
+        configs = []
+        for query_id, _ in batch:
+            timer = _Timer(query_id, self.latencies)
+            given = self.config.get("callbacks")
+            if given is None:
+                callbacks: Any = [timer]
+            elif isinstance(given, list):
+                callbacks = [*given, timer]
+            else:  # a callback manager: a copy with the timer added
+                callbacks = given.copy()
+                callbacks.add_handler(timer, inherit=False)
+            configs.append({**self.config, "callbacks": callbacks})
+        return configs  # type: ignore[return-value]
 
     def batches(self) -> Iterator[list[tuple[str, str]]]:
         items = list(self.dataset.queries.items())
@@ -92,7 +112,30 @@ class _DatasetRun:
 
     def result(self) -> EvaluationResult:
         hint = "" if self.match_texts else id_hint(self.id_key)
-        return self.plan.evaluate(self.dataset, self.found, errors=self.errors, id_hint=hint).result
+        return self.plan.evaluate(
+            self.dataset, self.found, errors=self.errors, id_hint=hint, latencies=self.latencies
+        ).result
+
+
+class _Timer(BaseCallbackHandler):
+    """Times the first retrieval of one query (its start to its end or error)."""
+
+    def __init__(self, query_id: str, into: dict[str, float]) -> None:
+        self.query_id = query_id
+        self.into = into
+        self.run_id: UUID | None = None
+        self.started = 0.0
+
+    def on_retriever_start(self, serialized: Any, query: str, *, run_id: UUID, **_: Any) -> None:
+        if self.run_id is None:
+            self.run_id, self.started = run_id, time.perf_counter()
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **_: Any) -> None:
+        if run_id == self.run_id:
+            self.into[self.query_id] = time.perf_counter() - self.started
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
+        self.on_retriever_end(None, run_id=run_id)
 
 
 def evaluate_retriever(
@@ -136,7 +179,9 @@ def evaluate_retriever(
     with progress_bar(total=total, desc="retrieving", disable=not show_progress) as bar:
         for batch in job.batches():
             outputs = retriever.batch(
-                [text for _, text in batch], config=job.config, return_exceptions=not raise_errors
+                [text for _, text in batch],
+                config=job.configs(batch),
+                return_exceptions=not raise_errors,
             )
             job.collect(batch, outputs)
             bar.update(len(batch))
@@ -174,7 +219,9 @@ async def aevaluate_retriever(
     with progress_bar(total=total, desc="retrieving", disable=not show_progress) as bar:
         for batch in job.batches():
             outputs = await retriever.abatch(
-                [text for _, text in batch], config=job.config, return_exceptions=not raise_errors
+                [text for _, text in batch],
+                config=job.configs(batch),
+                return_exceptions=not raise_errors,
             )
             job.collect(batch, outputs)
             bar.update(len(batch))
