@@ -509,6 +509,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "plot_rag_decomposition",
         "plot_win_loss",
     ],
+    "ragmetrics.output.explorer": ["TEXT_BUDGET", "explorer_html"],
     "ragmetrics.output.report": ["write_report"],
     "ragmetrics.ray": ["evaluate"],
     "langchain_ragmetrics": [

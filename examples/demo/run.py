@@ -174,6 +174,7 @@ def main() -> None:
         qrels=dataset.qrels,
         runs=runs,
         title="Chunk size and retrieval for RAG (ragmetrics demo)",
+        dataset=dataset,  # questions and originals' texts in the per-query explorer
         **OPTIONS,
     )
     print(f"\nreport: {report}")

@@ -199,6 +199,11 @@ class EvaluationResult:
         """The run this result scored (None for a streamed evaluation, which keeps none)."""
         return None if self._inputs is None else self._inputs.run
 
+    @property
+    def evaluated_qrels(self) -> Qrels | None:
+        """The qrels this result was scored against (None for a streamed evaluation)."""
+        return None if self._inputs is None else self._inputs.qrels
+
     def latency(self) -> dict[str, float] | None:
         """``{"n", "p50", "p95", "mean"}`` of the retrieval times in seconds (percentiles
         interpolated linearly, numpy's default), or None when nothing was timed."""

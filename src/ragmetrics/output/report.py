@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from ragmetrics.analysis.comparison import Comparison
+    from ragmetrics.data.dataset import RetrievalDataset
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
@@ -337,8 +338,9 @@ def _render_markdown(blocks: list[_Block], folder: Path, written: list[Path]) ->
     return "\n\n".join(parts) + "\n"
 
 
-def _render_html(blocks: list[_Block], title: str) -> str:
-    """The document as one self-contained HTML page (figures inlined)."""
+def _render_html(blocks: list[_Block], title: str, extra: str = "") -> str:
+    """The document as one self-contained HTML page (figures inlined; ``extra``, an HTML
+    fragment such as the explorer, at the end)."""
     body = []
     for block in blocks:
         if isinstance(block, _Heading):
@@ -360,6 +362,7 @@ def _render_html(blocks: list[_Block], title: str) -> str:
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
         + "".join(body)
+        + extra
         + "</body></html>"
     )
 
@@ -375,9 +378,18 @@ def write_report(
     plots: bool = True,
     inputs: Mapping[str, str] | None = None,
     labels: Any = None,
+    dataset: RetrievalDataset | None = None,
+    explorer: bool = True,
+    explorer_k: int = 10,
     **options: Any,
 ) -> Path:
     """Write the report of ``comparison`` to ``path`` (``.html`` or ``.md``).
+
+    An HTML report ends with a per-query explorer (``explorer=True``): every query x metric
+    x run in a sortable, filterable table, and for a clicked query each run's top
+    ``explorer_k`` with grades (and texts from ``dataset``'s corpus and questions), the
+    evidence each missed, and two runs side by side. One file, no network; the table reads
+    with scripts off.
 
     ``qrels`` and ``runs`` (the ones compared) add the metric@k curve; ``worst`` queries of the
     baseline (or first run) are diagnosed by its first set metric, else its first metric.
@@ -402,7 +414,19 @@ def write_report(
         for stale in set(folder.glob("plot*.png")) - set(written):  # from an earlier report
             stale.unlink()
     else:
-        write_text(target, _render_html(blocks, title))
+        extra = ""
+        if explorer:
+            from ragmetrics.output.explorer import explorer_html
+
+            extra = explorer_html(
+                comparison,
+                qrels=qrels,
+                runs=runs,
+                corpus=None if dataset is None else dataset.corpus,
+                queries=None if dataset is None else dataset.queries,
+                k=explorer_k,
+            )
+        write_text(target, _render_html(blocks, title, extra))
     return target
 
 
