@@ -511,6 +511,7 @@ PUBLIC_API: dict[str, list[str]] = {
     ],
     "ragmetrics.output.explorer": ["TEXT_BUDGET", "explorer_html"],
     "ragmetrics.output.report": ["write_report"],
+    "ragmetrics.mlflow": ["log", "metric_key"],
     "ragmetrics.ray": ["evaluate"],
     "langchain_ragmetrics": [
         "ChatModelJudge",

@@ -55,3 +55,15 @@ def import_ray() -> Any:
             "Install it with: pip install 'ragmetrics[ray]'"
         ) from None
     return ray
+
+
+def import_mlflow() -> Any:
+    try:
+        import mlflow
+    except ImportError:
+        raise MissingDependencyError(
+            "ragmetrics.mlflow needs MLflow, which ragmetrics does not install by itself. "
+            "Install it with: pip install 'ragmetrics[mlflow]' (mlflow-skinny) or pip "
+            "install mlflow"
+        ) from None
+    return mlflow
