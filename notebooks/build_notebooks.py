@@ -586,6 +586,27 @@ Markdown(found.to_markdown())""",
     ),
     (
         "md",
+        "## Intervals that stay valid on LLM labels\n\nThe intervals above treat the judge's labels as the truth; this judge is biased, so they are centred on the wrong values. Give `compare` people's grades for a random sample of the questions (`human_qrels=`; in practice the filled-in `export_sample` file, read with `goldset.read_sample`). Here the demo's own grades of 20 random questions stand in for the people. Prediction-powered inference corrects the judge's mean over every question by its error on the sample: the PPI interval holds whatever the judge's bias, where the naive one does not, and it is narrower than the people's sample alone when the judge agrees well.",
+    ),
+    (
+        "code",
+        """import random
+import pandas as pd
+from ragmetrics.analysis.ppi import ppi_rows
+
+sample = random.Random(0).sample(sorted(gold.qrels.query_ids), 20)
+people = {q: data.relevant_docs[q] for q in sample}
+checked = rm.compare(gold.qrels, {"words": by_words, "short": by_short}, ["ra_nwg@5", "n_recall_4plus@5"],
+                     baseline="words", human_qrels=people, missing="skip")
+headers, rows = ppi_rows(checked.ppi)
+pd.DataFrame(rows, columns=headers)""",
+    ),
+    (
+        "md",
+        "The naive intervals sit far from the people's values: the judge is generous. The PPI estimates move to where the people's grades put them. This crude judge agrees poorly, so its PPI intervals are no narrower than the people's sample alone (the correction pays for the judge's errors); with a judge that agrees well they are narrower, which the test suite checks by simulation. `n LLM` and `n people` count the questions where each metric is defined.",
+    ),
+    (
+        "md",
         "Save the labels with their provenance. `ragmetrics report` (or `write_report`) made with the saved file adds this line to its settings, so a reader knows which labels the numbers rest on.",
     ),
     (

@@ -82,3 +82,40 @@ def test_ppi_evaluate_and_compare_on_real_evaluations() -> None:
     assert difference.pair == ("bm25", "hybrid") and difference.estimate > 0
     with pytest.raises(InvalidParameterError, match="two or more of the queries"):
         ppi_evaluate(llm, {"q1": human["q1"]}, runs["bm25"], ["ndcg@5"])
+
+
+def test_ppi_as_keywords_of_evaluate_compare_and_the_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``human_qrels=`` in evaluate and compare gives the estimates ppi_evaluate and
+    ppi_compare give, and the report shows them beside the naive intervals."""
+    from ragmetrics.output.report import write_report
+
+    llm, human, runs = _graded(5)
+    metrics = ["ndcg@5", "P@3"]
+    result = rm.evaluate(llm, runs["hybrid"], metrics, human_qrels=human)
+    assert result.ppi is not None
+    for ours, theirs in zip(
+        result.ppi, ppi_evaluate(llm, human, runs["hybrid"], metrics), strict=True
+    ):
+        assert ours.metric == theirs.metric
+        assert (ours.estimate, ours.low, ours.high) == pytest.approx(
+            (theirs.estimate, theirs.low, theirs.high), abs=1e-15
+        )
+    assert rm.evaluate(llm, runs["hybrid"], metrics).ppi is None
+
+    comparison = rm.compare(
+        llm, runs, metrics, baseline="bm25", human_qrels=human, n_permutations=200
+    )
+    assert comparison.ppi is not None
+    per_run = [e for e in comparison.ppi if e.pair is None]
+    pairs = [e for e in comparison.ppi if e.pair is not None]
+    assert len(per_run) == 2 * len(metrics) and len(pairs) == len(metrics)
+    reference = ppi_compare(llm, human, runs, metrics, baseline="bm25")
+    for ours, theirs in zip(pairs, reference, strict=True):
+        assert ours.pair == theirs.pair == ("bm25", "hybrid")
+        assert (ours.estimate, ours.low, ours.high) == pytest.approx(
+            (theirs.estimate, theirs.low, theirs.high), abs=1e-15
+        )
+    page = write_report(comparison, tmp_path / "r.html", plots=False).read_text()
+    assert "Intervals valid on LLM labels" in page and "people graded 12 of the queries" in page
+    with pytest.raises(rm.RagMetricsError):
+        rm.compare(llm, runs, metrics, human_qrels=[1, 2])

@@ -136,7 +136,15 @@ PUBLIC_API: dict[str, list[str]] = {
         "t_test",
         "wilcoxon_test",
     ],
-    "ragmetrics.analysis.ppi": ["PPIEstimate", "ppi_compare", "ppi_evaluate", "ppi_mean"],
+    "ragmetrics.analysis.ppi": [
+        "PPIEstimate",
+        "ppi_compare",
+        "ppi_evaluate",
+        "ppi_mean",
+        "ppi_of_pairs",
+        "ppi_of_result",
+        "ppi_rows",
+    ],
     "ragmetrics.analysis.segments": [
         "SegmentRow",
         "SegmentTable",

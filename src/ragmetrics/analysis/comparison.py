@@ -23,6 +23,7 @@ from ragmetrics._util.table import (
     text_table,
     visible,
 )
+from ragmetrics.analysis._ppi_math import PPIEstimate, ppi_of_pairs, ppi_of_result
 from ragmetrics.analysis.segments import check_segments
 from ragmetrics.analysis.stats import (
     PairedTestSpec,
@@ -124,6 +125,8 @@ class Comparison:
         baseline: the baseline run, or None for all pairs.
         segments: each run per segment and each pair tested within each segment, when
             ``compare`` was given ``segments=`` (else None).
+        ppi: prediction-powered estimates of each run's mean and each pair's difference,
+            when ``compare`` was given ``human_qrels=`` (else None).
     """
 
     def __init__(
@@ -145,6 +148,7 @@ class Comparison:
         self.settings = settings
         self.means = {name: dict(r.aggregate) for name, r in results.items()}
         self.segments: SegmentTable | None = None  # set by compare(segments=...)
+        self.ppi: list[PPIEstimate] | None = None  # set by compare(human_qrels=...)
 
     def test(self, metric: str, a: str, b: str) -> PairedTest:
         """The test of ``b`` against ``a`` on ``metric``."""
@@ -509,6 +513,7 @@ def compare(
     missing: MissingPolicy = "zero",
     progress: bool | None = None,
     segments: Any = None,
+    human_qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
     **options: Any,
 ) -> Comparison:
     """Evaluate several runs and test their differences per query, paired.
@@ -539,6 +544,10 @@ def compare(
         segments: slices of the queries (query id -> segment, a pandas Series, or a
             function of the query id): ``comparison.segments`` then holds each run per
             segment and each pair tested within each segment, and the report shows them.
+        human_qrels: when ``qrels`` are an LLM's labels, people's grades for a random
+            sample of the queries: ``comparison.ppi`` then holds prediction-powered
+            estimates (at ``1 - alpha``) of each run's mean and of each pair's difference,
+            valid whatever the LLM's bias, and the report shows them beside the naive ones.
         missing, **options: as in :func:`evaluate`.
 
     Queries are paired by id; a query where a metric is NA for either run is left out of that
@@ -573,6 +582,8 @@ def compare(
     check_settings(missing=missing, progress=progress, **options)  # before any evaluation
     if segments is not None:
         check_segments(segments)
+    if human_qrels is not None:
+        human_qrels = as_qrels(human_qrels)  # refused here, before any evaluation
     qrels = as_qrels(qrels)
     results = {
         name: _evaluated(qrels, run, metrics, missing=missing, **options)
@@ -632,6 +643,16 @@ def compare(
     )
     if segments is not None:
         comparison.segments = comparison.by_segment(segments)
+    if human_qrels is not None:
+        human = {
+            name: _evaluated(human_qrels, run, metrics, missing=missing, **options)
+            for name, run in runs.items()
+        }
+        comparison.ppi = [
+            estimate
+            for name in names
+            for estimate in ppi_of_result(results[name], human[name], alpha=alpha)
+        ] + ppi_of_pairs(results, human, pairs, alpha=alpha)
     return comparison
 
 

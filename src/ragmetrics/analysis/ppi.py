@@ -21,80 +21,30 @@ compute the metrics under both labelings and apply it to each metric and each pa
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ragmetrics.analysis.distributions import normal_quantile
+from ragmetrics.analysis._ppi_math import (
+    PPIEstimate,
+    estimate,
+    ppi_mean,
+    ppi_of_pairs,
+    ppi_of_result,
+    ppi_rows,
+)
 from ragmetrics.errors import InvalidParameterError
 
-__all__ = ["PPIEstimate", "ppi_compare", "ppi_evaluate", "ppi_mean"]
-
-
-@dataclass(frozen=True)
-class PPIEstimate:
-    """A prediction-powered estimate and its ``1 - alpha`` interval, beside the naive one
-    (the LLM's labels taken as the truth) and the one from the human sample alone.
-
-    ``metric`` names the metric (and ``pair`` the two runs of a difference, b - a)."""
-
-    metric: str
-    estimate: float
-    low: float
-    high: float
-    naive: float
-    naive_low: float
-    naive_high: float
-    human_only: float
-    human_low: float
-    human_high: float
-    n_all: int
-    n_human: int
-    pair: tuple[str, str] | None = None
-
-
-def ppi_mean(
-    llm_all: Sequence[float] | np.ndarray,
-    llm_sample: Sequence[float] | np.ndarray,
-    human_sample: Sequence[float] | np.ndarray,
-    *,
-    alpha: float = 0.05,
-) -> tuple[float, float, float]:
-    """``(estimate, low, high)``: the prediction-powered mean of a quantity measured by
-    people on a random sample (``human_sample``) and by the LLM on every query (``llm_all``)
-    and on the same sample (``llm_sample``, aligned with ``human_sample``); a normal interval
-    at ``1 - alpha``.
-
-    Example:
-        >>> est, low, high = ppi_mean([0.6, 0.8, 0.7, 0.9], [0.6, 0.8], [0.5, 0.7])
-        >>> round(est, 3)
-        0.65
-    """
-    f_all = np.asarray(llm_all, dtype=np.float64)
-    f_n = np.asarray(llm_sample, dtype=np.float64)
-    y_n = np.asarray(human_sample, dtype=np.float64)
-    if f_n.shape != y_n.shape or f_n.ndim != 1:
-        raise InvalidParameterError(
-            "llm_sample and human_sample must be equal-length vectors (the same queries)."
-        )
-    if len(y_n) < 2 or len(f_all) < 2:
-        raise InvalidParameterError("PPI needs two or more human-graded and LLM-graded values.")
-    if not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
-    rectifier = y_n - f_n
-    estimate = float(f_all.mean() + rectifier.mean())
-    variance = f_all.var(ddof=1) / len(f_all) + rectifier.var(ddof=1) / len(y_n)
-    half = normal_quantile(1 - alpha / 2) * math.sqrt(variance)
-    return estimate, estimate - half, estimate + half
-
-
-def _normal_interval(values: np.ndarray, alpha: float) -> tuple[float, float, float]:
-    mean = float(values.mean())
-    half = normal_quantile(1 - alpha / 2) * math.sqrt(values.var(ddof=1) / len(values))
-    return mean, mean - half, mean + half
+__all__ = [
+    "PPIEstimate",
+    "ppi_compare",
+    "ppi_evaluate",
+    "ppi_mean",
+    "ppi_of_pairs",
+    "ppi_of_result",
+    "ppi_rows",
+]
 
 
 def _columns(
@@ -124,24 +74,6 @@ def _sample(
     return every, sample
 
 
-def _estimate(
-    label: str,
-    f_all: np.ndarray,
-    f_n: np.ndarray,
-    y_n: np.ndarray,
-    alpha: float,
-    pair: tuple[str, str] | None = None,
-) -> PPIEstimate:
-    keep_all = ~np.isnan(f_all)
-    keep_n = ~(np.isnan(f_n) | np.isnan(y_n))
-    estimate, low, high = ppi_mean(f_all[keep_all], f_n[keep_n], y_n[keep_n], alpha=alpha)
-    naive = _normal_interval(f_all[keep_all], alpha)
-    human = _normal_interval(y_n[keep_n], alpha)
-    return PPIEstimate(
-        label, estimate, low, high, *naive, *human, int(keep_all.sum()), int(keep_n.sum()), pair
-    )
-
-
 def ppi_evaluate(
     llm_qrels: Any,
     human_qrels: Any,
@@ -160,9 +92,10 @@ def ppi_evaluate(
     every, sample = _sample(llm, human)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     on_llm = _columns(llm, run, names, every, **options)
-    on_llm_sample = {m: v[[every.index(q) for q in sample]] for m, v in on_llm.items()}
+    position = {q: i for i, q in enumerate(every)}
+    on_llm_sample = {m: v[[position[q] for q in sample]] for m, v in on_llm.items()}
     on_human = _columns(human, run, names, sample, **options)
-    return [_estimate(m, on_llm[m], on_llm_sample[m], on_human[m], alpha) for m in on_llm]
+    return [estimate(m, on_llm[m], on_llm_sample[m], on_human[m], alpha) for m in on_llm]
 
 
 def ppi_compare(
@@ -183,7 +116,8 @@ def ppi_compare(
     llm, human = as_qrels(llm_qrels), as_qrels(human_qrels)
     every, sample = _sample(llm, human)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    at = [every.index(q) for q in sample]
+    position = {q: i for i, q in enumerate(every)}
+    at = [position[q] for q in sample]
     on_llm = {r: _columns(llm, run, names, every, **options) for r, run in runs.items()}
     on_human = {r: _columns(human, run, names, sample, **options) for r, run in runs.items()}
     order = list(runs)
@@ -199,5 +133,5 @@ def ppi_compare(
         for a, b in pairs:
             diff_all = on_llm[b][metric] - on_llm[a][metric]
             diff_human = on_human[b][metric] - on_human[a][metric]
-            out.append(_estimate(metric, diff_all, diff_all[at], diff_human, alpha, (a, b)))
+            out.append(estimate(metric, diff_all, diff_all[at], diff_human, alpha, (a, b)))
     return out

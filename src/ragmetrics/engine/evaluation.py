@@ -49,6 +49,7 @@ def evaluate(
     score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
     segments: Any = None,
+    human_qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
     **params: Any,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
@@ -75,6 +76,10 @@ def evaluate(
             or a function of the query id; None or NA leaves a query out of every slice,
             counted): ``result.segments`` then holds each metric per segment with its
             interval (:meth:`EvaluationResult.by_segment`).
+        human_qrels: when ``qrels`` are an LLM's labels, people's grades for a random
+            sample of the queries: ``result.ppi`` then holds each metric's
+            prediction-powered estimate with its 95% interval, valid whatever the LLM's
+            bias, beside the naive one (see :mod:`ragmetrics.analysis.ppi`).
         **params: the keyword of any other registered metric parameter
             (:func:`~ragmetrics.metrics.registry.register_param`).
 
@@ -116,9 +121,15 @@ def evaluate(
         from ragmetrics.analysis.segments import check_segments
 
         check_segments(segments)
-    result = evaluate_checked(qrels, run, resolve_metrics(metrics, settings), settings)
+    resolved = resolve_metrics(metrics, settings)
+    result = evaluate_checked(qrels, run, resolved, settings)
     if segments is not None:
         result.segments = result.by_segment(segments)
+    if human_qrels is not None:
+        from ragmetrics.analysis._ppi_math import ppi_of_result
+
+        human = evaluate_checked(human_qrels, run, resolved, settings)
+        result.ppi = ppi_of_result(result, human)
     return result
 
 

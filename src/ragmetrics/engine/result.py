@@ -24,6 +24,7 @@ from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, Scale, Tally
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragmetrics.analysis._ppi_math import PPIEstimate
     from ragmetrics.analysis.diagnostics import Diagnosis
     from ragmetrics.analysis.segments import SegmentTable
 
@@ -105,6 +106,8 @@ class EvaluationResult:
             raised (set by the adapters; empty otherwise).
         segments: each metric per segment of the queries, when ``evaluate`` was given
             ``segments=`` (else None).
+        ppi: prediction-powered estimates of each metric, when ``evaluate`` was given
+            ``human_qrels=`` (else None).
         latencies: query id -> seconds its retrieval took (set by the adapters, which time
             every retrieval; empty otherwise). :meth:`latency` summarizes them.
     """
@@ -135,6 +138,7 @@ class EvaluationResult:
         self.retrieval_errors: dict[str, str] = {}
         self.segments: SegmentTable | None = None  # set by evaluate(segments=...)
         self.latencies: dict[str, float] = {}  # set by the adapters: seconds per query
+        self.ppi: list[PPIEstimate] | None = None  # set by evaluate(human_qrels=...)
         self._inputs = inputs
         if tallies is None:
             tallies = [m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(metrics)]

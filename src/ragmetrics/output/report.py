@@ -227,6 +227,21 @@ def _document(
             ),
             _Table(*latency, numbers_from=1),
         ]
+    if comparison.ppi:
+        from ragmetrics.analysis._ppi_math import ppi_rows
+
+        sample = comparison.ppi[0].n_human
+        blocks += [
+            _Heading("Intervals valid on LLM labels"),
+            _Text(
+                f"The labels are an LLM's; people graded {sample} of the queries. Prediction-"
+                "powered inference (Angelopoulos et al. 2023) corrects the mean over every "
+                "query on the LLM's labels by the LLM's error on the people's sample: its "
+                "interval holds whatever the LLM's bias. Naive: the LLM's labels taken as the "
+                "truth. People only: the people's sample alone."
+            ),
+            _Table(*ppi_rows(comparison.ppi), numbers_from=2),
+        ]
     if comparison.segments is not None:
         table = comparison.segments
         blocks += [
