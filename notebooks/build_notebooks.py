@@ -247,6 +247,15 @@ shortest.diagnose(worst)""",
 grid""",
     ),
     ("code", """grid.to_pandas()  # each run's mean RA-nWG@5 at each weighting"""),
+    (
+        "md",
+        "## Slices\n\nThe demo set's `query_metadata` says where each question's evidence lies (`source`) and how it is spread (`evidence`). `data.segments(field)` gives the `segments=` of `compare` (or `by_segment` afterwards): each reranker per slice with its interval, and each pair tested within each slice. The three questions without an answer are NA for the set metrics, and the table counts them.",
+    ),
+    (
+        "code",
+        """sliced = comparison.by_segment(data.segments("evidence"))
+Markdown(sliced.to_markdown())""",
+    ),
 ]
 
 NOTEBOOKS["03_llamaindex"] = [

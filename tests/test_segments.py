@@ -138,3 +138,31 @@ def test_segments_as_keywords_of_evaluate_compare_and_the_report(tmp_path: Path)
         rm.compare(qrels, runs, ["ndcg@10"], segments=3)
     with pytest.raises(InputFormatError, match="segments must map query ids"):
         rm.evaluate(qrels, runs["mid"], ["ndcg@10"], segments="language")
+
+
+def test_segments_from_the_datasets_query_metadata(tmp_path: Path) -> None:
+    """A dataset's query metadata names the slices: by field or by a function of it; the
+    metadata survives the JSON round trip, and a query without it is counted, not sliced."""
+    from ragmetrics.datasets import demo
+
+    data = demo()
+    data.to_json(tmp_path / "d.json")
+    again = rm.RetrievalDataset.from_json(tmp_path / "d.json")
+    assert again.query_metadata == data.query_metadata and again.query_metadata
+    by_source = data.segments("source")
+    assert set(by_source.values()) == {"conversation", "handbook"}
+    run = {q: list(data.corpus)[:10] for q in data.queries}
+    result = rm.evaluate(data.qrels, run, ["recall@10"], segments=by_source)
+    assert result.segments is not None and not result.segments.unassigned
+    chat = [r for r in result.segments.rows if r.segment == "conversation"][0]
+    assert chat.n + chat.na == 19
+    unanswered = data.segments(lambda meta: "none" if meta["evidence"] == "no answer" else None)
+    assert sorted(q for q, s in unanswered.items() if s) == ["chat-cat", "chat-salary", "chat-wedding"]
+    partial = rm.RetrievalDataset(
+        queries={"a": "?", "b": "?"}, relevant_docs={"a": ["d"]}, query_metadata={"a": {"t": 1}}
+    )
+    assert partial.segments("t") == {"a": 1, "b": None}
+    with pytest.raises(InputFormatError, match="query_metadata names queries"):
+        rm.RetrievalDataset(queries={"a": "?"}, relevant_docs={}, query_metadata={"z": {}})
+    with pytest.raises(InputFormatError, match="metadata field name"):
+        partial.segments(3)

@@ -26,6 +26,8 @@ class RetrievalDataset(BaseModel):
     ``relevant_docs`` maps a query id to a list of doc ids (grade 1 each) or to a mapping of
     doc id to grade. ``from_json`` also reads the JSON that LlamaIndex's former
     ``EmbeddingQAFinetuneDataset`` wrote (``queries``, ``corpus``, ``relevant_docs``, ``mode``).
+    ``query_metadata`` (query id -> fields such as ``{"topic": "finance", "lang": "de"}``)
+    is optional; :meth:`segments` turns it into the ``segments=`` of evaluate and compare.
 
     Example:
         >>> ds = RetrievalDataset(queries={"q1": "who?"}, corpus={"d1": "text"},
@@ -40,6 +42,7 @@ class RetrievalDataset(BaseModel):
     corpus: dict[str, str] = {}
     relevant_docs: dict[str, dict[str, int]]
     mode: str = "text"
+    query_metadata: dict[str, dict[str, Any]] = {}
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -67,6 +70,11 @@ class RetrievalDataset(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> RetrievalDataset:
+        stray = [q for q in self.query_metadata if q not in self.queries]
+        if stray:
+            raise InputFormatError(
+                f"query_metadata names queries that are not in queries: {stray[:5]}"
+            )
         unknown = [q for q in self.relevant_docs if q not in self.queries]
         if unknown:
             raise InputFormatError(
@@ -82,6 +90,26 @@ class RetrievalDataset(BaseModel):
                     f"add them to the corpus or leave the corpus empty"
                 )
         return self
+
+    def segments(self, by: str | Any) -> dict[str, Any]:
+        """Query id -> segment, from the queries' metadata: ``by`` names a field
+        (``"topic"``), or is a function of a query's metadata dict. A query without
+        metadata, or without the field, gets None: it is left out of every slice, counted.
+
+        Example:
+            >>> ds = RetrievalDataset(queries={"q1": "a?", "q2": "b?"}, relevant_docs={"q1": ["d"]},
+            ...                       query_metadata={"q1": {"topic": "legal"}})
+            >>> ds.segments("topic")
+            {'q1': 'legal', 'q2': None}
+        """
+        if isinstance(by, str):
+            return {q: self.query_metadata.get(q, {}).get(by) for q in self.queries}
+        if callable(by):
+            return {q: by(self.query_metadata.get(q, {})) for q in self.queries}
+        raise InputFormatError(
+            f"segments(by) takes a metadata field name or a function of a query's metadata; "
+            f"got {type(by).__name__}."
+        )
 
     @property
     def qrels(self) -> Qrels:

@@ -91,6 +91,7 @@ def build(seed: int = 7) -> RetrievalDataset:
     sessions: list[list[str]] = [[] for _ in range(N_SESSIONS)]
     queries: dict[str, str] = {}
     judgments: dict[str, dict[str, int]] = {}
+    metadata: dict[str, dict[str, str]] = {}
 
     def place(query_id: str, graded: list[tuple[int, str]], places: list[int]) -> None:
         others = [s for s in range(N_SESSIONS) if s not in places]
@@ -102,6 +103,7 @@ def build(seed: int = 7) -> RetrievalDataset:
     for key, question, *turns in CONVERSATION:
         query_id = f"chat-{key}"
         queries[query_id] = question
+        metadata[query_id] = {"source": "conversation", "evidence": PROFILE.get(key, "even")}
         judgments[query_id] = {}
         graded = list(zip(GRADES, turns, strict=True))
         if PROFILE.get(key) == "needle":
@@ -112,6 +114,7 @@ def build(seed: int = 7) -> RetrievalDataset:
     for key, question, graded in UNANSWERED:
         query_id = f"chat-{key}"
         queries[query_id] = question
+        metadata[query_id] = {"source": "conversation", "evidence": "no answer"}
         judgments[query_id] = {}
         place(query_id, list(graded), [])
     corpus: dict[str, str] = {}
@@ -126,6 +129,7 @@ def build(seed: int = 7) -> RetrievalDataset:
     for key, question, decisive, *_ in HANDBOOK:
         query_id = f"handbook-{key}"
         queries[query_id] = question
+        metadata[query_id] = {"source": "handbook", "evidence": "even"}
         corpus[f"policy-{key}"] = (
             f"{key.title()} policy\n\n{decisive} This policy applies to all permanent staff. "
             f"Questions about it can be sent to the HR service desk."
@@ -148,12 +152,18 @@ def build(seed: int = 7) -> RetrievalDataset:
         corpus[doc_id] = f"{title}\n\n" + "\n".join(sentence for _, _, sentence in items)
         for key, grade, _ in items:
             judgments[f"handbook-{key}"][doc_id] = grade
+            if grade == 5:
+                metadata[f"handbook-{key}"]["evidence"] = "several answers"
+            elif grade == 4:
+                metadata[f"handbook-{key}"]["evidence"] = "many confirmations"
     # every original is graded for every question (the corpus is small enough): what no
     # turn or page ties to a question is not relevant to it (1), never left unjudged
     for graded_docs in judgments.values():
         for doc_id in corpus:
             graded_docs.setdefault(doc_id, 1)
-    return RetrievalDataset(queries=queries, corpus=corpus, relevant_docs=judgments)
+    return RetrievalDataset(
+        queries=queries, corpus=corpus, relevant_docs=judgments, query_metadata=metadata
+    )
 
 
 def write(folder: Path) -> Path:
