@@ -154,10 +154,14 @@ def test_segments_from_the_datasets_query_metadata(tmp_path: Path) -> None:
     run = {q: list(data.corpus)[:10] for q in data.queries}
     result = rm.evaluate(data.qrels, run, ["recall@10"], segments=by_source)
     assert result.segments is not None and not result.segments.unassigned
-    chat = [r for r in result.segments.rows if r.segment == "conversation"][0]
+    chat = next(r for r in result.segments.rows if r.segment == "conversation")
     assert chat.n + chat.na == 19
     unanswered = data.segments(lambda meta: "none" if meta["evidence"] == "no answer" else None)
-    assert sorted(q for q, s in unanswered.items() if s) == ["chat-cat", "chat-salary", "chat-wedding"]
+    assert sorted(q for q, s in unanswered.items() if s) == [
+        "chat-cat",
+        "chat-salary",
+        "chat-wedding",
+    ]
     partial = rm.RetrievalDataset(
         queries={"a": "?", "b": "?"}, relevant_docs={"a": ["d"]}, query_metadata={"a": {"t": 1}}
     )
