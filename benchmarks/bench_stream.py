@@ -8,7 +8,8 @@ loaded (they are held in memory by design) and the peak during the job. Prints o
     python benchmarks/bench_stream.py --sizes 100000,1000000,3000000 --dir /tmp/rm-stream
     python benchmarks/bench_stream.py --sizes 100000 --jobs stream-trec,ray
 
-Jobs: stream-trec, stream-parquet (evaluate_stream), memory (Run.from_trec + evaluate, only
+Jobs: stream-trec, stream-gzip, stream-parquet (evaluate_stream; ``stream-trec:2`` shares
+the run among 2 worker processes, ``workers=2``), memory (Run.from_trec + evaluate, only
 up to --memory-max queries), pytrec_eval (dicts parsed from the TREC file, only up to
 --pytrec-max queries) and ray (ragmetrics.ray.evaluate on ray.data.read_parquet, local Ray
 with the machine's CPUs). The 3M size is 300M rows, about 9 GB of TREC text: mind the disk.
@@ -126,6 +127,9 @@ def _trec_schema():  # type: ignore[no-untyped-def]
 def job(name: str, folder: Path) -> dict:
     import ragmetrics as rm
 
+    name, _, count = name.partition(":")  # "stream-trec:2": shared by 2 worker processes
+    workers = int(count or 1)
+
     started = time.perf_counter()
     qrels = rm.Qrels.from_parquet(folder / "qrels.parquet")
     _ = "q0" in qrels  # the qrels' query index (made on first use) counts as the qrels' own
@@ -133,9 +137,20 @@ def job(name: str, folder: Path) -> dict:
     with_qrels, _ = _memory()
     rows = None
     if name == "stream-trec":
-        result = rm.evaluate_stream(qrels, folder / "run.txt", METRICS, progress=False)
+        result = rm.evaluate_stream(
+            qrels, folder / "run.txt", METRICS, progress=False, workers=workers
+        )
+    elif name == "stream-gzip":
+        if not (folder / "run.txt.gz").exists():
+            subprocess.run(["gzip", "-k", "-1", str(folder / "run.txt")], check=True)
+        loaded = time.perf_counter()
+        result = rm.evaluate_stream(
+            qrels, folder / "run.txt.gz", METRICS, progress=False, workers=workers
+        )
     elif name == "stream-parquet":
-        result = rm.evaluate_stream(qrels, folder / "run.parquet", METRICS, progress=False)
+        result = rm.evaluate_stream(
+            qrels, folder / "run.parquet", METRICS, progress=False, workers=workers
+        )
     elif name == "memory":
         result = rm.evaluate(qrels, rm.Run.from_trec(folder / "run.txt"), METRICS)
     elif name == "ray":
@@ -171,7 +186,7 @@ def job(name: str, folder: Path) -> dict:
         aggregate = {k: float(v) for k, v in result.aggregate.items() if v is not None}
         rows = result.counts.in_run * DEPTH
     return {
-        "job": name,
+        "job": name + (f" ({workers} workers)" if workers > 1 else ""),
         "seconds": finished - loaded,
         "qrels_seconds": loaded - started,
         "rows": rows,
@@ -192,6 +207,9 @@ def main() -> None:
     parser.add_argument("--memory-max", type=int, default=1_000_000, help="largest in-memory run")
     parser.add_argument("--pytrec-max", type=int, default=100_000, help="largest pytrec_eval run")
     parser.add_argument("--ray-max", type=int, default=1_000_000, help="largest Ray run")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs of each job, alternating; medians printed"
+    )
     parser.add_argument("--job", nargs=2, metavar=("JOB", "FOLDER"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.job:
@@ -204,29 +222,35 @@ def main() -> None:
         generate(folder, size)
         print(f"data for {size:,} queries: {time.perf_counter() - started:.0f}s", file=sys.stderr)
         limits = {"memory": args.memory_max, "pytrec_eval": args.pytrec_max, "ray": args.ray_max}
-        for name in args.jobs.split(","):
-            if size > limits.get(name, size):
-                continue
-            command = [sys.executable, __file__, "--job", name, str(folder)]
-            done = subprocess.run(command, capture_output=True, text=True, env=os.environ)
-            if done.returncode != 0:
-                print(f"{name} at {size:,} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
-                continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
-            result["queries"] = size
-            results.append(result)
-            print(f"  {name:<15} {size:>10,} {result['seconds']:.1f}s", file=sys.stderr)
+        runs: dict[str, list[dict]] = {}
+        for _ in range(args.repeat):  # job after job, then again: noise hits all alike
+            for name in args.jobs.split(","):
+                if size > limits.get(name.partition(":")[0], size):
+                    continue
+                command = [sys.executable, __file__, "--job", name, str(folder)]
+                done = subprocess.run(command, capture_output=True, text=True, env=os.environ)
+                if done.returncode != 0:
+                    print(f"{name} at {size:,} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+                    continue
+                result = json.loads(done.stdout.strip().splitlines()[-1])
+                result["queries"] = size
+                runs.setdefault(name, []).append(result)
+                print(f"  {name:<15} {size:>10,} {result['seconds']:.1f}s", file=sys.stderr)
+        for timed in runs.values():
+            timed.sort(key=lambda r: r["seconds"])
+            results.append(timed[len(timed) // 2])  # the median run
     report(results)
 
 
 def report(results: list[dict]) -> None:
     print(f"\n{DEPTH} results per query; metrics: {', '.join(METRICS)}")
     print(
-        "peak: the job's peak resident memory; qrels: resident memory once they are loaded "
-        "(with their query index)\n"
+        "peak: the job's peak resident memory (this process's; each worker process holds the "
+        "qrels and one batch besides); qrels: resident memory once they are loaded (with "
+        "their query index)\n"
     )
     header = (
-        f"{'queries':>10} {'job':<15} {'seconds':>8} {'M rows/s':>9} {'qrels MB':>9} "
+        f"{'queries':>10} {'job':<26} {'seconds':>8} {'M rows/s':>9} {'qrels MB':>9} "
         f"{'peak MB':>8} {'peak - qrels':>13}"
     )
     print(header)
@@ -234,7 +258,7 @@ def report(results: list[dict]) -> None:
     for r in results:
         rate = r["rows"] / r["seconds"] / 1e6
         print(
-            f"{r['queries']:>10,} {r['job']:<15} {r['seconds']:>8.1f} {rate:>9.2f} "
+            f"{r['queries']:>10,} {r['job']:<26} {r['seconds']:>8.1f} {rate:>9.2f} "
             f"{r['rss_with_qrels_mb']:>9.0f} {r['peak_mb']:>8.0f} "
             f"{r['peak_mb'] - r['rss_with_qrels_mb']:>13.0f}"
         )

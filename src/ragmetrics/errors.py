@@ -25,6 +25,7 @@ __all__ = [
     "MissingDependencyError",
     "MissingKeyError",
     "MissingQueryError",
+    "OneProcessWarning",
     "QueryMismatchWarning",
     "RagMetricsError",
     "RagMetricsWarning",
@@ -142,3 +143,8 @@ class FormatLossWarning(RagMetricsWarning):
 class AmbiguousChunkWarning(RagMetricsWarning):
     """Many retrieved chunks match more than one original document (chunk matching): where
     they go in the ranking is a policy, named in the message (``ambiguous=``)."""
+
+
+class OneProcessWarning(RagMetricsWarning):
+    """``workers`` > 1 was asked for an input that one process reads best (a gzip stream,
+    standard input): it is evaluated by one process, and the message says how to share it."""

@@ -230,6 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
     evaluate.add_argument("--stream", action="store_true", help=_STREAM_HELP)
+    evaluate.add_argument(
+        "--workers",
+        type=cli_int,
+        default=1,
+        metavar="N",
+        help="with --stream: N processes share the run (a TREC file cut at query boundaries, "
+        "a gzip file in blocks, Parquet by row groups); the same numbers as one",
+    )
     evaluate.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
 
     comparing = commands.add_parser(
@@ -391,6 +399,10 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     _segments_need_text(args)
     qrels = read_qrels(args.qrels)
     pool = read_run(args.pool) if args.pool else None
+    if args.workers < 1:
+        raise RagMetricsError(f"--workers must be 1 or more; got {args.workers}.")
+    if args.workers > 1 and not args.stream:
+        raise RagMetricsError("--workers shares a streamed run: add --stream.")
     if args.stream:
         result = evaluate_stream(
             qrels,
@@ -398,6 +410,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             args.metrics,
             per_query=args.per_query,
             pool=pool,
+            workers=args.workers,
             **_options(args),
         )
     else:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.progress import progress_bar
+from ragmetrics._util.warn import warn
 from ragmetrics.data._store import store_of
 from ragmetrics.data.files import find_format, formats
 from ragmetrics.data.qrels import Qrels
@@ -41,6 +42,7 @@ from ragmetrics.engine.settings import (
 from ragmetrics.errors import (
     InputFormatError,
     InvalidParameterError,
+    OneProcessWarning,
     RagMetricsError,
     UngroupedInputError,
 )
@@ -49,7 +51,15 @@ from ragmetrics.formats._stream_io import Columns, not_grouped
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.registry import Tally
 
-__all__ = ["PartialResult", "UngroupedInputError", "evaluate_stream", "merge", "partial"]
+__all__ = [
+    "Job",
+    "Merger",
+    "PartialResult",
+    "UngroupedInputError",
+    "evaluate_stream",
+    "merge",
+    "partial",
+]
 
 DEFAULT_BATCH_ROWS = 500_000
 
@@ -124,7 +134,7 @@ def partial(
 
 def merge(partials: Iterable[PartialResult]) -> PartialResult:
     """One partial result of many (their queries must not overlap); exact, in any order."""
-    merged = _Merger()
+    merged = Merger()
     for item in partials:
         merged.add(item)
     return merged.partial()
@@ -141,6 +151,7 @@ def evaluate_stream(
     query_col: str | None = None,
     doc_col: str = "doc_id",
     score_col: str | None = None,
+    workers: int = 1,
     **keywords: Any,
 ) -> EvaluationResult:
     """Evaluate a run read in batches of whole queries, in bounded memory.
@@ -156,6 +167,11 @@ def evaluate_stream(
         batch_rows: rows read before a batch is scored (a query is never split).
         name: the run's name (default: the file's stem).
         query_col, doc_col, score_col: column names of Parquet or Arrow input.
+        workers: processes that share the work (each core can take one). A plain TREC file
+            is cut into byte ranges at query boundaries, each read by one worker; Parquet
+            is shared out by row groups (of one file or a folder). The partial results
+            merge exactly: the same bits as with one worker. A gzip file and standard input
+            are read by one process (``OneProcessWarning`` says why).
         **keywords: those of :func:`~ragmetrics.evaluate` (``missing``, ``relevance_threshold``,
             ``grade_map``, ``score_precision``, ``progress``, ...).
 
@@ -174,8 +190,30 @@ def evaluate_stream(
     names = [metrics] if isinstance(metrics, str) else list(metrics)
     parsed = resolve_metrics(names, settings)
     checked = checked_qrels(qrels, parsed, settings)
-    label, runs = _batches(source, batch_rows, Columns(query_col, doc_col, score_col), name)
-    merged = _Merger(source=label, names=store_of(checked).query_ids)
+    if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
+        raise InvalidParameterError(f"workers must be a positive integer; got {workers!r}.")
+    columns = Columns(query_col, doc_col, score_col)
+    if workers > 1:
+        from ragmetrics.engine._parallel import evaluate_in_processes, why_one_process
+
+        reason = why_one_process(source)
+        if reason is not None:
+            warn(
+                f"{source}: read by one process, not {workers}: {reason}.",
+                OneProcessWarning,
+            )
+            workers = 1
+    if workers > 1:
+        job = Job(checked, tuple(names), dict(keywords), per_query, batch_rows, columns, name)
+        label, merged = evaluate_in_processes(job, source, workers)
+        if merged.first is None or not merged.in_run:
+            raise RagMetricsError(
+                f"{label}: the run is empty: it has no query. Check that the file is the one "
+                f"you meant."
+            )
+        return _finish(merged.partial(), checked, parsed, settings, name or _stem(source))
+    label, runs = _batches(source, batch_rows, columns, name)
+    merged = Merger(source=label, names=store_of(checked).query_ids)
     show = settings.progress if settings.progress is not None else True
     with progress_bar(
         total=None, desc="evaluating", unit=" queries", disable=not show, leave=False
@@ -193,6 +231,36 @@ def evaluate_stream(
 
 
 # --- the pieces ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every worker of a shared evaluation needs (sent to each once)."""
+
+    qrels: Qrels
+    metrics: tuple[str, ...]
+    keywords: dict[str, Any]
+    per_query: bool
+    batch_rows: int
+    columns: Columns
+    name: str | None
+
+    def score(self, runs: Iterable[Run], source: str) -> PartialResult | None:
+        """The merged partial result of ``runs`` (batches of whole queries), or None when
+        there was no batch."""
+        settings = check_settings(**self.keywords)
+        parsed = resolve_metrics(list(self.metrics), settings)
+        merged = Merger(source=source, names=store_of(self.qrels).query_ids)
+        for run in runs:
+            merged.add(
+                _score_batch(
+                    self.qrels, run, parsed, settings, self.metrics, self.keywords, self.per_query
+                )
+            )
+        return merged.partial() if merged.first is not None else None
+
+    def merger(self, source: str) -> Merger:
+        return Merger(source=source, names=store_of(self.qrels).query_ids)
 
 
 def _score_batch(
@@ -225,7 +293,7 @@ def _score_batch(
     )
 
 
-class _Merger:
+class Merger:
     """Adds partial results, refusing a query scored twice (it names the query)."""
 
     def __init__(

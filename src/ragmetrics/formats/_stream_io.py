@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -143,23 +144,116 @@ def not_grouped(query_id: str, source: str) -> UngroupedInputError:
 # --- TREC files ----------------------------------------------------------------------------
 
 
-def trec_chunks(path: str | os.PathLike[str]) -> Iterator[Chunk]:
+def trec_chunks(
+    path: str | os.PathLike[str],
+    share: tuple[int, int] | None = None,
+    first_line: int = 1,
+) -> Iterator[Chunk]:
     """A TREC run file (plain or gzip, or ``-`` for standard input) as chunks of about 2 MB:
     the vectorized reader on plain blocks, the careful line reader (which names the line of
-    any error) on the others; both under the line rule of ``_rules``."""
-    handle = open_bytes(path)
-    line = 1
+    any error) on the others; both under the line rule of ``_rules``. ``share``: the bytes
+    ``[start, end)`` of a plain file only (one worker's part), whose first line is
+    ``first_line``."""
+    handle: Any = open_bytes(path)
+    start = 0
+    if share is not None:
+        start = share[0]
+        handle = _Share(handle, *share)
     try:
-        with reading(path):
-            for block, parsed in parsed_blocks(handle, 6, 2, 4, False):
-                if parsed is not None:
-                    queries, lengths, docs, scores = parsed
-                    yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
-                else:
-                    yield _careful_chunk(block, path, line)
-                line += block.count(b"\n")
+        yield from trec_handle_chunks(handle, path, first_line, start)
     finally:
-        close_bytes(handle)
+        if share is None:
+            close_bytes(handle)
+        else:
+            handle.close()
+
+
+def trec_handle_chunks(
+    handle: Any, path: str | os.PathLike[str], first_line: int = 1, offset: int = 0
+) -> Iterator[Chunk]:
+    """The chunks of an open handle of TREC bytes that start at line ``first_line``, byte
+    ``offset`` of the file ``path`` (for the line numbers of errors)."""
+    line = first_line
+    with reading(path):
+        for block, parsed in parsed_blocks(handle, 6, 2, 4, False, offset=offset):
+            if parsed is not None:
+                queries, lengths, docs, scores = parsed
+                yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
+            else:
+                yield _careful_chunk(block, path, line)
+            line += block.count(b"\n")
+
+
+class _Share:
+    """The bytes ``[start, end)`` of an open file, read as a file (``read``, ``readline``)."""
+
+    def __init__(self, handle: Any, start: int, end: int) -> None:
+        handle.seek(start)
+        self.handle, self.left = handle, end - start
+        self.name = getattr(handle, "name", "the input")
+
+    def read(self, size: int = -1) -> bytes:
+        size = self.left if size < 0 else min(size, self.left)
+        data: bytes = self.handle.read(size)
+        self.left -= len(data)
+        return data
+
+    def readline(self, limit: int = -1) -> bytes:
+        limit = self.left if limit < 0 else min(limit, self.left)
+        data: bytes = self.handle.readline(limit)
+        self.left -= len(data)
+        return data
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def trec_shares(path: str | os.PathLike[str], n: int) -> list[tuple[int, int]]:
+    """``[start, end)`` byte ranges of a plain TREC file that cut it into about ``n`` equal
+    parts at query boundaries (a query's lines are never split), for ``n`` workers. Each
+    cut is moved forward to the first line whose query id differs from the one before."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as handle:
+        for part in range(1, n):
+            at = max(size * part // n, cuts[-1])
+            if at >= size:
+                break
+            handle.seek(at)
+            if at > 0:
+                handle.readline()  # to the start of the next line
+            first = query_of(handle.readline())
+            while True:
+                position = handle.tell()
+                line = handle.readline()
+                if not line:
+                    position = size
+                    break
+                if query_of(line) != first:
+                    break
+            if cuts[-1] < position < size:
+                cuts.append(position)
+    cuts.append(size)
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def lines_before(path: str | os.PathLike[str], offset: int) -> int:
+    """How many lines end before byte ``offset`` of a plain file (the number of the line
+    that starts there, less one)."""
+    count = 0
+    with open(path, "rb") as handle:
+        while offset > 0:
+            block = handle.read(min(1 << 24, offset))
+            if not block:
+                break
+            count += block.count(b"\n")
+            offset -= len(block)
+    return count
+
+
+def query_of(line: bytes) -> bytes:
+    fields = line.split(None, 1)
+    return fields[0] if fields else b""
 
 
 def _careful_chunk(block: bytes, path: str | os.PathLike[str], first_line: int) -> Chunk:
@@ -244,6 +338,112 @@ def parquet_chunks(
     if empty:  # at the end: the files of a folder may each list them
         no_rows = np.zeros(len(empty), np.int64)
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
+
+
+def parquet_groups(path: str | os.PathLike[str]) -> list[tuple[str, int, int]]:
+    """Every row group of a Parquet file or folder, in reading order: (file, group, rows)."""
+    from ragmetrics._util.optional import import_pyarrow
+    from ragmetrics.formats._columnar import parquet_errors, parquet_files
+
+    import_pyarrow()
+    import pyarrow.parquet as parquet
+
+    groups = []
+    for file in parquet_files(path):
+        with parquet_errors(file):
+            meta = parquet.ParquetFile(file).metadata
+        groups += [(file, g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
+    return groups
+
+
+def parquet_share_chunks(
+    path: str | os.PathLike[str], columns: Columns, batch_rows: int, start: int, end: int
+) -> Iterator[Chunk]:
+    """The row groups ``[start, end)`` of a Parquet file or folder (see
+    :func:`parquet_groups`) as chunks, for one worker of several: the rows that the first
+    query has at the start are left to the share before when that query began there, and
+    the last query is read on into the following groups until it ends."""
+    from ragmetrics._util.optional import import_pyarrow
+
+    pyarrow = import_pyarrow()
+    import pyarrow.parquet as parquet
+
+    from ragmetrics.formats._columnar import (
+        check_column_types,
+        empty_rankings,
+        parquet_errors,
+    )
+
+    groups = parquet_groups(path)
+    readers: dict[str, tuple[Any, str, str, str | None]] = {}
+
+    def reader(file: str) -> tuple[Any, str, str, str | None]:
+        if file not in readers:
+            with parquet_errors(file):
+                schema = parquet.read_schema(file)
+                query, doc, score = columns.resolve(schema.names)
+                check_column_types(schema, (query, doc), score, "scores", source=file)
+                handle = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
+            readers[file] = (handle, query, doc, score)
+        return readers[file]
+
+    def chunks(index: int) -> Iterator[Chunk]:
+        file, group, _ = groups[index]
+        handle, query, doc, score = reader(file)
+        wanted = [query, doc] + ([score] if score else [])
+        with parquet_errors(file):
+            for batch in handle.iter_batches(
+                batch_size=batch_rows, row_groups=[group], columns=wanted
+            ):
+                yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
+
+    skip = None
+    if start > 0:  # the query the share before ends with
+        file, group, _ = groups[start - 1]
+        handle, query, _, _ = reader(file)
+        with parquet_errors(file):
+            column = handle.read_row_group(group, columns=[query]).column(0)
+        if len(column):
+            skip = str(column[len(column) - 1].as_py())
+    last = None
+    for index in range(start, end):
+        for chunk in chunks(index):
+            while skip is not None and chunk.queries and chunk.queries[0] == skip:
+                chunk = _without_first_query(chunk)
+            if chunk.queries:
+                skip = None
+                last = chunk.queries[-1]
+                yield chunk
+    for index in range(end, len(groups)):  # the last query may go on past the share
+        for chunk in chunks(index):
+            if not chunk.queries or last is None or chunk.queries[0] != last:
+                break
+            head = _first_query(chunk)
+            yield head
+            if len(chunk.queries) > 1:
+                break
+        else:
+            continue
+        break
+    if end == len(groups):  # queries written without a row: at the end, once
+        empty: dict[str, None] = {}
+        score = None
+        for file in dict.fromkeys(f for f, _, _ in groups):
+            _, _, _, score = reader(file)
+            empty.update(dict.fromkeys(empty_rankings(parquet.read_schema(file))))
+        if empty:
+            no_rows = np.zeros(len(empty), np.int64)
+            yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
+
+
+def _first_query(chunk: Chunk) -> Chunk:
+    n = int(chunk.lengths[0])
+    return Chunk(chunk.queries[:1], chunk.lengths[:1], chunk.docs[:n], _cut(chunk.scores, 0, n))
+
+
+def _without_first_query(chunk: Chunk) -> Chunk:
+    n = int(chunk.lengths[0])
+    return Chunk(chunk.queries[1:], chunk.lengths[1:], chunk.docs[n:], _cut(chunk.scores, n))
 
 
 def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:

@@ -35,6 +35,15 @@ from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
 _BLOCK_BYTES = 1 << 21
 _THREADS = max(1, min(4, os.cpu_count() or 1))  # blocks parsed at once
+
+
+def set_parse_threads(threads: int) -> None:
+    """Parse this many blocks at once in this process (a worker of several takes its share
+    of the cores, not all of them)."""
+    global _THREADS
+    _THREADS = max(1, threads)
+
+
 _MAX_ID_WIDTH = 64  # query ids compared as fixed-width rows up to this many bytes
 _MAX_FIELD_WIDTH = 256  # a wider field sends the file to the careful reader
 _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an exact double
@@ -93,17 +102,25 @@ def read_plain_trec_packed(
 
 
 def parsed_blocks(
-    handle: BinaryIO, n_columns: int, doc_col: int, value_col: int, integer: bool
+    handle: BinaryIO,
+    n_columns: int,
+    doc_col: int,
+    value_col: int,
+    integer: bool,
+    *,
+    offset: int = 0,
 ) -> Generator[tuple[bytes, _Block | None], None, None]:
     """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
     not plain; a few blocks ahead are parsed side by side in threads (numpy lets go of the
-    interpreter while it works). A leading byte-order mark is skipped."""
+    interpreter while it works). A leading byte-order mark is skipped at the start of the
+    file only: ``offset`` is where ``handle`` starts in it (a share of the file, read by one
+    worker of several), for the line number of an error."""
 
     def parse(block: bytes) -> _Block | None:
         return _read_block(block, n_columns, doc_col, value_col, integer)
 
     head = handle.read(len(_BOM))
-    source = _blocks(handle, b"" if head == _BOM else head)
+    source = _blocks(handle, b"" if head == _BOM and offset == 0 else head, offset)
     with ThreadPoolExecutor(_THREADS) as pool:
         pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
         try:
@@ -120,11 +137,11 @@ def parsed_blocks(
                 waiting.cancel()
 
 
-def _blocks(handle: BinaryIO, head: bytes = b"") -> Iterator[bytes]:
+def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[bytes]:
     """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
-    already read from the start). A line longer than the line rule allows is an error here,
-    before it is read whole."""
-    offset = len(head)  # bytes read before this block (line numbers only on an error)
+    already read from the start; ``start``: where the handle starts in the file). A line
+    longer than the line rule allows is an error here, before it is read whole."""
+    offset = start + len(head)  # bytes before this block (line numbers only on an error)
     while True:
         block = head + handle.read(_BLOCK_BYTES)
         head = b""
