@@ -391,7 +391,8 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         doc_col: str = "doc_id",
         grade_col: str | None = None,
     ) -> Qrels:
-        """Build from a pyarrow Table (or RecordBatch) with one row per judgment: the query
+        """Build from a pyarrow Table or RecordBatch, or any object with the Arrow C stream
+        interface (a Polars DataFrame, a DuckDB result), with one row per judgment: the query
         column ``query_id`` or ranx's ``q_id``, grades in ``relevance``, ``grade`` or ranx's
         ``score``, unless named."""
         from ragmetrics.formats import _columnar

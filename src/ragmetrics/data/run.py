@@ -257,7 +257,8 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         score_col: str | None = None,
         name: str | None = None,
     ) -> Run:
-        """Build from a pyarrow Table (or RecordBatch) with one row per result.
+        """Build from a pyarrow Table or RecordBatch, or any object with the Arrow C stream
+        interface (a Polars DataFrame, a DuckDB result), with one row per result.
 
         The query column is ``query_id`` or ranx's ``q_id`` unless named; the scores are
         ``score`` when present, else the row order within each query is the ranking.

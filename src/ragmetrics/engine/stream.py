@@ -160,8 +160,11 @@ def evaluate_stream(
         qrels: the judgments, held in memory.
         source: a TREC run file (``.gz`` too, ``-`` for standard input), a Parquet file or a
             folder of them (``.parquet`` or a folder; columns as :meth:`Run.from_parquet`), an
-            iterable of pyarrow tables or record batches, or an iterable of ``Run`` batches
-            (each holding whole queries). Rows must be grouped by query (sorted or not).
+            object with the Arrow C stream interface (a Polars DataFrame or LazyFrame's
+            ``collect()``, a DuckDB result, a pyarrow ``RecordBatchReader``: read batch by
+            batch), an iterable of pyarrow tables or record batches, or an iterable of
+            ``Run`` batches (each holding whole queries). Rows must be grouped by query
+            (sorted or not).
         metrics: metric names, as for :func:`~ragmetrics.evaluate`.
         per_query: keep per-query values (needed by ``compare``; memory grows with queries).
         batch_rows: rows read before a batch is scored (a query is never split).
@@ -482,6 +485,11 @@ def _batches(
                 f"read it with ragmetrics.data.files.read_run and call evaluate()."
             )
         return path, spec.stream_run(path, batch_rows, columns, name or _stem(source))
+    if hasattr(source, "__arrow_c_stream__") and not isinstance(source, Run):
+        # a Polars frame, a DuckDB result, a pyarrow reader: batch by batch, no pandas
+        from ragmetrics.formats._columnar import arrow_batches
+
+        return "the Arrow stream", _items(iter(arrow_batches(source)), batch_rows, columns, name)
     if isinstance(source, (Run, Mapping)):
         raise InputFormatError(
             "evaluate_stream reads a path or an iterable of batches; for a Run or a dict in "

@@ -20,16 +20,51 @@ GRADE_COLUMNS = ("relevance", "grade", "score")
 
 
 def as_table(value: Any) -> Any:
-    """``value`` as a pyarrow Table, or an error saying what it is."""
+    """``value`` as a pyarrow Table: a Table, a RecordBatch, or anything that offers the
+    Arrow C stream or array interface (``__arrow_c_stream__``: Polars frames, DuckDB
+    results, pyarrow readers; read without a detour through pandas). String views (Polars'
+    strings) become strings. Anything else is an error saying what it is."""
     pyarrow = import_pyarrow()
     if isinstance(value, pyarrow.RecordBatch):
-        return pyarrow.Table.from_batches([value])
-    if not isinstance(value, pyarrow.Table):
+        value = pyarrow.Table.from_batches([value])
+    elif not isinstance(value, pyarrow.Table):
+        if hasattr(value, "__arrow_c_stream__"):  # pyarrow.table() would look for pandas
+            value = arrow_batches(value).read_all()
+        elif hasattr(value, "__arrow_c_array__"):
+            value = pyarrow.Table.from_batches([pyarrow.record_batch(value)])
+        else:
+            raise InputFormatError(
+                f"Expected a pyarrow Table or RecordBatch, or an object with the Arrow C stream "
+                f"interface (a Polars DataFrame, a DuckDB result); got {type(value).__name__}. "
+                f"Read a file with from_parquet(path)."
+            )
+    return without_views(value)
+
+
+def without_views(table: Any) -> Any:
+    """``table`` with its string-view columns as large strings (the same text: Polars and
+    DuckDB hand out views, which the id readers take as plain strings)."""
+    pyarrow = import_pyarrow()
+    view = getattr(pyarrow.types, "is_string_view", None)
+    if view is None or not any(view(field.type) for field in table.schema):
+        return table
+    fields = [
+        pyarrow.field(f.name, pyarrow.large_string(), f.nullable, f.metadata) if view(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pyarrow.schema(fields, metadata=table.schema.metadata))
+
+
+def arrow_batches(value: Any) -> Any:
+    """The record batches of an object with the Arrow C stream interface, read one at a
+    time (pyarrow's ``RecordBatchReader.from_stream``)."""
+    pyarrow = import_pyarrow()
+    reader = getattr(pyarrow.RecordBatchReader, "from_stream", None)
+    if reader is None:
         raise InputFormatError(
-            f"Expected a pyarrow Table or RecordBatch; got {type(value).__name__}. Read a file "
-            f"with from_parquet(path)."
+            "Reading an Arrow C stream needs pyarrow 15 or newer: pip install -U pyarrow."
         )
-    return value
+    return reader(value)
 
 
 def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
