@@ -9,7 +9,7 @@ INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
 EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 TESTED := integrations/tested.txt
 
-.PHONY: test test-oldest demo screenshot lint bench bench-matching install clean
+.PHONY: test test-spark test-oldest demo screenshot lint bench bench-matching install clean
 
 # uv installs in seconds where pip takes minutes; pip itself bootstraps it, and takes over if
 # uv cannot run here. Both print what they install. Files are copied, not hard-linked from
@@ -33,6 +33,13 @@ install: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest
 	$(foreach p,$(INTEGRATIONS),cd $(dir $(p)) && $(CURDIR)/$(BIN)/python -m pytest && cd $(CURDIR) &&) true
+
+# Spark (pyspark, about 480 MB) in the same environment, kept out of `make demo` and `make
+# test`: ragmetrics.spark on a local Spark, with the machine's JDK (.ci/run calls this).
+test-spark: $(STAMP)
+	if test -x $(BIN)/uv; then $(BIN)/uv pip install --quiet --python $(BIN)/python -e ".[spark]"; \
+	else $(BIN)/python -m pip install --quiet -e ".[spark]"; fi
+	RAGMETRICS_REQUIRE_SPARK=1 $(BIN)/python -m pytest tests/test_spark.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples tools $(wildcard integrations)

@@ -525,6 +525,7 @@ PUBLIC_API: dict[str, list[str]] = {
     "ragmetrics.output.report": ["write_report"],
     "ragmetrics.mlflow": ["log", "metric_key"],
     "ragmetrics.ray": ["evaluate"],
+    "ragmetrics.spark": ["evaluate"],
     "langchain_ragmetrics": [
         "ChatModelJudge",
         "RetrievalEvalCallbackHandler",
