@@ -21,6 +21,8 @@ from ragmetrics.metrics.registry import registered
 def _every_metric() -> list[str]:
     names = []
     for spec in sorted(registered().values(), key=lambda s: s.name):
+        if not spec.kernel.__module__.startswith("ragmetrics."):
+            continue  # registered by another test (the library's own metrics are the subject)
         if spec.family == "set":
             continue  # on their own 1..5 scale: below
         names.append(f"{spec.name}@10" if spec.cutoff is Cutoff.REQUIRED else spec.name)
@@ -144,3 +146,35 @@ def test_the_command_line_shares_a_streamed_run(tmp_path: Path) -> None:
     plain = [c for c in command if c != "--stream"]
     refused = subprocess.run([*plain, "--workers", "2"], capture_output=True, text=True)
     assert refused.returncode == 2 and "add --stream" in refused.stderr
+
+
+def kept_count(judged, cutoff, *, rel):  # type: ignore[no-untyped-def]
+    """A metric of this test module's own: how many docs were retrieved (a worker that was
+    spawned, not forked, receives it with the job)."""
+    return judged.lengths.astype(float)
+
+
+def test_a_metric_registered_by_the_caller_reaches_spawned_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragmetrics.engine import _parallel
+    from ragmetrics.metrics.registry import REL, MetricSpec, register, registered
+
+    if "kept_count_w" not in registered():
+        register(
+            MetricSpec("kept_count_w", kept_count, Cutoff.NONE, "classic", "retrieved docs",
+                       params=(REL,), perfect_is_one=False, unit_range=False)
+        )  # fmt: skip
+    qrels, run, _ = _write(tmp_path)
+    one = rm.evaluate_stream(qrels, run, ["kept_count_w", "map"], progress=False)
+    monkeypatch.setattr(_parallel, "_start_method", lambda: "spawn")
+    spawned = rm.evaluate_stream(qrels, run, ["kept_count_w", "map"], workers=2, progress=False)
+    assert spawned.aggregate == one.aggregate and one.aggregate["kept_count_w"] > 1
+
+    def unsendable(judged, cutoff, *, rel):  # type: ignore[no-untyped-def]
+        return judged.lengths.astype(float)
+
+    register(MetricSpec("local_count_w", unsendable, Cutoff.NONE, "classic", "retrieved",
+                        params=(REL,), perfect_is_one=False, unit_range=False))  # fmt: skip
+    with pytest.raises(rm.RagMetricsError, match="cannot be sent to a worker process"):
+        rm.evaluate_stream(qrels, run, ["local_count_w"], workers=2, progress=False)

@@ -21,7 +21,7 @@ from typing import Any
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels, check_settings, checked_qrels, resolve_metrics
+from ragmetrics.engine.settings import as_qrels
 from ragmetrics.engine.stream import Job, PartialResult, merge
 from ragmetrics.errors import InputFormatError, MissingDependencyError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches
@@ -72,13 +72,19 @@ def evaluate(
             f"df must be a pyspark.sql.DataFrame of run rows; got {type(df).__name__}. For a "
             f"Run in memory use ragmetrics.evaluate; for a file, evaluate_stream."
         )
-    settings = check_settings(**keywords)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    parsed = resolve_metrics(names, settings)  # names and keywords refused here, first
-    checked = checked_qrels(_qrels(qrels), parsed, settings)
     query, doc, score = Columns(query_col, doc_col, score_col).resolve(list(df.columns))
     columns = Columns(query, doc, score)
-    job = Job(checked, tuple(names), dict(keywords), per_query, batch_rows, columns, name)
+    job = Job.of(  # names and keywords refused here, first
+        _qrels(qrels),
+        names,
+        keywords,
+        per_query=per_query,
+        batch_rows=batch_rows,
+        columns=columns,
+        name=name,
+    )
+    checked = job.qrels
     kept = [query, doc] + ([score] if score else [])
     rows = df.select(*kept).withColumn(_ORDER, functions.monotonically_increasing_id())
     shuffled = (

@@ -20,6 +20,7 @@ deadlock, no re-import of the caller's script, which ``spawn`` needs guarded by
 from __future__ import annotations
 
 import os
+import pickle
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -92,7 +93,10 @@ def _run(
 ) -> Merger:
     """Each task scored in a worker, merged here in task order (a few out at a time)."""
     merged = job.merger(label)
-    context = get_context(_start_method())
+    method = _start_method()
+    if method != "fork":
+        _check_sendable(job)
+    context = get_context(method)
     threads = max(1, (os.cpu_count() or 1) // workers)
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_start, initargs=(job, threads)
@@ -122,6 +126,19 @@ def _start_method() -> str:
     if "fork" in get_all_start_methods() and not others:
         return "fork"
     return "spawn"
+
+
+def _check_sendable(job: Job) -> None:
+    """A spawned worker gets the job pickled: a metric whose kernel cannot be (defined in a
+    notebook cell or an ``exec``) is named, with the way out."""
+    for spec, _ in job.custom:
+        try:
+            pickle.dumps(spec)
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            raise InvalidParameterError(
+                f"The metric {spec.name!r} cannot be sent to a worker process ({error}): "
+                f"its kernel must be a function of an importable module, or use workers=1."
+            ) from None
 
 
 def _add(merged: Merger, item: PartialResult | None) -> None:

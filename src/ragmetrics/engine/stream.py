@@ -49,7 +49,7 @@ from ragmetrics.errors import (
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._stream_io import Columns, not_grouped
 from ragmetrics.metrics import Metric
-from ragmetrics.metrics.registry import Tally
+from ragmetrics.metrics.registry import MetricSpec, Tally, aliases_of, register, registered
 
 __all__ = [
     "Job",
@@ -207,7 +207,15 @@ def evaluate_stream(
             )
             workers = 1
     if workers > 1:
-        job = Job(checked, tuple(names), dict(keywords), per_query, batch_rows, columns, name)
+        job = Job.of(
+            checked,
+            names,
+            keywords,
+            per_query=per_query,
+            batch_rows=batch_rows,
+            columns=columns,
+            name=name,
+        )
         label, merged = evaluate_in_processes(job, source, workers)
         if merged.first is None or not merged.in_run:
             raise RagMetricsError(
@@ -238,7 +246,10 @@ def evaluate_stream(
 
 @dataclass(frozen=True)
 class Job:
-    """What every worker of a shared evaluation needs (sent to each once)."""
+    """What every worker of a shared evaluation needs (sent to each once). A worker that was
+    spawned, not forked, knows only the library's own metrics: the metrics the caller
+    registered go with the job (``custom``: each spec with its aliases) and are registered
+    there before the names are resolved."""
 
     qrels: Qrels
     metrics: tuple[str, ...]
@@ -247,23 +258,73 @@ class Job:
     batch_rows: int
     columns: Columns
     name: str | None
+    settings: Settings
+    custom: tuple[tuple[MetricSpec, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        qrels: Qrels,
+        metrics: Sequence[str],
+        keywords: Mapping[str, Any],
+        *,
+        per_query: bool,
+        batch_rows: int,
+        columns: Columns,
+        name: str | None,
+    ) -> Job:
+        """A job with its metrics resolved and its qrels checked here, in the caller."""
+        settings = check_settings(**keywords)
+        parsed = resolve_metrics(list(metrics), settings)
+        checked = checked_qrels(qrels, parsed, settings)
+        specs = {m.spec.name: m.spec for m in parsed if not _own(m.spec)}
+        custom = tuple((spec, tuple(aliases_of(name))) for name, spec in specs.items())
+        return cls(
+            checked,
+            tuple(metrics),
+            dict(keywords),
+            per_query,
+            batch_rows,
+            columns,
+            name,
+            settings,
+            custom,
+        )
+
+    def resolved(self) -> list[Metric]:
+        """The metrics, registering first those of the caller this process lacks."""
+        known = registered()
+        for spec, aliases in self.custom:
+            if spec.name not in known:
+                register(spec, *[a for a in aliases if a not in known])
+        return resolve_metrics(list(self.metrics), self.settings)
 
     def score(self, runs: Iterable[Run], source: str) -> PartialResult | None:
         """The merged partial result of ``runs`` (batches of whole queries), or None when
         there was no batch."""
-        settings = check_settings(**self.keywords)
-        parsed = resolve_metrics(list(self.metrics), settings)
+        parsed = self.resolved()
         merged = Merger(source=source, names=store_of(self.qrels).query_ids)
         for run in runs:
             merged.add(
                 _score_batch(
-                    self.qrels, run, parsed, settings, self.metrics, self.keywords, self.per_query
+                    self.qrels,
+                    run,
+                    parsed,
+                    self.settings,
+                    self.metrics,
+                    self.keywords,
+                    self.per_query,
                 )
             )
         return merged.partial() if merged.first is not None else None
 
     def merger(self, source: str) -> Merger:
         return Merger(source=source, names=store_of(self.qrels).query_ids)
+
+
+def _own(spec: MetricSpec) -> bool:
+    """A metric of the library (registered when ragmetrics.metrics is imported)."""
+    return getattr(spec.kernel, "__module__", "").startswith("ragmetrics.")
 
 
 def _score_batch(
