@@ -293,3 +293,38 @@ def test_a_missing_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
     script = script.replace(repr(str(run)), repr(missing))
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (2, f"ragmetrics: error: No such file: {missing!r}.\n")
+
+
+def test_report_takes_slices_human_grades_and_texts(tmp_path: Path) -> None:
+    """``report --segments --human-qrels --dataset``: a "By segment" section, intervals
+    valid on LLM labels, and the questions and texts in the explorer."""
+    from ragmetrics.datasets import demo
+
+    data = demo()
+    data.to_json(tmp_path / "dataset.json")
+    data.qrels.to_trec(tmp_path / "qrels.txt")
+    people = {q: data.relevant_docs[q] for q in list(data.queries)[:12]}
+    rm.Qrels.from_dict(people).to_trec(tmp_path / "people.txt")
+    for name, length in (("short", 60), ("long", 400)):
+        scores = {
+            q: {d: -abs(len(t) - length) for d, t in data.corpus.items()} for q in data.queries
+        }
+        rm.Run.from_dict(scores).truncate(10).to_trec(tmp_path / f"{name}.txt")
+    (tmp_path / "segments.txt").write_text(
+        "".join(f"{q} {m['source']}\n" for q, m in data.query_metadata.items())
+    )
+    out = tmp_path / "report.html"
+    code = main(
+        ["report", str(tmp_path / "qrels.txt"), f"short={tmp_path / 'short.txt'}",
+         f"long={tmp_path / 'long.txt'}", "-m", "ra_nwg@5", "-m", "mrr", "-o", str(out),
+         "--segments", str(tmp_path / "segments.txt"), "--human-qrels",
+         str(tmp_path / "people.txt"), "--dataset", str(tmp_path / "dataset.json")]
+    )  # fmt: skip
+    assert code == 0
+    page = out.read_text()
+    assert "By segment" in page and "handbook" in page
+    assert "Intervals valid on LLM labels" in page and "people graded 12 of the queries" in page
+    assert (
+        "What is the name of Maya&#39;s dog?" in page or "What is the name of Maya's dog?" in page
+    )
+    assert "Frequently asked questions" in page  # an original's text, in the explorer's data

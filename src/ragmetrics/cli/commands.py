@@ -278,6 +278,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="where the grades came from, in words (default: the golden-set sidecar "
         "QRELS.json that GoldSet.save writes, when there is one)",
     )
+    reporting.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
+    reporting.add_argument(
+        "--human-qrels",
+        metavar="FILE",
+        help="people's grades for a random sample of the queries, when QRELS are an LLM's "
+        "labels: the report adds intervals valid on LLM labels (prediction-powered)",
+    )
+    reporting.add_argument(
+        "--dataset",
+        metavar="FILE",
+        help="a RetrievalDataset JSON (queries and corpus): the explorer shows the question "
+        "and each document's text",
+    )
 
     fusing = commands.add_parser(
         "fuse",
@@ -512,7 +525,16 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
     if paired_test(testing["test"]).family is None:  # a test of all runs at once takes none
         testing["baseline"] = testing["baseline"] or next(iter(runs))
-    comparison = compare(qrels, runs, args.metrics, **testing, **options)
+    segments = read_segments(args.segments) if args.segments else None
+    human = read_qrels(args.human_qrels) if args.human_qrels else None
+    dataset = None
+    if args.dataset:
+        from ragmetrics.data.dataset import RetrievalDataset
+
+        dataset = RetrievalDataset.from_json(args.dataset)
+    comparison = compare(
+        qrels, runs, args.metrics, segments=segments, human_qrels=human, **testing, **options
+    )
     options["pool"] = testing["pool"]
     path = write_report(
         comparison,
@@ -523,6 +545,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         worst=args.worst,
         inputs={"qrels": args.qrels, **dict(zip(runs, args.runs, strict=False))},
         labels=args.labels,
+        dataset=dataset,
         **options,
     )
     print(f"wrote {path}")
