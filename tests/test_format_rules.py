@@ -171,3 +171,29 @@ def test_text_chunks_end_at_line_ends() -> None:
     handle = io.StringIO("aaaa\nbb\ncccccc\nd", newline="\n")
     assert list(rules.text_chunks(handle, size=3)) == ["aaaa\n", "bb\n", "cccccc\n", "d"]
     assert list(rules.text_chunks(io.StringIO("", newline="\n"))) == []
+
+
+def test_a_sign_is_plus_or_minus_only() -> None:
+    assert rules.ascii_int("+5") == 5 and rules.ascii_int("-5") == -5
+    assert rules.ascii_int("X5") is None and rules.ascii_int("") is None
+
+
+def test_text_chunks_end_at_line_ends_even_for_a_line_near_the_limit() -> None:
+    import io
+
+    near = (
+        "q" * (rules.MAX_LINE_BYTES - 1) + "\n"
+    )  # the longest line: 1 character read, then the rest
+    chunks = list(rules.text_chunks(io.StringIO(near + "q2 a\n"), size=1))
+    assert all(c.endswith("\n") for c in chunks) and "".join(chunks) == near + "q2 a\n"
+    assert chunks[0] == near
+
+
+def test_format_loss_names_five_queries_and_says_when_there_are_more() -> None:
+    with pytest.warns(FormatLossWarning) as caught:
+        rules.warn_format_loss([f"q{i}" for i in range(6)], "empty rankings", "out.txt")
+    text = str(caught[0].message)
+    assert "6 queries" in text and "'q4', ..." in text and "'q5'" not in text
+    with pytest.warns(FormatLossWarning) as caught:
+        rules.warn_format_loss([f"q{i}" for i in range(5)], "empty rankings", "out.txt")
+    assert "..." not in str(caught[0].message).split(";")[0]
