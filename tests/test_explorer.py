@@ -234,3 +234,19 @@ def test_in_a_real_browser_with_scripts_off(tmp_path: Path, browser: Any) -> Non
     assert len(rows) == 31 and all(r.is_displayed() for r in rows[:3])
     assert "Scripts are off" in driver.find_element(By.TAG_NAME, "body").text
     assert driver.find_element(By.ID, "rm-explorer").get_attribute("data-ready") is None
+
+
+def test_missed_evidence_reads_the_threshold_in_force(tmp_path: Path) -> None:
+    """The views' "missed evidence" is judged by the comparison's own relevance threshold
+    (0 included), or grade 4 when a RAG set metric was compared."""
+    qrels = {"q": {"a": 0, "b": 2}}
+    runs = {"x": {"q": ["c"]}, "y": {"q": ["a"]}}
+
+    def relevant(**options: Any) -> int:
+        comparison = rm.compare(qrels, runs, ["map"], n_permutations=10, **options)
+        page = write_report(comparison, tmp_path / "r.html", plots=False).read_text()
+        data = json.loads(re.search(r"id='rm-data'>(.*?)</script>", page, re.S).group(1))  # type: ignore[union-attr]
+        return int(data["relevant"])
+
+    assert relevant() == 1 and relevant(relevance_threshold=0) == 0
+    assert relevant(relevance_threshold=2) == 2

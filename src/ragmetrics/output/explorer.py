@@ -191,7 +191,8 @@ def _data(
             texts.append(snippet)
     first = comparison.results[comparison.runs[0]]
     utility = any(first.metric(m).spec.scale is Scale.UTILITY for m in comparison.metrics)
-    threshold = first.settings.get("relevance_threshold") or 1
+    threshold = first.settings.get("relevance_threshold")
+    threshold = 1 if threshold is None else threshold  # 0 is a threshold too
     return {
         "metrics": metrics,
         "higher": [first.metric(m).higher_is_better for m in metrics],
