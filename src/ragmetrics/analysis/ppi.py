@@ -24,11 +24,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
 from ragmetrics.analysis._ppi_math import (
     PPIEstimate,
-    estimate,
     ppi_mean,
     ppi_of_pairs,
     ppi_of_result,
@@ -47,31 +44,12 @@ __all__ = [
 ]
 
 
-def _columns(
-    qrels: Any, run: Any, metrics: Sequence[str], query_ids: Sequence[str], **options: Any
-) -> dict[str, np.ndarray]:
+def _results(qrels: Any, run: Any, metrics: str | Sequence[str], options: Any) -> Any:
+    """``run`` evaluated on ``qrels``, every judged query counted (missing ones score 0)."""
     from ragmetrics.engine.evaluation import evaluate
 
-    result = evaluate(qrels, run, list(metrics), missing="zero", **options)
-    where = {q: i for i, q in enumerate(result.query_ids)}
-    out = {}
-    for metric in result.metrics:
-        column = result.column(metric)
-        out[metric] = np.array([column[where[q]] if q in where else np.nan for q in query_ids])
-    return out
-
-
-def _sample(
-    llm_qrels: Mapping[str, Any], human_qrels: Mapping[str, Any]
-) -> tuple[list[str], list[str]]:
-    every = list(llm_qrels)
-    sample = [q for q in human_qrels if q in llm_qrels]
-    if len(sample) < 2:
-        raise InvalidParameterError(
-            "PPI needs people's grades for two or more of the queries the LLM graded; "
-            f"{len(sample)} of the human-graded queries are among them."
-        )
-    return every, sample
+    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    return evaluate(qrels, run, names, missing="zero", **options)
 
 
 def ppi_evaluate(
@@ -86,16 +64,9 @@ def ppi_evaluate(
     """Each metric of ``run`` estimated with prediction-powered inference: every query the
     LLM graded (``llm_qrels``), corrected by the queries people graded too
     (``human_qrels``, a random sample of them). ``options`` as in :func:`evaluate`."""
-    from ragmetrics.engine.settings import as_qrels
-
-    llm, human = as_qrels(llm_qrels), as_qrels(human_qrels)
-    every, sample = _sample(llm, human)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
-    on_llm = _columns(llm, run, names, every, **options)
-    position = {q: i for i, q in enumerate(every)}
-    on_llm_sample = {m: v[[position[q] for q in sample]] for m, v in on_llm.items()}
-    on_human = _columns(human, run, names, sample, **options)
-    return [estimate(m, on_llm[m], on_llm_sample[m], on_human[m], alpha) for m in on_llm]
+    on_llm = _results(llm_qrels, run, metrics, options)
+    on_human = _results(human_qrels, run, metrics, options)
+    return ppi_of_result(on_llm, on_human, alpha=alpha)
 
 
 def ppi_compare(
@@ -111,27 +82,14 @@ def ppi_compare(
     """Each paired difference (``b - a``, query by query) of ``runs`` on each metric,
     estimated with prediction-powered inference (see :func:`ppi_evaluate`): against
     ``baseline``, or every pair."""
-    from ragmetrics.engine.settings import as_qrels
-
-    llm, human = as_qrels(llm_qrels), as_qrels(human_qrels)
-    every, sample = _sample(llm, human)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
-    position = {q: i for i, q in enumerate(every)}
-    at = [position[q] for q in sample]
-    on_llm = {r: _columns(llm, run, names, every, **options) for r, run in runs.items()}
-    on_human = {r: _columns(human, run, names, sample, **options) for r, run in runs.items()}
-    order = list(runs)
     if baseline is not None and baseline not in runs:
         raise InvalidParameterError(f"The baseline {baseline!r} is not one of the runs.")
+    order = list(runs)
     pairs = (
         [(baseline, r) for r in order if r != baseline]
         if baseline is not None
         else [(order[i], order[j]) for i in range(len(order)) for j in range(i + 1, len(order))]
     )
-    out = []
-    for metric in on_llm[order[0]]:
-        for a, b in pairs:
-            diff_all = on_llm[b][metric] - on_llm[a][metric]
-            diff_human = on_human[b][metric] - on_human[a][metric]
-            out.append(estimate(metric, diff_all, diff_all[at], diff_human, alpha, (a, b)))
-    return out
+    on_llm = {name: _results(llm_qrels, run, metrics, options) for name, run in runs.items()}
+    on_human = {name: _results(human_qrels, run, metrics, options) for name, run in runs.items()}
+    return ppi_of_pairs(on_llm, on_human, pairs, alpha=alpha)

@@ -189,51 +189,36 @@ def evaluate_stream(
     """
     if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
         raise InvalidParameterError(f"batch_rows must be a positive integer; got {batch_rows!r}.")
-    settings = check_settings(**keywords)
     names = [metrics] if isinstance(metrics, str) else list(metrics)
-    parsed = resolve_metrics(names, settings)
-    checked = checked_qrels(qrels, parsed, settings)
+    columns = Columns(query_col, doc_col, score_col)
+    job = Job.of(  # names, keywords and qrels checked here, before any reading
+        qrels, names, keywords, per_query=per_query, batch_rows=batch_rows, columns=columns,
+        name=name,
+    )  # fmt: skip
     if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
         raise InvalidParameterError(f"workers must be a positive integer; got {workers!r}.")
-    columns = Columns(query_col, doc_col, score_col)
     if workers > 1:
         from ragmetrics.engine._parallel import evaluate_in_processes, why_one_process
 
         reason = why_one_process(source)
         if reason is not None:
-            warn(
-                f"{source}: read by one process, not {workers}: {reason}.",
-                OneProcessWarning,
-            )
+            warn(f"{source}: read by one process, not {workers}: {reason}.", OneProcessWarning)
             workers = 1
+    settings, checked, parsed = job.settings, job.qrels, job.resolved()
     if workers > 1:
-        job = Job.of(
-            checked,
-            names,
-            keywords,
-            per_query=per_query,
-            batch_rows=batch_rows,
-            columns=columns,
-            name=name,
-        )
         label, merged = evaluate_in_processes(job, source, workers)
-        if merged.first is None or not merged.in_run:
-            raise RagMetricsError(
-                f"{label}: the run is empty: it has no query. Check that the file is the one "
-                f"you meant."
-            )
-        return _finish(merged.partial(), checked, parsed, settings, name or _stem(source))
-    label, runs = _batches(source, batch_rows, columns, name)
-    merged = Merger(source=label, names=store_of(checked).query_ids)
-    show = settings.progress if settings.progress is not None else True
-    with progress_bar(
-        total=None, desc="evaluating", unit=" queries", disable=not show, leave=False
-    ) as bar:
-        for run in runs:
-            merged.add(
-                _score_batch(checked, run, parsed, settings, tuple(names), keywords, per_query)
-            )
-            bar.update(len(run))
+    else:
+        label, runs = _batches(source, batch_rows, columns, name)
+        merged = job.merger(label)
+        show = settings.progress if settings.progress is not None else True
+        with progress_bar(
+            total=None, desc="evaluating", unit=" queries", disable=not show, leave=False
+        ) as bar:
+            for run in runs:
+                merged.add(
+                    _score_batch(checked, run, parsed, settings, tuple(names), keywords, per_query)
+                )
+                bar.update(len(run))
     if merged.first is None or not merged.in_run:
         raise RagMetricsError(
             f"{label}: the run is empty: it has no query. Check that the file is the one you meant."
@@ -264,7 +249,7 @@ class Job:
     @classmethod
     def of(
         cls,
-        qrels: Qrels,
+        qrels: Qrels | Mapping[str, Mapping[str, int]],
         metrics: Sequence[str],
         keywords: Mapping[str, Any],
         *,

@@ -313,10 +313,8 @@ def parquet_chunks(
     from ragmetrics._util.optional import import_pyarrow
 
     pyarrow = import_pyarrow()
-    import pyarrow.parquet as parquet
 
     from ragmetrics.formats._columnar import (
-        check_column_types,
         empty_rankings,
         parquet_errors,
         parquet_files,
@@ -325,19 +323,30 @@ def parquet_chunks(
     empty: dict[str, None] = {}  # queries written without a row, from every file, in order
     for file in parquet_files(path):
         with parquet_errors(file):
-            schema = parquet.read_schema(file)
-            query, doc, score = columns.resolve(schema.names)
-            check_column_types(schema, (query, doc), score, "scores", source=file)
-            # ids dictionary-encoded, as Parquet stores them: each distinct id decoded once;
-            # no pre-buffering, which keeps every row group read until the file is closed
-            reader = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
+            reader, query, doc, score = _run_file(file, columns)
             wanted = [query, doc] + ([score] if score else [])
             for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
                 yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
-            empty.update(dict.fromkeys(empty_rankings(schema)))
+            empty.update(dict.fromkeys(empty_rankings(reader.schema_arrow)))
     if empty:  # at the end: the files of a folder may each list them
         no_rows = np.zeros(len(empty), np.int64)
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
+
+
+def _run_file(file: Any, columns: Columns) -> tuple[Any, str, str, str | None]:
+    """A Parquet run file opened for reading, with its query, doc and score columns (the
+    column types checked). Ids are read dictionary-encoded, as Parquet stores them: each
+    distinct id is decoded once; no pre-buffering, which would keep every row group read
+    until the file is closed."""
+    import pyarrow.parquet as parquet
+
+    from ragmetrics.formats._columnar import check_column_types
+
+    schema = parquet.read_schema(file)
+    query, doc, score = columns.resolve(schema.names)
+    check_column_types(schema, (query, doc), score, "scores", source=file)
+    reader = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
+    return reader, query, doc, score
 
 
 def parquet_groups(path: str | os.PathLike[str]) -> list[tuple[str, int, int]]:
@@ -369,7 +378,6 @@ def parquet_share_chunks(
     import pyarrow.parquet as parquet
 
     from ragmetrics.formats._columnar import (
-        check_column_types,
         empty_rankings,
         parquet_errors,
     )
@@ -380,11 +388,7 @@ def parquet_share_chunks(
     def reader(file: str) -> tuple[Any, str, str, str | None]:
         if file not in readers:
             with parquet_errors(file):
-                schema = parquet.read_schema(file)
-                query, doc, score = columns.resolve(schema.names)
-                check_column_types(schema, (query, doc), score, "scores", source=file)
-                handle = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
-            readers[file] = (handle, query, doc, score)
+                readers[file] = _run_file(file, columns)
         return readers[file]
 
     def chunks(index: int) -> Iterator[Chunk]:
