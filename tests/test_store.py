@@ -108,6 +108,21 @@ def test_two_results_with_one_hash_hand_over(
     assert _same_as_strings(qrels, run)["q1"]["mrr"] == pytest.approx(1 / 3)
 
 
+def test_a_short_key_shared_with_an_earlier_result_is_looked_for_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # "a" and "b" share the top 16 bits of their hashes (both 0 here) but not the rest: the
+    # compared join's short key of "b" first meets "a"; it must still find "b" at rank 2,
+    # and among several judged docs keep them in judged order
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"a": 5, b"b": 6}))
+    run = _trec_run(tmp_path, [("q1", "a", 0.9), ("q1", "b", 0.5), ("q1", "c", 0.1)])
+    qrels = rm.Qrels.from_dict({"q1": {"b": 1, "c": 2}})
+    located = _join(qrels, run)
+    assert located is not None
+    assert sorted(zip(*(a.tolist() for a in located))) == [(0, 1, 0), (0, 2, 1)]
+    assert _same_as_strings(qrels, run)["q1"]["mrr"] == 0.5
+
+
 def test_two_judged_docs_with_one_hash_hand_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

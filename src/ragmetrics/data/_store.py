@@ -61,6 +61,7 @@ class Store:
         "_index",
         "_maps",
         "_real",
+        "_short",
         "_subset",
         "_tuples",
         "_values",
@@ -96,6 +97,7 @@ class Store:
         self._ids, self._tuples, self._maps, self._values = ids, tuples, maps, values
         self._index: dict[str, int] | None = None
         self._hashes: dict[int, np.ndarray] = {}
+        self._short: dict[int, np.ndarray] = {}
         self._in_order: dict[str, bool] = {}
         self._encoded: list[np.ndarray | None] = []
         self._subset: tuple[list[str], Store] | None = None
@@ -245,6 +247,16 @@ class Store:
             assert ids is not None
             hashed = self._hashes[words] = _packed.hashes(ids, words)
         return hashed
+
+    def short_keys(self, words: int) -> np.ndarray:
+        """The top 16 bits of each id's hash (:meth:`hashes`), made odd, one row per query
+        padded with 0 (never a key): a fifth of the bytes to compare when a judged doc is
+        looked for among its query's results. Kept, as the hashes are."""
+        padded = self._short.get(words)
+        if padded is None:
+            top = self.hashes(words).view(np.uint16)[3::4] | np.uint16(1)  # little-endian
+            padded = self._short[words] = pad_rows(self.lengths, top, fill=0)
+        return padded
 
     def subset(self, query_ids: list[str]) -> Store:
         """The store of ``query_ids`` (each held here), in that order; the last answer is
@@ -440,14 +452,14 @@ class Store:
             return None
         # both sides hashed at the width of the longest id of either (equal ids, equal hashes)
         words = _packed.n_words(ids, judged_ids)
-        hashed = self.hashes(words)
-        judged_keys = judged.hashes(words) & _HASH_BITS
-        judged_starts = judged.offsets[:-1]
         # few judged docs per query: each is compared with its query's results (judged x
         # width comparisons) rather than every row sorted (width x log2(width) steps each)
         n_located = len(judged_ids)
         if n_located * run_width < _SORT_STEPS * n_queries * width * np.log2(width + 2):
-            return self._compare_join(judged, run_rows, hashed, judged_keys, judged_ids)
+            return self._compare_join(judged, run_rows, words, judged_ids)
+        hashed = self.hashes(words)
+        judged_keys = judged.hashes(words) & _HASH_BITS
+        judged_starts = judged.offsets[:-1]
         present = run_rows >= 0
         result_counts = np.where(present, self.lengths[run_rows], 0)
         result_starts = np.where(present, self.offsets[run_rows], 0)
@@ -489,29 +501,49 @@ class Store:
         self,
         judged: Store,
         run_rows: np.ndarray,
-        hashed: np.ndarray,
-        judged_keys: np.ndarray,
+        words: int,
         judged_ids: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """:meth:`hash_join` by comparing each judged doc's hash with every result of its
-        query, a block at a time; every match is checked byte for byte, and any that is
-        not equal (a collision) hands over to the string path."""
-        padded = pad_rows(self.lengths, hashed & _HASH_BITS, fill=2**64 - 1)  # never a key
-        width = padded.shape[1]
+        """:meth:`hash_join` by comparing each judged doc's short key (:meth:`short_keys`)
+        with every result of its query, a block at a time. A key names a doc's first
+        equal column; each is checked byte for byte. A judged doc whose first equal key is
+        another id's (one pair in 32,768) is looked for again by its full hash, and any
+        full-hash match that is not equal (a collision) hands over to the string path."""
+        padded = self.short_keys(words)
+        judged_hashes = judged.hashes(words)
+        short = judged_hashes.view(np.uint16)[3::4] | np.uint16(1)
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
         in_run = run_rows[owner]
         located = np.flatnonzero(in_run >= 0)
         found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
         columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        step = max(1, BLOCK_CELLS // max(width, 1))
+        step = max(1, BLOCK_CELLS // max(padded.shape[1], 1))
         for start in range(0, len(located), step):
             block = located[start : start + step]
-            hit, column = np.nonzero(padded[in_run[block]] == judged_keys[block, None])
+            equal = padded[in_run[block]] == short[block, None]
+            hit = equal.any(axis=1)
             found.append(block[hit])
-            columns.append(column)
+            columns.append(equal.argmax(axis=1)[hit])
         judged_at = np.concatenate(found)
         first = np.concatenate(columns)
-        return self._same_bytes(judged_ids, run_rows, owner[judged_at], first, judged_at)
+        ids = self._ids
+        assert ids is not None
+        same = ids[self.offsets[in_run[judged_at]] + first] == judged_ids[judged_at]
+        if same.all():
+            return owner[judged_at], first, judged_at
+        # the few whose first equal short key was another id's: every column, full hashes
+        again = judged_at[~same]
+        rows, column, at = spans(self.offsets[in_run[again]], self.lengths[in_run[again]])
+        wanted = judged_hashes[again[rows]] & _HASH_BITS
+        hit = np.flatnonzero((self.hashes(words)[at] & _HASH_BITS) == wanted)
+        back = again[rows[hit]]
+        more = self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back)
+        if more is None:
+            return None
+        judged_at = np.concatenate((judged_at[same], more[2]))
+        order = np.argsort(judged_at, kind="stable")  # back in judged order, query by query
+        judged_at = judged_at[order]
+        return owner[judged_at], np.concatenate((first[same], more[1]))[order], judged_at
 
     def _same_bytes(
         self,
