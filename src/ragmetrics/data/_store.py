@@ -517,13 +517,14 @@ class Store:
         located = np.flatnonzero(in_run >= 0)
         found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
         columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        step = max(1, BLOCK_CELLS // max(padded.shape[1], 1))
+        step = max(1, 4 * BLOCK_CELLS // max(padded.shape[1], 1))  # 2-byte keys
         for start in range(0, len(located), step):
             block = located[start : start + step]
             equal = padded[in_run[block]] == short[block, None]
-            hit = equal.any(axis=1)
+            column = equal.argmax(axis=1)  # the first equal key, or 0 where none is
+            hit = equal[np.arange(len(block)), column]
             found.append(block[hit])
-            columns.append(equal.argmax(axis=1)[hit])
+            columns.append(column[hit])
         judged_at = np.concatenate(found)
         first = np.concatenate(columns)
         ids = self._ids
