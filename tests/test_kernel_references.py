@@ -87,3 +87,83 @@ def test_the_references_can_tell_a_wrong_kernel() -> None:
     judged = locate_in_lists(judgments, rankings)
     shifted = [_ap(["pad", *rankings[q]], judgments[q], 1, None) for q in judgments]
     assert not np.allclose(classic.average_precision(judged, None, rel=1), shifted, 0, 1e-12)
+
+
+def _bpref(ranking: list[str], grades: dict[str, int], rel: int) -> float:
+    """(1/R) * sum over relevant docs retrieved of 1 - min(n, R) / min(N, R), n the judged
+    non-relevant docs (grades 0 up to rel) above it; 1 when n = 0 (trec_eval's bpref)."""
+    n_rel = sum(g >= rel for g in grades.values())
+    n_nonrel = sum(0 <= g < rel for g in grades.values())
+    above, total = 0, 0.0
+    for doc in ranking:
+        if doc not in grades:
+            continue
+        if grades[doc] >= rel:
+            total += 1.0 - min(above, n_rel) / min(n_nonrel, n_rel) if above else 1.0
+        elif grades[doc] >= 0:
+            above += 1
+    return total / n_rel if n_rel else 0.0
+
+
+def _iprec(
+    ranking: list[str], grades: dict[str, int], rel: int, level: float, trec9: bool
+) -> float:
+    """The highest precision at or after the c-th relevant doc retrieved, c = lround(level *
+    R) (or floor(level * R + 0.9)); at c = 0 the highest anywhere; 0 if fewer are found."""
+    n_rel = sum(g >= rel for g in grades.values())
+    scaled = level * n_rel
+    wanted = math.floor(scaled + 0.9) if trec9 else math.floor(scaled + 0.5)
+    precisions = []
+    for i, doc in enumerate(ranking, start=1):
+        if grades.get(doc, 0) >= rel:
+            precisions.append((len(precisions) + 1) / i)
+    if not precisions or wanted > len(precisions):
+        return 0.0
+    return max(precisions[max(wanted, 1) - 1 :])
+
+
+LEVELS = [0.0, 0.1, 0.25, 0.3, 0.5, 0.7, 0.75, 1.0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bpref_iprec_and_counts_equal_the_formulas(seed: int) -> None:
+    judgments, rankings = _batch(seed)
+    judged = locate_in_lists(judgments, rankings)
+    queries = list(judgments)
+    for rel in (1, 2):
+        expected = [_bpref(rankings[q], judgments[q], rel) for q in queries]
+        assert np.allclose(classic.bpref(judged, None, rel=rel), expected, 0, 1e-12)
+        for level in LEVELS:
+            for trec9 in (False, True):
+                expected = [_iprec(rankings[q], judgments[q], rel, level, trec9) for q in queries]
+                rounding = "trec9" if trec9 else "nearest"
+                got = classic.interpolated_precision(
+                    judged, None, rel=rel, level=level, rounding=rounding
+                )
+                assert np.allclose(got, expected, 0, 1e-12), (rel, level, rounding)
+        n_rel = [sum(g >= rel for g in judgments[q].values()) for q in queries]
+        assert classic.relevant_count(judged, None, rel=rel).tolist() == n_rel
+        found = [sum(judgments[q].get(d, 0) >= rel for d in rankings[q]) for q in queries]
+        assert classic.relevant_retrieved_count(judged, None, rel=rel).tolist() == found
+    assert classic.retrieved_count(judged, None).tolist() == [len(rankings[q]) for q in queries]
+
+
+def test_iprec_rounds_halves_up_unless_trec9() -> None:
+    # R = 2 and level 0.25: lround(0.5) = 1 (first relevant doc), floor(0.5 + 0.9) = 1;
+    # level 0.05: lround(0.1) = 0 (anywhere), floor(0.1 + 0.9) = 1
+    judged = locate_in_lists({"q": {"a": 1, "b": 1}}, {"q": ["x", "a", "y", "z", "b"]})
+    for level, nearest, trec9 in ((0.25, 0.5, 0.5), (0.75, 0.4, 0.4), (0.05, 0.5, 0.5)):
+        got = classic.interpolated_precision(judged, None, rel=1, level=level)
+        assert got.tolist() == [nearest]
+        got = classic.interpolated_precision(judged, None, rel=1, level=level, rounding="trec9")
+        assert got.tolist() == [trec9]
+    # R = 5, the relevant docs at ranks 1, 2, 5, 8, 9: precisions 1, 1, 3/5, 4/8, 5/9.
+    # level 0.5: lround(2.5) = 3 (halves up; to even would be 2, giving 1.0), floor(3.4) = 3;
+    # level 0.42: lround(2.1) = 2, floor(3.0) = 3; level 1: 5 either way
+    grades = dict.fromkeys("abcde", 1)
+    judged = locate_in_lists({"q": grades}, {"q": ["a", "b", "x", "y", "c", "z", "w", "d", "e"]})
+    for level, nearest, trec9 in ((0.5, 0.6, 0.6), (0.42, 1.0, 0.6), (1.0, 5 / 9, 5 / 9)):
+        got = classic.interpolated_precision(judged, None, rel=1, level=level)
+        assert got == pytest.approx([nearest], abs=1e-15)
+        got = classic.interpolated_precision(judged, None, rel=1, level=level, rounding="trec9")
+        assert got == pytest.approx([trec9], abs=1e-15)
