@@ -198,8 +198,6 @@ def _describe_scale(distinct: list[int]) -> str:
         return " (binary judgments)"
     if set(distinct) <= {0, 1, 2, 3}:
         return " (a 0..3 scale, as TREC)"
-    if distinct[-1] < 4 and distinct[0] >= 1:
-        return ", none of them 4 or 5"
     return ", outside 1..5"
 
 
