@@ -167,3 +167,50 @@ def test_iprec_rounds_halves_up_unless_trec9() -> None:
         assert got == pytest.approx([nearest], abs=1e-15)
         got = classic.interpolated_precision(judged, None, rel=1, level=level, rounding="trec9")
         assert got == pytest.approx([trec9], abs=1e-15)
+
+
+def _err(ranking: list[str], grades: dict[str, int], k: int | None, top: float) -> float:
+    """sum over ranks i <= k of (1/i) R_i prod_{j<i} (1 - R_j), R = (2^g - 1) / 2^top."""
+    total, reach = 0.0, 1.0
+    for i, doc in enumerate(ranking[:k], start=1):
+        stop = (2.0 ** max(grades.get(doc, 0), 0) - 1.0) / 2.0**top
+        total += reach * stop / i
+        reach *= 1.0 - stop
+    return total
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_recall_family_r_precision_and_err_equal_the_formulas(seed: int) -> None:
+    judgments, rankings = _batch(seed)
+    judged = locate_in_lists(judgments, rankings)
+    queries = list(judgments)
+    for rel in (1, 2):
+        n_rel = [sum(g >= rel for g in judgments[q].values()) for q in queries]
+        top_r = [
+            sum(judgments[q].get(d, 0) >= rel for d in rankings[q][:r])
+            for q, r in zip(queries, n_rel)
+        ]
+        expected = [h / r if r else 0.0 for h, r in zip(top_r, n_rel)]
+        assert np.allclose(classic.r_precision(judged, None, rel=rel), expected, 0, 1e-12)
+        for k in CUTOFFS:
+            hits = [sum(judgments[q].get(d, 0) >= rel for d in rankings[q][:k]) for q in queries]
+            recall = [h / r if r else 0.0 for h, r in zip(hits, n_rel)]
+            assert np.allclose(classic.recall(judged, k, rel=rel), recall, 0, 1e-12)
+            assert np.allclose(classic.group_recall(judged, k, rel=rel), recall, 0, 1e-12)
+            assert classic.hit_rate(judged, k, rel=rel).tolist() == [float(h > 0) for h in hits]
+            if k is not None:
+                every = [float(h == r) if r else math.nan for h, r in zip(hits, n_rel)]
+                got = classic.recall_all(judged, k, rel=rel)
+                assert np.array_equal(got, every, equal_nan=True), (k, rel)
+    top = max(max(g.values()) for g in judgments.values())
+    for k in CUTOFFS:
+        expected = [_err(rankings[q], judgments[q], k, top) for q in queries]
+        assert np.allclose(classic.err(judged, k, max_grade=None), expected, 0, 1e-12)
+        expected = [_err(rankings[q], judgments[q], k, 5.0) for q in queries]
+        assert np.allclose(classic.err(judged, k, max_grade=5), expected, 0, 1e-12)
+
+
+def test_err_with_binary_grades() -> None:
+    # the top grade is 1: a relevant doc stops the reader half the time
+    judged = locate_in_lists({"q": {"a": 1, "b": 1, "c": 0}}, {"q": ["c", "a", "x", "b"]})
+    assert classic.err(judged, None, max_grade=None).tolist() == [0.5 / 2 + 0.5 * 0.5 / 4]
