@@ -116,6 +116,12 @@ def test_qrels_on_the_utility_scale_pass(
             "3, 2: 4, 3: 5}, or give your own map.",
         ),
         (
+            [0, 1],
+            None,
+            NEED + "{0, 1} (binary judgments). Map them with grade_map={0: 1, 1: 5}, or give "
+            "your own map.",
+        ),
+        (
             [-1, 2],
             None,
             NEED + "{-1, 2}, outside 1..5. Map them with grade_map={-1: 1, 2: 5}, or give "
