@@ -123,6 +123,22 @@ def test_a_short_key_shared_with_an_earlier_result_is_looked_for_again(
     assert _same_as_strings(qrels, run)["q1"]["mrr"] == 0.5
 
 
+def test_a_short_key_never_meets_the_padding_of_a_short_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the last query's row is padded to the longest; "zz" has the short key 1 (its top 16
+    # hash bits are 0): it must not be taken for the padding past the end of the ids
+    monkeypatch.setattr(_packed, "hashes", _hashes_by_hand({b"zz": 5}))
+    run = _trec_run(
+        tmp_path, [("q2", "a", 0.9), ("q2", "b", 0.5), ("q2", "c", 0.1), ("q1", "d", 0.3)]
+    )
+    qrels = rm.Qrels.from_dict({"q1": {"zz": 1, "d": 2}})
+    located = _join(qrels, run)
+    assert located is not None
+    assert [a.tolist() for a in located] == [[0], [0], [1]]  # "d": column 0, judged doc 1
+    assert _same_as_strings(qrels, run)["q1"]["P@1"] == 1.0
+
+
 def test_two_judged_docs_with_one_hash_hand_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
