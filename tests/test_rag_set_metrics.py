@@ -51,6 +51,18 @@ def test_case_2_separate_pool() -> None:
     assert values["ra_nwg@4"] == pytest.approx(0.228261, abs=1e-6)
 
 
+def test_a_query_the_pool_does_not_cover_falls_back_to_its_own_ranking() -> None:
+    # q2 is not in the pool: its PROC is read from its own ranking (as without pool=), while
+    # q1's comes from the pool
+    qrels = {"q1": CASE_U, "q2": CASE_U}
+    run = {"q1": ["b", "d", "e", "f"], "q2": ["b", "d", "e", "f", "a", "c"]}
+    pool = rm.Run.from_lists({"q1": ["b", "d", "e", "f", "a", "g", "x"]})
+    with_pool = rm.evaluate(qrels, run, ["proc@4"], pool=pool).per_query
+    without = rm.evaluate(qrels, run, ["proc@4"]).per_query
+    assert with_pool["q1"]["proc@4"] == pytest.approx(0.858696, abs=1e-6)
+    assert with_pool["q2"]["proc@4"] == without["q2"]["proc@4"] == pytest.approx(1.0)
+
+
 def test_case_3_no_grade_five_uses_fallback_weights() -> None:
     names = ["ra_nwg@2", "proc@2", "pct_proc@2", "n_recall_4plus@2", "n_recall_5@2", "unjudged@2"]
     result = rm.evaluate({"q": {"a": 4, "b": 3, "c": 3, "d": 1}}, {"q": ["c", "x", "a"]}, names)
