@@ -137,3 +137,18 @@ def test_runs_written_in_rank_order_take_their_positions() -> None:
         assert not store_of(run).in_rank_order(precision)
         qrels = {q: dict.fromkeys(docs, 1) for q, docs in bad.items() if docs}
         _assert_same_judgments(qrels, run, None)
+
+
+def test_the_pool_of_a_run_located_without_it_is_refused() -> None:
+    # a metric that needs PROC's pool on a run located without it: a programming error,
+    # named, never a silent zero
+    qrels = rm.Qrels.from_dict({"q": {"a": 5, "b": 4}})
+    run = rm.Run.from_lists({"q": ["b", "x"]})
+    located = locate_judged(qrels, run, ["q"], depth=None)
+    with pytest.raises(RuntimeError) as caught:
+        located.pooled()
+    assert str(caught.value) == (
+        "The candidate pool was not located: a metric whose spec has needs_pool=True was "
+        "computed on a run located without with_pool=True."
+    )
+    assert locate_judged(qrels, run, ["q"], depth=None, with_pool=True).pooled() is not None
