@@ -214,3 +214,31 @@ def test_err_with_binary_grades() -> None:
     # the top grade is 1: a relevant doc stops the reader half the time
     judged = locate_in_lists({"q": {"a": 1, "b": 1, "c": 0}}, {"q": ["c", "a", "x", "b"]})
     assert classic.err(judged, None, max_grade=None).tolist() == [0.5 / 2 + 0.5 * 0.5 / 4]
+
+
+@pytest.mark.parametrize("depth", [5, 1500, 3000])
+def test_discounts_of_deep_rankings_are_built_fresh(depth: int) -> None:
+    # the table of log2(rank + 1) is kept for the process: start from an empty one, so that
+    # its first build (at least 1,024 ranks) and a build past that are both checked
+    from ragmetrics.engine import locate
+
+    kept = locate._LOG2_RANKS[0]
+    locate._LOG2_RANKS[0] = np.empty(0)
+    try:
+        _check_deep_discounts(depth)
+    finally:
+        locate._LOG2_RANKS[0] = kept
+
+
+def _check_deep_discounts(depth: int) -> None:
+    from ragmetrics.engine import locate
+
+    ranking = [f"d{i}" for i in range(depth)]
+    grades = {ranking[0]: 1, ranking[depth // 2]: 3, ranking[-1]: 2, "never": 1}
+    judged = locate_in_lists({"q": grades}, {"q": ranking})
+    for k in (None, depth - 1):
+        got = classic.ndcg(judged, k, dcg="log2")
+        assert np.allclose(got, [_ndcg(ranking, grades, k, False)], 0, 1e-12), (depth, k)
+    table = locate._LOG2_RANKS[0]
+    assert len(table) >= max(depth, 1024) and not table.flags.writeable
+    assert table[0] == 1.0 and table[-1] == math.log2(len(table) + 1)
