@@ -152,3 +152,26 @@ def test_the_pool_of_a_run_located_without_it_is_refused() -> None:
         "computed on a run located without with_pool=True."
     )
     assert locate_judged(qrels, run, ["q"], depth=None, with_pool=True).pooled() is not None
+
+
+@pytest.mark.parametrize("n_short", [0, 300])
+def test_float32_ties_are_read_on_every_ranking_path(n_short: int) -> None:
+    # scores that differ only below float32's precision tie under score_precision="float32"
+    # (broken by doc id, as trec_eval) whether ranks are counted in a padded matrix or, for
+    # rankings too uneven to pad (one deep query among many short ones), by sorting
+    rng = random.Random(n_short)
+    run: dict[str, dict[str, float]] = {"deep": {}}
+    qrels: dict[str, dict[str, int]] = {"deep": {}}
+    for i in range(4000):
+        base = float(rng.randint(0, 50))  # many ties, each split below float32's precision
+        run["deep"][f"d{i}"] = base + rng.choice([0.0, 1e-12, 2e-12])
+        if i % 7 == 0:
+            qrels["deep"][f"d{i}"] = rng.randint(1, 3)
+    for q in range(n_short):
+        run[f"s{q}"] = {"a": 1.0, "b": 1.0 + 1e-12}
+        qrels[f"s{q}"] = {"a": 1}
+    rounded = {q: {d: float(np.float32(s)) for d, s in docs.items()} for q, docs in run.items()}
+    metrics = ["map", "ndcg@20", "P@10", "mrr"]
+    as32 = rm.evaluate(qrels, run, metrics, score_precision="float32").per_query
+    assert as32 == rm.evaluate(qrels, rounded, metrics).per_query
+    assert as32 != rm.evaluate(qrels, run, metrics).per_query  # the precision matters here
