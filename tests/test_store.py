@@ -223,3 +223,20 @@ def test_a_ranking_longer_than_the_column_tags_hands_over(tmp_path: Path) -> Non
     assert _join(qrels, run) is None
     found = _same_as_strings(qrels, run)
     assert found["q1"]["mrr"] == pytest.approx(1 / 66_002)
+
+
+def test_a_join_of_many_queries_spans_several_blocks(tmp_path: Path) -> None:
+    # 30,000 queries: more than one block of rows (sorted) or of judged docs (compared); the
+    # join must answer (not hand over) and agree with the string path
+    rng = np.random.default_rng(5)
+    lines, judgments = [], {}
+    for q in range(30_000):
+        docs = rng.choice(1_000_000, size=8, replace=False)
+        lines.extend((f"q{q}", f"d{d}", float(8 - i)) for i, d in enumerate(docs))
+        judged = [*rng.choice(docs, size=3, replace=False), 2_000_000 + q]
+        judgments[f"q{q}"] = {f"d{d}": int(rng.integers(0, 3)) for d in judged}
+    run = _trec_run(tmp_path, lines)
+    qrels = rm.Qrels.from_dict(judgments)
+    located = _join(qrels, run)
+    assert located is not None and len(located[0]) == 90_000
+    _same_as_strings(qrels, run)
