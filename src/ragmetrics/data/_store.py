@@ -250,7 +250,7 @@ class Store:
 
     def short_keys(self, words: int) -> np.ndarray:
         """The top 16 bits of each id's hash (:meth:`hashes`), made odd, one row per query
-        padded with 0 (never a key): a fifth of the bytes to compare when a judged doc is
+        padded with 0 (never a key): a quarter of the bytes to compare when a judged doc is
         looked for among its query's results. Kept, as the hashes are."""
         padded = self._short.get(words)
         if padded is None:
