@@ -254,8 +254,8 @@ class Store:
         looked for among its query's results. Kept, as the hashes are."""
         padded = self._short.get(words)
         if padded is None:
-            top = self.hashes(words).view(np.uint16)[3::4] | np.uint16(1)  # little-endian
-            padded = self._short[words] = pad_rows(self.lengths, top, fill=0)
+            short = _short_keys(self.hashes(words))
+            padded = self._short[words] = pad_rows(self.lengths, short, fill=0)
         return padded
 
     def subset(self, query_ids: list[str]) -> Store:
@@ -511,7 +511,7 @@ class Store:
         full-hash match that is not equal (a collision) hands over to the string path."""
         padded = self.short_keys(words)
         judged_hashes = judged.hashes(words)
-        short = judged_hashes.view(np.uint16)[3::4] | np.uint16(1)
+        short = _short_keys(judged_hashes)
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
         in_run = run_rows[owner]
         located = np.flatnonzero(in_run >= 0)
@@ -567,6 +567,13 @@ BLOCK_CELLS = 1 << 18  # cells of a vectorized block (keys sorted, scores compar
 
 
 _SORT_STEPS = 2  # a step of a row sort counted as this many comparisons (measured)
+
+
+def _short_keys(hashes: np.ndarray) -> np.ndarray:
+    """The top 16 bits of each 64-bit hash (little-endian: the fourth 16-bit word), made
+    odd so that 0 can pad a row without ever equalling a key."""
+    short: np.ndarray = hashes.view(np.uint16)[3::4] | np.uint16(1)
+    return short
 
 
 def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
