@@ -127,19 +127,40 @@ def test_colliding_hashes_change_nothing(
     _assert_same(read, run, expected)
 
 
+def _encode(ids: list[str]) -> np.ndarray | None:
+    return _packed.encode([ids[:2], (), ids[2:]], len(ids))  # groups, one of them empty
+
+
 def test_ids_as_bytes_round_trip() -> None:
     ids = ["a", "abcdefgh", "abcdefghi", "x" * 40, "Q0-17"]
-    packed = _packed.encode(ids)
+    packed = _encode(ids)
     assert packed is not None and _packed.decode(packed) == ids
     wide = np.array(ids, dtype="S64")  # the same ids in a wider array hash the same
     words = _packed.n_words(packed, wide)
     assert np.array_equal(_packed.hashes(packed, words), _packed.hashes(wide, words))
-    assert _packed.encode(["é"]) is None and _packed.encode(["a\x00"]) is None
-    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"]):  # empty, long, newline
-        encoded = _packed.encode(unusual)
+    for refused in (["é"], ["a\x00"], ["a b"], ["ok", "tab\there"], ["\x7f"]):
+        assert _encode(refused) is None, refused
+    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"], ["~!", "}{"]):
+        encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
-    empty = _packed.encode([])
+    empty = _packed.encode([], 0)
     assert empty is not None and _packed.decode(empty) == []
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [str(uuid) for uuid in ("0" * 36, "f" * 36, "a-b-c".ljust(36, "9"))],  # one width
+        ["abc", "abd", "ab", "abcd"],  # one width but the last, then shorter, then longer
+        ["abc", "de", "fgh"],  # the first width breaks in the middle
+        ["x" * 8, "y" * 8],  # whole words
+        ["z"],
+    ],
+)
+def test_ids_of_one_width_or_nearly(ids: list[str]) -> None:
+    packed = _packed.encode([ids], len(ids))
+    assert packed is not None and packed.tolist() == [i.encode() for i in ids]
+    assert _packed.decode(packed) == ids
 
 
 def _write_qrels(qrels: dict[str, dict[str, int]], path: Path) -> Path:

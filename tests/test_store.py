@@ -185,7 +185,7 @@ def test_the_three_forms_of_doc_ids_give_the_same_columns() -> None:
     maps = [{"b": 2, "a": 0}, {}, {"c": 1}]
     by_maps = Store.from_maps(["q1", "q2", "q3"], maps)
     by_tuples = Store.from_tuples(["q1", "q2", "q3"], [("b", "a"), (), ("c",)], np.array([2, 0, 1]))
-    ids = _packed.encode(["b", "a", "c"])
+    ids = _packed.encode([["b", "a", "c"]], 3)
     assert ids is not None
     by_bytes = Store.from_bytes(["q1", "q2", "q3"], np.array([2, 0, 1]), ids, np.array([2, 0, 1]))
     for store in (by_maps, by_tuples, by_bytes):
@@ -204,7 +204,7 @@ def test_the_three_forms_of_doc_ids_give_the_same_columns() -> None:
 
 def test_ties_rank_by_doc_id_descending_in_every_form() -> None:
     values = np.array([1.0, 2.0, 1.0, 1.0])
-    ids = _packed.encode(["b", "a", "d", "c"])
+    ids = _packed.encode([["b", "a", "d", "c"]], 4)
     assert ids is not None
     for store in (
         Store.from_tuples(["q"], [("b", "a", "d", "c")], values),

@@ -8,7 +8,8 @@ byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -46,25 +47,43 @@ def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     return value
 
 
-def encode(ids: Sequence[str]) -> np.ndarray | None:
-    """``ids`` as an ``S`` array, or None when one is not printable ASCII or holds a space
-    (:func:`decode` splits at spaces, and the zero padding would hide a NUL)."""
-    if not ids:
+def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
+    """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
+    flat) as an ``S`` array, or None when one is not printable ASCII or holds a space
+    (:func:`decode` splits at spaces, and the zero padding would hide a NUL). Ids of one
+    width (UUIDs) are cut as rows of a matrix; others at the newlines that join them."""
+    if not count:
         return np.zeros(0, dtype="S8")
-    joined = "\n".join(ids)
-    if not joined.isascii() or not joined.replace("\n", "!").isprintable() or " " in joined:
+    try:  # each group joined on its own: no list of every id is made
+        data = "\n".join(map("\n".join, filter(None, groups))).encode("ascii")
+    except UnicodeEncodeError:
         return None
-    if joined.count("\n") != len(ids) - 1:  # an id with a newline in it
-        return np.array(ids, dtype=np.bytes_)
-    # cut the joined bytes at the newlines
-    data = np.frombuffer(joined.encode("ascii") + b"\n" + bytes(8 * _MAX_WORDS), dtype=np.uint8)
-    ends = np.flatnonzero(data == ord("\n"))
+    if data.translate(None, _PRINTABLE):  # a byte that is not printable ASCII or a newline
+        return None
+    newlines = data.count(b"\n")
+    if newlines != count - 1:  # an id with a newline in it
+        return np.array(list(chain.from_iterable(groups)), dtype=np.bytes_)
+    width = data.find(b"\n") if count > 1 else len(data)
+    if len(data) + 1 == count * (width + 1) and width:
+        # every id may be one width: then each newline ends a row of the matrix
+        matrix = np.frombuffer(data + b"\n", dtype=np.uint8).reshape(count, width + 1)
+        if (matrix[:, width] == ord("\n")).all():
+            return matrix[:, :width].copy().view(f"S{width}").ravel()
+    # cut the joined bytes at the newlines (room for whole words past the last id)
+    buffer = np.zeros(len(data) + 1 + 8 * _MAX_WORDS, dtype=np.uint8)
+    buffer[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    buffer[len(data)] = ord("\n")
+    ends = np.flatnonzero(buffer[: len(data) + 1] == ord("\n"))
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts
     if int(widths.max()) > 8 * _MAX_WORDS:
-        return np.array(ids, dtype=np.bytes_)
-    rows = word_rows(data, starts, widths)
+        return np.array(list(chain.from_iterable(groups)), dtype=np.bytes_)
+    rows = word_rows(buffer, starts, widths)
     return rows.view(f"S{rows.shape[1]}").ravel()
+
+
+# printable ASCII but the space (0x21..0x7e), and the newline that joins ids
+_PRINTABLE = bytes(range(0x21, 0x7F)) + b"\n"
 
 
 def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.ndarray:

@@ -230,7 +230,8 @@ class Store:
         if self._ids is not None:
             return self._ids
         if not self._encoded:
-            encoded = _packed.encode(self.flat_docs())
+            maps = self._maps if self._tuples is None else None
+            encoded = _packed.encode(self.tuples() if maps is None else maps, self.n_docs)
             if encoded is not None:
                 encoded.flags.writeable = False
             self._encoded.append(encoded)
