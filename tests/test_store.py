@@ -8,6 +8,7 @@ string path's; hashes are replaced by hand-made ones where a case needs a collis
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
@@ -211,6 +212,33 @@ def test_ties_rank_by_doc_id_descending_in_every_form() -> None:
         Store.from_bytes(["q"], np.array([4]), ids, values),
     ):
         assert store.ranked("float64").tuples() == [("a", "d", "c", "b")]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_tied_ids_of_many_widths_rank_as_strings_do(seed: int) -> None:
+    # bytes ids are ordered as integers read big-endian, a word at a time: ids that share
+    # their first words, a prefix of another, the edges of printable ASCII, 1 to 30 bytes
+    rng = random.Random(seed)
+    stems = ["", "abcdefgh", "abcdefghabcdefgh", "~", "!"]
+    alphabet = "!09AZaz~"
+    queries = []
+    for _ in range(40):
+        docs = {
+            rng.choice(stems) + "".join(rng.choices(alphabet, k=rng.randint(0, 14))) or "x"
+            for _ in range(rng.randint(1, 30))
+        }
+        queries.append(sorted(docs, key=lambda _: rng.random()))
+    values = np.array([float(rng.randint(0, 2)) for docs in queries for _ in docs])
+    lengths = np.array([len(docs) for docs in queries])
+    ids = _packed.encode(queries, int(lengths.sum()))
+    assert ids is not None
+    store = Store.from_bytes([f"q{i}" for i in range(40)], lengths, ids, values)
+    starts = np.concatenate(([0], np.cumsum(lengths)))
+    expected = [
+        tuple(doc for _, doc in sorted(zip(values[a:b].tolist(), docs), reverse=True))
+        for docs, a, b in zip(queries, starts, starts[1:])
+    ]
+    assert store.ranked("float64").tuples() == expected
 
 
 def test_a_ranking_longer_than_the_column_tags_hands_over(tmp_path: Path) -> None:

@@ -14,8 +14,6 @@ values), and only the few distinct exponents are combined as Python integers.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import numpy as np
 
 # A value v is m * 2**e with 0.5 <= |m| < 1 and e >= -1073; as an integer in units of
@@ -61,5 +59,6 @@ def _slice_sum(values: np.ndarray) -> int:
 
 
 def to_float(total: int, count: int = 1) -> float:
-    """``total / count`` (``total`` from :func:`exact_sum`), rounded once to a double."""
-    return float(Fraction(total, count << UNIT_BITS))
+    """``total / count`` (``total`` from :func:`exact_sum`), rounded once to a double (the
+    true division of two Python integers is correctly rounded, as ``Fraction`` would be)."""
+    return total / (count << UNIT_BITS)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import html
 import io
 import re
 from collections.abc import Sequence
@@ -74,6 +73,8 @@ def html_table(
     bold: set[tuple[int, int]] | None = None,
     caption: str | None = None,
 ) -> str:
+    import html  # here: the command line never renders HTML
+
     bold = bold or set()
     parts = ["<table>"]
     if caption:

@@ -47,6 +47,22 @@ def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     return value
 
 
+def sort_words(ids: np.ndarray) -> np.ndarray:
+    """``ids`` (an ``S`` array) as rows of 8-byte words read big-endian (then held as native
+    integers), zero-padded: comparing rows word by word, as integers, orders them as their
+    bytes (a shorter id, padded with zeros, sorts before the longer ones it begins)."""
+    width = ids.dtype.itemsize
+    words = max(1, -(-width // 8))
+    if width == 8 * words:
+        big = ids.view(">u8").reshape(len(ids), words)
+    else:
+        matrix = np.zeros((len(ids), 8 * words), dtype=np.uint8)
+        matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
+        big = matrix.view(">u8")
+    native: np.ndarray = big.astype(np.uint64)  # numpy sorts swapped bytes several times slower
+    return native
+
+
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
     flat) as an ``S`` array, or None when one is not printable ASCII or holds a space

@@ -627,13 +627,15 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     run_of, within, positions = spans(starts, ends - starts)
     docs = order[positions]
     if store.ids is not None:  # printable ASCII bytes: byte order is string order
-        keys: np.ndarray = store.ids[docs]
+        # as integers, in byte order: sorting them is faster than sorting bytes
+        words = _packed.sort_words(store.ids[docs])
+        keys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)]
     else:  # strings: ranked among themselves (exact, unlike a fixed-width copy)
         flat = store.flat_docs()
         tied = [flat[i] for i in docs.tolist()]
         code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
-        keys = np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))
-    ascending = np.lexsort((keys, run_of))  # by run, then id ascending
+        keys = [np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))]
+    ascending = np.lexsort((*keys, run_of))  # by run, then id ascending
     # the k-th tied position (its run's within[k]-th) takes its run's within[k]-th largest
     k = np.arange(len(positions))
     out = order.copy()

@@ -494,7 +494,8 @@ def rank_of(
     return _ranks_by_comparing(results, scores, width, uniform, rows, positions)
 
 
-_SORT_FACTOR = 16  # a sort step counted as this many comparisons (measured on the deep runs)
+# a sort step counted as this many comparisons (measured: benchmarks/bench_ranks.py)
+_SORT_FACTOR = 8
 
 
 def _ranks_by_sorting(

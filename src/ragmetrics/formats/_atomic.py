@@ -8,7 +8,6 @@ interrupt) leaves the previous file as it was, never a truncated one.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -29,6 +28,8 @@ def _new_file_mode() -> int:
 def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
     """A temporary path beside ``path``; renamed over ``path`` when the block ends without an
     error, removed otherwise. Errors become a :class:`WriteError` naming ``path``."""
+    import tempfile  # here: a command that writes nothing never loads it
+
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     try:
