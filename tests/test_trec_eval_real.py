@@ -194,6 +194,51 @@ def test_summaries_add_in_query_order(
     )
 
 
+@pytest.mark.parametrize("dropped", ["first", "middle", "last"])
+def test_z_scores_missing_from_the_file(
+    dropped: str,
+    tmp_path: Path,
+    test_folder: Path,
+    trec_eval_binary: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A query or a measure that the z-score file lacks: before, among and after its
+    entries (trec_eval's binary search starts one past the last; see docs/cli.md)."""
+    lines = (test_folder / "zscores_file").read_text().splitlines()
+    queries = sorted({line.split()[0] for line in lines})
+    gone = {"first": queries[0], "middle": queries[len(queries) // 2], "last": queries[-1]}
+    kept = [line for line in lines if line.split()[0] != gone[dropped]]
+    kept = [line for line in kept if line.split()[1] not in ("P_5", "Rprec") or "2" in line]
+    zscores, complete = tmp_path / "zscores", tmp_path / "complete"
+    zscores.write_text("\n".join(kept) + "\n")
+    files = [str(test_folder / "qrels.test"), str(test_folder / "results.test")]
+    for extra in ([], ["-c"]):
+        args = ["-q", *extra, "-m", "official", "-Z"]
+        if dropped != "last":
+            _compare(trec_eval_binary, [*args, str(zscores), *files], capsys)
+            continue
+        # past the last entry trec_eval reads outside its array and crashes; we print the
+        # query's values as missing, and every other query's as trec_eval does
+        crashed = subprocess.run([trec_eval_binary, *args, str(zscores), *files])
+        assert crashed.returncode != 0
+        complete.write_text(
+            "\n".join(line for line in lines if line in kept or line.split()[0] == gone["last"])
+            + "\n"
+        )
+        expected = subprocess.run(
+            [trec_eval_binary, *args, str(complete), *files], capture_output=True, text=True
+        ).stdout.splitlines()
+        capsys.readouterr()
+        assert main(["trec_eval", *args, str(zscores), *files]) == 0
+        printed = capsys.readouterr().out.splitlines()
+        of_query = [line for line in printed if line.split("\t")[1] == gone["last"]]
+        assert of_query and all(line.endswith("\t-1000000.0000") for line in of_query)
+        others = [line for line in printed if line.split("\t")[1] not in (gone["last"], "all")]
+        assert others == [
+            line for line in expected if line.split("\t")[1] not in (gone["last"], "all")
+        ]
+
+
 @pytest.mark.parametrize("shape", list(SHAPES), ids=str)
 @pytest.mark.parametrize("flags", ["q", "qc", "l2", "l0", "J", "cJ", "n", "M5"], ids=str)
 def test_generated_inputs(
