@@ -300,9 +300,10 @@ def test_preference_metrics_equal_trec_evals_qrels_prefs(
     seed: int, tmp_path: Path, trec_eval_binary: str
 ) -> None:
     """The registered prefs_* metrics read graded judgments as trec_eval -R qrels_prefs
-    does: equal per query on runs without tied scores (where the two orders agree). Grades
-    0 outnumber the others: with fewer docs in the lowest class than relevant ones,
-    trec_eval's prefs_avgjg_Rnonrel reads past that class (docs/cli.md)."""
+    does: equal per query, also where scores tie (trec_eval's preference code orders tied
+    docs by id up, every other measure by id down). Grades 0 outnumber the others: with
+    fewer docs in the lowest class than relevant ones, trec_eval's prefs_avgjg_Rnonrel
+    reads past that class (docs/cli.md)."""
     import ragmetrics as rm
     from ragmetrics.metrics.trec import PREFERENCE_MEASURES
 
@@ -313,7 +314,8 @@ def test_preference_metrics_equal_trec_evals_qrels_prefs(
         for doc in rng.sample(docs, 25):
             qrels_lines.append(f"q{q} 0 {doc} {rng.choice([0, 0, 0, 0, 1, 2, 3])}\n")
         for rank, doc in enumerate(docs[:40]):
-            run_lines.append(f"q{q} Q0 {doc} {rank} {1000 - rank + rng.random() / 2:.6f} t\n")
+            score = 1000 - rank + rng.random() / 2 if seed % 2 else rng.randint(0, 4)  # ties
+            run_lines.append(f"q{q} Q0 {doc} {rank} {score:.6f} t\n")
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(qrels_lines))
     run.write_text("".join(run_lines))

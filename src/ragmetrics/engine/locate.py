@@ -74,6 +74,9 @@ class JudgedRun:
             give no groups).
         pool: the candidate pool of PROC@k judged in full (see :meth:`pooled`); None when no
             metric asked for it, or when it is this judged run itself (``pool_is_self``).
+        hit_tied: per hit, True when its score equals that of the hit just above it (the
+            same query): tied judged docs, which the ranking orders by doc id descending.
+            None for rankings without scores (no ties).
     """
 
     query_ids: tuple[str, ...]
@@ -92,6 +95,7 @@ class JudgedRun:
     evidence: Evidence | None = None
     pool: JudgedRun | None = None
     pool_is_self: bool = False
+    hit_tied: np.ndarray | None = None
     cache: dict[Any, Any] = field(default_factory=dict)
 
     @property
@@ -280,6 +284,9 @@ def locate_judged(
         )
     order = np.argsort(rows * (width + 1) + ranks, kind="stable")
     rows, ranks, positions = rows[order], ranks[order], positions[order]
+    tied = None
+    if results.scored:
+        tied = _tied_hits(results, run_rows[rows], positions, score_precision)
     grades = judged.values
     assert grades is not None
     highest = qrels.max_grade()
@@ -308,7 +315,23 @@ def locate_judged(
         evidence=evidence,
         pool=pooled,
         pool_is_self=pool_is_self,
+        hit_tied=tied,
     )
+
+
+def _tied_hits(
+    results: Store, rows: np.ndarray, positions: np.ndarray, score_precision: ScorePrecision
+) -> np.ndarray:
+    """For hits in rank order (``rows``: their rows in ``results``), True where a hit's score
+    equals the score of the hit before it in the same row."""
+    scores = results.values
+    assert scores is not None
+    hit_scores = scores[results.offsets[rows] + positions]
+    if score_precision == "float32":
+        hit_scores = as_float32(hit_scores)
+    tied = np.zeros(len(rows), dtype=bool)
+    tied[1:] = (rows[1:] == rows[:-1]) & (hit_scores[1:] == hit_scores[:-1])
+    return tied
 
 
 def _locate_evidence(

@@ -768,8 +768,8 @@ def preference_kernel(name: str) -> Kernel:
     """The kernel of trec_eval's preference measure ``name`` (``prefs_simp``, ...) on graded
     judgments: each query's grades are one group of preferences (a higher grade is preferred
     to a lower one), as ``trec_eval -R qrels_prefs`` reads a qrels file whose second column
-    is one value; the ranking is ours (tied scores: doc id down, where trec_eval's
-    preference code puts doc id up).
+    is one value. Tied scores are ordered as trec_eval's preference code orders them: by doc
+    id up (every other measure puts doc id down).
 
     Example:
         >>> j = locate_in_lists({"q": {"a": 2, "b": 1, "c": 0}}, {"q": ["b", "a", "c"]})
@@ -781,8 +781,9 @@ def preference_kernel(name: str) -> Kernel:
         values = np.zeros(judged.n_queries)
         starts = np.searchsorted(judged.hit_rows, np.arange(judged.n_queries + 1))
         ends = np.cumsum(judged.judged_counts)
+        grades = judged.hit_grades[_ties_reversed(judged.hit_tied)]
         for row in range(judged.n_queries):
-            found = judged.hit_grades[starts[row] : starts[row + 1]].tolist()  # rank order
+            found = grades[starts[row] : starts[row + 1]].tolist()  # rank order
             left = Counter(judged.judged_grades[ends[row] - judged.judged_counts[row] : ends[row]])
             left.subtract(found)  # the judged docs not retrieved
             entries: list[Entry] = [("0", "0", f"r{k}", g) for k, g in enumerate(found)]
@@ -793,6 +794,18 @@ def preference_kernel(name: str) -> Kernel:
         return values
 
     return kernel
+
+
+def _ties_reversed(tied: np.ndarray | None) -> np.ndarray | slice:
+    """The order of the hits with each run of tied hits reversed (doc id up instead of
+    down); all hits as they are when nothing ties."""
+    if tied is None or not tied.any():
+        return slice(None)
+    first = np.flatnonzero(~tied)  # each run's first hit (hit 0 never ties)
+    last = np.append(first[1:], len(tied)) - 1
+    run = np.cumsum(~tied) - 1
+    order: np.ndarray = first[run] + last[run] - np.arange(len(tied))
+    return order
 
 
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
