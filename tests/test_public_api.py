@@ -97,7 +97,7 @@ PUBLIC_API: dict[str, list[str]] = {
         "compare",
         "format_p",
     ],
-    "ragmetrics.analysis.diagnostics": ["Diagnosis", "DocNote", "diagnose"],
+    "ragmetrics.analysis.diagnostics": ["Diagnosis", "DocNote", "diagnose", "relevance_strings"],
     "ragmetrics.analysis.sensitivity": [
         "DEFAULT_GRID",
         "DEFAULT_WEIGHTING",

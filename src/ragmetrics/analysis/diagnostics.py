@@ -1,4 +1,5 @@
-"""Per-query diagnostics of the RAG set metrics, and the robustness grid of their weighting.
+"""Per-query diagnostics of the RAG set metrics, and the robustness grid of their weighting;
+and trec_eval's relevance strings.
 
 ``diagnose`` answers, for one query: which decisive or highly relevant docs (grade >= 4) were
 missed, whether they were in the candidate pool (a selection / reranking gap, what PROC vs
@@ -30,6 +31,7 @@ __all__ = [
     "Diagnosis",
     "DocNote",
     "diagnose",
+    "relevance_strings",
 ]
 
 
@@ -106,6 +108,59 @@ class Diagnosis:
 
     def _repr_markdown_(self) -> str:
         return self.to_markdown()
+
+
+def relevance_strings(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Mapping[str, float]],
+    k: int = 10,
+    *,
+    query_ids: Sequence[str] | None = None,
+    score_precision: ScorePrecision = "float64",
+) -> dict[str, str]:
+    """trec_eval's ``relstring.k``: each query's top ``k`` as one character per doc, its
+    grade ``0``-``9`` (``>`` above 9), ``.`` for a negative grade, ``-`` when unjudged.
+
+    ``query_ids``: the queries to show (default: every query the qrels judge); a query the
+    run lacks shows ``""``. A string, not a number, so it is no registered metric:
+    ``ragmetrics trec_eval -m relstring.k`` prints the same strings.
+
+    Example:
+        >>> relevance_strings({"q": {"a": 2, "b": -1, "c": 12}}, {"q": ["a", "x", "b", "c"]})
+        {'q': '2-.>'}
+    """
+    qrels = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
+    if not isinstance(run, Run):
+        run = (
+            Run.from_dict(run)
+            if all(isinstance(v, Mapping) for v in run.values())
+            else (
+                Run.from_lists(run)  # type: ignore[arg-type]
+            )
+        )
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise InvalidParameterError(f"k must be a whole number >= 0; got {k!r}.")
+    wanted = list(qrels.query_ids) if query_ids is None else list(query_ids)
+    strings: dict[str, str] = {}
+    for query_id in wanted:
+        if query_id not in run:
+            strings[query_id] = ""
+            continue
+        grades = qrels.get(query_id, {})
+        ranking = run.ranking(query_id, score_precision=score_precision)[:k]
+        strings[query_id] = "".join(map(_grade_char, map(grades.get, ranking)))
+    return strings
+
+
+def _grade_char(grade: float | None) -> str:
+    """A grade's character; a real-valued grade is read as trec_eval reads it (its whole
+    part)."""
+    if grade is None:
+        return "-"
+    grade = int(grade)
+    if grade < 0:
+        return "."
+    return ">" if grade > 9 else str(grade)
 
 
 def diagnose(

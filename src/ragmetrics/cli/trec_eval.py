@@ -978,32 +978,18 @@ def _rankings(
 def _relstrings(
     lines: list[Measure], run: Any, qrels: Any, query_ids: list[str], missing: Any
 ) -> dict[str, list[str]]:
-    """Each relstring line's string per query: a character per ranked doc (its grade 0-9,
-    '>' above 9, '-' not judged, '.' judged negative)."""
+    """Each relstring line's string per query (:func:`relevance_strings`); "" for a query
+    with no ranking."""
+    from ragmetrics.analysis.diagnostics import relevance_strings
+
     strings: dict[str, list[str]] = {}
-    ranked: dict[str, tuple[str, ...]] = {}
-    if any(line.value == "string" for line in lines):  # every ranking sorted at once
-        ranked = dict(zip(run.query_ids, run.rankings(), strict=True))
+    present = [query_id for query_id, absent in zip(query_ids, missing) if not absent]
     for line in lines:
-        if line.value != "string":
-            continue
-        column = []
-        for row, query_id in enumerate(query_ids):
-            if missing[row]:
-                column.append("")
-                continue
-            grades = qrels[query_id]
-            chars = []
-            for doc in ranked[query_id][: max(line.length, 0)]:
-                grade = grades.get(doc)
-                if grade is None:
-                    chars.append("-")
-                elif grade < 0:
-                    chars.append(".")
-                else:
-                    chars.append(">" if grade > 9 else str(grade))
-            column.append("".join(chars))
-        strings[line.label] = column
+        if line.value == "string":
+            shown = relevance_strings(qrels, run, max(line.length, 0), query_ids=present)
+            strings[line.label] = [
+                "" if absent else shown[query_id] for query_id, absent in zip(query_ids, missing)
+            ]
     return strings
 
 
