@@ -184,3 +184,42 @@ def test_row_groups_with_their_own_dictionaries(tmp_path: Path) -> None:
         rm.evaluate(rm.Qrels.from_parquet(tmp_path / "qrels.parquet"), read, metrics).per_query
         == rm.evaluate(qrels, run, metrics).per_query
     )
+
+
+@pytest.mark.parametrize("distinct", [True, False])
+def test_ids_read_as_a_dictionary_only_where_the_file_keeps_one(
+    distinct: bool, tmp_path: Path
+) -> None:
+    # mostly distinct ids (UUIDs): the writer gives up its dictionary and the column is read
+    # as plain strings (a dictionary would cost pyarrow more than the read); ids from a small
+    # vocabulary stay dictionary codes. Either way the run is the same.
+    import uuid
+
+    import pyarrow.parquet
+
+    from ragmetrics.formats._columnar import stored_as_dictionary
+
+    rng = random.Random(3)
+    vocabulary = [f"doc-{i}" for i in range(50)]
+    rows: dict[str, list] = {"q_id": [], "doc_id": [], "score": []}
+    results: dict[str, dict[str, float]] = {}
+    for q in range(3000):
+        if distinct:
+            docs = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(20)]
+        else:
+            docs = rng.sample(vocabulary, 20)
+        results[f"q{q}"] = {d: rng.random() for d in docs}
+        for doc, score in results[f"q{q}"].items():
+            rows["q_id"].append(f"q{q}")
+            rows["doc_id"].append(doc)
+            rows["score"].append(score)
+    path = tmp_path / "run.parquet"
+    pyarrow.parquet.write_table(pyarrow.table(rows), path, row_group_size=20_000)
+    assert stored_as_dictionary(pyarrow, [path], "q_id")  # 20 rows a query id
+    assert stored_as_dictionary(pyarrow, [path], "doc_id") is not distinct
+    assert not stored_as_dictionary(pyarrow, [path], "no such column")
+    expected = rm.Run.from_dict(results)
+    assert rm.Run.from_parquet(path) == expected
+    qrels = rm.Qrels.from_dict({q: {next(iter(docs)): 1} for q, docs in results.items()})
+    streamed = rm.evaluate_stream(qrels, path, ["map", "ndcg@10"], per_query=True)
+    assert streamed.per_query == rm.evaluate(qrels, expected, ["map", "ndcg@10"]).per_query

@@ -69,8 +69,10 @@ def arrow_batches(value: Any) -> Any:
 
 def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
     """A Parquet file or dataset folder as one Arrow table; ``text_columns`` (those present)
-    are read dictionary-encoded: a repeated id is decoded once, not once per row (Parquet
-    stores string columns dictionary-encoded, so this skips making ten million strings)."""
+    are read dictionary-encoded where the file stores them so: a repeated id is then decoded
+    once, not once per row. Where the writer gave up its dictionary (mostly distinct ids:
+    UUIDs, or ids from a corpus of millions), they are read as plain strings: asking for a
+    dictionary would make pyarrow build one, which costs several times the read."""
     files = parquet_files(path)  # a missing file is named before pyarrow is looked for
     pyarrow = import_pyarrow()
     with parquet_errors(files[0] if len(files) == 1 else path):
@@ -82,10 +84,32 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
                     f"types ({files[0].name}: {_describe(schema)}; {other.name}: "
                     f"{_describe(pyarrow.parquet.read_schema(other))}); write them alike."
                 )
-        wanted = [c for c in text_columns if c in set(schema.names)]
+        present = [c for c in text_columns if c in set(schema.names)]
+        wanted = [c for c in present if stored_as_dictionary(pyarrow, files, c)]
         return pyarrow.parquet.read_table(
             files if len(files) > 1 else files[0], read_dictionary=wanted or None
         )
+
+
+def stored_as_dictionary(pyarrow: Any, files: Sequence[Any], column: str) -> bool:
+    """True when ``column``'s pages hold dictionary codes: under 4 bytes a value (codes are
+    at most 32 bits; a plain string costs its 4-byte length and its bytes), from the files'
+    metadata, over every row group."""
+    size = values = 0
+    for file in files:
+        metadata = pyarrow.parquet.read_metadata(file)
+        paths = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
+        if column not in paths:
+            return False
+        index = paths.index(column)
+        for group in range(metadata.num_row_groups):
+            chunk = metadata.row_group(group).column(index)
+            size += chunk.total_uncompressed_size
+            values += chunk.num_values
+    return size < _DICTIONARY_BYTES * max(values, 1)
+
+
+_DICTIONARY_BYTES = 4  # bytes a value under which a column is read as a dictionary
 
 
 def parquet_files(path: Any) -> list[Any]:

@@ -335,17 +335,19 @@ def parquet_chunks(
 
 def _run_file(file: Any, columns: Columns) -> tuple[Any, str, str, str | None]:
     """A Parquet run file opened for reading, with its query, doc and score columns (the
-    column types checked). Ids are read dictionary-encoded, as Parquet stores them: each
-    distinct id is decoded once; no pre-buffering, which would keep every row group read
-    until the file is closed."""
+    column types checked). Ids are read dictionary-encoded where the file stores them so
+    (``stored_as_dictionary``): each distinct id is then decoded once; no pre-buffering,
+    which would keep every row group read until the file is closed."""
+    import pyarrow
     import pyarrow.parquet as parquet
 
-    from ragmetrics.formats._columnar import check_column_types
+    from ragmetrics.formats._columnar import check_column_types, stored_as_dictionary
 
     schema = parquet.read_schema(file)
     query, doc, score = columns.resolve(schema.names)
     check_column_types(schema, (query, doc), score, "scores", source=file)
-    reader = parquet.ParquetFile(file, read_dictionary=[query, doc], pre_buffer=False)
+    coded = [c for c in (query, doc) if stored_as_dictionary(pyarrow, [file], c)]
+    reader = parquet.ParquetFile(file, read_dictionary=coded or None, pre_buffer=False)
     return reader, query, doc, score
 
 
