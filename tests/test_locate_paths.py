@@ -139,6 +139,40 @@ def test_runs_written_in_rank_order_take_their_positions() -> None:
         _assert_same_judgments(qrels, run, None)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_runs_in_rank_order_with_ties_sort_only_their_ties(seed: int) -> None:
+    """A run whose rows never rise (a TREC file in rank order, with ties) is ranked by
+    sorting only its runs of tied docs by id; equal to the ranked lists at every depth."""
+    from ragmetrics.data._store import store_of
+
+    rng = random.Random(seed)
+    run: dict[str, dict[str, float]] = {"empty-first": {}}
+    qrels: dict[str, dict[str, int]] = {"empty-first": {"x": 1}}
+    for q in range(200):
+        docs = [f"d{i}" for i in rng.sample(range(10_000), rng.randrange(1, 40))]
+        scores = sorted((rng.choice([0.5, 0.25, rng.random()]) for _ in docs), reverse=True)
+        run[f"q{q}"] = dict(zip(docs, scores))  # ids in no order within a tie
+        qrels[f"q{q}"] = {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, len(docs) // 2 + 1)}
+    run["empty-last"] = {}
+    scored = rm.Run.from_dict(run)
+    store = store_of(scored)
+    assert store.in_rank_order_but_ties("float64") and not store.in_rank_order("float64")
+    for depth in (None, 1, 7):
+        _assert_same_judgments(qrels, scored, depth)
+    # rows that fall in float64 but tie in float32 are in rank order but for ties there
+    close = rm.Run.from_dict({"a": {"x": 1.00000001, "y": 1.0, "z": 0.5}})
+    assert store_of(close).in_rank_order("float64")
+    assert store_of(close).in_rank_order_but_ties("float32")
+    assert not store_of(close).in_rank_order("float32")
+    located = locate_judged(
+        rm.Qrels.from_dict({"a": {"x": 1, "y": 2}}), close, ["a"], depth=None,
+        score_precision="float32",
+    )  # fmt: skip
+    assert located.hit_ranks.tolist() == [0, 1] and located.hit_grades.tolist() == [2.0, 1.0]
+    rising = rm.Run.from_dict({"a": {"x": 0.5, "y": 0.5, "z": 0.7}})
+    assert not store_of(rising).in_rank_order_but_ties("float64")
+
+
 def test_the_pool_of_a_run_located_without_it_is_refused() -> None:
     # a metric that needs PROC's pool on a run located without it: a programming error,
     # named, never a silent zero

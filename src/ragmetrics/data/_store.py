@@ -98,7 +98,7 @@ class Store:
         self._index: dict[str, int] | None = None
         self._hashes: dict[int, np.ndarray] = {}
         self._short: dict[int, np.ndarray] = {}
-        self._in_order: dict[str, bool] = {}
+        self._in_order: dict[tuple[str, bool], bool] = {}
         self._encoded: list[np.ndarray | None] = []
         self._subset: tuple[list[str], Store] | None = None
         self._dictionary: tuple[np.ndarray, np.ndarray] | None = None
@@ -340,17 +340,30 @@ class Store:
     def in_rank_order(self, score_precision: ScorePrecision) -> bool:
         """True when every query's values strictly fall down its row (a run written in rank
         order, without ties): each doc's rank is then its position. Checked once, kept."""
-        known = self._in_order.get(score_precision)
+        return self._falls(score_precision, strictly=True)
+
+    def in_rank_order_but_ties(self, score_precision: ScorePrecision) -> bool:
+        """True when every query's values never rise down its row (a run written in rank
+        order, perhaps with ties): ranking it only sorts each run of tied docs by id."""
+        return self._falls(score_precision, strictly=False)
+
+    def _falls(self, score_precision: ScorePrecision, *, strictly: bool) -> bool:
+        """Whether every row's values fall (``strictly``) or never rise; kept."""
+        key = (score_precision, strictly)
+        known = self._in_order.get(key)
+        if known is None and not strictly and self._in_order.get((score_precision, True)):
+            known = True  # strictly falling rows never rise
         if known is None:
             values = self.values
             assert values is not None
             if score_precision == "float32":
                 values = as_float32(values)
-            falls = values[1:] < values[:-1]
+            falls = values[1:] < values[:-1] if strictly else values[1:] <= values[:-1]
             # a row's last doc and the next row's first are not compared (rows may be empty)
             bounds = self.offsets[1:-1]
             falls[bounds[(bounds > 0) & (bounds < len(values))] - 1] = True
-            known = self._in_order[score_precision] = bool(falls.all())
+            known = bool(falls.all())
+        self._in_order[key] = known
         return known
 
     def ranked_order(self, score_precision: ScorePrecision) -> np.ndarray:
@@ -359,7 +372,7 @@ class Store:
         values = self.values
         assert values is not None
         compared = as_float32(values) if score_precision == "float32" else values
-        return _rank_by_value(compared, self)
+        return _rank_by_value(compared, self, score_precision)
 
     def ranked(self, score_precision: ScorePrecision) -> Store:
         """A store of the same docs in ranked order (itself when it has no values)."""
@@ -593,14 +606,18 @@ _TAG_BITS = (1 << 16) - 1
 _EMPTY = np.uint64(2**64 - 1)  # padding: sorts last, equal to no key
 
 
-def _rank_by_value(values: np.ndarray, store: Store) -> np.ndarray:
+def _rank_by_value(
+    values: np.ndarray, store: Store, score_precision: ScorePrecision
+) -> np.ndarray:
     """The permutation that sorts each query of ``store`` by ``values`` descending, ties by
-    doc id descending."""
+    doc id descending (``values``: the store's, rounded as ``score_precision`` says)."""
     lengths, offsets = store.lengths, store.offsets
     n_queries = len(lengths)
     total = len(values)
     query_of = np.repeat(np.arange(n_queries), lengths)
-    if fits_padded(lengths, total):
+    if store.in_rank_order_but_ties(score_precision):  # in rank order: only ties to break
+        order = np.arange(total)
+    elif fits_padded(lengths, total):
         # One padded matrix argsort is an order of magnitude faster than a lexsort.
         padded = pad_rows(lengths, -values.astype(np.float64), fill=np.inf)
         width = padded.shape[1]
