@@ -61,11 +61,11 @@ def pad_rows(
     width = max(int(counts.max()) if n_rows else 0, min_width)
     if n_rows and width * n_rows == len(values):
         return values.reshape(n_rows, width)
-    starts = np.cumsum(counts) - counts
-    padded = np.full(n_rows * width, fill, dtype=values.dtype)
-    # each row's values are contiguous: shift them to the start of their row
-    padded[np.arange(len(values)) + np.repeat(np.arange(n_rows) * width - starts, counts)] = values
-    return padded.reshape(n_rows, width)
+    padded = np.full((n_rows, width), fill, dtype=values.dtype)
+    # the cells a row's values fill, in row-major order: the values in their order (a mask
+    # costs a byte a cell, where scattered indices cost sixteen a value and run slower)
+    padded[np.arange(width) < counts[:, None]] = values
+    return padded
 
 
 def fits_padded(lengths: np.ndarray, total: int) -> bool:
