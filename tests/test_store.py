@@ -268,3 +268,42 @@ def test_a_join_of_many_queries_spans_several_blocks(tmp_path: Path) -> None:
     located = _join(qrels, run)
     assert located is not None and len(located[0]) == 90_000
     _same_as_strings(qrels, run)
+
+
+@pytest.mark.parametrize("judged_share", ["few", "many"])
+def test_string_runs_find_judged_docs_alike_by_sets_and_by_scanning(
+    judged_share: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # runs of strings find their judged docs by intersecting each query's judged docs with
+    # its results, or (judged docs many) by looking each result up in its query's judgments;
+    # both must give the same rows, positions and values, with ids no bytes path reads
+    from ragmetrics.data import _store
+
+    rng = random.Random(len(judged_share))
+    alphabet = ["a", "b", "é", " ", "\t", "0", "中", "\x00"]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(300):
+        pool = list({"".join(rng.choices(alphabet, k=rng.randint(1, 4))) for _ in range(40)})
+        if q % 9:
+            run[f"q{q}"] = {
+                d: rng.choice([0.5, rng.random()]) for d in rng.sample(pool, len(pool) // 2)
+            }
+        count = 2 if judged_share == "few" else len(pool) // 2
+        qrels[f"q{q}"] = {d: rng.randint(-1, 4) for d in rng.sample(pool, count)}
+    judged, results = rm.Qrels.from_dict(qrels), rm.Run.from_dict(run)
+    store, judged_store = store_of(results), store_of(judged)
+    rows = store.rows(list(judged_store.query_ids))
+    answers = []
+    for hits in (0, 10**9):  # never scan, always scan
+        monkeypatch.setattr(_store, "_SCAN_HITS", hits)
+        found_rows, positions, values = store.find(judged_store, rows)
+        answers.append(sorted(zip(found_rows.tolist(), positions.tolist(), values.tolist())))
+    assert answers[0] == answers[1] and len(answers[0]) > 100
+    expected = sorted(
+        (row, position, float(qrels[query][doc]))
+        for row, query in enumerate(judged_store.query_ids)
+        for position, doc in enumerate(store.tuples()[rows[row]] if rows[row] >= 0 else ())
+        if doc in qrels[query]
+    )
+    assert answers[0] == expected

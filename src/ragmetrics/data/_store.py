@@ -18,8 +18,8 @@ when both sides are bytes (:meth:`Store.hash_join`), else by set intersection of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from itertools import chain, islice, repeat
-from operator import and_
+from itertools import chain, compress, islice, repeat
+from operator import and_, attrgetter
 from typing import Any
 
 import numpy as np
@@ -416,6 +416,8 @@ class Store:
         per_query = judged.maps()
         # a query absent from the run (row -1) gets the empty ranking appended at the end
         own = list(map([*self.tuples(), ()].__getitem__, run_rows.tolist()))
+        if _mostly_hits(per_query, own):
+            return _scan_join(per_query, own, progress)
         keys: Iterable[Any] = map(dict.keys, per_query)
         if progress:
             from ragmetrics._util.progress import progress_bar
@@ -588,6 +590,44 @@ def _short_keys(hashes: np.ndarray) -> np.ndarray:
     odd so that 0 can pad a row without ever equalling a key."""
     short: np.ndarray = hashes.view(np.uint16)[3::4] | np.uint16(1)
     return short
+
+
+def _mostly_hits(per_query: list[dict[str, Any]], own: list[tuple[str, ...]]) -> bool:
+    """True when judged docs are more than a tenth of the results, as counted on about 1,000
+    queries spread over the run: looking each result up in its query's judgments then costs
+    less than intersecting each query's judged docs with its results. (Measured on the
+    msmarco, rag and toy workloads: a lookup costs about 0.1 us a result and 0.1 us a hit, an
+    intersection 0.05 us a result and 0.65 us a hit.) Either way the answer is the same."""
+    step = max(1, len(own) // 1000)
+    sample = own[::step]
+    hits = sum(map(len, map(and_, map(dict.keys, per_query[::step]), sample)))
+    return _SCAN_HITS * hits > sum(map(len, sample))
+
+
+_SCAN_HITS = 10
+
+
+def _scan_join(
+    per_query: list[dict[str, Any]], own: list[tuple[str, ...]], progress: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:meth:`Store.find` by strings, each result looked up in its query's judgments at C
+    speed: ``(rows, positions, values)`` in rank-input order within each row."""
+    n_queries = len(per_query)
+    lengths = np.fromiter(map(len, own), dtype=np.int64, count=n_queries)
+    lookups: Iterable[Iterable[bool]] = map(map, map(attrgetter("__contains__"), per_query), own)
+    if progress:
+        from ragmetrics._util.progress import progress_bar
+
+        lookups = progress_bar(lookups, total=n_queries, desc="judging")
+    found = np.fromiter(chain.from_iterable(lookups), dtype=bool, count=int(lengths.sum()))
+    at = np.flatnonzero(found)
+    rows = np.repeat(np.arange(n_queries), lengths)[at]
+    positions = at - (np.cumsum(lengths) - lengths)[rows]
+    mask = found.tolist()
+    docs = compress(chain.from_iterable(own), mask)
+    owners = compress(chain.from_iterable(map(repeat, per_query, lengths.tolist())), mask)
+    values = np.fromiter(map(dict.__getitem__, owners, docs), dtype=np.float64, count=len(at))
+    return rows, positions, values
 
 
 def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
