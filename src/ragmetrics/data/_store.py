@@ -646,9 +646,7 @@ _TAG_BITS = (1 << 16) - 1
 _EMPTY = np.uint64(2**64 - 1)  # padding: sorts last, equal to no key
 
 
-def _rank_by_value(
-    values: np.ndarray, store: Store, score_precision: ScorePrecision
-) -> np.ndarray:
+def _rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePrecision) -> np.ndarray:
     """The permutation that sorts each query of ``store`` by ``values`` descending, ties by
     doc id descending (``values``: the store's, rounded as ``score_precision`` says)."""
     lengths, offsets = store.lengths, store.offsets

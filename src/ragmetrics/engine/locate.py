@@ -487,9 +487,8 @@ def rank_of(
     assert scores is not None
     lengths = results.lengths
     width = int(lengths.max()) if len(lengths) else 0
-    if (
-        len(rows) * width > _TIES_FACTOR * len(scores)
-        and results.in_rank_order_but_ties(score_precision)
+    if len(rows) * width > _TIES_FACTOR * len(scores) and results.in_rank_order_but_ties(
+        score_precision
     ):  # in rank order but for runs of ties: sorting them costs less than comparing
         every = np.arange(len(lengths))
         return _ranks_by_sorting(results, every, rows, positions, score_precision)
