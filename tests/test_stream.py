@@ -311,3 +311,65 @@ def test_qrels_stay_as_given() -> None:
     run = Run.from_dict({"q1": {"a": 1.0}, "q2": {"a": 1.0}})
     expected = evaluate(qrels, run, "P@1")
     _same(expected, evaluate_stream(qrels, [run], "P@1", per_query=True, progress=False))
+
+
+@pytest.mark.parametrize(
+    ("file_name", "expected"),
+    [
+        ("bm25.txt", "bm25"),
+        ("bm25.trec.gz", "bm25"),
+        ("dense.run", "dense"),
+        ("v1.2-hybrid.trec", "v1.2-hybrid"),
+        ("plain", "plain"),
+        ("hybrid.parquet", "hybrid"),
+        ("shards/", "shards"),  # a folder of Parquet files, written with its slash
+    ],
+)
+def test_a_streamed_run_is_named_after_its_file(
+    file_name: str, expected: str, tmp_path: Path
+) -> None:
+    judgments, run = _data(3, n_queries=12)
+    path = tmp_path / file_name.rstrip("/")
+    if file_name.endswith(("parquet", "/")):
+        pytest.importorskip("pyarrow")
+        if file_name.endswith("/"):
+            path.mkdir()
+            run.to_parquet(path / "part-0.parquet")
+        else:
+            run.to_parquet(path)
+    else:
+        text = "".join(
+            f"{q} Q0 {d} {i} {s!r} t\n"
+            for q in run
+            for i, (d, s) in enumerate(zip(run[q], run.scores(q) or ()))
+        )
+        path.write_bytes(
+            gzip.compress(text.encode()) if file_name.endswith(".gz") else text.encode()
+        )
+    source = f"{tmp_path}/{file_name}" if file_name.endswith("/") else path
+    assert evaluate_stream(judgments, source, ["map"]).run_name == expected
+    assert evaluate_stream(judgments, source, ["map"], name="mine").run_name == "mine"
+
+
+def test_merging_nothing_is_refused_in_words() -> None:
+    with pytest.raises(rm.RagMetricsError) as caught:
+        merge([])
+    assert str(caught.value) == "There is nothing to merge: no partial result was given."
+
+
+def test_a_batch_without_a_judged_query_merges_as_no_rows() -> None:
+    # a batch whose queries the qrels do not judge adds no row; merged alone or with others,
+    # the values stay one column per metric
+    judgments, run = _data(4, n_queries=20)
+    stray = Run.from_dict({"not-judged": {"d1": 1.0}})
+    alone = merge([partial(judgments, stray, ["map", "P@5"], per_query=True)])
+    assert alone.rows.shape == (0,) and alone.values is not None
+    assert alone.values.shape == (0, 2)
+    whole = merge(
+        [
+            partial(judgments, stray, ["map", "P@5"], per_query=True),
+            partial(judgments, run, ["map", "P@5"], per_query=True),
+        ]
+    )
+    expected = evaluate(judgments, run, ["map", "P@5"])
+    assert whole.result(judgments).per_query == expected.per_query
