@@ -373,3 +373,40 @@ def test_a_batch_without_a_judged_query_merges_as_no_rows() -> None:
     )
     expected = evaluate(judgments, run, ["map", "P@5"])
     assert whole.result(judgments).per_query == expected.per_query
+
+
+def test_batch_rows_and_workers_are_refused_in_words() -> None:
+    judgments, run = _data(5, n_queries=4)
+    for bad in (0, -3, True, 2.5, "10"):
+        with pytest.raises(InvalidParameterError) as caught:
+            evaluate_stream(judgments, [run], ["map"], batch_rows=bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"batch_rows must be a positive integer; got {bad!r}."
+        with pytest.raises(InvalidParameterError) as caught:
+            evaluate_stream(judgments, [run], ["map"], workers=bad)  # type: ignore[arg-type]
+        assert str(caught.value) == f"workers must be a positive integer; got {bad!r}."
+    one = evaluate_stream(judgments, [run], ["map"], workers=1, batch_rows=1, per_query=True)
+    assert one.per_query == evaluate(judgments, run, ["map"]).per_query
+
+
+def test_a_streamed_parquet_run_with_its_own_column_names(tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    import pyarrow
+    import pyarrow.parquet
+
+    judgments, run = _data(6, n_queries=30)
+    rows = [(q, d, s) for q in run for d, s in zip(run[q], run.scores(q) or ())]
+    table = pyarrow.table(
+        {
+            "qid": [r[0] for r in rows],
+            "docno": [r[1] for r in rows],
+            "sim": [r[2] for r in rows],
+            "score": [0.0] * len(rows),  # a decoy: the named column wins
+        }
+    )
+    path = tmp_path / "custom.parquet"
+    pyarrow.parquet.write_table(table, path)
+    streamed = evaluate_stream(
+        judgments, path, ["map", "ndcg@5"], per_query=True,
+        query_col="qid", doc_col="docno", score_col="sim",
+    )  # fmt: skip
+    assert streamed.per_query == evaluate(judgments, run, ["map", "ndcg@5"]).per_query
