@@ -85,28 +85,33 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
                     f"{_describe(pyarrow.parquet.read_schema(other))}); write them alike."
                 )
         present = [c for c in text_columns if c in set(schema.names)]
-        wanted = [c for c in present if stored_as_dictionary(pyarrow, files, c)]
+        wanted = stored_as_dictionary(pyarrow, files, present)
         return pyarrow.parquet.read_table(
             files if len(files) > 1 else files[0], read_dictionary=wanted or None
         )
 
 
-def stored_as_dictionary(pyarrow: Any, files: Sequence[Any], column: str) -> bool:
-    """True when ``column``'s pages hold dictionary codes: under 4 bytes a value (codes are
-    at most 32 bits; a plain string costs its 4-byte length and its bytes), from the files'
-    metadata, over every row group."""
-    size = values = 0
+def stored_as_dictionary(pyarrow: Any, files: Sequence[Any], columns: Sequence[str]) -> list[str]:
+    """Those of ``columns`` whose pages hold dictionary codes: under 4 bytes a value (codes
+    are at most 32 bits; a plain string costs its 4-byte length and its bytes), from the
+    files' metadata (each file's read once), over every row group."""
+    size = dict.fromkeys(columns, 0)
+    values = dict.fromkeys(columns, 0)
     for file in files:
         metadata = pyarrow.parquet.read_metadata(file)
-        paths = [metadata.schema.column(i).path for i in range(metadata.num_columns)]
-        if column not in paths:
-            return False
-        index = paths.index(column)
-        for group in range(metadata.num_row_groups):
-            chunk = metadata.row_group(group).column(index)
-            size += chunk.total_uncompressed_size
-            values += chunk.num_values
-    return size < _DICTIONARY_BYTES * max(values, 1)
+        index = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
+        for column in columns:
+            if column not in index:
+                size[column] = values[column] = -1  # absent from a file: read it plain
+            if values[column] < 0:
+                continue
+            for group in range(metadata.num_row_groups):
+                chunk = metadata.row_group(group).column(index[column])
+                size[column] += chunk.total_uncompressed_size
+                values[column] += chunk.num_values
+    return [
+        c for c in columns if values[c] >= 0 and size[c] < _DICTIONARY_BYTES * max(values[c], 1)
+    ]
 
 
 _DICTIONARY_BYTES = 4  # bytes a value under which a column is read as a dictionary

@@ -346,7 +346,7 @@ def _run_file(file: Any, columns: Columns) -> tuple[Any, str, str, str | None]:
     schema = parquet.read_schema(file)
     query, doc, score = columns.resolve(schema.names)
     check_column_types(schema, (query, doc), score, "scores", source=file)
-    coded = [c for c in (query, doc) if stored_as_dictionary(pyarrow, [file], c)]
+    coded = stored_as_dictionary(pyarrow, [file], [query, doc])
     reader = parquet.ParquetFile(file, read_dictionary=coded or None, pre_buffer=False)
     return reader, query, doc, score
 
