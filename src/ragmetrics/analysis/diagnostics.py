@@ -19,6 +19,7 @@ from ragmetrics._util.table import escape_markdown
 from ragmetrics.data._precision import ScorePrecision
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
+from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
@@ -129,15 +130,7 @@ def relevance_strings(
         >>> relevance_strings({"q": {"a": 2, "b": -1, "c": 12}}, {"q": ["a", "x", "b", "c"]})
         {'q': '2-.>'}
     """
-    qrels = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
-    if not isinstance(run, Run):
-        run = (
-            Run.from_dict(run)
-            if all(isinstance(v, Mapping) for v in run.values())
-            else (
-                Run.from_lists(run)  # type: ignore[arg-type]
-            )
-        )
+    qrels, run = as_qrels(qrels), as_run(run)
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise InvalidParameterError(f"k must be a whole number >= 0; got {k!r}.")
     wanted = list(qrels.query_ids) if query_ids is None else list(query_ids)

@@ -28,13 +28,7 @@ def n_words(*arrays: np.ndarray) -> int:
 def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     """A 64-bit hash of each id, read as ``words`` 8-byte words (equal ids, equal hashes,
     whatever the width of the array they come from)."""
-    width = ids.dtype.itemsize
-    if width == words * 8:
-        columns = ids.view("<u8").reshape(len(ids), words)
-    else:
-        matrix = np.zeros((len(ids), words * 8), dtype=np.uint8)
-        matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-        columns = matrix.view("<u8")
+    columns = _words(ids, words, "<u8")
     value = columns[:, 0] * _MULTIPLIER
     for column in range(1, words):
         value ^= columns[:, column]
@@ -51,16 +45,20 @@ def sort_words(ids: np.ndarray) -> np.ndarray:
     """``ids`` (an ``S`` array) as rows of 8-byte words read big-endian (then held as native
     integers), zero-padded: comparing rows word by word, as integers, orders them as their
     bytes (a shorter id, padded with zeros, sorts before the longer ones it begins)."""
-    width = ids.dtype.itemsize
-    words = max(1, -(-width // 8))
-    if width == 8 * words:
-        big = ids.view(">u8").reshape(len(ids), words)
-    else:
-        matrix = np.zeros((len(ids), 8 * words), dtype=np.uint8)
-        matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-        big = matrix.view(">u8")
+    big = _words(ids, n_words(ids), ">u8")
     native: np.ndarray = big.astype(np.uint64)  # numpy sorts swapped bytes several times slower
     return native
+
+
+def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:
+    """``ids`` (an ``S`` array) as rows of ``words`` 8-byte words of ``dtype``, zero-padded
+    (a view when the width is already whole words)."""
+    width = ids.dtype.itemsize
+    if width == words * 8:
+        return ids.view(dtype).reshape(len(ids), words)
+    matrix = np.zeros((len(ids), words * 8), dtype=np.uint8)
+    matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
+    return matrix.view(dtype)
 
 
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
