@@ -203,6 +203,27 @@ def test_a_bad_line_is_named(tmp_path: Path) -> None:
         evaluate_stream({"q1": {"a": 1}}, path, "P@1", progress=False)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_a_bad_line_after_many_plain_blocks_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int, last_newline: bool
+) -> None:
+    """Lines are counted through blocks the fast reader parsed (from their results, not by
+    counting newlines again): the error names the line of the whole file."""
+    from ragmetrics.formats import _trec_fast
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 64)  # many blocks, all but one plain
+    lines = [f"q{q:03d} Q0 d{d} {d + 1} {1 - d / 10} t\n" for q in range(40) for d in range(5)]
+    bad = 173
+    lines[bad - 1] = lines[bad - 1].replace(" t\n", "\n")  # five fields: not a TREC line
+    path = tmp_path / "run.txt"
+    text = "".join(lines)
+    path.write_text(text if last_newline else text[:-1])
+    qrels = {f"q{q:03d}": {"d0": 1} for q in range(40)}
+    with pytest.raises(InputFormatError, match=rf"run.txt, line {bad}: expected at least 6"):
+        evaluate_stream(qrels, path, "P@1", workers=workers, progress=False)
+
+
 @pytest.mark.parametrize("batch_rows", [1, 2, 100])
 def test_a_query_that_comes_back_is_named(tmp_path: Path, batch_rows: int) -> None:
     path = tmp_path / "run.txt"

@@ -179,9 +179,12 @@ def trec_handle_chunks(
             if parsed is not None:
                 queries, lengths, docs, scores = parsed
                 yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
+                # a parsed block is one line per result, each ended by a newline (but maybe
+                # the file's last): no need to count them again
+                line += len(docs) if block.endswith(b"\n") else block.count(b"\n")
             else:
                 yield _careful_chunk(block, path, line)
-            line += block.count(b"\n")
+                line += block.count(b"\n")
 
 
 class _Share:
