@@ -187,8 +187,8 @@ def _fields_buffer(
 
 @pytest.mark.parametrize("integer", [False, True], ids=["scores", "grades"])
 def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
-    # blocks of fields with one number of decimals are parsed by whole words; any other
-    # block is declined (None) and parsed column by column: both must equal float() / int()
+    # blocks of short decimal fields are parsed by whole words; any other block is declined
+    # (None) and parsed column by column: both must equal float() / int()
     rng = random.Random(11)
     odd = [
         "5",
@@ -208,10 +208,15 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
         if integer:
             fields = [str(rng.randint(-(10 ** rng.randint(0, 16)), 10 ** rng.randint(0, 16)))]
             fields += [str(rng.randint(-999, 999)) for _ in range(rng.randint(0, 40))]
-        else:
+        elif rng.random() < 0.5:
             form = f"{{:.{rng.choice([0, 1, 3, 6, 9, 14])}f}}"
             fields = [
                 form.format(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8))
+                for _ in range(rng.randint(1, 40))
+            ]
+        else:  # as Python writes floats (repr): as many decimals as each needs
+            fields = [
+                repr(round(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8), rng.randint(0, 9)))
                 for _ in range(rng.randint(1, 40))
             ]
         if rng.random() < 0.3:
@@ -243,8 +248,26 @@ def _parses(field: str, integer: bool) -> bool:
 
 @pytest.mark.parametrize(
     "fields",
-    [["-0.000000", "0.000000"], [".5", "-.5", "+.5"], ["5.", "60."], ["999999999999999"]],
-    ids=["signed zero", "no integer digit", "no decimal digit", "15 digits"],
+    [
+        ["-0.000000", "0.000000"],
+        [".5", "-.5", "+.5"],
+        ["5.", "60."],
+        ["999999999999999"],
+        ["0.5", "0.25", "-12.125", "3"],
+        ["0.123456", "5", "-7"],
+        ["0.1234567", "12345.678901", "-1.5", "123456789.5"],
+        ["1234567.25", "0.000000000001"],
+    ],
+    ids=[
+        "signed zero",
+        "no integer digit",
+        "no decimal digit",
+        "15 digits",
+        "decimals differ",
+        "no dot in some",
+        "dot in either word",
+        "dot in the first word",
+    ],
 )
 def test_fixed_point_edge_forms(fields: list[str]) -> None:
     padded, starts, ends = _fields_buffer(fields)
@@ -256,8 +279,26 @@ def test_fixed_point_edge_forms(fields: list[str]) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [["0.5", "0.25"], ["0.123456", "5"], ["9999999999999999"], ["1e5"], ["0.5", "-"]],
-    ids=["decimals differ", "no dot", "16 digits", "exponent", "sign alone"],
+    [
+        ["9999999999999999"],
+        ["1e5"],
+        ["0.5", "-"],
+        ["1.2.5"],
+        ["0.25", "12.5.1234567"],
+        ["1-5"],
+        ["--15"],
+        ["0.12345678901234567"],
+    ],
+    ids=[
+        "16 digits",
+        "exponent",
+        "sign alone",
+        "two dots",
+        "two dots in two words",
+        "sign inside",
+        "two signs",
+        "17 characters",
+    ],
 )
 def test_fixed_point_declines_other_layouts(fields: list[str]) -> None:
     padded, starts, ends = _fields_buffer(fields)

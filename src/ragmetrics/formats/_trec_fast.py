@@ -407,24 +407,21 @@ def _columnwise(
 def _fixed_point(
     padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
 ) -> np.ndarray | None:
-    """``_numbers`` for the usual layout: fields ``[+-]digits[.digits]`` of at most 16
-    characters and 15 digits, all with as many decimals as the first (``%.6f`` writes them
-    so); None for any other block.
+    """``_numbers`` for the usual layouts: fields ``[+-]digits[.digits]`` of at most 16
+    characters and 15 digits; None for any other block.
 
-    Each field is read as the 8 bytes (16 when a field is longer) that end where it ends:
-    the dot, then at the same byte in every row, is squeezed out, the bytes before the field
-    (and its sign) become ``0`` digits, and each 8-byte word is parsed eight digits at a time
-    with integer arithmetic within the word (SWAR). Four passes over one word per field
-    instead of one pass per character. The mantissa is exact, and mantissa / 10^decimals is
-    one correctly rounded division, as in ``_numbers``.
+    Each field is read as the 8 bytes (16 when a field is longer) that end where it ends.
+    The dot is squeezed out (``_one_dot_byte`` where every field has as many decimals as the
+    first, as ``%.6f`` writes them; else ``_each_rows_dot``, as Python's ``repr`` writes
+    floats), the bytes before the field (and its sign) become ``0`` digits, and each 8-byte
+    word is parsed eight digits at a time with integer arithmetic within the word (SWAR): a
+    few passes over one word per field instead of one pass per character. The mantissa is
+    exact, and mantissa / 10^decimals is one correctly rounded division, as in ``_numbers``.
     """
     widths = ends - starts
-    first_dot = bytes(padded[starts[0] : ends[0]]).find(b".")
-    has_dot = first_dot >= 0
-    decimals = int(widths[0]) - 1 - first_dot if has_dot else 0
     longest = int(widths.max())
-    if (integer and has_dot) or longest > 16 or int(widths.min()) <= decimals:
-        return None  # a field too long, or one that does not reach back to the dot's byte
+    if longest > 16:
+        return None  # a field too long
     long = longest > 8
     # a field that ends within 8 (16) bytes of the block's start has no full row before it:
     # the first line or two, read column by column
@@ -437,24 +434,18 @@ def _fixed_point(
     # bytes 8-15 of each row, and 0-7 when a field is longer than 8 (else all "0" digits)
     low = words_at[ends - 8]
     high = words_at[ends - 16] if long else None
+    pad = 16 - widths  # the bytes of the row before the field
+    squeezed = _one_dot_byte(padded, starts, widths, low, high, integer)
+    if squeezed is None and not integer:
+        squeezed = _each_rows_dot(low, high, pad)
+    if squeezed is None:
+        return None
+    low, high, has_dot, decimals = squeezed
     first = padded[starts]
     signed = (first == ord("-")) | (first == ord("+"))
-    pad = 16 - widths  # the bytes of the row before the field
-    if has_dot:
-        dot = 15 - decimals  # the dot's byte in every row; the bytes before it move up one
-        word, at = (low, dot - 8) if dot >= 8 else (high, dot)
-        if word is None or not bool((word.view(np.uint8)[at::8] == ord(".")).all()):
-            return None
-        if high is None:  # then the dot is in the low word
-            low = _squeeze(low, at)
-        elif dot < 8:
-            high = _squeeze(high, at)
-        else:
-            low = _squeeze(low, at) | (high >> np.uint64(56))
-            high = high << np.uint64(8)
-        pad = pad + 1
-    # everything before the digits (other fields, spaces, the sign) reads as 0 digits
-    fill = pad + signed
+    # everything before the digits (other fields, spaces, the sign, the squeezed dot's
+    # place) reads as 0 digits
+    fill = pad + has_dot + signed
     low = (low & np.take(_KEEP_LOW, fill)) | np.take(_ZEROS_LOW, fill)
     if not _all_digits(low):
         return None
@@ -469,10 +460,66 @@ def _fixed_point(
         return None
     if integer:
         magnitudes: np.ndarray = mantissa.astype(np.int64)
-    else:
+    elif isinstance(decimals, int):
         magnitudes = mantissa / float(_POWERS[decimals])
+    else:
+        magnitudes = mantissa / np.take(_TENS, decimals)
     np.negative(magnitudes, out=magnitudes, where=first == ord("-"))
     return magnitudes if head is None else np.concatenate((head, magnitudes))
+
+
+_Squeezed = tuple[np.ndarray, "np.ndarray | None", "bool | np.ndarray", "int | np.ndarray"]
+
+
+def _one_dot_byte(
+    padded: np.ndarray,
+    starts: np.ndarray,
+    widths: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray | None,
+    integer: bool,
+) -> _Squeezed | None:
+    """The words with the dot squeezed out where every field has as many decimals as the
+    first (so its dot is at one byte of every row), with whether there is a dot and the
+    number of decimals; None for any other block (or a float column without a dot first)."""
+    first_dot = bytes(padded[starts[0] : starts[0] + widths[0]]).find(b".")
+    if first_dot < 0:
+        return None if not integer else (low, high, False, 0)
+    decimals = int(widths[0]) - 1 - first_dot
+    if integer or int(widths.min()) <= decimals:
+        return None  # a field that does not reach back to the dot's byte
+    dot = 15 - decimals  # the dot's byte in every row; the bytes before it move up one
+    word, at = (low, dot - 8) if dot >= 8 else (high, dot)
+    if word is None or not bool((word.view(np.uint8)[at::8] == ord(".")).all()):
+        return None
+    if high is None:  # then the dot is in the low word
+        low = _squeeze(low, at)
+    elif dot < 8:
+        high = _squeeze(high, at)
+    else:
+        low = _squeeze(low, at) | (high >> np.uint64(56))
+        high = high << np.uint64(8)
+    return low, high, True, decimals
+
+
+def _each_rows_dot(low: np.ndarray, high: np.ndarray | None, pad: np.ndarray) -> _Squeezed:
+    """The words with each row's first dot squeezed out, wherever it is: whether each row
+    had one, and its decimals (a second dot is left, to fail as a digit)."""
+    # the bytes before the field may hold another field's dot: "0" digits first
+    low = (low & np.take(_KEEP_LOW, pad)) | np.take(_ZEROS_LOW, pad)
+    dot_low = _first_dot(low)  # the dot's byte in the word, 8 where there is none
+    has_dot = dot_low < 8
+    decimals = np.where(has_dot, 7 - dot_low, 0)
+    if high is None:
+        return _squeeze(low, dot_low), None, has_dot, decimals
+    high = (high & np.take(_KEEP_HIGH, pad)) | np.take(_ZEROS_HIGH, pad)
+    dot_high = _first_dot(high)
+    in_high = (dot_high < 8) & ~has_dot
+    # a dot in the low word: the high word's last byte moves down into it
+    carried = np.where(has_dot, high >> np.uint64(56), np.uint64(0))
+    low = _squeeze(low, dot_low) | carried
+    high = np.where(has_dot, high << np.uint64(8), _squeeze(high, dot_high))
+    return low, high, has_dot | in_high, np.where(in_high, 15 - dot_high, decimals)
 
 
 # Byte k of a word is character k of its 8 (little-endian). _HIGH_BYTES[n] keeps bytes n-7.
@@ -483,13 +530,30 @@ _ZEROS = np.uint64(0x3030_3030_3030_3030)  # eight "0" characters
 _KEEP_HIGH = _HIGH_BYTES[np.minimum(np.arange(18), 8)]
 _KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
 _ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
+# what _squeeze keeps of a word for a dot at byte 0-7, or 8 (no dot: all of it)
+_SQUEEZE_KEEP = np.append(_HIGH_BYTES[1:9], _HIGH_BYTES[0])
+_TENS = 10.0 ** np.arange(_EXACT_DIGITS + 1)  # exact doubles
 
 
-def _squeeze(words: np.ndarray, at: int) -> np.ndarray:
-    """Drop byte ``at`` of each word: the bytes below it move up one, byte 0 becomes 0."""
-    keep = np.uint64(_HIGH_BYTES[at + 1])
+def _squeeze(words: np.ndarray, at: int | np.ndarray) -> np.ndarray:
+    """Drop byte ``at`` of each word (one for all, or one per word; 8: none): the bytes below
+    it move up one, byte 0 becomes 0."""
+    keep = np.take(_SQUEEZE_KEEP, at)
     moved: np.ndarray = (words & keep) | ((words << np.uint64(8)) & ~keep)
     return moved
+
+
+def _first_dot(words: np.ndarray) -> np.ndarray:
+    """The first byte of each word that is ``.``, or 8 where none is.
+
+    XOR with ``.`` makes the dots zero bytes; ``(x - 0x01..) & ~x & 0x80..`` sets the high
+    bit of the lowest zero byte exactly (a borrow only marks bytes above it). Isolated, that
+    bit is ``1 << (8k + 7)``; a multiply moves ``k`` to the top byte."""
+    x = words ^ np.uint64(0x2E2E_2E2E_2E2E_2E2E)
+    zero = (x - np.uint64(0x0101_0101_0101_0101)) & ~x & np.uint64(0x8080_8080_8080_8080)
+    lowest = zero & (~zero + np.uint64(1))
+    at = ((lowest >> np.uint64(7)) * np.uint64(0x0001_0203_0405_0607)) >> np.uint64(56)
+    return np.where(zero == 0, 8, at.astype(np.intp))
 
 
 def _all_digits(words: np.ndarray) -> bool:
