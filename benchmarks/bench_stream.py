@@ -9,9 +9,10 @@ loaded (they are held in memory by design) and the peak during the job. Prints o
     python benchmarks/bench_stream.py --sizes 100000 --jobs stream-trec,ray
 
 Jobs: stream-trec, stream-gzip, stream-parquet (evaluate_stream; ``stream-trec:2`` shares
-the run among 2 worker processes, ``workers=2``), memory (Run.from_trec + evaluate, only
-up to --memory-max queries), pytrec_eval (dicts parsed from the TREC file, only up to
---pytrec-max queries) and ray (ragmetrics.ray.evaluate on ray.data.read_parquet, local Ray
+the run among 2 worker processes, ``workers=2``; ``stream-trec:1cpu`` holds the one process
+to one core, a baseline for the workers, as one process parses on every core), memory
+(Run.from_trec + evaluate, only up to --memory-max queries), pytrec_eval (dicts parsed from
+the TREC file, only up to --pytrec-max queries) and ray (ragmetrics.ray.evaluate on ray.data.read_parquet, local Ray
 with the machine's CPUs). The 3M size is 300M rows, about 9 GB of TREC text: mind the disk.
 """
 
@@ -128,7 +129,10 @@ def job(name: str, folder: Path) -> dict:
     import ragmetrics as rm
 
     name, _, count = name.partition(":")  # "stream-trec:2": shared by 2 worker processes
-    workers = int(count or 1)
+    pinned = count == "1cpu"  # "stream-trec:1cpu": one process held to one core
+    workers = 1 if pinned else int(count or 1)
+    if pinned:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
     started = time.perf_counter()
     qrels = rm.Qrels.from_parquet(folder / "qrels.parquet")
@@ -186,7 +190,7 @@ def job(name: str, folder: Path) -> dict:
         aggregate = {k: float(v) for k, v in result.aggregate.items() if v is not None}
         rows = result.counts.in_run * DEPTH
     return {
-        "job": name + (f" ({workers} workers)" if workers > 1 else ""),
+        "job": name + (f" ({workers} workers)" if workers > 1 else " (one core)" if pinned else ""),
         "seconds": finished - loaded,
         "qrels_seconds": loaded - started,
         "rows": rows,

@@ -284,8 +284,13 @@ def test_missing_and_warnings_as_evaluate(tmp_path: Path) -> None:
         evaluate_stream(
             {"q1": {"a": 1}, "q2": {"b": 1}}, path, "P@1", missing="error", progress=False
         )
-    with pytest.warns(IdMismatchWarning, match="share no query id"):
+    with pytest.warns(IdMismatchWarning, match="share no query id") as caught:
         evaluate_stream({"other": {"a": 1}}, path, "P@1", progress=False)
+    assert "the qrels' like 'other';" in str(caught[0].message)
+    judged = {f"x{i}": {"a": 1} for i in range(5)} | {"empty": {}}
+    with pytest.warns(IdMismatchWarning, match="share no query id") as caught:
+        evaluate_stream(judged, path, "P@1", progress=False)
+    assert "the qrels' like 'x0', 'x1', 'x2', ...;" in str(caught[0].message)
     with pytest.warns(IdMismatchWarning, match="No retrieved doc is judged"):
         evaluate_stream({"q1": {"3f2a-77b1": 1}}, path, "P@1", progress=False)
     with warnings.catch_warnings():

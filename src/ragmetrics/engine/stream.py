@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -356,7 +356,8 @@ class Merger:
         self.values: list[np.ndarray] = []
         self.query_ids: list[str] = []
         self.keep_values = True
-        self.seen = np.zeros(0, dtype=bool)
+        self.seen = np.zeros(0, dtype=bool)  # the qrels' rows scored so far
+        self.n_seen = 0
         self.unjudged: list[str] = []
         self.unjudged_seen: set[str] = set()
         self.in_run = self.empty_rankings = self.repeated = self.located = self.ranked = 0
@@ -395,12 +396,13 @@ class Merger:
                     [self.seen, np.zeros(max(top, 2 * len(self.seen)) - len(self.seen), bool)]
                 )
             again = self.seen[item.rows]
-            if again.any() or len(np.unique(item.rows)) != len(item.rows):
-                position = (
-                    int(np.flatnonzero(again)[0]) if again.any() else _first_repeat(item.rows)
-                )
-                raise not_grouped(self._name(item, position), self.source)
+            if again.any():
+                raise not_grouped(self._name(item, int(np.flatnonzero(again)[0])), self.source)
             self.seen[item.rows] = True
+            n_seen = int(np.count_nonzero(self.seen))
+            if n_seen - self.n_seen != len(item.rows):  # a query twice within this partial
+                raise not_grouped(self._name(item, _first_repeat(item.rows)), self.source)
+            self.n_seen = n_seen
         for query_id in item.unjudged:
             if query_id in self.unjudged_seen:
                 raise not_grouped(query_id, self.source)
@@ -436,6 +438,27 @@ class Merger:
             n_ranked=self.ranked,
             example=self.example,
         )
+
+
+class _RowIds(Sequence[str]):
+    """The query ids of some rows of the qrels, named only when read (a warning's sample)."""
+
+    def __init__(self, names: Sequence[str], rows: np.ndarray) -> None:
+        self.names, self.rows = names, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        if isinstance(index, slice):
+            return [self.names[i] for i in self.rows[index].tolist()]
+        return self.names[int(self.rows[index])]
 
 
 def _first_repeat(rows: np.ndarray) -> int:
@@ -496,7 +519,7 @@ def _finish(
     )
     warn_if_ids_never_meet(
         qrels,
-        judged_ids=[judgments.query_ids[i] for i in judged.tolist()],
+        judged_ids=_RowIds(judgments.query_ids, judged),
         run_ids=merged.unjudged,
         n_missing=len(missing_ids),
         missing=settings.missing,
