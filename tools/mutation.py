@@ -71,6 +71,7 @@ TESTS = [
     "test_store.py",
     "test_stream.py",
     "test_trec_fast.py",
+    "test_workers.py",  # forked workers run the mutant too (its one CLI call does not)
 ]
 
 
