@@ -215,3 +215,61 @@ def test_judged_share_is_ir_measures_judged() -> None:
     assert result.aggregate == {"Judged@2": 0.5, "Judged@4": 0.75, "Judged@10": 0.75}
     empty = rm.evaluate({"q": {"a": 1}}, rm.Run.from_lists({"q": []}), "judged@5")
     assert empty.per_query["q"]["judged@5"] is None  # nothing retrieved: NA
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_views_an_extension_kernel_reads_equal_their_definition(seed: int) -> None:
+    """Every per-``rel`` view of a judged run, from the definition query by query: relevant
+    docs and their ranks, R, bpref's N, hits at a cutoff, and each relevant doc's first rank
+    as its own group when the qrels give none. Each ``rel`` is cached apart: asking for one
+    level never answers for another."""
+    rng = random.Random(seed)
+    judgments: dict[str, dict[str, int]] = {}
+    rankings: dict[str, list[str]] = {}
+    for q in range(30):
+        docs = [f"d{i}" for i in range(25)]
+        judgments[f"q{q}"] = {d: rng.choice([-1, 0, 1, 2, 3]) for d in rng.sample(docs, 8)}
+        rankings[f"q{q}"] = rng.sample(docs, rng.randrange(0, 20))
+    judgments["none"] = {"z": 0}  # no relevant doc: no group
+    qrels = rm.Qrels.from_dict(judgments)
+    judged = locate_judged(qrels, rm.Run.from_lists(rankings), list(judgments), depth=None)
+    assert not judged.has_groups
+    for rel in (3, 1, 2, 1, 3):  # again, in another order: the cache answers per level
+        first, n_groups = judged.group_first_ranks(rel)
+        rows, ranks = judged.relevant_at(rel)
+        for row, (q, grades) in enumerate(judgments.items()):
+            ranking = rankings.get(q, [])
+            relevant = sorted(
+                rank for rank, d in enumerate(ranking) if grades.get(d, -9) >= rel
+            )
+            assert ranks[rows == row].tolist() == relevant
+            n_rel = sum(g >= rel for g in grades.values())
+            assert judged.n_relevant(rel)[row] == n_rel == n_groups[row]
+            assert judged.n_nonrelevant(rel)[row] == sum(0 <= g < rel for g in grades.values())
+            assert judged.hits(5, rel)[row] == sum(r < 5 for r in relevant)
+            assert judged.hits(None, rel)[row] == len(relevant)
+            expected = relevant + [math.inf] * (first.shape[1] - len(relevant))
+            assert first[row].tolist() == expected
+        assert first.shape == (len(judgments), max(1, int(n_groups.max())))
+
+
+def test_lists_are_judged_with_their_pool_and_an_empty_run_has_no_groups() -> None:
+    """``locate_in_lists`` judges the pool with the lists (PROC@k's kernels can read it); a
+    depth cut judges the pool apart, in full; a judged run of no query has one empty group
+    column."""
+    from ragmetrics.engine.locate import locate_in_lists
+
+    judged = locate_in_lists({"q": {"a": 2, "b": 1}}, {"q": ["x", "a"]})
+    assert judged.pooled() is judged and judged.hit_ranks.tolist() == [1]
+    qrels = rm.Qrels.from_dict({"q": {"a": 2, "b": 1}})
+    run = rm.Run.from_lists({"q": ["x", "a"]})
+    cut = locate_judged(qrels, run, ["q"], depth=1, with_pool=True)
+    assert cut.depth == 1 and cut.hit_ranks.tolist() == []
+    assert cut.pooled().depth == 2 and cut.pooled().hit_ranks.tolist() == [1]
+    unpooled = locate_in_lists({"q": {"a": 2}}, {"q": ["a"]}, with_pool=False)
+    with pytest.raises(RuntimeError, match="was not located"):
+        unpooled.pooled()
+    qrels = rm.Qrels.from_dict({"q": {"a": 1}})
+    nothing = locate_judged(qrels, rm.Run.from_lists({"q": ["a"]}), [], depth=None)
+    first, n_groups = nothing.group_first_ranks(1)
+    assert first.shape == (0, 1) and n_groups.tolist() == []

@@ -209,3 +209,27 @@ def test_float32_ties_are_read_on_every_ranking_path(n_short: int) -> None:
     as32 = rm.evaluate(qrels, run, metrics, score_precision="float32").per_query
     assert as32 == rm.evaluate(qrels, rounded, metrics).per_query
     assert as32 != rm.evaluate(qrels, run, metrics).per_query  # the precision matters here
+
+
+@pytest.mark.parametrize("cells", [7, 64])
+def test_ranks_compared_block_by_block_equal_sorted_positions(
+    monkeypatch: pytest.MonkeyPatch, cells: int
+) -> None:
+    """Located docs are compared with their rows a block at a time: with blocks of a few
+    docs, ties met only in later blocks (after blocks with none) are still broken by id,
+    each in its own block; uneven rows (NaN padding) and negative scores included."""
+    from ragmetrics.engine import locate
+
+    monkeypatch.setattr(locate, "BLOCK_CELLS", cells)
+    rng = random.Random(cells)
+    qrels, run = {}, {}
+    for q in range(120):
+        docs = [f"d{i}" for i in rng.sample(range(1000), rng.randrange(1, 12))]
+        tied = q >= 60  # the first half has distinct scores, the second many ties
+        run[f"q{q}"] = {
+            d: -rng.choice([0.5, 1.5]) if tied else -rng.random() - 0.01 * i
+            for i, d in enumerate(docs)
+        }
+        qrels[f"q{q}"] = {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, min(2, len(docs)))}
+    for depth in (None, 3):
+        _assert_same_judgments(qrels, rm.Run.from_dict(run), depth)
