@@ -239,9 +239,7 @@ def test_the_views_an_extension_kernel_reads_equal_their_definition(seed: int) -
         rows, ranks = judged.relevant_at(rel)
         for row, (q, grades) in enumerate(judgments.items()):
             ranking = rankings.get(q, [])
-            relevant = sorted(
-                rank for rank, d in enumerate(ranking) if grades.get(d, -9) >= rel
-            )
+            relevant = sorted(rank for rank, d in enumerate(ranking) if grades.get(d, -9) >= rel)
             assert ranks[rows == row].tolist() == relevant
             n_rel = sum(g >= rel for g in grades.values())
             assert judged.n_relevant(rel)[row] == n_rel == n_groups[row]
