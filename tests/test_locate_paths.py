@@ -233,3 +233,30 @@ def test_ranks_compared_block_by_block_equal_sorted_positions(
         qrels[f"q{q}"] = {d: rng.choice([0, 1, 2]) for d in rng.sample(docs, min(2, len(docs)))}
     for depth in (None, 3):
         _assert_same_judgments(qrels, rm.Run.from_dict(run), depth)
+
+
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_tied_hits_are_marked_at_the_precision_ranked(precision: str) -> None:
+    """``hit_tied`` marks a judged doc whose score equals the judged doc's just above it in
+    the same query, at the precision the ranking used (prefs_* read it), whichever path
+    ranked them (every doc judged: the run is sorted by its ties)."""
+    close = 1.0 + 2.0**-30  # above 1.0 in float64, equal in float32
+    run = rm.Run.from_dict(
+        {
+            "a": {"x": close, "y": 1.0, "z": 0.5, "w": 0.5, "v": 0.25},
+            "b": {"p": 0.5, "q": 0.4},  # b's first doc scores as a's last tie: not a tie
+        }
+    )
+    grades = {"x": 2, "y": 1, "z": 1, "w": 3, "v": 1}  # the grades tell the docs apart
+    qrels = rm.Qrels.from_dict({"a": grades, "b": {"p": 1, "q": 1}})
+    judged = locate_judged(qrels, run, ["a", "b"], depth=None, score_precision=precision)
+    tied = judged.hit_tied
+    assert tied is not None
+    if precision == "float32":  # x and y tie: by id descending, y first
+        order, marks = ["y", "x", "z", "w", "v"], [False, True, False, True, False]
+    else:
+        order, marks = ["x", "y", "z", "w", "v"], [False, False, False, True, False]
+    assert tied.tolist() == marks + [False, False]
+    assert judged.hit_ranks.tolist() == [0, 1, 2, 3, 4, 0, 1]
+    assert judged.hit_grades.tolist() == [grades[d] for d in order] + [1, 1]
+    assert list(run.ranking("a", score_precision=precision)) == order  # ties: ids descending
