@@ -256,7 +256,7 @@ def test_tied_hits_are_marked_at_the_precision_ranked(precision: str) -> None:
         order, marks = ["y", "x", "z", "w", "v"], [False, True, False, True, False]
     else:
         order, marks = ["x", "y", "z", "w", "v"], [False, False, False, True, False]
-    assert tied.tolist() == marks + [False, False]
+    assert tied.tolist() == [*marks, False, False]
     assert judged.hit_ranks.tolist() == [0, 1, 2, 3, 4, 0, 1]
     assert judged.hit_grades.tolist() == [grades[d] for d in order] + [1, 1]
     assert list(run.ranking("a", score_precision=precision)) == order  # ties: ids descending
