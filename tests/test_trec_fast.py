@@ -322,3 +322,39 @@ def test_fixed_decimal_run_reads_like_the_careful_reader(
     careful = _careful_run(path)
     run = rm.Run.from_trec(path)
     assert run.to_dict() == careful
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_many_blocks_plain_or_gzip_keep_their_order_and_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+) -> None:
+    """A file of many blocks, plain or gzip: the values come in file order, equal to the
+    careful reader's; a block that is not plain (a comment line half-way) hands the file to
+    the careful reader; a line too long in the last block and a truncated gzip stream are
+    named."""
+    import gzip
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 200)  # many blocks
+    rng = random.Random(4)
+    lines = [f"q{q} Q0 d{d} {d} {rng.random():.5f} t\n" for q in range(60) for d in range(9)]
+    text = "".join(lines).encode()
+
+    def write(name: str, data: bytes) -> Path:
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(data) if compressed else data)
+        return path
+
+    run = rm.Run.from_trec(write("run.txt", text))
+    assert run.to_dict() == _careful_run(tmp_path / "run.txt")
+    assert list(run)[:3] == ["q0", "q1", "q2"]
+    # a comment line half-way: the fast reader stops, the careful one reads it all
+    commented = text.replace(b"q30 Q0 d0", b"# a note\nq30 Q0 d0", 1)
+    assert rm.Run.from_trec(write("noted.txt", commented)).to_dict() == run.to_dict()
+    too_long = text + b"q99 Q0 " + b"d" * (1 << 20) + b" 1 0.5 t\n"  # past the line rule
+    with pytest.raises(rm.InputFormatError, match=r"line 541"):
+        rm.Run.from_trec(write("long.txt", too_long))
+    if compressed:
+        whole = gzip.compress(text)
+        (tmp_path / "cut.txt").write_bytes(whole[: len(whole) // 2])
+        with pytest.raises(rm.InputFormatError, match="corrupt or truncated"):
+            rm.Run.from_trec(tmp_path / "cut.txt")
