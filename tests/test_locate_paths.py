@@ -7,6 +7,7 @@ as the ranked lists of the sorted run (ranks are positions), and requires equal 
 from __future__ import annotations
 
 import random
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -260,3 +261,63 @@ def test_tied_hits_are_marked_at_the_precision_ranked(precision: str) -> None:
     assert judged.hit_ranks.tolist() == [0, 1, 2, 3, 4, 0, 1]
     assert judged.hit_grades.tolist() == [grades[d] for d in order] + [1, 1]
     assert list(run.ranking("a", score_precision=precision)) == order  # ties: ids descending
+
+
+def _paths_taken(
+    monkeypatch: pytest.MonkeyPatch,
+    run: dict[str, dict[str, float]],
+    judged_share: float,
+    whole: str = "",
+) -> list[tuple[str, int]]:
+    """Which way each located doc of ``run`` was ranked: ``(path, located docs)`` per call,
+    the ranks checked against the sorted run's positions. About ``judged_share`` of each
+    query's docs are judged, all of query ``whole``'s."""
+    from ragmetrics.engine import locate
+
+    calls: list[tuple[str, int]] = []
+
+    def spy(name: str, inner: Any, rows_at: int) -> Any:
+        def wrapped(*args: Any) -> Any:
+            calls.append((name, len(args[rows_at])))
+            return inner(*args)
+
+        return wrapped
+
+    monkeypatch.setattr(locate, "_ranks_by_sorting", spy("sort", locate._ranks_by_sorting, 2))
+    monkeypatch.setattr(
+        locate, "_ranks_by_comparing", spy("compare", locate._ranks_by_comparing, 4)
+    )
+    rng = random.Random(len(run))
+    qrels = {
+        q: {d: 1 for d in docs if q == whole or rng.random() < judged_share}
+        or {next(iter(docs)): 1}
+        for q, docs in run.items()
+    }
+    _assert_same_judgments(qrels, rm.Run.from_dict(run), None)
+    return calls  # the sorted run's ranks are its positions: no call
+
+
+def test_each_ranking_takes_the_path_its_cost_rule_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cost rules of ``rank_of``, observed: a query with many located docs is sorted
+    (n log n: a million judged docs take seconds, not hours) while the light ones beside it
+    are compared with their row; rankings too uneven to pad are sorted; a run in rank order
+    but for ties is sorted by its ties; a uniform run with few located docs a row is
+    compared."""
+    rng = random.Random(7)
+
+    def scores(n: int) -> dict[str, float]:
+        return {f"d{i}": rng.random() for i in rng.sample(range(100_000), n)}
+
+    heavy_and_light = {"heavy": scores(300)} | {f"q{i}": scores(100) for i in range(20)}
+    calls = _paths_taken(monkeypatch, heavy_and_light, 0.01, whole="heavy")
+    assert ("sort", 300) in calls  # the heavy query, all of it judged below
+    assert [name for name, _ in calls] == ["sort", "compare"]
+    uneven = {"deep": scores(5000)} | {f"q{i}": scores(3) for i in range(100)}
+    assert [name for name, _ in _paths_taken(monkeypatch, uneven, 0.01)] == ["sort"]
+    uniform = {f"q{i}": scores(20) for i in range(50)}
+    assert [name for name, _ in _paths_taken(monkeypatch, uniform, 0.5)] == ["compare"]
+    in_order_but_ties = {
+        f"q{i}": dict(zip(scores(20), sorted([0.5, 0.5, *np.linspace(0, 0.4, 18)])[::-1]))
+        for i in range(50)
+    }
+    assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.5)] == ["sort"]
