@@ -7,8 +7,8 @@ as the ranked lists of the sorted run (ranks are positions), and requires equal 
 from __future__ import annotations
 
 import random
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
