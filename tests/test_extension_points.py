@@ -29,6 +29,7 @@ def _restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
         (registry, "_PRESETS"),
         (registry, "_KEYWORD_PARAMS"),
         (stats, "_PAIRED_TESTS"),
+        (stats, "_CORRECTIONS"),
         (format_registry, "_FORMATS"),
     ):
         format_registry.formats()  # the built-in formats are in the copy
@@ -195,3 +196,28 @@ def test_formats_are_recognised_by_suffix_then_content(tmp_path: Path) -> None:
     assert format_registry.find_format(trec).name == "trec"
     with pytest.raises(rm.InputFormatError, match="Unknown input format 'xml'"):
         format_registry.read_run(trec, format="xml")
+
+
+def test_a_correction_is_seen_by_compare_its_legend_and_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    halve = stats.CorrectionSpec("halve", "Halving", "nothing", lambda p: p / 2)
+    assert stats.register_correction(halve) is halve
+    assert stats.corrections()["halve"] is halve and stats.correction_spec("halve") is halve
+    assert stats.adjust([0.5, 0.25], "halve") == [0.25, 0.125]
+    other = {q: dict(reversed(list(r.items()))) for q, r in RUN.items()}
+    cmp = rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1", "ndcg"], correction="halve")
+    assert "Halving" in cmp.legend()
+    qrels_path, a_path, b_path = tmp_path / "q.json", tmp_path / "a.json", tmp_path / "b.json"
+    qrels_path.write_text(json.dumps(QRELS))
+    a_path.write_text(json.dumps(RUN))
+    b_path.write_text(json.dumps(other))
+    code = main(["compare", str(qrels_path), str(a_path), str(b_path), "-m", "P@1",
+                 "--correction", "halve"])  # fmt: skip
+    assert code == 0 and "Halving" in capsys.readouterr().out
+    stats.register_correction(halve)  # the same spec again: nothing to refuse
+    with pytest.raises(
+        rm.InvalidParameterError,
+        match=r"^A correction named 'halve' is already registered; register yours under",
+    ):
+        stats.register_correction(stats.CorrectionSpec("halve", "Other", "FDR", lambda p: p))

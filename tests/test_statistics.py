@@ -276,3 +276,81 @@ def test_an_interval_that_ties_end_at_zero_is_zero_and_says_so() -> None:
     assert test.ci_high == 0.0 and test.wins == 0 and test.p_value >= 0.05
     table = comparison.tests_markdown()
     assert "0 (ties)\\]" in table and "An end written `0 (ties)` is exactly 0" in table
+
+
+def _bootstrap_reference(d: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The bootstrap test's null distribution from its definition: ``resamples`` draws of
+    the queries (in the library's batches of 2,000, one generator), |mean of the centred|."""
+    rng = np.random.default_rng(seed)
+    centred = d - d.mean()
+    sizes = [min(2000, resamples - start) for start in range(0, resamples, 2000)]
+    draws = [rng.integers(0, len(d), size=(size, len(d))) for size in sizes]
+    return np.abs(np.concatenate([centred[x].mean(axis=1) for x in draws]))
+
+
+@pytest.mark.parametrize("resamples", [1, 19, 2003])  # 2,003: a second batch of 3
+@pytest.mark.parametrize("kind", ["continuous", "coarse"])
+def test_the_bootstrap_test_and_interval_equal_their_definition(resamples: int, kind: str) -> None:
+    """p = (1 + #{|M| >= |mean d|}) / (1 + B), counted on the library's own draws; the
+    interval is mean +- the needed-th largest |M|, needed = ceil(alpha (B + 1) - 1) (at
+    least 1): the widest shift the same test does not reject. Coarse differences make
+    resampled means equal the observed one exactly (counted)."""
+    from ragmetrics.analysis.stats import bootstrap_test
+
+    rng = np.random.default_rng(resamples)
+    n = 12
+    a = rng.random(n) if kind == "continuous" else rng.integers(0, 3, n) / 2
+    b = rng.random(n) if kind == "continuous" else rng.integers(0, 3, n) / 2
+    d = a - b
+    extremes = _bootstrap_reference(d, resamples, seed=3)
+    observed = abs(d.mean())
+    expected_p = (1 + int((extremes >= observed - 1e-12).sum())) / (1 + resamples)
+    assert bootstrap_test(a, b, n_resamples=resamples, seed=3) == expected_p
+    for alpha in (0.05, 0.5, 0.9):
+        p, low, high = paired_interval(
+            a, b, test="bootstrap", alpha=alpha, n_resamples=resamples, seed=3
+        )
+        assert p == expected_p
+        needed = max(1, math.ceil(alpha * (resamples + 1) - 1 - 1e-9))
+        half = np.sort(extremes)[::-1][needed - 1]
+        if (p >= alpha) == (d.mean() - half <= 0 <= d.mean() + half):  # not nudged at 0
+            assert low == pytest.approx(d.mean() - half, abs=1e-9)
+            assert high == pytest.approx(d.mean() + half, abs=1e-9)
+
+
+def test_defaults_seeds_and_tiny_inputs_of_the_paired_tests() -> None:
+    """The documented defaults (10,000 permutations or resamples, seed 0; a 95% bootstrap
+    interval of 1,000 resamples) are what a call without them uses, the seed decides the
+    draws, one query is a valid input and none gives NaN; the t-test of two queries is
+    finite, of constant differences 0 (or 1 when they are all 0)."""
+    from ragmetrics.analysis.stats import (
+        bootstrap_ci,
+        bootstrap_test,
+        randomization_test,
+        t_test,
+    )
+
+    rng = np.random.default_rng(8)
+    a, b = rng.random(30), rng.random(30)
+    assert randomization_test(a, b) == randomization_test(a, b, n_permutations=10_000, seed=0)
+    assert randomization_test(a, b) != randomization_test(a, b, seed=1)
+    assert (randomization_test(a, b) * 10_001) % 1 == pytest.approx(0.0, abs=1e-6)
+    assert bootstrap_test(a, b) == bootstrap_test(a, b, n_resamples=10_000, seed=0)
+    assert bootstrap_test(a, b) != bootstrap_test(a, b, seed=1)
+    assert (bootstrap_test(a, b) * 10_001) % 1 == pytest.approx(0.0, abs=1e-6)
+    assert bootstrap_ci(a) == bootstrap_ci(a, n_resamples=1_000, level=0.95, seed=0)
+    assert bootstrap_ci(a) != bootstrap_ci(a, seed=1)
+    assert bootstrap_ci(a) != bootstrap_ci(a, level=0.9)
+    one, none = np.array([0.7]), np.array([])
+    assert randomization_test(one, one - 0.5, n_permutations=99) == 1.0  # either sign: as far
+    assert bootstrap_test(one, one - 0.5, n_resamples=99) == 1 / 100  # no resample as far
+    assert math.isnan(randomization_test(none, none)) and math.isnan(bootstrap_test(none, none))
+    p2 = t_test(np.array([0.9, 0.4]), np.array([0.1, 0.3]))
+    assert 0 < p2 < 1 and p2 == pytest.approx(scipy_stats.ttest_rel([0.9, 0.4], [0.1, 0.3]).pvalue)
+    _, low, high = paired_interval(
+        np.array([0.9, 0.4]), np.array([0.1, 0.3]), test="t-test", alpha=0.05
+    )
+    assert math.isfinite(low) and math.isfinite(high) and low < 0.45 < high
+    assert t_test(np.array([0.5, 0.7, 0.9]), np.array([0.4, 0.6, 0.8])) == 0.0
+    assert t_test(np.array([0.5, 0.7]), np.array([0.5, 0.7])) == 1.0
+    assert math.isnan(t_test(one, one))
