@@ -354,3 +354,49 @@ def test_defaults_seeds_and_tiny_inputs_of_the_paired_tests() -> None:
     assert t_test(np.array([0.5, 0.7, 0.9]), np.array([0.4, 0.6, 0.8])) == 0.0
     assert t_test(np.array([0.5, 0.7]), np.array([0.5, 0.7])) == 1.0
     assert math.isnan(t_test(one, one))
+
+
+def test_edges_of_the_paired_tests_and_their_words() -> None:
+    """Paired inputs must be two vectors of one length (a matrix is refused too); the
+    Wilcoxon test of no nonzero difference is 1, of balanced differences at most 1 (as
+    scipy), of one query a number; the interval's defaults are the documented ones; the
+    effect size of two queries is finite; unknown and clashing test names are refused in
+    words."""
+    from ragmetrics.analysis.stats import PairedTestSpec, effect_size, paired_test, register_test
+
+    with pytest.raises(rm.RagMetricsError) as caught:
+        wilcoxon_test(np.zeros((2, 3)), np.zeros((2, 3)))
+    assert str(caught.value) == (
+        "A paired test needs two equal-length vectors of per-query values; got shapes "
+        "(2, 3) and (2, 3)."
+    )
+    same = np.array([0.5, 0.5, 0.5])
+    assert wilcoxon_test(same, same) == 1.0
+    a, b = np.array([0.1, 0.9, 0.2, 0.8]), np.array([0.2, 0.8, 0.1, 0.9])
+    assert wilcoxon_test(a, b) == 1.0 == scipy_stats.wilcoxon(a, b).pvalue
+    rng = np.random.default_rng(2)
+    big_a = np.round(rng.random(40) * 4) / 4
+    big_b = big_a[::-1].copy()  # mirrored: the differences are balanced, with ties
+    assert wilcoxon_test(big_a, big_b) <= 1.0
+    assert wilcoxon_test(big_a, big_b) == pytest.approx(scipy_stats.wilcoxon(big_a, big_b).pvalue)
+    assert 0 < wilcoxon_test(np.array([0.9]), np.array([0.1])) <= 1.0
+    x, y = rng.random(25), rng.random(25)
+    for test in ("randomization", "bootstrap"):
+        assert paired_interval(x, y, test=test, alpha=0.05) == paired_interval(
+            x, y, test=test, alpha=0.05, n_resamples=10_000, seed=0
+        )
+        assert paired_interval(x, y, test=test, alpha=0.05) != paired_interval(
+            x, y, test=test, alpha=0.05, seed=1
+        )
+        p_one, _, _ = paired_interval(np.array([0.7]), np.array([0.2]), test=test, alpha=0.05)
+        assert 0 < p_one <= 1.0
+    assert effect_size(np.array([0.9, 0.4]), np.array([0.1, 0.3])) == pytest.approx(
+        0.45 / np.std([0.8, 0.1], ddof=1)
+    )
+    with pytest.raises(InvalidParameterError) as caught:
+        paired_test("sign")
+    assert str(caught.value).startswith("test must be one of 'randomization', ")
+    assert str(caught.value).endswith("; got 'sign'.")
+    with pytest.raises(InvalidParameterError) as caught:
+        register_test(PairedTestSpec("t-test", "another t", None, lambda d, a, n, s: (1, 0, 0)))
+    assert str(caught.value).startswith("A paired test named 't-test' is already registered")
