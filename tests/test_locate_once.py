@@ -271,3 +271,26 @@ def test_lists_are_judged_with_their_pool_and_an_empty_run_has_no_groups() -> No
     nothing = locate_judged(qrels, rm.Run.from_lists({"q": ["a"]}), [], depth=None)
     first, n_groups = nothing.group_first_ranks(1)
     assert first.shape == (0, 1) and n_groups.tolist() == []
+
+
+def test_one_ranking_names_its_query_and_precision_in_the_run_and_its_pool() -> None:
+    """``locate_in_ranking`` (the adapters' single-query path) labels the judged run and its
+    separately judged pool with the query id (``"q"`` unless given) and the precision the
+    scores were compared at, as the batch path does."""
+    from ragmetrics.engine.locate import locate_in_ranking
+
+    plain = locate_in_ranking({"a": 1}, ("a", "b"), depth=None)
+    assert plain.query_ids == ("q",) and plain.score_precision == "float64"
+    cut = locate_in_ranking(
+        {"a": 1, "b": 2},
+        ("a", "x", "b"),
+        query_id="question-7",
+        depth=1,
+        score_precision="float32",
+        with_pool=True,
+    )
+    pool = cut.pooled()
+    assert cut.query_ids == pool.query_ids == ("question-7",)
+    assert cut.score_precision == pool.score_precision == "float32"
+    assert cut.lengths.tolist() == [1] and pool.lengths.tolist() == [3]
+    assert pool.judged_counts.tolist() == [2] and pool.hit_grades.tolist() == [1.0, 2.0]
