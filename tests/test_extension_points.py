@@ -102,6 +102,15 @@ def _sign_test(
     return (1.0 if balanced else 0.01), float(d.min()), float(d.max())
 
 
+def _compare_on_the_command_line(tmp_path: Path, other: dict[str, Any], *flags: str) -> int:
+    """``ragmetrics compare`` of RUN against ``other`` on P@1, written as JSON files."""
+    qrels_path, a_path, b_path = tmp_path / "q.json", tmp_path / "a.json", tmp_path / "b.json"
+    qrels_path.write_text(json.dumps(QRELS))
+    a_path.write_text(json.dumps(RUN))
+    b_path.write_text(json.dumps(other))
+    return main(["compare", str(qrels_path), str(a_path), str(b_path), "-m", "P@1", *flags])
+
+
 def test_a_paired_test_is_seen_by_compare_its_wording_and_the_command_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -114,12 +123,7 @@ def test_a_paired_test_is_seen_by_compare_its_wording_and_the_command_line(
 
     html = write_report(cmp, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "paired sign test" in html
-    qrels_path, a_path, b_path = tmp_path / "q.json", tmp_path / "a.json", tmp_path / "b.json"
-    qrels_path.write_text(json.dumps(QRELS))
-    a_path.write_text(json.dumps(RUN))
-    b_path.write_text(json.dumps(other))
-    code = main(["compare", str(qrels_path), str(a_path), str(b_path), "-m", "P@1",
-                 "--test", "sign"])  # fmt: skip
+    code = _compare_on_the_command_line(tmp_path, other, "--test", "sign")
     assert code == 0 and "paired sign test" in capsys.readouterr().out
     with pytest.raises(rm.InvalidParameterError, match="'sign'"):
         rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1"], test="mcnemar")
@@ -208,12 +212,7 @@ def test_a_correction_is_seen_by_compare_its_legend_and_the_command_line(
     other = {q: dict(reversed(list(r.items()))) for q, r in RUN.items()}
     cmp = rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1", "ndcg"], correction="halve")
     assert "Halving" in cmp.legend()
-    qrels_path, a_path, b_path = tmp_path / "q.json", tmp_path / "a.json", tmp_path / "b.json"
-    qrels_path.write_text(json.dumps(QRELS))
-    a_path.write_text(json.dumps(RUN))
-    b_path.write_text(json.dumps(other))
-    code = main(["compare", str(qrels_path), str(a_path), str(b_path), "-m", "P@1",
-                 "--correction", "halve"])  # fmt: skip
+    code = _compare_on_the_command_line(tmp_path, other, "--correction", "halve")
     assert code == 0 and "Halving" in capsys.readouterr().out
     stats.register_correction(halve)  # the same spec again: nothing to refuse
     with pytest.raises(
