@@ -144,7 +144,7 @@ def test_ids_as_bytes_round_trip() -> None:
         encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
     empty = _packed.encode([], 0)
-    assert empty is not None and _packed.decode(empty) == []
+    assert empty is not None and len(empty) == 0 and _packed.decode(empty) == []
 
 
 @pytest.mark.parametrize(
