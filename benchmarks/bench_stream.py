@@ -12,8 +12,9 @@ Jobs: stream-trec, stream-gzip, stream-parquet (evaluate_stream; ``stream-trec:2
 the run among 2 worker processes, ``workers=2``; ``stream-trec:1cpu`` holds the one process
 to one core, a baseline for the workers, as one process parses on every core), memory
 (Run.from_trec + evaluate, only up to --memory-max queries), pytrec_eval (dicts parsed from
-the TREC file, only up to --pytrec-max queries) and ray (ragmetrics.ray.evaluate on ray.data.read_parquet, local Ray
-with the machine's CPUs). The 3M size is 300M rows, about 9 GB of TREC text: mind the disk.
+the TREC file, only up to --pytrec-max queries) and ray (ragmetrics.ray.evaluate on
+ray.data.read_parquet, local Ray with the machine's CPUs). The 3M size is 300M rows, about
+9 GB of TREC text: mind the disk.
 """
 
 from __future__ import annotations

@@ -461,7 +461,7 @@ def _fixed_point(
     if integer:
         magnitudes: np.ndarray = mantissa.astype(np.int64)
     elif isinstance(decimals, int):
-        magnitudes = mantissa / float(_POWERS[decimals])
+        magnitudes = mantissa / _TENS[decimals]
     else:
         magnitudes = mantissa / np.take(_TENS, decimals)
     np.negative(magnitudes, out=magnitudes, where=first == ord("-"))
