@@ -10,7 +10,9 @@ loaded (they are held in memory by design) and the peak during the job. Prints o
 
 Jobs: stream-trec, stream-gzip, stream-parquet (evaluate_stream; ``stream-trec:2`` shares
 the run among 2 worker processes, ``workers=2``; ``stream-trec:1cpu`` holds the one process
-to one core, a baseline for the workers, as one process parses on every core), memory
+to one core, a baseline for the workers, as one process parses on every core;
+``stream-gzip`` decompresses with zlib-ng where ``ragmetrics[gzip]`` installed it, and
+``stream-gzip-stdlib`` with the standard library's gzip), memory
 (Run.from_trec + evaluate, only up to --memory-max queries), pytrec_eval (dicts parsed from
 the TREC file, only up to --pytrec-max queries) and ray (ragmetrics.ray.evaluate on
 ray.data.read_parquet, local Ray with the machine's CPUs). The 3M size is 300M rows, about
@@ -145,7 +147,14 @@ def job(name: str, folder: Path) -> dict:
         result = rm.evaluate_stream(
             qrels, folder / "run.txt", METRICS, progress=False, workers=workers
         )
-    elif name == "stream-gzip":
+    elif name in ("stream-gzip", "stream-gzip-stdlib"):
+        if name.endswith("-stdlib"):  # the standard library's reader, as without zlib-ng
+            import gzip
+
+            from ragmetrics.engine import _parallel
+            from ragmetrics.formats import _io
+
+            _io.gzip_module = _parallel.gzip_module = lambda: gzip  # type: ignore[assignment]
         if not (folder / "run.txt.gz").exists():
             subprocess.run(["gzip", "-k", "-1", str(folder / "run.txt")], check=True)
         loaded = time.perf_counter()

@@ -1,4 +1,4 @@
-"""``evaluate_stream(..., workers=N)``: a TREC file or Parquet (a file of many
+"""``evaluate_stream(..., workers=N)``: a TREC file (plain or gzip) or Parquet (a file of many
 row groups, a folder) shared by N processes gives the same bits as one process, for every
 registered metric; bad input is refused as one process refuses it, with the same line."""
 
@@ -78,13 +78,7 @@ def test_every_share_of_every_input_gives_the_same_bits(tmp_path: Path, utility:
     folder.mkdir()
     for part, start in enumerate(range(0, table.num_rows, 4999)):  # files cut queries too
         pq.write_table(table.slice(start, 4999), folder / f"part-{part:02d}.parquet")
-    with pytest.warns(rm.OneProcessWarning, match="gzip stream decompresses only in order"):
-        gzipped = rm.evaluate_stream(
-            qrels, tmp_path / "run.txt.gz", metrics, per_query=True, batch_rows=500, workers=2,
-            progress=False,
-        )  # fmt: skip
-    _same(one, gzipped)
-    for source in (run, tmp_path / "run.parquet", folder):
+    for source in (run, tmp_path / "run.txt.gz", tmp_path / "run.parquet", folder):
         for workers in (2, 3, 5):
             shared = rm.evaluate_stream(
                 qrels, source, metrics, per_query=True, batch_rows=500, workers=workers,
@@ -178,3 +172,26 @@ def test_a_metric_registered_by_the_caller_reaches_spawned_workers(
                         params=(REL,), perfect_is_one=False, unit_range=False))  # fmt: skip
     with pytest.raises(rm.RagMetricsError, match="cannot be sent to a worker process"):
         rm.evaluate_stream(qrels, run, ["local_count_w"], workers=2, progress=False)
+
+
+def test_a_script_without_a_main_guard_shares_work_twice(tmp_path: Path) -> None:
+    """The second evaluation of a script forks its workers, as the first did: the pool of
+    the first is let end before (a spawned worker would run the unguarded script again)."""
+    import subprocess
+    import sys
+
+    _, run, _ = _write(tmp_path)
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import ragmetrics as rm\n"
+        "qrels = rm.Qrels.from_trec('qrels.txt')\n"
+        "for _ in range(3):\n"
+        "    result = rm.evaluate_stream(qrels, 'run.txt', ['map'], workers=2, progress=False)\n"
+        "    print(result.aggregate['map'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    values = done.stdout.split()
+    assert len(values) == 3 and len(set(values)) == 1 and float(values[0]) > 0

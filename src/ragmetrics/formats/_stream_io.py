@@ -23,7 +23,7 @@ from ragmetrics.data.run import Run
 from ragmetrics.errors import InputFormatError, UngroupedInputError
 from ragmetrics.formats._convert import not_utf8
 from ragmetrics.formats._io import close_bytes, open_bytes, parse_value, reading
-from ragmetrics.formats._rules import checked_lines, records
+from ragmetrics.formats._rules import MAX_LINE_BYTES, checked_lines, records
 from ragmetrics.formats._trec_fast import parsed_blocks
 
 _RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
@@ -240,18 +240,163 @@ def trec_shares(path: str | os.PathLike[str], n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in pairwise(cuts) if b > a]
 
 
-def lines_before(path: str | os.PathLike[str], offset: int) -> int:
-    """How many lines end before byte ``offset`` of a plain file (the number of the line
-    that starts there, less one)."""
-    count = 0
-    with open(path, "rb") as handle:
-        while offset > 0:
-            block = handle.read(min(1 << 24, offset))
-            if not block:
-                break
-            count += block.count(b"\n")
-            offset -= len(block)
-    return count
+def gzip_cuts(path: str | os.PathLike[str], n: int, inflate_cost: float) -> list[int]:
+    """Where ``n`` workers' shares of a gzip file start, in compressed bytes (the first at 0).
+
+    A gzip stream cannot be entered in the middle, so each worker decompresses everything
+    before its share, and a later share costs more: with inflating ``inflate_cost`` times as
+    dear as parsing and scoring the same bytes, share ``k`` takes ``(1 - a**k) / (1 - a**n)``
+    of the file before it (``a = 1 / (1 + inflate_cost)``), which gives every worker the same
+    work (with no cost, ``k / n``). Cuts that fall together (a small file) are given once."""
+    size = os.path.getsize(path)
+    a = 1 / (1 + inflate_cost)
+    cuts = [0]
+    for k in range(1, n):
+        before = (1 - a**k) / (1 - a**n) if inflate_cost > 0 else k / n
+        cut = round(size * before)
+        if cuts[-1] < cut < size:
+            cuts.append(cut)
+    return cuts
+
+
+_STEP = 1 << 20  # decompressed bytes per step of a gzip share
+
+
+class GzipShare:
+    """One worker's share of a gzip TREC file, read as a file (``read``, ``readline``): the
+    decompressed bytes from the query boundary that follows compressed byte ``cut`` to the one
+    that follows ``next_cut`` (None: to the end).
+
+    The stream is decompressed from its start in steps of ``_STEP`` bytes, and after each step
+    the compressed bytes taken so far are looked at: the step that takes them past a cut ends
+    at the same decompressed offset in every worker, whatever each reads after it. From there
+    the share boundary is found by the rule of :func:`trec_shares` (to the next line start, then
+    to the first line whose query differs from that line's), so the worker before a cut and
+    the worker after it agree on it. A line too long for the line rule ends the search where
+    it starts: the share that begins there names it."""
+
+    def __init__(self, path: str | os.PathLike[str], cut: int, next_cut: int | None) -> None:
+        self.name = os.fspath(path)
+        handle: Any = open_bytes(path)
+        self._handle = handle
+        self._raw = handle.fileobj  # the compressed file: tell() is what was taken
+        self._buffer = bytearray()  # decompressed bytes from offset _base on
+        self._base = 0
+        self._eof = False
+        self._next_cut = next_cut
+        self._crossing: int | None = None  # where the step past next_cut ended
+        self.end: int | None = None  # where this share ends, once known
+        if cut > 0:  # skip to the end of the step that takes the compressed bytes past cut
+            while self._step():
+                past = self._raw.tell() >= cut
+                self._base += len(self._buffer)
+                del self._buffer[:]
+                if past:
+                    break
+            self.start = self._boundary(self._base)
+        else:
+            self.start = 0
+        self._pos = self.start
+        self._settle_end()
+
+    def _step(self) -> bool:
+        data = self._handle.read(_STEP)
+        if not data:
+            self._eof = True
+            return False
+        self._buffer += data
+        cut = self._next_cut
+        if self._crossing is None and cut is not None and self._raw.tell() >= cut:
+            self._crossing = self._base + len(self._buffer)
+        return True
+
+    def _settle_end(self) -> None:
+        if self.end is None and self._crossing is not None:
+            self.end = max(self._boundary(self._crossing), self.start)
+
+    def _produced(self) -> int:
+        return self._base + len(self._buffer)
+
+    def _line_end(self, at: int) -> int | None:
+        """The offset after the line that holds ``at`` (the input's end for a last line
+        without a newline), or None for a line longer than the line rule allows."""
+        looked = at
+        while True:
+            found = self._buffer.find(b"\n", looked - self._base)
+            if found >= 0:
+                return self._base + found + 1
+            looked = self._produced()
+            if looked - at > MAX_LINE_BYTES + 3:
+                return None
+            if not self._step():
+                return looked
+
+    def _boundary(self, at: int) -> int:
+        """The first line start at or after ``at`` where the query changes (see the class)."""
+        start = at
+        if at > 0:
+            ended = self._line_end(at)
+            if ended is None:
+                return at
+            start = ended
+        ended = self._line_end(start)
+        if ended is None:
+            return start
+        first = query_of(self._slice(start, ended))
+        while ended < self._produced() or self._step():
+            following = self._line_end(ended)
+            if following is None or query_of(self._slice(ended, following)) != first:
+                return ended
+            ended = following
+        return ended
+
+    def _slice(self, start: int, end: int) -> bytes:
+        return bytes(self._buffer[start - self._base : end - self._base])
+
+    def _bound(self, size: int) -> tuple[int, bool]:
+        """Where a read of ``size`` bytes from here may end with what is decompressed, and
+        whether that is where it ends."""
+        wanted = self._pos + size if size >= 0 else None
+        if self.end is not None:
+            wanted = self.end if wanted is None else min(wanted, self.end)
+        produced = self._produced()
+        if wanted is not None and wanted <= produced:
+            return wanted, True
+        return produced, self._eof
+
+    def _more(self) -> None:
+        self._step()
+        self._settle_end()
+
+    def _take(self, stop: int) -> bytes:
+        data = self._slice(self._pos, stop)
+        self._pos = stop
+        if self._pos - self._base >= 4 * _STEP:  # let go of what was read
+            del self._buffer[: self._pos - self._base]
+            self._base = self._pos
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        stop, final = self._bound(size)
+        while not final:
+            self._more()
+            stop, final = self._bound(size)
+        return self._take(stop)
+
+    def readline(self, limit: int = -1) -> bytes:
+        looked = self._pos
+        while True:
+            stop, final = self._bound(limit)
+            found = self._buffer.find(b"\n", looked - self._base, stop - self._base)
+            if found >= 0:
+                return self._take(self._base + found + 1)
+            if final:
+                return self._take(stop)
+            looked = stop
+            self._more()
+
+    def close(self) -> None:
+        close_bytes(self._handle)
 
 
 def query_of(line: bytes) -> bytes:

@@ -154,14 +154,15 @@ def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[byt
             if len(rest) == limit and not rest.endswith(b"\n"):
                 name = getattr(handle, "name", "the input")
                 start = offset + block.rfind(b"\n") + 1
-                raise line_too_long(name, _line_number(name, start))
+                raise line_too_long(name, line_number(name, start))
         offset += len(block)
         yield block
 
 
-def _line_number(name: object, offset: int) -> int:
-    """The number of the line that starts at byte ``offset`` of the file ``name`` (read
-    again, in blocks: counting every block as it is read would slow every reading)."""
+def line_number(name: object, offset: int) -> int:
+    """The number of the line that starts at byte ``offset`` of the file ``name`` (of its
+    decompressed bytes, for gzip), read again, in blocks: counting every block as it is read
+    would slow every reading. 0 when the file cannot be opened again."""
     try:
         handle = open_bytes(name)  # type: ignore[arg-type]
     except (InputFormatError, TypeError):
