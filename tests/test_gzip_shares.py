@@ -110,9 +110,7 @@ def test_shares_tile_the_file_and_cut_between_queries(reader: str, members: int)
     path = _gzip_of(data, members)
     size = path.stat().st_size
     rng = random.Random(members)
-    plans = [
-        _stream_io.gzip_cuts(path, n, cost) for n in (2, 3, 8) for cost in (0.0, 0.23, 0.6)
-    ]
+    plans = [_stream_io.gzip_cuts(path, n, cost) for n in (2, 3, 8) for cost in (0.0, 0.23, 0.6)]
     plans += [[0, *sorted(rng.sample(range(1, size), k))] for k in (1, 4, 30)]
     plans.append([0, 1, 2, size - 1, size, size + 10])  # cuts at the edges, and past the end
     nonempty = 0
@@ -231,4 +229,7 @@ def test_standard_input_is_still_read_by_one_process(
     with pytest.warns(rm.OneProcessWarning, match="standard input is read in one pass"):
         piped = rm.evaluate_stream(qrels, "-", ["map"], workers=2, progress=False)
     (tmp_path / "run.txt").write_text("".join(lines))
-    assert piped.aggregate == rm.evaluate(qrels, rm.Run.from_trec(tmp_path / "run.txt"), ["map"]).aggregate
+    assert (
+        piped.aggregate
+        == rm.evaluate(qrels, rm.Run.from_trec(tmp_path / "run.txt"), ["map"]).aggregate
+    )

@@ -180,7 +180,7 @@ def test_a_script_without_a_main_guard_shares_work_twice(tmp_path: Path) -> None
     import subprocess
     import sys
 
-    _, run, _ = _write(tmp_path)
+    _write(tmp_path)  # qrels.txt and run.txt
     script = tmp_path / "script.py"
     script.write_text(
         "import ragmetrics as rm\n"
