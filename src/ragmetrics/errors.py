@@ -146,5 +146,5 @@ class AmbiguousChunkWarning(RagMetricsWarning):
 
 
 class OneProcessWarning(RagMetricsWarning):
-    """``workers`` > 1 was asked for an input that one process reads best (a gzip stream,
-    standard input): it is evaluated by one process, and the message says how to share it."""
+    """``workers`` > 1 was asked for an input that only one process can read (standard input,
+    read in one pass): it is evaluated by one process, and the message says why."""

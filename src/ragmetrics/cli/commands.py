@@ -235,8 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=cli_int,
         default=1,
         metavar="N",
-        help="with --stream: N processes share the run (a TREC file cut at query boundaries, "
-        "a gzip file in blocks, Parquet by row groups); the same numbers as one",
+        help="with --stream: N processes share the run (a TREC file, plain or gzip, cut at "
+        "query boundaries; Parquet by row groups); the same numbers as one",
     )
     evaluate.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
 

@@ -171,10 +171,11 @@ def evaluate_stream(
         name: the run's name (default: the file's stem).
         query_col, doc_col, score_col: column names of Parquet or Arrow input.
         workers: processes that share the work (each core can take one). A plain TREC file
-            is cut into byte ranges at query boundaries, each read by one worker; Parquet
-            is shared out by row groups (of one file or a folder). The partial results
-            merge exactly: the same bits as with one worker. A gzip file and standard input
-            are read by one process (``OneProcessWarning`` says why).
+            is cut into byte ranges at query boundaries, each read by one worker; a gzip
+            file likewise, each worker decompressing up to its share; Parquet is shared
+            out by row groups (of one file or a folder). The partial results merge
+            exactly: the same bits as with one worker. Standard input is read by one
+            process (``OneProcessWarning``).
         **keywords: those of :func:`~ragmetrics.evaluate` (``missing``, ``relevance_threshold``,
             ``grade_map``, ``score_precision``, ``progress``, ...).
 
