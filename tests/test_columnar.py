@@ -222,3 +222,35 @@ def test_ids_read_as_a_dictionary_only_where_the_file_keeps_one(
     qrels = rm.Qrels.from_dict({q: {next(iter(docs)): 1} for q, docs in results.items()})
     streamed = rm.evaluate_stream(qrels, path, ["map", "ndcg@10"], per_query=True)
     assert streamed.per_query == rm.evaluate(qrels, expected, ["map", "ndcg@10"]).per_query
+
+
+
+@pytest.mark.parametrize("compression", ["none", "snappy"])
+def test_a_file_written_over_after_reading_leaves_the_run_and_qrels_alone(
+    tmp_path: Path, compression: str
+) -> None:
+    """Parquet is read memory-mapped; nothing read may stay a view of the file's pages, or a
+    notebook that writes the file again would change (or crash) a run it already holds."""
+    import pyarrow.parquet as pq
+
+    qrels, run = _random(seed=9)
+    rows = [(q, d, s) for q, scores in run.to_dict().items() for d, s in scores.items()]
+    judged = [(q, d, g) for q, grades in qrels.to_dict().items() for d, g in grades.items()]
+    files = {"run": tmp_path / "run.parquet", "qrels": tmp_path / "qrels.parquet"}
+    for (name, path), (columns, values) in zip(
+        files.items(), ((rows, "score"), (judged, "relevance")), strict=True
+    ):
+        q, d, v = zip(*columns, strict=True)
+        table = pyarrow.table({"query_id": q, "doc_id": d, values: v})
+        # plain pages, uncompressed as well: the layout a view of the file could alias
+        pq.write_table(table, path, compression=compression, use_dictionary=False)
+    read, read_qrels = rm.Run.from_parquet(files["run"]), rm.Qrels.from_parquet(files["qrels"])
+    expected = rm.evaluate(qrels, run, ["map", "ndcg@10"]).per_query
+    for path in files.values():  # the same files (the same inodes), every byte overwritten
+        size = path.stat().st_size
+        with open(path, "r+b") as handle:
+            handle.write(b"\xff" * size)
+    with pytest.raises(rm.RagMetricsError, match="Parquet"):  # the overwrite took place
+        rm.Run.from_parquet(files["run"])
+    assert read == run and read_qrels == qrels
+    assert rm.evaluate(read_qrels, read, ["map", "ndcg@10"]).per_query == expected

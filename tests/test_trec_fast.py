@@ -78,12 +78,13 @@ def test_fast_run_reader_equals_careful_reader(
     [
         "# a comment\nq1 Q0 d1 1 0.5 t\n",
         "q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4 t\n",
+        "q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4 t",  # a blank line, no final newline
         "q1 Q0 dé 1 0.5 t\n",
         "q1 Q0 d1 1 0.5 t extra\n",
         "q1 Q0 d1 1 0x10 t\n",
         f"q1 Q0 {'d' * 300} 1 0.5 t\n",
     ],
-    ids=["comment", "blank line", "non-ascii", "extra field", "hex score", "300-byte doc id"],
+    ids=["comment", "blank line", "blank line, no final newline", "non-ascii", "extra field", "hex score", "300-byte doc id"],
 )
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.txt"
@@ -358,3 +359,48 @@ def test_many_blocks_plain_or_gzip_keep_their_order_and_errors(
         (tmp_path / "cut.txt").write_bytes(whole[: len(whole) // 2])
         with pytest.raises(rm.InputFormatError, match="corrupt or truncated"):
             rm.Run.from_trec(tmp_path / "cut.txt")
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_line_number_counts_the_lines_before_an_offset(tmp_path: Path, compressed: bool) -> None:
+    """``line_number`` (the line an error names, read again from the file's start): every
+    offset of a small file, offsets past its 1 MB reading blocks, past its end, and a file
+    that cannot be opened again (0)."""
+    import gzip
+
+    short = b"q1 Q0 a 1 0.5 t\n\nq1 Q0 bb 2 0.4 t\nq2 Q0 c 1 0.3 t\n"
+    long_lines = [b"q%d Q0 d 1 0.5 t\n" % i for i in range(150_000)]  # 2.4 MB
+    for name, data in (("short.txt", short), ("long.txt", b"".join(long_lines))):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(data) if compressed else data)
+        offsets = range(len(data) + 1) if data is short else (0, 1 << 20, len(data) - 5)
+        for offset in offsets:
+            assert _trec_fast.line_number(path, offset) == data[:offset].count(b"\n") + 1
+        beyond = _trec_fast.line_number(path, len(data) + 1000)
+        assert beyond == data.count(b"\n") + 1  # past the end: the lines there are
+    assert _trec_fast.line_number(tmp_path / "gone.txt", 10) == 0
+    assert _trec_fast.line_number(object(), 10) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("q1 Q0 d1 1 0.5\nt\nq1 Q0 d2 2 0.4 t\n", 1),  # a record's last field on the next line
+        ("q1 Q0 d1 1 0.5 t q1\nQ0 d2 2 0.4 t\n", 2),  # a newline inside the next record
+        ("q1 Q0 d1\n1 0.5 t\nq1 Q0 d2 2 0.4 t\n", 1),  # a record cut in half
+        # as many newlines as records, but the first after a record's fifth field
+        ("q1 Q0 d1 1 0.5\nt q1 Q0 d2 2 0.4 t\n", 1),
+        # as many newlines as records, none right after a record (a trailing space)
+        ("q1 Q0 d1 1 0.5 t q1\nQ0 d2 2 0.4 t \n", 2),
+    ],
+)
+def test_a_record_split_over_lines_is_refused_by_both_readers(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    """Six fields a record in all, but a newline that is not right after a record's last
+    field: the fast reader declines the block and the careful reader names the line."""
+    path = tmp_path / "run.txt"
+    path.write_text(text)
+    assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    with pytest.raises(rm.InputFormatError, match=rf"run\.txt, line {line}: expected at least 6"):
+        rm.Run.from_trec(path)
