@@ -224,7 +224,6 @@ def test_ids_read_as_a_dictionary_only_where_the_file_keeps_one(
     assert streamed.per_query == rm.evaluate(qrels, expected, ["map", "ndcg@10"]).per_query
 
 
-
 @pytest.mark.parametrize("compression", ["none", "snappy"])
 def test_a_file_written_over_after_reading_leaves_the_run_and_qrels_alone(
     tmp_path: Path, compression: str
@@ -237,8 +236,8 @@ def test_a_file_written_over_after_reading_leaves_the_run_and_qrels_alone(
     rows = [(q, d, s) for q, scores in run.to_dict().items() for d, s in scores.items()]
     judged = [(q, d, g) for q, grades in qrels.to_dict().items() for d, g in grades.items()]
     files = {"run": tmp_path / "run.parquet", "qrels": tmp_path / "qrels.parquet"}
-    for (name, path), (columns, values) in zip(
-        files.items(), ((rows, "score"), (judged, "relevance")), strict=True
+    for path, (columns, values) in zip(
+        files.values(), ((rows, "score"), (judged, "relevance")), strict=True
     ):
         q, d, v = zip(*columns, strict=True)
         table = pyarrow.table({"query_id": q, "doc_id": d, values: v})
