@@ -84,7 +84,15 @@ def test_fast_run_reader_equals_careful_reader(
         "q1 Q0 d1 1 0x10 t\n",
         f"q1 Q0 {'d' * 300} 1 0.5 t\n",
     ],
-    ids=["comment", "blank line", "blank line, no final newline", "non-ascii", "extra field", "hex score", "300-byte doc id"],
+    ids=[
+        "comment",
+        "blank line",
+        "blank line, no final newline",
+        "non-ascii",
+        "extra field",
+        "hex score",
+        "300-byte doc id",
+    ],
 )
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.txt"
@@ -403,4 +411,23 @@ def test_a_record_split_over_lines_is_refused_by_both_readers(
     path.write_text(text)
     assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
     with pytest.raises(rm.InputFormatError, match=rf"run\.txt, line {line}: expected at least 6"):
+        rm.Run.from_trec(path)
+
+
+_NOT_NUMBERS = ["1/234567", "12/34567", "0.1/2345", "/1234567", "1:5", "0.5:", ":", "9:.5",
+                "1.2:3", "0.12345:", "12345678:", "1234567/.5"]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", _NOT_NUMBERS)
+@pytest.mark.parametrize("neighbours", [("0.250000", "0.125000"), ("0.25", "0.125")])
+def test_bytes_next_to_the_digits_and_the_dot_are_not_read_as_them(
+    tmp_path: Path, bad: str, neighbours: tuple[str, str]
+) -> None:
+    """``/`` and ``:`` sit on either side of the digits in ASCII, and ``/`` is ``.`` with its
+    lowest bit flipped: a score holding one is refused with its line, whichever word-wise
+    path (every row's dot at one byte, or each row's own) reads the block."""
+    path = tmp_path / "run.txt"
+    first, second = neighbours
+    path.write_text(f"q1 Q0 a 1 {first} t\nq1 Q0 b 2 {second} t\nq1 Q0 c 3 {bad} t\n")
+    with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 3: field 5 must be"):
         rm.Run.from_trec(path)
