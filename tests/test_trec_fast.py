@@ -431,3 +431,59 @@ def test_bytes_next_to_the_digits_and_the_dot_are_not_read_as_them(
     path.write_text(f"q1 Q0 a 1 {first} t\nq1 Q0 b 2 {second} t\nq1 Q0 c 3 {bad} t\n")
     with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 3: field 5 must be"):
         rm.Run.from_trec(path)
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("block_bytes", [200, 1 << 21])
+@pytest.mark.parametrize("mark", [b"", b"\xef\xbb\xbf"], ids=["no BOM", "BOM"])
+def test_a_line_without_end_is_named_before_it_is_read_whole(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    compressed: bool,
+    block_bytes: int,
+    mark: bytes,
+) -> None:
+    """A file whose last 3 MB hold no line end: the fast reader stops reading at the line
+    rule's length and names the file and the line's number (counted over every block read
+    before it, a byte-order mark included: it named line 540 here), itself, not by handing
+    over to the careful reader."""
+    import gzip
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    lines = [f"q{q} Q0 d{d} {d} 0.{d}5 t\n" for q in range(60) for d in range(9)]
+    data = mark + "".join(lines).encode() + b"x" * (3 << 20)
+    path = tmp_path / "endless.txt"
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    message = r"endless\.txt, line 541: the line is longer than 1,048,576 bytes"
+    with pytest.raises(rm.InputFormatError, match=message):
+        read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
+    with pytest.raises(rm.InputFormatError, match=message):
+        rm.Run.from_trec(path)
+
+
+def test_a_handle_without_a_name_is_called_the_input() -> None:
+    import io
+
+    endless = io.BytesIO(b"q1 Q0 d 1 0.5 t\n" + b"x" * (3 << 20))
+    with pytest.raises(rm.InputFormatError, match=r"^the input, line 0: the line is longer"):
+        list(_trec_fast._blocks(endless))
+
+
+@pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_a_line_of_the_longest_length_allowed_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str
+) -> None:
+    """A line of exactly the line rule's length (without its end) is read, whatever block
+    it starts in: with 1-byte blocks the rest of the line is read past each block."""
+    from ragmetrics.formats._rules import MAX_LINE_BYTES
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 1)
+    prefix, suffix = "q1 Q0 ", " 1 0.5 t"
+    doc = "d" * (MAX_LINE_BYTES - len(prefix) - len(suffix))
+    path = tmp_path / "wide.txt"
+    path.write_text(f"q0 Q0 a 1 0.5 t{end}{prefix}{doc}{suffix}{end}q2 Q0 b 1 0.5 t{end}")
+    assert rm.Run.from_trec(path).to_dict() == {
+        "q0": {"a": 0.5},
+        "q1": {doc: 0.5},
+        "q2": {"b": 0.5},
+    }

@@ -120,7 +120,10 @@ def parsed_blocks(
         return _read_block(block, n_columns, doc_col, value_col, integer)
 
     head = handle.read(len(_BOM))
-    source = _blocks(handle, b"" if head == _BOM and offset == 0 else head, offset)
+    if head == _BOM and offset == 0:  # the file's first bytes: the mark, not a line's
+        source = _blocks(handle, b"", len(_BOM))
+    else:
+        source = _blocks(handle, head, offset)
     with ThreadPoolExecutor(_THREADS) as pool:
         pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
         try:
@@ -139,9 +142,10 @@ def parsed_blocks(
 
 def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[bytes]:
     """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
-    already read from the start; ``start``: where the handle starts in the file). A line
-    longer than the line rule allows is an error here, before it is read whole."""
-    offset = start + len(head)  # bytes before this block (line numbers only on an error)
+    already read, the first block's start; ``start``: where the first block starts in the
+    file). A line longer than the line rule allows is an error here, before it is read
+    whole."""
+    offset = start  # bytes of the file before this block (line numbers only on an error)
     while True:
         block = head + handle.read(_BLOCK_BYTES)
         head = b""
