@@ -487,3 +487,15 @@ def test_a_line_of_the_longest_length_allowed_is_read(
         "q1": {doc: 0.5},
         "q2": {"b": 0.5},
     }
+
+
+def test_standard_input_is_read_once_by_the_careful_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``-`` cannot be read twice: the fast reader leaves it to the careful one, which reads
+    every line, even of a block the fast reader would have declined (a comment)."""
+    import io
+    import types
+
+    text = b"# a note\nq1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.25 t\nq2 Q0 c 1 0.125 t\n"
+    monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BytesIO(text)))
+    assert read_plain_trec_packed("-", n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert rm.Run.from_trec("-").to_dict() == {"q1": {"a": 0.5, "b": 0.25}, "q2": {"c": 0.125}}
