@@ -295,11 +295,12 @@ def test_string_runs_find_judged_docs_alike_by_sets_and_by_scanning(
     store, judged_store = store_of(results), store_of(judged)
     rows = store.rows(list(judged_store.query_ids))
     answers = []
-    for hits in (0, 10**9):  # never scan, always scan
+    for hits in (0, 10**9):  # never scan, always scan; with a progress bar or without
         monkeypatch.setattr(_store, "_SCAN_HITS", hits)
-        found_rows, positions, values = store.find(judged_store, rows)
-        answers.append(sorted(zip(found_rows.tolist(), positions.tolist(), values.tolist())))
-    assert answers[0] == answers[1] and len(answers[0]) > 100
+        for progress in (False, True):
+            found_rows, positions, values = store.find(judged_store, rows, progress=progress)
+            answers.append(sorted(zip(found_rows.tolist(), positions.tolist(), values.tolist())))
+    assert answers[0] == answers[1] == answers[2] == answers[3] and len(answers[0]) > 100
     expected = sorted(
         (row, position, float(qrels[query][doc]))
         for row, query in enumerate(judged_store.query_ids)
