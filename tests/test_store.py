@@ -308,3 +308,21 @@ def test_string_runs_find_judged_docs_alike_by_sets_and_by_scanning(
         if doc in qrels[query]
     )
     assert answers[0] == expected
+
+
+def test_a_repeated_doc_in_a_run_too_uneven_to_pad_is_found(tmp_path: Path) -> None:
+    """One query of 5,000 results beside 2,000 of one or two: too uneven for one padded
+    matrix, so the store cannot rule repeats out by its hashes and regroups the run, which
+    keeps the best-scored copy of a repeated doc and counts the other."""
+    lines = [f"q0 Q0 d{i} {i} {1 - i / 10_000:.6f} t\n" for i in range(5_000)]
+    for q in range(1, 2_001):
+        lines.append(f"q{q} Q0 d{q} 1 0.5 t\n")
+        if q == 7:  # q7's doc again, next to it, with a better score
+            lines.append("q7 Q0 d7 2 0.9 t\n")
+    path = tmp_path / "uneven.txt"
+    path.write_text("".join(lines))
+    run = rm.Run.from_trec(path)
+    assert run["q7"] == ("d7",) and run.scores("q7") == (0.9,)
+    assert run.duplicates == {"q7": 1}
+    qrels = rm.Qrels.from_dict({"q7": {"d7": 1}})
+    assert rm.evaluate(qrels, run, ["P@2"]).aggregate == {"P@2": 0.5}
