@@ -326,3 +326,33 @@ def test_a_repeated_doc_in_a_run_too_uneven_to_pad_is_found(tmp_path: Path) -> N
     assert run.duplicates == {"q7": 1}
     qrels = rm.Qrels.from_dict({"q7": {"d7": 1}})
     assert rm.evaluate(qrels, run, ["P@2"]).aggregate == {"P@2": 0.5}
+
+
+@pytest.mark.parametrize("source", ["dict", "trec"])
+def test_a_run_in_rank_order_in_float64_is_tied_in_float32(source: str, tmp_path: Path) -> None:
+    """Rows written in descending score order, as systems write them, whose scores differ
+    only past float32's precision: ranked as given with ``float64``, but tied, and so by doc
+    id descending, with ``float32`` (pytrec_eval's order), whichever path checks the order."""
+    rng = random.Random(3)
+    results: dict[str, dict[str, float]] = {}
+    for q in range(200):
+        base = [1.0 - k / 64 for k in range(10)]
+        docs = sorted(rng.sample(range(1000), 20))  # ascending ids: float32 ties reverse them
+        scores = [b + e * 1e-12 for b in base for e in (1, 0)]  # pairs equal in float32
+        results[f"q{q}"] = {f"d{d:03d}": s for d, s in zip(docs, scores, strict=True)}
+    if source == "trec":
+        path = tmp_path / "run.txt"
+        path.write_text(
+            "".join(
+                f"{q} Q0 {d} {i + 1} {s!r} t\n"
+                for q, scored in results.items()
+                for i, (d, s) in enumerate(scored.items())
+            )
+        )
+        run = rm.Run.from_trec(path)
+    else:
+        run = rm.Run.from_dict(results)
+    qrels = rm.Qrels.from_dict({q: {next(iter(scored)): 1} for q, scored in results.items()})
+    for precision, expected in (("float64", 1.0), ("float32", 0.5)):
+        got = rm.evaluate(qrels, run, ["mrr"], score_precision=precision).aggregate["mrr"]
+        assert got == expected, precision
