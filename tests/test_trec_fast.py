@@ -36,6 +36,11 @@ def _careful_run(path: Path) -> dict[str, dict[str, float]]:
     return maps
 
 
+def _fast_run(path: Path | str) -> Any:
+    """The fast reader's columns of a run file, or None where it declines the file."""
+    return read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
+
+
 def _write_run(path: Path, rng: random.Random, *, crlf: bool, final_newline: bool) -> None:
     lines = []
     for q in rng.sample(range(40), 30):
@@ -59,9 +64,7 @@ def test_fast_run_reader_equals_careful_reader(
     rng = random.Random(seed)
     path = tmp_path / "run.txt"
     _write_run(path, rng, crlf=seed % 2 == 1, final_newline=seed % 3 != 0)
-    assert (
-        read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is not None
-    )
+    assert _fast_run(path) is not None
     run = rm.Run.from_trec(path)
     careful = _careful_run(path)
     assert run.query_ids == tuple(careful)
@@ -97,7 +100,7 @@ def test_fast_run_reader_equals_careful_reader(
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:
     path = tmp_path / "run.txt"
     path.write_text(text, encoding="utf-8")
-    assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert _fast_run(path) is None
     if "0x10" in text:
         with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1: field 5 must be"):
             rm.Run.from_trec(path)
@@ -409,7 +412,7 @@ def test_a_record_split_over_lines_is_refused_by_both_readers(
     field: the fast reader declines the block and the careful reader names the line."""
     path = tmp_path / "run.txt"
     path.write_text(text)
-    assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert _fast_run(path) is None
     with pytest.raises(rm.InputFormatError, match=rf"run\.txt, line {line}: expected at least 6"):
         rm.Run.from_trec(path)
 
@@ -456,7 +459,7 @@ def test_a_line_without_end_is_named_before_it_is_read_whole(
     path.write_bytes(gzip.compress(data) if compressed else data)
     message = r"endless\.txt, line 541: the line is longer than 1,048,576 bytes"
     with pytest.raises(rm.InputFormatError, match=message):
-        read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
+        _fast_run(path)
     with pytest.raises(rm.InputFormatError, match=message):
         rm.Run.from_trec(path)
 
@@ -497,5 +500,5 @@ def test_standard_input_is_read_once_by_the_careful_reader(monkeypatch: pytest.M
 
     text = b"# a note\nq1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.25 t\nq2 Q0 c 1 0.125 t\n"
     monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BytesIO(text)))
-    assert read_plain_trec_packed("-", n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert _fast_run("-") is None
     assert rm.Run.from_trec("-").to_dict() == {"q1": {"a": 0.5, "b": 0.25}, "q2": {"c": 0.125}}
