@@ -17,8 +17,9 @@ when both sides are bytes (:meth:`Store.hash_join`), else by set intersection of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
-from itertools import chain, compress, islice, repeat
+from itertools import chain, islice, repeat
 from operator import and_, attrgetter
 from typing import Any
 
@@ -611,23 +612,25 @@ def _scan_join(
     per_query: list[dict[str, Any]], own: list[tuple[str, ...]], progress: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:meth:`Store.find` by strings, each result looked up in its query's judgments at C
-    speed: ``(rows, positions, values)`` in rank-input order within each row."""
+    speed: ``(rows, positions, values)`` in rank-input order within each row.
+
+    One ``dict.get`` a result gives its judged value, or NaN where it is not judged (a
+    judged value is never NaN: grades are checked finite when the qrels are built), so the
+    values and where they are come out of one pass over the results."""
     n_queries = len(per_query)
     lengths = np.fromiter(map(len, own), dtype=np.int64, count=n_queries)
-    lookups: Iterable[Iterable[bool]] = map(map, map(attrgetter("__contains__"), per_query), own)
+    lookups: Iterable[Iterable[float]] = map(
+        map, map(attrgetter("get"), per_query), own, repeat(repeat(math.nan))
+    )
     if progress:
         from ragmetrics._util.progress import progress_bar
 
         lookups = progress_bar(lookups, total=n_queries, desc="judging")
-    found = np.fromiter(chain.from_iterable(lookups), dtype=bool, count=int(lengths.sum()))
-    at = np.flatnonzero(found)
+    looked_up = np.fromiter(chain.from_iterable(lookups), np.float64, int(lengths.sum()))
+    at = np.flatnonzero(~np.isnan(looked_up))
     rows = np.repeat(np.arange(n_queries), lengths)[at]
     positions = at - (np.cumsum(lengths) - lengths)[rows]
-    mask = found.tolist()
-    docs = compress(chain.from_iterable(own), mask)
-    owners = compress(chain.from_iterable(map(repeat, per_query, lengths.tolist())), mask)
-    values = np.fromiter(map(dict.__getitem__, owners, docs), dtype=np.float64, count=len(at))
-    return rows, positions, values
+    return rows, positions, looked_up[at]
 
 
 def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
