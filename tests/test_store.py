@@ -356,3 +356,89 @@ def test_a_run_in_rank_order_in_float64_is_tied_in_float32(source: str, tmp_path
     for precision, expected in (("float64", 1.0), ("float32", 0.5)):
         got = rm.evaluate(qrels, run, ["mrr"], score_precision=precision).aggregate["mrr"]
         assert got == expected, precision
+
+
+def test_every_array_a_store_holds_is_read_only(tmp_path: Path) -> None:
+    """A store is shared by every result built from it: its arrays (lengths, offsets,
+    values, ids, the encoded ids it keeps) refuse writes, in each of its three forms."""
+    by_bytes = store_of(_trec_run(tmp_path, [("q1", "d1", 0.9), ("q1", "d2", 0.5)]))
+    by_tuples = store_of(rm.Run.from_dict({"q1": {"d1": 0.9, "d2": 0.5}}))
+    by_maps = store_of(rm.Qrels.from_dict({"q1": {"d1": 2, "d2": 0}, "q2": {"d3": 1}}))
+    for store in (by_bytes, by_tuples, by_maps):
+        arrays = [store.lengths, store.offsets, store.values, store.encoded()]
+        if store.ids is not None:
+            arrays.append(store.ids)
+        for array in arrays:
+            assert array is not None
+            with pytest.raises(ValueError, match="read-only"):
+                array[0] = array[0]
+
+
+@pytest.mark.parametrize("hits", [0, 10**9])
+def test_joins_of_strings_show_one_judging_bar_over_the_queries(
+    hits: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the set join (few hits) and the scan join (many) both count queries, named "judging"
+    from ragmetrics.data import _store
+
+    monkeypatch.setattr(_store, "_SCAN_HITS", hits)
+    qrels = rm.Qrels.from_dict({f"q{q}": {"d1": 1, "d2": 0} for q in range(37)})
+    run = rm.Run.from_dict({f"q{q}": {"d1": 0.5, "d3": 0.4} for q in range(37)})
+    judged, results = store_of(qrels), store_of(run)
+    rows = results.rows(list(judged.query_ids))
+    found_rows, positions, values = results.find(judged, rows, progress=True)
+    assert found_rows.tolist() == list(range(37)) and set(positions.tolist()) == {0}
+    assert values.dtype == np.float64 and set(values.tolist()) == {1.0}
+    bar = capsys.readouterr().err
+    assert bar.startswith("\rjudging: ") and "| 37/37 [" in bar
+    results.find(judged, rows)  # no bar unless asked
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_repeat_in_a_row_shorter_than_others_is_found(seed: int, tmp_path: Path) -> None:
+    """Rows of uneven lengths share one padded matrix of hashes: a doc repeated in a short
+    row must be told from the padding beside it, wherever it sorts among its row."""
+    rng = random.Random(seed)
+    lines, expected, repeated = [], {}, {}
+    for q in range(60):
+        n = rng.randint(2, 30)
+        docs = [f"d{d}" for d in rng.sample(range(10**6), n)]
+        scores = [float(n - i) for i in range(n)]
+        if q % 2:  # a copy of one of its docs, scored lower: the first copy stays
+            at = rng.randrange(n)
+            docs.append(docs[at])
+            scores.append(-1.0)
+            repeated[f"q{q}"] = 1
+        lines.extend(zip([f"q{q}"] * len(docs), docs, scores, strict=True))
+        expected[f"q{q}"] = tuple(docs[:n])
+    lines = [("q-long", f"x{i}", float(-i)) for i in range(40)] + lines
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in lines))
+    run = rm.Run.from_trec(path)
+    assert run.duplicates == repeated
+    for query, docs in expected.items():
+        assert run[query] == docs
+
+
+def test_a_judged_query_missing_from_the_run_finds_nothing(tmp_path: Path) -> None:
+    # a query the run lacks has no results to meet: not even the doc that opens the run
+    run = _trec_run(tmp_path, [("q1", "d1", 0.9), ("q1", "d2", 0.5), ("q2", "d3", 0.7)])
+    qrels = rm.Qrels.from_dict({"q0": {"d1": 1}, "q1": {"d2": 1}, "q2": {"d3": 1}})
+    located = _join(qrels, run)
+    assert located is not None
+    assert sorted(zip(located[0].tolist(), located[1].tolist(), strict=True)) == [(1, 1), (2, 0)]
+    found = rm.evaluate(qrels, run, ["P@1"], missing="zero").per_query
+    assert found == {"q0": {"P@1": 0.0}, "q1": {"P@1": 0.0}, "q2": {"P@1": 1.0}}
+
+
+@pytest.mark.parametrize("content", ["split", "non-ascii"])
+def test_qrels_read_by_the_careful_path_keep_integer_grades(content: str, tmp_path: Path) -> None:
+    # qrels the fast reader hands over (a query split across the file; an id it cannot
+    # keep as bytes) are integers all the same: not "real-valued" grades
+    second = "q1 0 d3 2\n" if content == "split" else "q2 0 dé 2\n"
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq2 0 d2 0\n" + second)
+    qrels = rm.Qrels.from_trec(path)
+    assert not qrels.has_real_grades
+    assert qrels.max_grade() == 2 and isinstance(qrels.max_grade(), int)

@@ -119,11 +119,17 @@ class Store:
 
     @classmethod
     def from_maps(
-        cls, query_ids: Sequence[str], maps: list[dict[str, Any]], *, real: bool = False
+        cls,
+        query_ids: Sequence[str],
+        maps: list[dict[str, Any]],
+        *,
+        real: bool = False,
+        values: np.ndarray | None = None,
     ) -> Store:
         """Docs and values as one dict per query; ``real``: some values are not integers
-        (real-valued grades), so the values are kept as float64."""
-        store = cls(query_ids, lengths_of(maps), maps=maps)
+        (real-valued grades), so the values are kept as float64. ``values``: the maps'
+        values flat, when the caller has read them already."""
+        store = cls(query_ids, lengths_of(maps), maps=maps, values=values)
         store._real = real
         return store
 
@@ -626,7 +632,10 @@ def _scan_join(
         from ragmetrics._util.progress import progress_bar
 
         lookups = progress_bar(lookups, total=n_queries, desc="judging")
-    looked_up = np.fromiter(chain.from_iterable(lookups), np.float64, int(lengths.sum()))
+    queries = iter(lookups)
+    looked_up = np.fromiter(chain.from_iterable(queries), np.float64, int(lengths.sum()))
+    for _ in queries:  # fromiter stops at its count: a bar learns here that the queries ended
+        pass
     at = np.flatnonzero(~np.isnan(looked_up))
     rows = np.repeat(np.arange(n_queries), lengths)[at]
     positions = at - (np.cumsum(lengths) - lengths)[rows]

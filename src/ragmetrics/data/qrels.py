@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -76,17 +77,15 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         require_mapping(judgments, "Qrels", "a mapping of query id to {doc_id: grade}")
         check_ids(judgments, "Query ids", "of the qrels")
         per_query: list[Any] = list(judgments.values())
-        plain = set(map(type, per_query)) <= {dict} and set(
-            map(type, chain.from_iterable(map(dict.values, per_query)))
-        ) <= {int}
-        if plain:
-            try:  # every grade within int64 (at C speed); the slow path names one that is not
-                np.fromiter(chain.from_iterable(map(dict.values, per_query)), np.int64)
-            except OverflowError:
-                plain = False
-        if plain:  # the common case: dicts of int grades, copied with every id checked
+        grades: np.ndarray | None = None
+        if set(map(type, per_query)) <= {dict}:
+            # the common case: dicts of int grades, copied with every id checked; the grades
+            # are read from the copies (what the store keeps), each within int64 at C speed
             maps = checked_ids(per_query, list(judgments), "of the qrels", copies=True)
-        else:
+            if set(map(type, chain.from_iterable(map(dict.values, maps)))) <= {int}:
+                with contextlib.suppress(OverflowError):  # the slow path names it
+                    grades = np.fromiter(chain.from_iterable(map(dict.values, maps)), np.int64)
+        if grades is None:
             maps = []
             real = False
             for query_id, docs in judgments.items():
@@ -103,9 +102,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                 graded = {d: real_grade(g, query_id, d) for d, g in docs.items()}
                 real = real or any(isinstance(g, float) for g in graded.values())
                 maps.append(graded)
-        if plain:
+        else:
             real = False
-        self._store = Store.from_maps(list(judgments), maps, real=real)
+        self._store = Store.from_maps(list(judgments), maps, real=real, values=grades)
         self._groups = dict(groups) if groups else {}
 
     @classmethod
