@@ -328,3 +328,47 @@ def test_report_takes_slices_human_grades_and_texts(tmp_path: Path) -> None:
         "What is the name of Maya&#39;s dog?" in page or "What is the name of Maya's dog?" in page
     )
     assert "Frequently asked questions" in page  # an original's text, in the explorer's data
+
+
+def test_trec_eval_ends_its_process_with_every_line_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``ragmetrics trec_eval`` ends its process without the interpreter's teardown: what
+    it printed (block-buffered into a pipe or a file) must all be there, with its exit code;
+    a reader that stops early still gets a quiet 141, and an error its 2."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels.write_text("".join(f"q{i} 0 d{i} {i % 3}\n" for i in range(3_000)))
+    run.write_text(
+        "".join(f"q{i} Q0 d{j} {j} {1 / (j + 1)} t\n" for i in range(3_000) for j in (i, i + 1))
+    )
+    files = [str(qrels), str(run)]
+    code, expected, _ = _run(capsys, "trec_eval", "-q", *files)
+    assert code == 0 and expected.count("\n") > 3_000 * 20
+    for command in (
+        [sys.executable, "-m", "ragmetrics"],
+        [str(Path(sys.executable).parent / "ragmetrics")],
+    ):
+        done = subprocess.run(
+            [*command, "trec_eval", "-q", *files], capture_output=True, text=True, timeout=120
+        )
+        assert (done.returncode, done.stderr) == (0, "")
+        assert done.stdout == expected
+        written = tmp_path / "out.txt"
+        with open(written, "w") as out:
+            code = subprocess.run(
+                [*command, "trec_eval", "-q", *files], stdout=out, timeout=120
+            ).returncode
+        assert code == 0 and written.read_text() == expected
+        shell = " ".join([*command, "trec_eval", "-q", *files, "|", "head", "-1"])
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True, timeout=120
+        )
+        assert done.stdout.count("\n") == 1 and done.returncode == 141, done.stderr
+        assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+        done = subprocess.run(
+            [*command, "trec_eval", str(qrels), str(tmp_path / "none.txt")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2 and done.stdout == "" and "none.txt" in done.stderr

@@ -169,9 +169,10 @@ PUBLIC_API: dict[str, list[str]] = {
         "tukey_family",
         "tukey_hsd",
     ],
-    "ragmetrics.cli": ["main"],
+    "ragmetrics.cli": ["console", "main"],
     "ragmetrics.cli.commands": [
         "build_parser",
+        "console",
         "grade_map_argument",
         "main",
         "metric_names",

@@ -1,7 +1,5 @@
 """``python -m ragmetrics`` runs the command line."""
 
-import sys
+from ragmetrics.cli.commands import console
 
-from ragmetrics.cli.commands import main
-
-sys.exit(main())
+console()

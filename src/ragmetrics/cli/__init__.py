@@ -1,9 +1,10 @@
 """The command line: ``ragmetrics evaluate | compare | report | trec_eval | ...``.
 
-:func:`main` is the console script's entry point; the commands live in :mod:`.commands`,
+:func:`main` runs the command line and returns its exit code (:func:`console`, the console
+script's entry point, ends the process with it); the commands live in :mod:`.commands`,
 the trec_eval stand-in in :mod:`.trec_eval`.
 """
 
-from ragmetrics.cli.commands import main
+from ragmetrics.cli.commands import console, main
 
-__all__ = ["main"]
+__all__ = ["console", "main"]
