@@ -266,7 +266,7 @@ def test_without_per_query_values_the_result_says_so(tmp_path: Path) -> None:
     expected = evaluate(qrels, Run.from_trec(path), ["ndcg@10", "map"])
     streamed = evaluate_stream(qrels, path, ["ndcg@10", "map"], progress=False)
     _same(expected, streamed, per_query=False)
-    assert streamed.values.shape == (0, 2)
+    assert streamed.values.shape == (0, 2) and streamed.query_ids == ()
     for read in (
         lambda: streamed.per_query,
         lambda: streamed.worst("map"),
@@ -436,3 +436,160 @@ def test_a_streamed_parquet_run_with_its_own_column_names(tmp_path: Path) -> Non
         query_col="qid", doc_col="docno", score_col="sim",
     )  # fmt: skip
     assert streamed.per_query == evaluate(judgments, run, ["map", "ndcg@5"]).per_query
+
+
+def test_a_job_scores_its_share_in_this_process_as_a_worker_would() -> None:
+    """What each worker of ``evaluate_stream(workers=N)`` runs, run here: a job made in the
+    caller scores batches of whole queries; its partial results merged equal evaluate(),
+    and a share without a batch gives nothing to merge."""
+    from ragmetrics.engine.stream import Job
+
+    judgments, run = _data(6, n_queries=60)
+    keywords = {"grade_map": None, "missing": "zero"}
+    job = Job.of(
+        judgments, ["map", "ndcg@5", "recall@10"], keywords, per_query=True,
+        batch_rows=100, columns=None, name="r",  # type: ignore[arg-type]
+    )  # fmt: skip
+    ids = list(run.query_ids)
+    halves = [_subset(run, ids[: len(ids) // 2]), _subset(run, ids[len(ids) // 2 :])]
+    first, second = job.score(halves[:1], "share 1"), job.score(halves[1:], "share 2")
+    assert first is not None and second is not None
+    both = job.score(iter(halves), "one share")
+    assert both is not None
+    expected = evaluate(judgments, run, ["map", "ndcg@5", "recall@10"], missing="zero")
+    _same(expected, (first + second).result(judgments, name="r"))
+    _same(expected, both.result(judgments))
+    assert job.score(iter([]), "an empty share") is None
+
+
+def test_merged_counts_add_up_over_batches() -> None:
+    # every additive count of the partial results is summed, batch after batch
+    judgments = {f"q{i}": {"a": 1, "b": 0} for i in range(6)}
+    batches = [
+        Run.from_lists({"q0": ["a", "a", "x"], "q1": ["b"], "extra": ["a"]}),
+        Run.from_lists({"q2": ["x", "x", "x"], "q3": []}),
+        Run.from_lists({"q4": ["b", "a", "b"]}),
+    ]
+    parts = [partial(judgments, b, "P@2", per_query=True) for b in batches]
+    merged = merge(parts)
+    for field in ("in_run", "empty_rankings", "repeated_ids_dropped", "n_located", "n_ranked"):
+        assert getattr(merged, field) == sum(getattr(p, field) for p in parts), field
+    assert (merged.repeated_ids_dropped, merged.n_located, merged.n_ranked) == (4, 4, 4)
+    assert merged.unjudged == ("extra",) and merged.rows.tolist() == [0, 1, 2, 3, 4]
+    assert (parts[0] + parts[1] + parts[2]).n_located == 4
+    result = merged.result(judgments, name="batches")
+    assert result.run_name == "batches" and result.counts.repeated_ids_dropped == 4
+
+
+def test_partial_keeps_per_query_values_only_when_asked() -> None:
+    judgments = {"q1": {"a": 1}}
+    run = Run.from_lists({"q1": ["a"]})
+    assert partial(judgments, run, "P@1").values is None
+    kept = partial(judgments, run, "P@1", per_query=True)
+    assert kept.values is not None and kept.values.tolist() == [[1.0]]
+
+
+def test_merging_unlike_partials_says_what_differs() -> None:
+    judgments = {"q1": {"a": 1}, "q2": {"b": 1}}
+    one, two = Run.from_lists({"q1": ["a"]}), Run.from_lists({"q2": ["b"]})
+    with pytest.raises(InvalidParameterError) as caught:
+        merge([partial(judgments, one, ["P@1", "map"]), partial(judgments, two, "mrr")])
+    assert str(caught.value) == (
+        "Partial results merge only when made with the same metrics and keywords; got "
+        "['P@1', 'map'] and ['mrr']."
+    )
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_query_twice_within_one_partial_is_named(kept: bool) -> None:
+    """A partial result made by hand (or by a buggy engine) holding one qrels row twice: the
+    merge names the query (by its id when the values were kept, else by its row)."""
+    import dataclasses
+
+    judgments = {"q0": {"a": 1}, "q1": {"a": 1}, "q2": {"a": 1}}
+    run = Run.from_lists({"q0": ["a"], "q1": ["a"], "q2": ["a"]})
+    made = partial(judgments, run, "P@1", per_query=kept)
+    doubled = dataclasses.replace(
+        made,
+        rows=np.array([2, 0, 1, 0]),
+        values=None if made.values is None else np.ones((4, 1)),
+        query_ids=("q2", "q0", "q1", "q0") if kept else (),
+    )
+    name = "query 'q0'" if kept else "query 'at row 0 of the qrels'"
+    with pytest.raises(UngroupedInputError, match=name):
+        merge([doubled])
+
+
+def test_a_stream_of_runs_names_the_batch_that_is_not_one() -> None:
+    judgments = {"q1": {"a": 1}}
+    batches = [Run.from_lists({"q1": ["a"]}), Run.from_lists({"q2": ["a"]}), {"q3": ["a"]}]
+    with pytest.raises(InputFormatError) as caught:
+        evaluate_stream(judgments, iter(batches), "P@1", progress=False)
+    assert str(caught.value) == (
+        "Batch 3 of the stream is a dict; the first was a Run, so every batch must be one."
+    )
+
+
+def test_a_stream_warns_of_ids_that_never_meet_in_evaluate_s_words(tmp_path: Path) -> None:
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d2 1 0.9 t\n")
+    for missing, outcome in (("zero", "every judged query scores 0"), ("skip", "no query is")):
+        with pytest.warns(IdMismatchWarning, match="share no query id") as caught:
+            evaluate_stream({"other": {"d1": 1}}, path, "P@1", missing=missing, progress=False)
+        assert outcome in str(caught[0].message)
+    # one query whose docs of the same shape all missed: routine, no warning (as evaluate)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        streamed = evaluate_stream({"q1": {"d1": 1}}, path, "P@1", progress=False)
+    assert streamed.aggregate == {"P@1": 0.0}
+
+
+def test_arrow_batches_that_regroup_a_query_are_named_as_the_stream() -> None:
+    pa = pytest.importorskip("pyarrow")
+    first = pa.record_batch({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
+    again = pa.record_batch({"query_id": ["q1"], "doc_id": ["c"], "score": [0.3]})
+    judgments = {"q1": {"a": 1}, "q2": {"b": 1}}
+    for batch_rows in (1, 1000):  # the query back in a later batch, or in the same one
+        with pytest.raises(UngroupedInputError) as caught:
+            evaluate_stream(
+                judgments, iter([first, again]), "P@1", progress=False, batch_rows=batch_rows
+            )
+        assert str(caught.value).startswith(
+            "the stream: the run is not grouped by query: query 'q1' comes back after other "
+            "queries."
+        )
+
+
+def test_an_empty_stream_is_refused_in_words() -> None:
+    with pytest.raises(RagMetricsError) as caught:
+        evaluate_stream({"q1": {"a": 1}}, iter([]), "P@1", progress=False)
+    assert str(caught.value).startswith("the stream: the run is empty: it has no query.")
+
+
+def test_a_merged_partial_keeps_query_ids_only_beside_values() -> None:
+    judgments = {f"q{i}": {"a": 1} for i in range(4)}
+    one, two = Run.from_lists({"q0": ["a"], "q1": ["b"]}), Run.from_lists({"q2": ["a"]})
+    kept = merge(
+        [
+            partial(judgments, one, "P@1", per_query=True),
+            partial(judgments, two, "P@1", per_query=True),
+        ]
+    )
+    assert kept.query_ids == ("q0", "q1", "q2") and kept.values is not None
+    dropped = merge(
+        [partial(judgments, one, "P@1", per_query=True), partial(judgments, two, "P@1")]
+    )
+    assert dropped.query_ids == () and dropped.values is None
+
+
+def test_a_worker_s_share_that_repeats_a_query_is_named_with_the_share() -> None:
+    from ragmetrics.engine.stream import Job
+
+    judgments = {"q1": {"a": 1}, "q2": {"b": 1}}
+    job = Job.of(
+        judgments, ["P@1"], {}, per_query=False, batch_rows=1, columns=None, name=None,  # type: ignore[arg-type]
+    )  # fmt: skip
+    batch = Run.from_lists({"q2": ["b"]})
+    with pytest.raises(UngroupedInputError) as caught:
+        job.score([batch, batch], "run.txt (share 2)")
+    assert str(caught.value).startswith("run.txt (share 2): ") and "query 'q2'" in str(caught.value)
