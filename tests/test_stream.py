@@ -593,3 +593,64 @@ def test_a_worker_s_share_that_repeats_a_query_is_named_with_the_share() -> None
     with pytest.raises(UngroupedInputError) as caught:
         job.score([batch, batch], "run.txt (share 2)")
     assert str(caught.value).startswith("run.txt (share 2): ") and "query 'q2'" in str(caught.value)
+
+
+def _retrieved(judged, cutoff, *, rel):  # type: ignore[no-untyped-def]
+    """A metric of this module's own: how many docs each query retrieved."""
+    return judged.lengths.astype(float)
+
+
+def test_a_job_carries_the_caller_s_metrics_to_a_worker_that_lacks_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A spawned worker starts with the library's metrics only: the job carries the ones
+    the caller registered (with their aliases), never the library's own, and registers
+    them there before reading the names."""
+    from ragmetrics.engine.stream import Job
+    from ragmetrics.metrics import registry
+
+    for table in ("_REGISTRY", "_ALIASES"):
+        monkeypatch.setattr(registry, table, dict(getattr(registry, table)))
+    spec = registry.MetricSpec(
+        "retrieved_s", _retrieved, Cutoff.NONE, "classic", "retrieved docs",
+        params=(registry.REL,), perfect_is_one=False, unit_range=False,
+    )  # fmt: skip
+    registry.register(spec, "n_retrieved_s")
+    judgments, run = _data(2, n_queries=30)
+    names = ["map", "n_retrieved_s", "ndcg@5"]
+    job = Job.of(judgments, names, {}, per_query=True, batch_rows=100, columns=None, name=None)  # type: ignore[arg-type]
+    assert job.custom == ((spec, ("n_retrieved_s",)),)
+    for key in ("retrieved_s", "n_retrieved_s"):  # now as in a process that never saw it
+        registry._ALIASES.pop(key)
+    registry._REGISTRY.pop("retrieved_s")
+    assert [m.spec.name for m in job.resolved()] == ["map", "retrieved_s", "ndcg"]
+    assert registry.aliases_of("retrieved_s") == ["n_retrieved_s"]
+    scored = job.score([run], "a share")
+    assert scored is not None
+    _same(evaluate(judgments, run, names), scored.result(judgments))
+
+
+def test_a_stream_of_runs_without_a_query_is_an_empty_run() -> None:
+    with pytest.raises(RagMetricsError) as caught:
+        evaluate_stream({"q1": {"a": 1}}, [Run.from_dict({})], "P@1", progress=False)
+    assert str(caught.value).startswith("the stream: the run is empty: it has no query.")
+
+
+def test_merging_partials_names_the_merged_batches_in_its_message() -> None:
+    judgments = {"q1": {"a": 1}}
+    one = partial(judgments, Run.from_lists({"q1": ["a"]}), "P@1")
+    with pytest.raises(UngroupedInputError) as caught:
+        merge([one, one])
+    assert str(caught.value).startswith("the merged batches: ")
+
+
+def test_the_stream_s_progress_bar_counts_queries_and_leaves_no_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judgments, run = _data(3, n_queries=12)
+    evaluate_stream(judgments, [run], "P@1", progress=True)
+    bar = capsys.readouterr().err
+    assert bar.startswith("\revaluating: 0 queries [") and " queries/s]" in bar
+    assert bar.endswith("\r")  # erased when done (leave=False), not left as a line
+    evaluate_stream(judgments, [run], "P@1", progress=False)
+    assert capsys.readouterr().err == ""
