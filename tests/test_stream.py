@@ -654,3 +654,35 @@ def test_the_stream_s_progress_bar_counts_queries_and_leaves_no_line(
     assert bar.endswith("\r")  # erased when done (leave=False), not left as a line
     evaluate_stream(judgments, [run], "P@1", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_what_evaluate_stream_cannot_read_is_refused_in_words(tmp_path: Path) -> None:
+    import re
+
+    judgments = {"q1": {"a": 1}}
+    for source in (Run.from_lists({"q1": ["a"]}), {"q1": {"a": 1.0}}):
+        with pytest.raises(InputFormatError) as caught:
+            evaluate_stream(judgments, source, "P@1", progress=False)
+        assert str(caught.value) == (
+            "evaluate_stream reads a path or an iterable of batches; for a Run or a dict in "
+            "memory, use evaluate()."
+        )
+    with pytest.raises(InputFormatError) as caught:
+        evaluate_stream(judgments, 42, "P@1", progress=False)
+    assert str(caught.value) == (
+        "source must be a TREC or Parquet path, or an iterable of Run batches or Arrow record "
+        "batches; got int."
+    )
+    path = tmp_path / "run.json"
+    Run.from_lists({"q1": ["a"]}).to_json(path)
+    with pytest.raises(InputFormatError) as caught:
+        evaluate_stream(judgments, path, "P@1", progress=False)
+    assert re.search(r"streaming reader can: [a-z]+(, [a-z]+)+\); ", str(caught.value))
+    pa = pytest.importorskip("pyarrow")
+    empty = pa.table(
+        {name: pa.array([], kind) for name, kind in
+         (("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64()))}
+    )  # fmt: skip
+    with pytest.raises(RagMetricsError) as caught:
+        evaluate_stream(judgments, empty, "P@1", progress=False)
+    assert str(caught.value).startswith("the Arrow stream: the run is empty")

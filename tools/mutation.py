@@ -43,6 +43,7 @@ TARGETS = [
 
 # tests that run in-process on data they make themselves
 TESTS = [
+    "test_arrow_streams.py",  # Polars, DuckDB and pyarrow streams (its one subprocess test aside)
     "test_checked_values.py",
     "test_columnar.py",
     "test_compare.py",
