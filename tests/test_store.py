@@ -31,10 +31,13 @@ def join_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     return str(request.param)
 
 
-def _trec_run(tmp_path: Path, lines: list[tuple[str, str, float]]) -> rm.Run:
-    path = tmp_path / "run.txt"
+def _write_trec(path: Path, lines: list[tuple[str, str, float]]) -> Path:
     path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in lines))
-    run = rm.Run.from_trec(path)
+    return path
+
+
+def _trec_run(tmp_path: Path, lines: list[tuple[str, str, float]]) -> rm.Run:
+    run = rm.Run.from_trec(_write_trec(tmp_path / "run.txt", lines))
     assert store_of(run).ids is not None  # kept as bytes: the hashed join applies
     return run
 
@@ -407,8 +410,7 @@ def test_a_repeat_in_a_row_shorter_than_others_is_found(tmp_path: Path) -> None:
         docs = [f"d{d}" for d in rng.sample(range(10**6), n)]
         lines.extend(("q-short", d, float(n - i)) for i, d in enumerate(docs))
         lines.append(("q-short", docs[rng.randrange(n)], -1.0))  # lower: the first stays
-        path.write_text("".join(f"{q} Q0 {d} 0 {s!r} t\n" for q, d, s in lines))
-        run = rm.Run.from_trec(path)
+        run = rm.Run.from_trec(_write_trec(path, lines))
         assert run.duplicates == {"q-short": 1}
         assert run["q-short"] == tuple(docs)
 

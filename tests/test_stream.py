@@ -6,6 +6,7 @@ import gzip
 import random
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -438,18 +439,23 @@ def test_a_streamed_parquet_run_with_its_own_column_names(tmp_path: Path) -> Non
     assert streamed.per_query == evaluate(judgments, run, ["map", "ndcg@5"]).per_query
 
 
+def _job(judgments: Any, metrics: list[str], *, per_query: bool = True, **keywords: Any) -> Any:
+    """What evaluate_stream sends each worker, made here (column names: the defaults)."""
+    from ragmetrics.engine.stream import Job
+    from ragmetrics.formats._stream_io import Columns
+
+    return Job.of(
+        judgments, metrics, keywords, per_query=per_query, batch_rows=100, columns=Columns(),
+        name=None,
+    )  # fmt: skip
+
+
 def test_a_job_scores_its_share_in_this_process_as_a_worker_would() -> None:
     """What each worker of ``evaluate_stream(workers=N)`` runs, run here: a job made in the
     caller scores batches of whole queries; its partial results merged equal evaluate(),
     and a share without a batch gives nothing to merge."""
-    from ragmetrics.engine.stream import Job
-
     judgments, run = _data(6, n_queries=60)
-    keywords = {"grade_map": None, "missing": "zero"}
-    job = Job.of(
-        judgments, ["map", "ndcg@5", "recall@10"], keywords, per_query=True,
-        batch_rows=100, columns=None, name="r",  # type: ignore[arg-type]
-    )  # fmt: skip
+    job = _job(judgments, ["map", "ndcg@5", "recall@10"], grade_map=None, missing="zero")
     ids = list(run.query_ids)
     halves = [_subset(run, ids[: len(ids) // 2]), _subset(run, ids[len(ids) // 2 :])]
     first, second = job.score(halves[:1], "share 1"), job.score(halves[1:], "share 2")
@@ -560,9 +566,10 @@ def test_arrow_batches_that_regroup_a_query_are_named_as_the_stream() -> None:
         )
 
 
-def test_an_empty_stream_is_refused_in_words() -> None:
+@pytest.mark.parametrize("batches", [[], [Run.from_dict({})]], ids=["no batch", "no query"])
+def test_an_empty_stream_is_refused_in_words(batches: list[Run]) -> None:
     with pytest.raises(RagMetricsError) as caught:
-        evaluate_stream({"q1": {"a": 1}}, iter([]), "P@1", progress=False)
+        evaluate_stream({"q1": {"a": 1}}, iter(batches), "P@1", progress=False)
     assert str(caught.value).startswith("the stream: the run is empty: it has no query.")
 
 
@@ -583,12 +590,8 @@ def test_a_merged_partial_keeps_query_ids_only_beside_values() -> None:
 
 
 def test_a_worker_s_share_that_repeats_a_query_is_named_with_the_share() -> None:
-    from ragmetrics.engine.stream import Job
-
     judgments = {"q1": {"a": 1}, "q2": {"b": 1}}
-    job = Job.of(
-        judgments, ["P@1"], {}, per_query=False, batch_rows=1, columns=None, name=None,  # type: ignore[arg-type]
-    )  # fmt: skip
+    job = _job(judgments, ["P@1"], per_query=False)
     batch = Run.from_lists({"q2": ["b"]})
     with pytest.raises(UngroupedInputError) as caught:
         job.score([batch, batch], "run.txt (share 2)")
@@ -606,7 +609,6 @@ def test_a_job_carries_the_caller_s_metrics_to_a_worker_that_lacks_them(
     """A spawned worker starts with the library's metrics only: the job carries the ones
     the caller registered (with their aliases), never the library's own, and registers
     them there before reading the names."""
-    from ragmetrics.engine.stream import Job
     from ragmetrics.metrics import registry
 
     for table in ("_REGISTRY", "_ALIASES"):
@@ -618,7 +620,7 @@ def test_a_job_carries_the_caller_s_metrics_to_a_worker_that_lacks_them(
     registry.register(spec, "n_retrieved_s")
     judgments, run = _data(2, n_queries=30)
     names = ["map", "n_retrieved_s", "ndcg@5"]
-    job = Job.of(judgments, names, {}, per_query=True, batch_rows=100, columns=None, name=None)  # type: ignore[arg-type]
+    job = _job(judgments, names)
     assert job.custom == ((spec, ("n_retrieved_s",)),)
     for key in ("retrieved_s", "n_retrieved_s"):  # now as in a process that never saw it
         registry._ALIASES.pop(key)
@@ -628,12 +630,6 @@ def test_a_job_carries_the_caller_s_metrics_to_a_worker_that_lacks_them(
     scored = job.score([run], "a share")
     assert scored is not None
     _same(evaluate(judgments, run, names), scored.result(judgments))
-
-
-def test_a_stream_of_runs_without_a_query_is_an_empty_run() -> None:
-    with pytest.raises(RagMetricsError) as caught:
-        evaluate_stream({"q1": {"a": 1}}, [Run.from_dict({})], "P@1", progress=False)
-    assert str(caught.value).startswith("the stream: the run is empty: it has no query.")
 
 
 def test_merging_partials_names_the_merged_batches_in_its_message() -> None:
