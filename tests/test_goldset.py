@@ -613,3 +613,38 @@ def test_processes_opening_a_new_cache_at_once_all_find_it_whole(tmp_path: Path)
         ]
         errors = [w.communicate(timeout=120)[1] for w in workers]
         assert all(w.returncode == 0 for w in workers), errors
+
+
+def test_the_switch_to_write_ahead_logging_waits_for_a_writer_of_the_moment(
+    tmp_path: Path,
+) -> None:
+    """sqlite answers "database is locked" at once, without its busy wait, when the switch to
+    WAL meets another process's pending write (processes opening one new cache at once met
+    it in CI): the switch is tried again until the writer is done, and gives up only after
+    its wait."""
+    import sqlite3
+
+    from ragmetrics.goldset._cache import Cache
+
+    path = tmp_path / "cache.sqlite"
+    cache = Cache(path)
+    assert cache._db is not None
+    cache._db.execute("PRAGMA journal_mode=DELETE")
+    for wait, released in ((30.0, True), (0.0, False)):
+        writer = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("DELETE FROM claims")
+        timer = threading.Timer(0.3, lambda w=writer: w.execute("COMMIT"))  # type: ignore[misc]
+        timer.start()
+        try:
+            if released:
+                cache._write_ahead(wait)
+                mode = cache._db.execute("PRAGMA journal_mode").fetchone()[0]
+                assert mode == "wal"
+                cache._db.execute("PRAGMA journal_mode=DELETE")
+            else:
+                with pytest.raises(sqlite3.OperationalError, match="locked"):
+                    cache._write_ahead(wait)
+        finally:
+            timer.join()
+            writer.close()

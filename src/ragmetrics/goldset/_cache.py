@@ -124,7 +124,25 @@ class Cache:
             self._db.rollback()
             raise
         self._db.commit()
-        self._db.execute("PRAGMA journal_mode=WAL")  # readers go on while one writes
+        self._write_ahead()
+
+    def _write_ahead(self, wait: float = 30.0) -> None:
+        """Switch the file to write-ahead logging (readers go on while one writes). The
+        switch needs the file to itself, and sqlite answers "database is locked" at once,
+        without waiting, when another process opening it holds it that moment: try again
+        for up to ``wait`` seconds, as every other statement waits."""
+        assert self._db is not None
+        deadline = time.monotonic() + wait
+        pause = 0.005
+        while True:
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _check_and_create(self) -> None:
         assert self._db is not None
