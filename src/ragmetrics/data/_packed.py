@@ -104,7 +104,16 @@ def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.
     """The ``widths[i]`` bytes of ``buffer`` from each ``starts[i]``, as rows of whole 8-byte
     words (uint8, zero past each field; at least one word). ``buffer`` must hold that many
     words from every start."""
-    n_words = max(1, -(-int(widths.max()) // 8)) if len(widths) else 1
+    widest = int(widths.max()) if len(widths) else 0
+    n_words = max(1, -(-widest // 8))
+    if len(widths) and int(widths.min()) == widest:
+        # fields of one width (UUIDs): each row copied whole, then one band of zeros
+        windows = np.lib.stride_tricks.as_strided(
+            buffer, (len(buffer) - 8 * n_words + 1, 8 * n_words), (1, 1), writeable=False
+        )
+        rows: np.ndarray = windows[starts]
+        rows[:, widest:] = 0
+        return rows
     # every byte offset of the buffer seen as the start of an 8-byte word
     words_at = word_view(buffer)
     columns = []
@@ -113,7 +122,7 @@ def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.
         column &= LOW_BYTES[np.clip(widths - 8 * k, 0, 8)]
         columns.append(column)
     words = columns[0][:, None] if n_words == 1 else np.stack(columns, axis=1)
-    rows: np.ndarray = words.view(np.uint8)
+    rows = words.view(np.uint8)
     return rows
 
 
