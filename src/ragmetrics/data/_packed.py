@@ -28,6 +28,20 @@ def n_words(*arrays: np.ndarray) -> int:
 def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     """A 64-bit hash of each id, read as ``words`` 8-byte words (equal ids, equal hashes,
     whatever the width of the array they come from)."""
+    if len(ids) <= _HASH_CHUNK:
+        return _hashes(ids, words)
+    # a chunk at a time: its temporaries stay in the processor's cache (twice as fast)
+    hashed = np.empty(len(ids), dtype=np.uint64)
+    for start in range(0, len(ids), _HASH_CHUNK):
+        stop = start + _HASH_CHUNK
+        hashed[start:stop] = _hashes(ids[start:stop], words)
+    return hashed
+
+
+_HASH_CHUNK = 1 << 16
+
+
+def _hashes(ids: np.ndarray, words: int) -> np.ndarray:
     columns = _words(ids, words, "<u8")
     value = columns[:, 0] * _MULTIPLIER
     for column in range(1, words):
