@@ -436,3 +436,16 @@ def test_qrels_read_by_the_careful_path_keep_integer_grades(content: str, tmp_pa
     qrels = rm.Qrels.from_trec(path)
     assert not qrels.has_real_grades
     assert qrels.max_grade() == 2 and isinstance(qrels.max_grade(), int)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_run_starts_names_where_each_run_of_equal_rows_starts(seed: int) -> None:
+    """The linear-time start of each item's run equals a binary search for its value, on
+    sorted rows with runs of every length (one, many, the whole array) and on none."""
+    from ragmetrics._util.arrays import run_starts
+
+    rng = np.random.default_rng(seed)
+    size = [0, 1, 2, 50, 1000, 5000][seed]
+    rows = np.sort(rng.integers(0, max(1, size // (seed + 1)), size))
+    assert run_starts(rows).tolist() == np.searchsorted(rows, rows).tolist()
+    assert run_starts(np.zeros(size, dtype=np.int64)).tolist() == [0] * size

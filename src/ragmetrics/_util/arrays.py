@@ -17,6 +17,15 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
+def run_starts(rows: np.ndarray) -> np.ndarray:
+    """For each item of the sorted ``rows``, where its run of equal values starts (as
+    ``np.searchsorted(rows, rows)``, in linear time instead of a binary search each)."""
+    starts = np.ones(len(rows), dtype=bool)
+    np.not_equal(rows[1:], rows[:-1], out=starts[1:])
+    first = np.flatnonzero(starts)
+    return np.repeat(first, np.diff(first, append=len(rows)))
+
+
 def lengths_of(items: list[Any]) -> np.ndarray:
     """``len`` of each item, as int64."""
     return np.fromiter(map(len, items), dtype=np.int64, count=len(items))

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 
 import numpy as np
 
-from ragmetrics._util.arrays import fits_padded, pad_rows
+from ragmetrics._util.arrays import fits_padded, pad_rows, run_starts
 from ragmetrics.data._precision import ScorePrecision, as_float32
 from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
 from ragmetrics.data.qrels import Qrels
@@ -222,7 +222,7 @@ class JudgedRun:
         # the other rows: each relevant doc is a group, numbered in rank order
         own = ~given[self.hit_rows] & (self.hit_grades >= rel)
         rows, ranks = self.hit_rows[own], self.hit_ranks[own]
-        first[rows, np.arange(len(rows)) - np.searchsorted(rows, rows)] = ranks
+        first[rows, np.arange(len(rows)) - run_starts(rows)] = ranks
         return first, n_groups
 
     def pooled(self) -> JudgedRun:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import row_sums
+from ragmetrics._util.arrays import row_sums, run_starts
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.formats._rules import ascii_int
@@ -155,7 +155,7 @@ def average_precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.
         keep = columns < cutoff
         rows, columns = rows[keep], columns[keep]
     # the i-th relevant doc of a query (i = 1, 2, ...) at rank c + 1 adds precision i / (c + 1)
-    ordinal = np.arange(1, len(rows) + 1) - np.searchsorted(rows, rows)
+    ordinal = np.arange(1, len(rows) + 1) - run_starts(rows)
     summed = np.bincount(rows, weights=ordinal / (columns + 1.0), minlength=judged.n_queries)
     return _safe_divide(summed, judged.n_relevant(rel))
 
@@ -360,7 +360,7 @@ def bpref(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
     nonrelevant = (grades >= 0) & (grades < rel)
     # the judged non-relevant docs above each hit of its query (hits are by query, then rank)
     seen = np.concatenate(([0], np.cumsum(nonrelevant)[:-1])) if len(rows) else rows
-    above = seen - seen[np.searchsorted(rows, rows)] if len(rows) else seen
+    above = seen - seen[run_starts(rows)] if len(rows) else seen
     relevant = grades >= rel
     n_rel = judged.n_relevant(rel)
     row = rows[relevant]
@@ -391,7 +391,7 @@ def interpolated_precision(
     """
     rows, ranks = judged.relevant_at(rel)
     # the j-th relevant doc of a query at rank c + 1 has precision j / (c + 1)
-    first = np.searchsorted(rows, rows)
+    first = run_starts(rows)
     ordinal = np.arange(len(rows)) - first
     precision = (ordinal + 1) / (ranks + 1.0)
     # the highest precision from each relevant doc to the end of its query, by doubling:
