@@ -538,21 +538,33 @@ class Store:
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
         in_run = run_rows[owner]
         located = np.flatnonzero(in_run >= 0)
-        found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        step = max(1, 4 * BLOCK_CELLS // max(padded.shape[1], 1))  # 2-byte keys
-        for start in range(0, len(located), step):
-            block = located[start : start + step]
-            equal = padded[in_run[block]] == short[block, None]
-            column = equal.argmax(axis=1)  # the first equal key, or 0 where none is
-            hit = equal[np.arange(len(block)), column]
-            found.append(block[hit])
-            columns.append(column[hit])
-        judged_at = np.concatenate(found)
-        first = np.concatenate(columns)
         ids = self._ids
         assert ids is not None
-        same = ids[self.offsets[in_run[judged_at]] + first] == judged_ids[judged_at]
+        found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        equal_bytes: list[np.ndarray] = [np.zeros(0, dtype=bool)]
+        width = max(padded.shape[1], 1)
+        step = max(1, 4 * BLOCK_CELLS // width)  # 2-byte keys
+        for start in range(0, len(located), step):
+            block = located[start : start + step]
+            rows = in_run[block]
+            equal = padded[rows] == short[block, None]
+            # each judged doc's first equal key (the first of its row in the flat order)
+            at = np.flatnonzero(equal)
+            hit = at // width
+            if len(hit) > 1:
+                first_of_row = np.ones(len(hit), dtype=bool)
+                np.not_equal(hit[1:], hit[:-1], out=first_of_row[1:])
+                if not first_of_row.all():
+                    hit, at = hit[first_of_row], at[first_of_row]
+            column = at - hit * width
+            # checked byte for byte here, while the block's rows are in the cache
+            equal_bytes.append(ids[self.offsets[rows[hit]] + column] == judged_ids[block[hit]])
+            found.append(block[hit])
+            columns.append(column)
+        judged_at = np.concatenate(found)
+        first = np.concatenate(columns)
+        same = np.concatenate(equal_bytes)
         if same.all():
             return owner[judged_at], first, judged_at
         # the few whose first equal short key was another id's: every column, full hashes
