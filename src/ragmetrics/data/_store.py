@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.arrays import fits_padded, lengths_of, offsets_of, pad_rows, spans, split
+from ragmetrics._util.threads import map_threaded
 from ragmetrics.data import _packed
 from ragmetrics.data._precision import ScorePrecision, as_float32
 
@@ -540,12 +541,10 @@ class Store:
         located = np.flatnonzero(in_run >= 0)
         ids = self._ids
         assert ids is not None
-        found: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        columns: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        equal_bytes: list[np.ndarray] = [np.zeros(0, dtype=bool)]
         width = max(padded.shape[1], 1)
         step = max(1, 4 * BLOCK_CELLS // width)  # 2-byte keys
-        for start in range(0, len(located), step):
+
+        def block_join(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             block = located[start : start + step]
             rows = in_run[block]
             equal = padded[rows] == short[block, None]
@@ -559,12 +558,13 @@ class Store:
                     hit, at = hit[first_of_row], at[first_of_row]
             column = at - hit * width
             # checked byte for byte here, while the block's rows are in the cache
-            equal_bytes.append(ids[self.offsets[rows[hit]] + column] == judged_ids[block[hit]])
-            found.append(block[hit])
-            columns.append(column)
-        judged_at = np.concatenate(found)
-        first = np.concatenate(columns)
-        same = np.concatenate(equal_bytes)
+            same = ids[self.offsets[rows[hit]] + column] == judged_ids[block[hit]]
+            return block[hit], column, same
+
+        # blocks side by side on threads (numpy lets go of the interpreter)
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, bool))
+        parts = [empty, *map_threaded(block_join, range(0, len(located), step))]
+        judged_at, first, same = (np.concatenate(part) for part in zip(*parts, strict=True))
         if same.all():
             return owner[judged_at], first, judged_at
         # the few whose first equal short key was another id's: every column, full hashes

@@ -34,11 +34,12 @@ from itertools import pairwise
 from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._util.threads import set_threads
 from ragmetrics.data.files import find_format
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._io import GZIP_MAGIC, gzip_module, reading
-from ragmetrics.formats._trec_fast import line_number, set_parse_threads
+from ragmetrics.formats._trec_fast import line_number
 
 if TYPE_CHECKING:  # the job comes from engine.stream, which imports this module
     from ragmetrics.engine.stream import Job, Merger, PartialResult
@@ -175,7 +176,7 @@ def _add(merged: Merger, item: PartialResult | None) -> None:
 def _start(job: Job, threads: int) -> None:
     global _JOB
     _JOB = job
-    set_parse_threads(threads)  # the cores are shared among the workers
+    set_threads(threads)  # the cores are shared among the workers
 
 
 def _job() -> Job:

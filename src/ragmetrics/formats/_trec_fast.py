@@ -25,6 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ragmetrics._util.threads import threads
 from ragmetrics.data._packed import LOW_BYTES, word_rows, word_view
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -34,16 +35,6 @@ from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
 _BLOCK_BYTES = 1 << 21
-_THREADS = max(1, min(4, os.cpu_count() or 1))  # blocks parsed at once
-
-
-def set_parse_threads(threads: int) -> None:
-    """Parse this many blocks at once in this process (a worker of several takes its share
-    of the cores, not all of them)."""
-    global _THREADS
-    _THREADS = max(1, threads)
-
-
 _MAX_ID_WIDTH = 64  # query ids compared as fixed-width rows up to this many bytes
 _MAX_FIELD_WIDTH = 256  # a wider field sends the file to the careful reader
 _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an exact double
@@ -124,10 +115,10 @@ def parsed_blocks(
         source = _blocks(handle, b"", len(_BOM))
     else:
         source = _blocks(handle, head, offset)
-    with ThreadPoolExecutor(_THREADS) as pool:
+    with ThreadPoolExecutor(threads()) as pool:
         pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
         try:
-            for block in islice(source, 2 * _THREADS):
+            for block in islice(source, 2 * threads()):
                 pending.append((block, pool.submit(parse, block)))
             while pending:
                 block, parsed = pending.popleft()
