@@ -449,3 +449,28 @@ def test_run_starts_names_where_each_run_of_equal_rows_starts(seed: int) -> None
     rows = np.sort(rng.integers(0, max(1, size // (seed + 1)), size))
     assert run_starts(rows).tolist() == np.searchsorted(rows, rows).tolist()
     assert run_starts(np.zeros(size, dtype=np.int64)).tolist() == [0] * size
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(tmp_path: Path, seed: int) -> None:
+    """Tied scores are ranked by doc id descending (trec_eval), from a TREC file (ids as
+    bytes) and from dicts (ids as strings), equal to a plain sort: short runs of ties (each
+    sorted as a row) whose ids share their first 8 bytes or differ only past them, and, with
+    one score for a whole query, a run too long for a row (the one global sort)."""
+    rng = np.random.default_rng(seed)
+    run: dict[str, dict[str, float]] = {}
+    for q in range(60):
+        n = int(rng.integers(1, 90))
+        long_tie = q % 20 == 0  # one query tied throughout: a run of up to 89 ties
+        prefix = ["FBIS0000", "FBIS000", "LA12", "D"][int(rng.integers(0, 4))]
+        docs = {
+            f"{prefix}{int(rng.integers(0, 40)):0{int(rng.integers(1, 12))}d}" for _ in range(n)
+        }
+        grid = 1 if long_tie else int(rng.integers(2, 6))
+        run[f"q{q}"] = {d: float(rng.integers(0, grid)) / 4 for d in docs}
+    lines = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
+    from_file = _trec_run(tmp_path, lines)
+    for made in (from_file, rm.Run.from_dict(run)):
+        for q, docs in run.items():
+            expected = sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True)
+            assert made.ranking(q) == tuple(expected), q

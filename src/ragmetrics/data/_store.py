@@ -714,9 +714,60 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
         tied = [flat[i] for i in docs.tolist()]
         code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
         keys = [np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))]
+    lengths = ends - starts
+    width = int(lengths.max())
+    out = order.copy()
+    if width <= _TIE_WIDTH and len(lengths) * width <= 8 * len(positions):
+        # short runs (the usual ties): each sorted in a row of a padded matrix, key by key
+        ranked = _sorted_rows(keys, run_of, within, lengths, width)
+        first = np.cumsum(lengths) - lengths  # where each run starts in ``docs``
+        # the run's within-th position takes its within-th largest id
+        out[positions] = docs[first[run_of] + ranked[run_of, lengths[run_of] - 1 - within]]
+        return out
     ascending = np.lexsort((*keys, run_of))  # by run, then id ascending
     # the k-th tied position (its run's within[k]-th) takes its run's within[k]-th largest
     k = np.arange(len(positions))
-    out = order.copy()
-    out[positions] = docs[ascending[k + (ends - starts)[run_of] - 1 - 2 * within]]
+    out[positions] = docs[ascending[k + lengths[run_of] - 1 - 2 * within]]
     return out
+
+
+_TIE_WIDTH = 64  # runs of ties up to this long are sorted as rows of a matrix
+
+
+def _sorted_rows(
+    keys: list[np.ndarray],
+    run_of: np.ndarray,
+    within: np.ndarray,
+    lengths: np.ndarray,
+    width: int,
+) -> np.ndarray:
+    """For runs of items (item ``i`` is member ``within[i]`` of run ``run_of[i]``, run ``r``
+    has ``lengths[r]`` members), each run's members in ascending order of ``keys`` (least
+    significant first, as ``np.lexsort``): row ``r`` lists run ``r``'s member numbers, then
+    its padding. Each row is sorted by the most significant key; only where two members of
+    a run share it is the row sorted again, stably, key by key. The padding holds each
+    key's largest value and starts after the members, so it stays after them."""
+
+    def matrix_of(key: np.ndarray) -> np.ndarray:
+        matrix = np.full((len(lengths), width), np.iinfo(key.dtype).max, dtype=key.dtype)
+        matrix[run_of, within] = key
+        return matrix
+
+    first = matrix_of(keys[-1])
+    ranked: np.ndarray = np.argsort(first, axis=1, kind="stable")
+    if len(keys) == 1:
+        return ranked
+    in_order = np.take_along_axis(first, ranked, axis=1)
+    shared = (in_order[:, 1:] == in_order[:, :-1]) & (
+        np.arange(1, width)[None, :] < lengths[:, None]
+    )
+    again = np.flatnonzero(shared.any(axis=1))
+    if not len(again):
+        return ranked
+    # the rows where two members share it (a few, or none), key by key
+    order = np.broadcast_to(np.arange(width), (len(again), width))
+    for key in keys:
+        in_order = np.take_along_axis(matrix_of(key)[again], order, axis=1)
+        order = np.take_along_axis(order, np.argsort(in_order, axis=1, kind="stable"), axis=1)
+    ranked[again] = order
+    return ranked
