@@ -748,12 +748,17 @@ def _sorted_rows(
     a run share it is the row sorted again, stably, key by key. The padding holds each
     key's largest value and starts after the members, so it stays after them."""
 
-    def matrix_of(key: np.ndarray) -> np.ndarray:
-        matrix = np.full((len(lengths), width), np.iinfo(key.dtype).max, dtype=key.dtype)
-        matrix[run_of, within] = key
+    def matrix_of(key: np.ndarray, rows: np.ndarray, members: np.ndarray | None) -> np.ndarray:
+        """The key's padded matrix: of every run, or of the runs of ``members`` only."""
+        n_rows = len(lengths) if members is None else int(rows.max()) + 1
+        matrix = np.full((n_rows, width), np.iinfo(key.dtype).max, dtype=key.dtype)
+        if members is None:
+            matrix[rows, within] = key
+        else:
+            matrix[rows, within[members]] = key[members]
         return matrix
 
-    first = matrix_of(keys[-1])
+    first = matrix_of(keys[-1], run_of, None)
     ranked: np.ndarray = np.argsort(first, axis=1, kind="stable")
     if len(keys) == 1:
         return ranked
@@ -765,9 +770,13 @@ def _sorted_rows(
     if not len(again):
         return ranked
     # the rows where two members share it (a few, or none), key by key
+    slot = np.full(len(lengths), -1)
+    slot[again] = np.arange(len(again))
+    members = np.flatnonzero(slot[run_of] >= 0)
+    rows = slot[run_of[members]]
     order = np.broadcast_to(np.arange(width), (len(again), width))
     for key in keys:
-        in_order = np.take_along_axis(matrix_of(key)[again], order, axis=1)
+        in_order = np.take_along_axis(matrix_of(key, rows, members), order, axis=1)
         order = np.take_along_axis(order, np.argsort(in_order, axis=1, kind="stable"), axis=1)
     ranked[again] = order
     return ranked
