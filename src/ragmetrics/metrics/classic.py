@@ -389,6 +389,28 @@ def interpolated_precision(
         >>> [interpolated_precision(j, None, rel=1, level=v).tolist() for v in (0.0, 0.5, 1.0)]
         [[1.0], [1.0], [0.6666666666666666]]
     """
+    rows, first, found, best = judged.cached(
+        ("best_precision_after", rel), lambda: _best_precision_after(judged, rel)
+    )
+    scaled = level * judged.n_relevant(rel)
+    wanted = (
+        np.floor(scaled + 0.9).astype(np.int64) if rounding == "trec9" else _round_half_up(scaled)
+    )
+    values = np.zeros(judged.n_queries)
+    reached = (wanted <= found) & (found > 0)
+    starts = np.zeros(judged.n_queries, dtype=np.int64)
+    starts[rows] = first  # each query's first relevant hit
+    index = starts + np.maximum(wanted, 1) - 1
+    values[reached] = best[index[reached]]
+    return values
+
+
+def _best_precision_after(
+    judged: JudgedRun, rel: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Of each relevant doc retrieved (by query, then rank): its query, where its query's
+    relevant docs start, and the highest precision at its rank or after; with how many
+    relevant docs each query retrieved. The same for every recall level: made once."""
     rows, ranks = judged.relevant_at(rel)
     # the j-th relevant doc of a query at rank c + 1 has precision j / (c + 1)
     first = run_starts(rows)
@@ -405,17 +427,7 @@ def interpolated_precision(
         within = ahead <= last
         best[within] = np.maximum(best[within], best[ahead[within]])
         width *= 2
-    scaled = level * judged.n_relevant(rel)
-    wanted = (
-        np.floor(scaled + 0.9).astype(np.int64) if rounding == "trec9" else _round_half_up(scaled)
-    )
-    values = np.zeros(judged.n_queries)
-    reached = (wanted <= found) & (found > 0)
-    starts = np.zeros(judged.n_queries, dtype=np.int64)
-    starts[rows] = first  # each query's first relevant hit
-    index = starts + np.maximum(wanted, 1) - 1
-    values[reached] = best[index[reached]]
-    return values
+    return rows, first, found, best
 
 
 def _round_half_up(values: np.ndarray) -> np.ndarray:
