@@ -17,12 +17,17 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
+def first_of_runs(values: np.ndarray) -> np.ndarray:
+    """Where each run of equal neighbours of ``values`` starts (its index)."""
+    starts = np.ones(len(values), dtype=bool)
+    np.not_equal(values[1:], values[:-1], out=starts[1:])
+    return np.flatnonzero(starts)
+
+
 def run_starts(rows: np.ndarray) -> np.ndarray:
     """For each item of the sorted ``rows``, where its run of equal values starts (as
     ``np.searchsorted(rows, rows)``, in linear time instead of a binary search each)."""
-    starts = np.ones(len(rows), dtype=bool)
-    np.not_equal(rows[1:], rows[:-1], out=starts[1:])
-    first = np.flatnonzero(starts)
+    first = first_of_runs(rows)
     return np.repeat(first, np.diff(first, append=len(rows)))
 
 

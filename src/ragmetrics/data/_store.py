@@ -25,7 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import fits_padded, lengths_of, offsets_of, pad_rows, spans, split
+from ragmetrics._util.arrays import (
+    first_of_runs,
+    fits_padded,
+    lengths_of,
+    offsets_of,
+    pad_rows,
+    spans,
+    split,
+)
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.data import _packed
 from ragmetrics.data._precision import ScorePrecision, as_float32
@@ -551,11 +559,9 @@ class Store:
             # each judged doc's first equal key (the first of its row in the flat order)
             at = np.flatnonzero(equal)
             hit = at // width
-            if len(hit) > 1:
-                first_of_row = np.ones(len(hit), dtype=bool)
-                np.not_equal(hit[1:], hit[:-1], out=first_of_row[1:])
-                if not first_of_row.all():
-                    hit, at = hit[first_of_row], at[first_of_row]
+            firsts = first_of_runs(hit)
+            if len(firsts) < len(hit):
+                hit, at = hit[firsts], at[firsts]
             column = at - hit * width
             # checked byte for byte here, while the block's rows are in the cache
             same = ids[self.offsets[rows[hit]] + column] == judged_ids[block[hit]]
@@ -748,17 +754,15 @@ def _sorted_rows(
     a run share it is the row sorted again, stably, key by key. The padding holds each
     key's largest value and starts after the members, so it stays after them."""
 
-    def matrix_of(key: np.ndarray, rows: np.ndarray, members: np.ndarray | None) -> np.ndarray:
-        """The key's padded matrix: of every run, or of the runs of ``members`` only."""
-        n_rows = len(lengths) if members is None else int(rows.max()) + 1
-        matrix = np.full((n_rows, width), np.iinfo(key.dtype).max, dtype=key.dtype)
-        if members is None:
-            matrix[rows, within] = key
-        else:
-            matrix[rows, within[members]] = key[members]
+    def matrix_of(
+        values: np.ndarray, rows: np.ndarray, columns: np.ndarray, n_rows: int
+    ) -> np.ndarray:
+        """``values`` at ``(rows, columns)`` of a matrix padded with their largest value."""
+        matrix = np.full((n_rows, width), np.iinfo(values.dtype).max, dtype=values.dtype)
+        matrix[rows, columns] = values
         return matrix
 
-    first = matrix_of(keys[-1], run_of, None)
+    first = matrix_of(keys[-1], run_of, within, len(lengths))
     ranked: np.ndarray = np.argsort(first, axis=1, kind="stable")
     if len(keys) == 1:
         return ranked
@@ -773,10 +777,11 @@ def _sorted_rows(
     slot = np.full(len(lengths), -1)
     slot[again] = np.arange(len(again))
     members = np.flatnonzero(slot[run_of] >= 0)
-    rows = slot[run_of[members]]
+    rows, columns = slot[run_of[members]], within[members]
     order = np.broadcast_to(np.arange(width), (len(again), width))
     for key in keys:
-        in_order = np.take_along_axis(matrix_of(key, rows, members), order, axis=1)
+        matrix = matrix_of(key[members], rows, columns, len(again))
+        in_order = np.take_along_axis(matrix, order, axis=1)
         order = np.take_along_axis(order, np.argsort(in_order, axis=1, kind="stable"), axis=1)
     ranked[again] = order
     return ranked

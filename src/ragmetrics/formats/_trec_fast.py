@@ -115,10 +115,11 @@ def parsed_blocks(
         source = _blocks(handle, b"", len(_BOM))
     else:
         source = _blocks(handle, head, offset)
-    with ThreadPoolExecutor(threads()) as pool:
+    n_threads = threads()
+    with ThreadPoolExecutor(n_threads) as pool:
         pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
         try:
-            for block in islice(source, 2 * threads()):
+            for block in islice(source, 2 * n_threads):
                 pending.append((block, pool.submit(parse, block)))
             while pending:
                 block, parsed = pending.popleft()

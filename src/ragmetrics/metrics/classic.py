@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import row_sums, run_starts
+from ragmetrics._util.arrays import first_of_runs, row_sums, run_starts
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.formats._rules import ascii_int
@@ -61,13 +61,6 @@ def _safe_divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     out = np.zeros(shape, dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator != 0)
     return out
-
-
-def _starts(rows: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of sorted ``rows`` starts."""
-    starts = np.ones(len(rows), dtype=bool)
-    np.not_equal(rows[1:], rows[:-1], out=starts[1:])
-    return np.flatnonzero(starts)
 
 
 def precision(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -132,7 +125,7 @@ def reciprocal_rank(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.nd
     if cutoff is not None:
         keep = columns < cutoff
         rows, columns = rows[keep], columns[keep]
-    first = _starts(rows)  # each query's first relevant doc
+    first = first_of_runs(rows)  # each query's first relevant doc
     values = np.zeros(judged.n_queries)
     values[rows[first]] = 1.0 / (columns[first] + 1.0)
     return values
@@ -389,7 +382,7 @@ def interpolated_precision(
         >>> [interpolated_precision(j, None, rel=1, level=v).tolist() for v in (0.0, 0.5, 1.0)]
         [[1.0], [1.0], [0.6666666666666666]]
     """
-    rows, first, found, best = judged.cached(
+    starts, found, best = judged.cached(
         ("best_precision_after", rel), lambda: _best_precision_after(judged, rel)
     )
     scaled = level * judged.n_relevant(rel)
@@ -398,19 +391,15 @@ def interpolated_precision(
     )
     values = np.zeros(judged.n_queries)
     reached = (wanted <= found) & (found > 0)
-    starts = np.zeros(judged.n_queries, dtype=np.int64)
-    starts[rows] = first  # each query's first relevant hit
     index = starts + np.maximum(wanted, 1) - 1
     values[reached] = best[index[reached]]
     return values
 
 
-def _best_precision_after(
-    judged: JudgedRun, rel: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Of each relevant doc retrieved (by query, then rank): its query, where its query's
-    relevant docs start, and the highest precision at its rank or after; with how many
-    relevant docs each query retrieved. The same for every recall level: made once."""
+def _best_precision_after(judged: JudgedRun, rel: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each query's relevant docs retrieved start (by query, then rank), how many it
+    retrieved, and of each, the highest precision at its rank or after. The same for every
+    recall level: made once."""
     rows, ranks = judged.relevant_at(rel)
     # the j-th relevant doc of a query at rank c + 1 has precision j / (c + 1)
     first = run_starts(rows)
@@ -427,7 +416,9 @@ def _best_precision_after(
         within = ahead <= last
         best[within] = np.maximum(best[within], best[ahead[within]])
         width *= 2
-    return rows, first, found, best
+    starts = np.zeros(judged.n_queries, dtype=np.int64)
+    starts[rows] = first  # each query's first relevant hit
+    return starts, found, best
 
 
 def _round_half_up(values: np.ndarray) -> np.ndarray:
