@@ -107,6 +107,40 @@ def test_the_buffer_path_equals_the_careful_one() -> None:
     assert rm.Run.from_arrow(split).to_lists() == {"q1": ["a", "b"], "q2": ["c"]}
 
 
+def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
+    """UUIDs (one width) are read straight from Arrow's buffer; ids of mixed widths are
+    padded; a space, tab or NUL anywhere (here past the first block the check reads) sends
+    the column to the careful path, which keeps the id exactly."""
+    import uuid
+
+    from ragmetrics.formats import _columnar
+
+    rng = random.Random(3)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(20_000)]
+    queries = [f"q{i // 20}" for i in range(len(ids))]
+    scores = [rng.random() for _ in ids]
+    table = pyarrow.table({"query_id": queries, "doc_id": ids, "score": scores})
+    packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
+    assert packed is not None
+    assert packed[2].dtype == np.dtype("S36")
+    assert [i.decode() for i in packed[2][:3]] == ids[:3]
+    expected = {}
+    for q, d, s in zip(queries, ids, scores, strict=True):
+        expected.setdefault(q, {})[d] = s
+    assert rm.Run.from_arrow(table) == rm.Run.from_dict(expected)
+    mixed = pyarrow.table({"query_id": queries, "doc_id": [d[: 8 + i % 29] for i, d in
+                           enumerate(ids)], "score": scores})  # fmt: skip
+    packed = _columnar.packed_columns(mixed, "query_id", "doc_id", "score")
+    assert packed is not None and packed[2].dtype == np.dtype("S36")
+    assert packed[2][1].decode() == ids[1][:9]
+    for bad in (" ", "\t", "\x00", "\x7f", "é"):
+        far = list(ids)
+        far[-2] = far[-2][:10] + bad + far[-2][11:]  # byte ~720,000 of the column
+        table = pyarrow.table({"query_id": queries, "doc_id": far, "score": scores})
+        assert _columnar.packed_columns(table, "query_id", "doc_id", "score") is None
+        assert far[-2] in rm.Run.from_arrow(table)[queries[-2]]
+
+
 def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) -> None:
     """Parquet is read with its ids dictionary-encoded (each distinct id decoded once); a
     dictionary table from the caller, a non-ASCII id or a null take the paths they would."""

@@ -399,8 +399,8 @@ def _fixed_width(column: Any) -> Any:
     a byte that is not printable ASCII: a space, tab or NUL would be split or hidden by the
     zero padding, so such ids take the string path, which keeps them exactly).
 
-    Arrow pads every id to the longest with NUL bytes, in C++; the padded buffer is then the
-    array itself, without a Python string per row."""
+    The array is the column's data buffer itself, without a Python string per row: as it is
+    when every id has one width (UUIDs), else after Arrow pads every id to the longest."""
     import numpy as np
 
     pyarrow = import_pyarrow()
@@ -414,14 +414,16 @@ def _fixed_width(column: Any) -> Any:
         return distinct[column.indices.to_numpy(zero_copy_only=False)]
     if column.null_count or not _is_text(column.type) or not len(column):
         return None
-    sizes = compute.binary_length(column)
-    if compute.min(sizes).as_py() == 0 or not _printable_ascii(column):
+    sizes = compute.min_max(compute.binary_length(column)).as_py()
+    if sizes["min"] == 0 or not _printable_ascii(column):
         return None
-    width = compute.max(sizes).as_py()
-    padded = compute.utf8_rpad(column, width=width, padding="\x00")
-    data = padded.buffers()[2]
-    first, _ = _data_range(padded)
-    return np.frombuffer(data, dtype=f"S{width}", count=len(padded), offset=first)
+    width = sizes["max"]
+    if sizes["min"] < width:
+        # Arrow pads every id to the longest with NUL bytes, in C++
+        column = compute.utf8_rpad(column, width=width, padding="\x00")
+    # ids of one width (UUIDs) lie in the data buffer as a fixed-width array already
+    first, _ = _data_range(column)
+    return np.frombuffer(column.buffers()[2], dtype=f"S{width}", count=len(column), offset=first)
 
 
 def _data_range(column: Any) -> tuple[int, int]:
@@ -450,8 +452,20 @@ def _printable_ascii(column: Any) -> bool:
     if data is None:
         return True
     raw = np.frombuffer(data, dtype=np.uint8, count=last - first, offset=first)
-    shifted = raw - np.uint8(33)  # wraps below 33: one comparison finds both ends
-    return not bool((shifted >= 94).any())
+    # a block at a time in two scratch buffers that stay in the cache: whole-column
+    # temporaries would cost two fresh allocations of the ids' size (page faults included)
+    step = max(1, min(len(raw), _CHECK_BYTES))
+    shifted, outside = np.empty(step, dtype=np.uint8), np.empty(step, dtype=bool)
+    for start in range(0, len(raw), step):
+        part = raw[start : start + step]
+        n = len(part)
+        np.subtract(part, np.uint8(33), out=shifted[:n])  # wraps below 33: one comparison
+        if np.greater_equal(shifted[:n], np.uint8(94), out=outside[:n]).any():
+            return False
+    return True
+
+
+_CHECK_BYTES = 1 << 17
 
 
 def _is_text(kind: Any) -> bool:
