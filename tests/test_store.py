@@ -474,3 +474,33 @@ def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(tmp_path: Path,
         for q, docs in run.items():
             expected = sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True)
             assert made.ranking(q) == tuple(expected), q
+
+
+@pytest.mark.parametrize("repeat_in", [None, 0, 7, 299])
+def test_repeats_are_found_in_any_block_and_told_from_a_collision(
+    monkeypatch: pytest.MonkeyPatch, repeat_in: int | None
+) -> None:
+    """A bytes store rules out a doc held twice by a query by sorting each row's hashes, a
+    block of rows at a time: a repeat in any block (the first, one inside, the last) is
+    found, and two different ids with one full hash (a collision) are told apart by their
+    bytes, not taken for a repeat."""
+    from ragmetrics.data import _store
+
+    monkeypatch.setattr(_store, "BLOCK_CELLS", 64)  # six rows of ten a block
+    real = _packed.hashes
+
+    def colliding(ids: np.ndarray, words: int) -> np.ndarray:
+        hashed = real(ids, words).copy()
+        hashed[np.isin(ids, np.array([b"x-one", b"y-two"]))] = np.uint64(12345)
+        return hashed
+
+    monkeypatch.setattr(_packed, "hashes", colliding)
+    rows = [[f"q{q}d{j}" for j in range(10)] for q in range(300)]
+    rows[3][2], rows[3][8] = "x-one", "y-two"  # one hash, two ids
+    if repeat_in is not None:
+        rows[repeat_in][9] = rows[repeat_in][4]
+    ids = np.array([d.encode() for row in rows for d in row])
+    store = Store.from_bytes(
+        [f"q{q}" for q in range(300)], np.full(300, 10), ids, np.zeros(len(ids))
+    )
+    assert store.has_repeats() is (repeat_in is not None)

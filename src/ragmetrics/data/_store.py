@@ -314,23 +314,37 @@ class Store:
         if not fits_padded(counts, len(ids)):
             return True
         hashed = self.hashes(_packed.n_words(ids))
-        top = np.uint64(2**64 - 2)  # the top value is the padding
-        rows = pad_rows(counts, np.minimum(hashed, top), fill=2**64 - 1)
-        rows.sort(axis=1)  # the matrix is ours: a copy, or a view of the fresh minimum
-        equal = rows[:, 1:] == rows[:, :-1]
-        if not equal.any():  # the usual case: no two keys of a row alike
+        keys = np.minimum(hashed, np.uint64(2**64 - 2))  # ours to sort: the top value pads
+        width = int(counts.max())
+        step = max(1, BLOCK_CELLS // max(width, 1))
+        offsets = self.offsets
+
+        def block_pairs(start: int) -> tuple[np.ndarray, np.ndarray]:
+            """The (row, sorted column) of each two equal keys side by side in a block of
+            rows (sorted in place, a block at a time: the matrix stays in the cache)."""
+            stop = min(start + step, len(counts))
+            values = keys[offsets[start] : offsets[stop]]
+            rows = pad_rows(counts[start:stop], values, min_width=width, fill=2**64 - 1)
+            rows.sort(axis=1)
+            row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
+            real = column + 1 < counts[start + row]  # both members are docs, not padding
+            return start + row[real], column[real]
+
+        pairs = map_threaded(block_pairs, range(0, len(counts), step))
+        row = np.concatenate([found for found, _ in pairs])
+        if not len(row):  # the usual case: no two keys of a row alike
             return False
-        row, column = np.nonzero(equal)
-        real = column + 1 < counts[row]  # both members of the pair are docs, not padding
-        if not real.any():
-            return False
+        column = np.concatenate([at for _, at in pairs])
         # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
-        row, column = row[real], column[real]
-        unsorted = pad_rows(counts, np.minimum(hashed, top), fill=2**64 - 1)[row]
+        # (each such row's keys again, as they were before the sort, so that the stable
+        # argsort lists them in the sorted order)
+        _, _, at = spans(offsets[row], counts[row])
+        clamped = np.minimum(hashed[at], np.uint64(2**64 - 2))
+        unsorted = pad_rows(counts[row], clamped, min_width=width, fill=2**64 - 1)
         order = np.argsort(unsorted, axis=1, kind="stable")
-        pairs = np.arange(len(row))
-        first = self.offsets[row] + order[pairs, column]
-        second = self.offsets[row] + order[pairs, column + 1]
+        n = np.arange(len(row))
+        first = offsets[row] + order[n, column]
+        second = offsets[row] + order[n, column + 1]
         return bool((ids[first] == ids[second]).any())
 
     # --- order --------------------------------------------------------------------------
