@@ -149,3 +149,28 @@ def test_the_llama_index_package_declares_its_llamahub_listing() -> None:
     classes = {n for n in package.__all__ if isinstance(getattr(package, n), type)}
     classes -= {n for n in classes if issubclass(getattr(package, n), Warning)}
     assert set(table["class_authors"]) == classes
+
+
+def test_an_evaluation_loads_numpy_and_what_it_needs_and_nothing_else() -> None:
+    """``import ragmetrics`` loads no third-party module; an evaluation from dicts then loads
+    numpy and the modules it uses, and none of what other features need (validation models,
+    progress bars, tables, Arrow, statistics, the thread pool and its logging)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys, ragmetrics as rm\n"
+        "before = set(sys.modules)\n"
+        "qrels = rm.Qrels.from_dict({'q': {'a': 2, 'b': 0}})\n"
+        "run = rm.Run.from_dict({'q': {'a': 0.5, 'c': 0.9}})\n"
+        "rm.evaluate(qrels, run, ['ndcg@10', 'map', 'recall@5']).aggregate\n"
+        "print(json.dumps([sorted(before), sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, loaded = (set(names) for names in json.loads(done.stdout))
+    assert "numpy" not in before and "ragmetrics" in before
+    assert "numpy" in loaded
+    unwanted = {"pydantic", "tqdm", "pandas", "pyarrow", "scipy", "matplotlib", "ray", "logging",
+                "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.output.report"}  # fmt: skip
+    assert not unwanted & loaded, sorted(unwanted & loaded)

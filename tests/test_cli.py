@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -372,3 +373,36 @@ def test_trec_eval_ends_its_process_with_every_line_written(
             timeout=120,
         )
         assert done.returncode == 2 and done.stdout == "" and "none.txt" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "environment", "expected"),
+    [
+        ("trec_eval", {}, "1 False"),
+        ("trec_eval", {"OMP_NUM_THREADS": "3"}, "None False"),  # the user's choice stands
+        ("trec_eval", {"OPENBLAS_NUM_THREADS": "2"}, "2 False"),
+        ("compare", {}, "None False"),  # bootstraps multiply matrices: BLAS keeps its threads
+    ],
+)
+def test_the_console_script_starts_no_blas_threads_for_trec_eval(
+    command: str, environment: dict[str, str], expected: str
+) -> None:
+    """The console script of ``trec_eval`` (which does no linear algebra) asks OpenBLAS for
+    one thread, before numpy loads, unless the user set a count; other commands and
+    :func:`main` called from a program leave the environment alone."""
+    code = (
+        "import os, sys\n"
+        "import ragmetrics.cli.commands as commands\n"
+        "def seen():\n"
+        "    print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)\n"
+        "    return 0\n"
+        "commands.main = seen\n"
+        f"sys.argv = ['ragmetrics', '{command}']\n"
+        "commands.console()\n"
+    )
+    names = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in names} | environment
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.strip() == expected

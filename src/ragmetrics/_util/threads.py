@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 _Item = TypeVar("_Item")
@@ -34,5 +33,9 @@ def map_threaded(function: Callable[[_Item], _Result], items: Sequence[_Item]) -
     thread when there is one, or one item); an error is raised as the plain map would."""
     if _THREADS == 1 or len(items) < 2:
         return list(map(function, items))
+    # imported here: concurrent.futures brings logging, which a process that never needs
+    # two threads should not load
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(min(_THREADS, len(items))) as pool:
         return list(pool.map(function, items))

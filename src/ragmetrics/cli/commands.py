@@ -658,7 +658,15 @@ def console() -> NoReturn:
     After ``trec_eval``, whose every file is closed and every line printed when it returns,
     the process ends without the interpreter's teardown (freeing each module and array one
     by one): that is 0.02-0.07 s of a call that scripts make once per run, as they call
-    NIST's program. Every other command ends the usual way, running what waits for exit."""
+    NIST's program. Every other command ends the usual way, running what waits for exit.
+
+    ``trec_eval`` does no linear algebra, so numpy's OpenBLAS is asked to start no threads
+    of its own, unless the user set a count: they cost about 0.02 s of each call on a
+    2-core machine (``benchmarks/bench_cli.py``). Only this process's own entry point does
+    so, before numpy loads; :func:`main`, called from a user's program, leaves the
+    environment alone."""
+    if sys.argv[1:2] == ["trec_eval"] and not _BLAS_THREADS.intersection(os.environ):
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
     code = main()
     if sys.argv[1:2] == ["trec_eval"]:
         try:
@@ -668,6 +676,9 @@ def console() -> NoReturn:
             code = 141
         os._exit(code)
     sys.exit(code)
+
+
+_BLAS_THREADS = {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"}
 
 
 def _run(argv: Sequence[str] | None) -> int:

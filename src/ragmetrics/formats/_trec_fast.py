@@ -19,9 +19,8 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Generator, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import numpy as np
 
@@ -31,6 +30,9 @@ from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
@@ -115,6 +117,8 @@ def parsed_blocks(
         source = _blocks(handle, b"", len(_BOM))
     else:
         source = _blocks(handle, head, offset)
+    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging
+
     n_threads = threads()
     with ThreadPoolExecutor(n_threads) as pool:
         pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
