@@ -980,9 +980,11 @@ def _relstrings(
 ) -> dict[str, list[str]]:
     """Each relstring line's string per query (:func:`relevance_strings`); "" for a query
     with no ranking."""
+    strings: dict[str, list[str]] = {}
+    if not any(line.value == "string" for line in lines):
+        return strings  # the default measures have none: their module is not loaded
     from ragmetrics.analysis.diagnostics import relevance_strings
 
-    strings: dict[str, list[str]] = {}
     present = [query_id for query_id, absent in zip(query_ids, missing) if not absent]
     for line in lines:
         if line.value == "string":
