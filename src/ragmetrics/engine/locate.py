@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 
 from ragmetrics._util.arrays import fits_padded, pad_rows, run_starts
+from ragmetrics._util.threads import map_threaded
 from ragmetrics.data._precision import ScorePrecision, as_float32
 from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
 from ragmetrics.data.qrels import Qrels
@@ -563,31 +564,44 @@ def _ranks_by_comparing(
         scores.reshape(len(lengths), width) if uniform else pad_rows(lengths, scores, fill=np.nan)
     )
     values = scores[offsets[rows] + positions]
-    ranks = np.empty(len(rows), dtype=np.int64)
     step = max(1, BLOCK_CELLS // max(width, 1))
-    pairs = 0  # tied pairs compared so far: past an eighth of the docs, ids are encoded once
-    for start in range(0, len(rows), step):
+
+    def block_ranks(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The block's ranks by score, and its tied pairs (located doc, column) that the
+        doc ids must order."""
         stop = start + step
         block = padded[rows[start:stop]]
         value = values[start:stop, None]
-        ranks[start:stop] = (block > value).sum(axis=1)
+        ranks = (block > value).sum(axis=1)
         equal = block == value
         # every doc equals itself: only rows with more than one equal score hold a tie
         shared = np.flatnonzero(equal.sum(axis=1) > 1)
         if not len(shared):
-            continue
+            return ranks, _NO_PAIRS, _NO_PAIRS
         located, columns = np.nonzero(equal[shared])
         located = shared[located]
         other = columns != positions[start:stop][located]  # a doc does not tie with itself
-        if other.any():
-            # ties are broken by doc id descending: count the tied docs with a greater id
-            # (block by block: the pairs of a block are at most its cells)
-            hits, columns = located[other] + start, columns[other]
+        return ranks, located[other] + start, columns[other]
+
+    # blocks side by side on threads (numpy lets go of the interpreter)
+    blocks = map_threaded(block_ranks, range(0, len(rows), step))
+    ranks = np.concatenate([np.zeros(0, dtype=np.int64)] + [part[0] for part in blocks])
+    # ties are broken by doc id descending: count the tied docs with a greater id (block by
+    # block: the pairs of a block are at most its cells)
+    pairs = 0  # tied pairs compared so far: past an eighth of the docs, ids are encoded once
+    behind: list[np.ndarray] = []
+    for _, hits, columns in blocks:
+        if len(hits):
             pairs += len(hits)
             encode = pairs > results.n_docs // 8
             above = results.greater(rows[hits], columns, positions[hits], encode=encode)
-            ranks[start:stop] += np.bincount(hits[above] - start, minlength=len(value))
+            behind.append(hits[above])
+    if behind:
+        ranks += np.bincount(np.concatenate(behind), minlength=len(ranks))
     return ranks
+
+
+_NO_PAIRS = np.zeros(0, dtype=np.int64)
 
 
 _LOG2_RANKS: list[np.ndarray] = [np.empty(0)]
