@@ -135,14 +135,26 @@ def relevance_strings(
         raise InvalidParameterError(f"k must be a whole number >= 0; got {k!r}.")
     wanted = list(qrels.query_ids) if query_ids is None else list(query_ids)
     strings: dict[str, str] = {}
+    # many queries: the whole run is ranked once (one query at a time, each is sorted alone)
+    ranked = (
+        dict(zip(run.query_ids, run.rankings(score_precision=score_precision)))
+        if len(wanted) > _FEW_QUERIES
+        else None
+    )
     for query_id in wanted:
         if query_id not in run:
             strings[query_id] = ""
             continue
         grades = qrels.get(query_id, {})
-        ranking = run.ranking(query_id, score_precision=score_precision)[:k]
+        if ranked is None:
+            ranking = run.ranking(query_id, score_precision=score_precision)[:k]
+        else:
+            ranking = ranked[query_id][:k]
         strings[query_id] = "".join(map(_grade_char, map(grades.get, ranking)))
     return strings
+
+
+_FEW_QUERIES = 8
 
 
 def _grade_char(grade: float | None) -> str:
