@@ -258,15 +258,26 @@ def test_ids_read_as_a_dictionary_only_where_the_file_keeps_one(
     assert streamed.per_query == rm.evaluate(qrels, expected, ["map", "ndcg@10"]).per_query
 
 
+@pytest.mark.parametrize("widths", ["mixed", "one"])
 @pytest.mark.parametrize("compression", ["none", "snappy"])
 def test_a_file_written_over_after_reading_leaves_the_run_and_qrels_alone(
-    tmp_path: Path, compression: str
+    tmp_path: Path, compression: str, widths: str
 ) -> None:
     """Parquet is read memory-mapped; nothing read may stay a view of the file's pages, or a
-    notebook that writes the file again would change (or crash) a run it already holds."""
+    notebook that writes the file again would change (or crash) a run it already holds.
+    Ids of one width are kept as Arrow's own buffer (no padding copy): that buffer too."""
     import pyarrow.parquet as pq
 
     qrels, run = _random(seed=9)
+    if widths == "one":  # d7 -> doc-0007: every id 8 bytes
+        qrels = rm.Qrels.from_dict(
+            {q: {f"doc-{int(d[1:]):04d}": g for d, g in grades.items()}
+             for q, grades in qrels.to_dict().items()}
+        )  # fmt: skip
+        run = rm.Run.from_dict(
+            {q: {f"doc-{int(d[1:]):04d}": v for d, v in scores.items()}
+             for q, scores in run.to_dict().items()}
+        )  # fmt: skip
     rows = [(q, d, s) for q, scores in run.to_dict().items() for d, s in scores.items()]
     judged = [(q, d, g) for q, grades in qrels.to_dict().items() for d, g in grades.items()]
     files = {"run": tmp_path / "run.parquet", "qrels": tmp_path / "qrels.parquet"}

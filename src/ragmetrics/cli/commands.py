@@ -661,10 +661,10 @@ def console() -> NoReturn:
     NIST's program. Every other command ends the usual way, running what waits for exit.
 
     ``trec_eval`` does no linear algebra, so numpy's OpenBLAS is asked to start no threads
-    of its own, unless the user set a count: they cost about 0.02 s of each call on a
-    2-core machine (``benchmarks/bench_cli.py``). Only this process's own entry point does
-    so, before numpy loads; :func:`main`, called from a user's program, leaves the
-    environment alone."""
+    of its own, unless the user set a count: they cost about 0.013 s of each call on a
+    2-core machine (alternated runs of ``benchmarks/bench_cli.py``). Only this process's own
+    entry point does so, before numpy loads; :func:`main`, called from a user's program,
+    leaves the environment alone."""
     if sys.argv[1:2] == ["trec_eval"] and not _BLAS_THREADS.intersection(os.environ):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
     code = main()
