@@ -419,7 +419,9 @@ def _fixed_width(column: Any) -> Any:
         return None
     width = sizes["max"]
     if sizes["min"] < width:
-        # Arrow pads every id to the longest with NUL bytes, in C++
+        # Arrow pads every id with NUL bytes, in C++, to whole 8-byte words (the hashes then
+        # read the ids in place, as they read a TREC file's)
+        width = -(-width // 8) * 8
         column = compute.utf8_rpad(column, width=width, padding="\x00")
     # ids of one width (UUIDs) lie in the data buffer as a fixed-width array already
     first, _ = _data_range(column)
