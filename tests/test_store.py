@@ -452,11 +452,19 @@ def test_run_starts_names_where_each_run_of_equal_rows_starts(seed: int) -> None
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("tie_width", [None, 16])
+def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(
+    tmp_path: Path, seed: int, tie_width: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Tied scores are ranked by doc id descending (trec_eval), from a TREC file (ids as
-    bytes) and from dicts (ids as strings), equal to a plain sort: short runs of ties (each
-    sorted as a row) whose ids share their first 8 bytes or differ only past them, and, with
-    one score for a whole query, a run too long for a row (the one global sort)."""
+    bytes) and from dicts (ids as strings), equal to a plain sort, query by query and for
+    the whole run at once: runs of ties (each sorted as a row) whose ids share their first 8
+    bytes or differ only past them, and, with one score for a whole query, a long run; with
+    rows held to 16, the long runs take the one global sort."""
+    from ragmetrics.data import _store
+
+    if tie_width is not None:
+        monkeypatch.setattr(_store, "_TIE_WIDTH", tie_width)
     rng = np.random.default_rng(seed)
     run: dict[str, dict[str, float]] = {}
     for q in range(60):
@@ -471,9 +479,13 @@ def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(tmp_path: Path,
     lines = [(q, d, s) for q, docs in run.items() for d, s in docs.items()]
     from_file = _trec_run(tmp_path, lines)
     for made in (from_file, rm.Run.from_dict(run)):
-        for q, docs in run.items():
-            expected = sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True)
-            assert made.ranking(q) == tuple(expected), q
+        expected = {
+            q: tuple(sorted(docs, key=lambda d, docs=docs: (docs[d], d), reverse=True))
+            for q, docs in run.items()
+        }
+        for q in run:
+            assert made.ranking(q) == expected[q], q
+        assert dict(zip(made.query_ids, made.rankings(), strict=True)) == expected
 
 
 @pytest.mark.parametrize("repeat_in", [None, 0, 7, 299])

@@ -725,9 +725,14 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
     run_of, within, positions = spans(starts, ends - starts)
     docs = order[positions]
-    if store.ids is not None:  # printable ASCII bytes: byte order is string order
+    ids = store.ids
+    if ids is None and (store._encoded or len(positions) > store.n_docs // 8):
+        # many tied strings: encoded once as bytes (None if one is not printable ASCII),
+        # which costs less than ranking millions of strings among themselves
+        ids = store.encoded()
+    if ids is not None:  # printable ASCII bytes: byte order is string order
         # as integers, in byte order: sorting them is faster than sorting bytes
-        words = _packed.sort_words(store.ids[docs])
+        words = _packed.sort_words(ids[docs])
         keys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)]
     else:  # strings: ranked among themselves (exact, unlike a fixed-width copy)
         flat = store.flat_docs()
@@ -751,7 +756,10 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     return out
 
 
-_TIE_WIDTH = 64  # runs of ties up to this long are sorted as rows of a matrix
+# runs of ties up to this long are sorted as rows of a matrix (rows padded to at most 8x the
+# tied docs): measured against the one global lexsort on 4M tied docs, rows won at every run
+# length from 16 to 10^6, by 1.1-20x, also with every id sharing its first 8 bytes
+_TIE_WIDTH = 1 << 20
 
 
 def _sorted_rows(
