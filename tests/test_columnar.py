@@ -128,6 +128,12 @@ def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
     for q, d, s in zip(queries, ids, scores, strict=True):
         expected.setdefault(q, {})[d] = s
     assert rm.Run.from_arrow(table) == rm.Run.from_dict(expected)
+    # a slice starts inside the buffer: its first id is read from its own offset
+    sliced = _columnar.packed_columns(table.slice(25), "query_id", "doc_id", "score")
+    assert sliced is not None and sliced[2][0].decode() == ids[25]
+    assert rm.Run.from_arrow(table.slice(40)) == rm.Run.from_dict(
+        {q: docs for q, docs in expected.items() if int(q[1:]) >= 2}
+    )
     mixed = pyarrow.table({"query_id": queries, "doc_id": [d[: 8 + i % 29] for i, d in
                            enumerate(ids)], "score": scores})  # fmt: skip
     packed = _columnar.packed_columns(mixed, "query_id", "doc_id", "score")
