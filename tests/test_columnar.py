@@ -128,7 +128,7 @@ def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
     for q, d, s in zip(queries, ids, scores, strict=True):
         expected.setdefault(q, {})[d] = s
     assert rm.Run.from_arrow(table) == rm.Run.from_dict(expected)
-    # a slice starts inside the buffer: its first id is read from its own offset
+    # a sliced table: its ids start where the slice does
     sliced = _columnar.packed_columns(table.slice(25), "query_id", "doc_id", "score")
     assert sliced is not None and sliced[2][0].decode() == ids[25]
     assert rm.Run.from_arrow(table.slice(40)) == rm.Run.from_dict(
