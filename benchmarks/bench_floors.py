@@ -78,25 +78,21 @@ def floor_job(kind: str, n_queries: int, repeats: int, folder: str, workload: st
     return {"median": statistics.median(times)}
 
 
-def _subprocess(args: list[str]) -> dict:
-    command = [sys.executable, __file__, *args]
-    done = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=True)
-    result: dict = json.loads(done.stdout.strip().splitlines()[-1])
-    return result
-
-
-def _tool(tool: str, source: str, folder: str, args: argparse.Namespace, workload: str) -> float:
-    command = [sys.executable, bench_metrics.__file__, "--queries", str(args.queries)]
-    command += ["--workloads", workload, "--repeat", str(args.repeat)]
-    command += ["--job", tool, source, folder]
+def _median(command: list[str]) -> float:
+    """The median a job run in a fresh process prints (JSON, its last line)."""
     done = subprocess.run(command, capture_output=True, text=True, env=os.environ, check=True)
     return float(json.loads(done.stdout.strip().splitlines()[-1])["median"])
 
 
+def _tool(tool: str, source: str, folder: str, args: argparse.Namespace, workload: str) -> float:
+    return _median(
+        bench_metrics.job_command(tool, source, folder, args.queries, workload, args.repeat)
+    )
+
+
 def _floor(kind: str, folder: str, args: argparse.Namespace, workload: str) -> float:
     flags = ["--queries", str(args.queries), "--repeat", str(args.repeat)]
-    result = _subprocess([*flags, "--floor", kind, folder, workload])
-    return float(result["median"])
+    return _median([sys.executable, __file__, *flags, "--floor", kind, folder, workload])
 
 
 def _row(label: str, seconds: float, allowed: float) -> None:

@@ -312,6 +312,22 @@ def main() -> None:
         report(_run_workload(args, workload, queries), queries, workload)
 
 
+def job_command(
+    tool: str,
+    source: str,
+    folder: str,
+    queries: int,
+    workload: str,
+    repeat: int,
+    touch_mb: int = 0,
+) -> list[str]:
+    """The command that runs one tool's job on one source in a fresh process; it prints the
+    job's result as its last line (JSON, see ``job``)."""
+    flags = ["--queries", str(queries), "--workloads", workload, "--repeat", str(repeat)]
+    flags += ["--touch-mb", str(touch_mb), "--job", tool, source, folder]
+    return [sys.executable, __file__, *flags]
+
+
 def _run_workload(args: argparse.Namespace, workload: str, queries: int) -> list[dict]:
     with tempfile.TemporaryDirectory() as folder:
         qrels, run = generate(queries, workload=workload)
@@ -323,22 +339,9 @@ def _run_workload(args: argparse.Namespace, workload: str, queries: int) -> list
         results = []
         for source in args.sources.split(","):
             for tool in args.tools.split(","):
-                command = [
-                    sys.executable,
-                    __file__,
-                    "--queries",
-                    str(queries),
-                    "--workloads",
-                    workload,
-                    "--repeat",
-                    str(args.repeat),
-                    "--touch-mb",
-                    str(args.touch_mb),
-                    "--job",
-                    tool,
-                    source,
-                    folder,
-                ]
+                command = job_command(
+                    tool, source, folder, queries, workload, args.repeat, args.touch_mb
+                )
                 done = subprocess.run(command, capture_output=True, text=True, env=os.environ)
                 if done.returncode != 0:
                     print(f"{tool}/{source} failed:\n{done.stderr[-2000:]}", file=sys.stderr)

@@ -665,10 +665,11 @@ def console() -> NoReturn:
     2-core machine (alternated runs of ``benchmarks/bench_cli.py``). Only this process's own
     entry point does so, before numpy loads; :func:`main`, called from a user's program,
     leaves the environment alone."""
-    if sys.argv[1:2] == ["trec_eval"] and not _BLAS_THREADS.intersection(os.environ):
+    stand_in = sys.argv[1:2] == ["trec_eval"]
+    if stand_in and not _BLAS_THREADS.intersection(os.environ):
         os.environ["OPENBLAS_NUM_THREADS"] = "1"
     code = main()
-    if sys.argv[1:2] == ["trec_eval"]:
+    if stand_in:
         try:
             sys.stdout.flush()
             sys.stderr.flush()

@@ -314,7 +314,9 @@ class Store:
         if not fits_padded(counts, len(ids)):
             return True
         hashed = self.hashes(_packed.n_words(ids))
-        keys = np.minimum(hashed, np.uint64(2**64 - 2))  # ours to sort: the top value pads
+        padding = int(_EMPTY)  # sorts after every key, the top one included
+        top = np.uint64(padding - 1)
+        keys = np.minimum(hashed, top)  # ours to sort in place
         width = int(counts.max())
         step = max(1, BLOCK_CELLS // max(width, 1))
         offsets = self.offsets
@@ -324,7 +326,7 @@ class Store:
             rows (sorted in place, a block at a time: the matrix stays in the cache)."""
             stop = min(start + step, len(counts))
             values = keys[offsets[start] : offsets[stop]]
-            rows = pad_rows(counts[start:stop], values, min_width=width, fill=2**64 - 1)
+            rows = pad_rows(counts[start:stop], values, min_width=width, fill=padding)
             rows.sort(axis=1)
             row, column = np.nonzero(rows[:, 1:] == rows[:, :-1])
             real = column + 1 < counts[start + row]  # both members are docs, not padding
@@ -339,8 +341,7 @@ class Store:
         # (each such row's keys again, as they were before the sort, so that the stable
         # argsort lists them in the sorted order)
         _, _, at = spans(offsets[row], counts[row])
-        clamped = np.minimum(hashed[at], np.uint64(2**64 - 2))
-        unsorted = pad_rows(counts[row], clamped, min_width=width, fill=2**64 - 1)
+        unsorted = pad_rows(counts[row], np.minimum(hashed[at], top), min_width=width, fill=padding)
         order = np.argsort(unsorted, axis=1, kind="stable")
         n = np.arange(len(row))
         first = offsets[row] + order[n, column]

@@ -400,7 +400,8 @@ def _fixed_width(column: Any) -> Any:
     zero padding, so such ids take the string path, which keeps them exactly).
 
     The array is the column's data buffer itself, without a Python string per row: as it is
-    when every id has one width (UUIDs), else after Arrow pads every id to the longest."""
+    when every id has one width (UUIDs), else after Arrow pads every id to whole 8-byte
+    words."""
     import numpy as np
 
     pyarrow = import_pyarrow()
