@@ -174,3 +174,29 @@ def test_an_evaluation_loads_numpy_and_what_it_needs_and_nothing_else() -> None:
     unwanted = {"pydantic", "tqdm", "pandas", "pyarrow", "scipy", "matplotlib", "ray", "logging",
                 "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.output.report"}  # fmt: skip
     assert not unwanted & loaded, sorted(unwanted & loaded)
+
+
+def test_the_trec_eval_stand_in_loads_only_what_it_uses(tmp_path: Path) -> None:
+    """``ragmetrics trec_eval`` is called once per run by scripts, so its start-up counts:
+    it reads its own options and TREC files and writes text, and loads none of the option
+    parser, JSON, pathlib, gzip, CSV, name suggestions or the thread pool (with logging)
+    that other commands and formats use."""
+    import subprocess
+    import sys
+
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    (tmp_path / "run.txt").write_text("q1 Q0 a 1 0.9 t\nq1 Q0 c 2 0.5 t\nq2 Q0 c 1 0.3 t\n")
+    code = (
+        "import os, sys\n"
+        "from ragmetrics.cli import main\n"
+        f"code = main(['trec_eval', '-q', {str(tmp_path / 'qrels.txt')!r}, "
+        f"{str(tmp_path / 'run.txt')!r}])\n"
+        "print(code, *sorted(sys.modules), sep='\\n', file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    code_text, *loaded = done.stderr.split()
+    assert code_text == "0" and "map                   \tq1\t1.0000" in done.stdout
+    assert "ragmetrics.engine.evaluation" in loaded and "numpy" in loaded
+    unwanted = {"argparse", "json", "pathlib", "gzip", "zlib", "csv", "difflib", "logging",
+                "concurrent.futures", "tempfile", "pydantic", "tqdm"}  # fmt: skip
+    assert not unwanted & set(loaded), sorted(unwanted & set(loaded))

@@ -336,17 +336,23 @@ def test_fixed_decimal_run_reads_like_the_careful_reader(
     assert run.to_dict() == careful
 
 
+@pytest.mark.parametrize("n_threads", [1, 3], ids=["one thread", "three threads"])
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
 def test_many_blocks_plain_or_gzip_keep_their_order_and_errors(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool, n_threads: int
 ) -> None:
-    """A file of many blocks, plain or gzip: the values come in file order, equal to the
-    careful reader's; a block that is not plain (a comment line half-way) hands the file to
-    the careful reader; a line too long in the last block and a truncated gzip stream are
-    named."""
+    """A file of many blocks, plain or gzip, parsed on one thread or several: the values
+    come in file order, equal to the careful reader's; a block that is not plain (a comment
+    line half-way) hands the file to the careful reader, and no parsing thread outlives the
+    read; a line too long in the last block and a truncated gzip stream are named."""
     import gzip
+    import threading
+
+    from ragmetrics._util import threads
 
     monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 200)  # many blocks
+    monkeypatch.setattr(threads, "_THREADS", n_threads)
+    running = threading.active_count()
     rng = random.Random(4)
     lines = [f"q{q} Q0 d{d} {d} {rng.random():.5f} t\n" for q in range(60) for d in range(9)]
     text = "".join(lines).encode()
@@ -362,6 +368,7 @@ def test_many_blocks_plain_or_gzip_keep_their_order_and_errors(
     # a comment line half-way: the fast reader stops, the careful one reads it all
     commented = text.replace(b"q30 Q0 d0", b"# a note\nq30 Q0 d0", 1)
     assert rm.Run.from_trec(write("noted.txt", commented)).to_dict() == run.to_dict()
+    assert threading.active_count() == running
     too_long = text + b"q99 Q0 " + b"d" * (1 << 20) + b" 1 0.5 t\n"  # past the line rule
     with pytest.raises(rm.InputFormatError, match=r"line 541"):
         rm.Run.from_trec(write("long.txt", too_long))

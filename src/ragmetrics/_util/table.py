@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import re
 from collections.abc import Sequence
@@ -55,6 +54,8 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], *, digits
 
 
 def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
+    import csv  # here: only CSV output needs it
+
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(headers)

@@ -7,13 +7,10 @@ missing, unreadable or malformed file), printed as one line on stderr without a 
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ragmetrics._version import __version__
@@ -22,7 +19,11 @@ from ragmetrics.data._precision import SCORE_PRECISIONS
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.formats._rules import ascii_int, cli_float, cli_int
 
+# argparse, json and pathlib are loaded by the commands that use them: ``trec_eval`` reads
+# its own options and writes text, and the three cost it 7 ms of every call
 if TYPE_CHECKING:  # loaded by the commands that read files: --version and --help need neither
+    import argparse
+
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
@@ -48,6 +49,9 @@ _SEGMENTS_HELP = (
 def read_segments(path: str) -> dict[str, str]:
     """A segments file: a JSON object ``{query_id: segment}``, or one ``query_id segment``
     per line (tabs or spaces; ``#`` lines and blank lines skipped)."""
+    import json
+    from pathlib import Path
+
     text = Path(path).read_text(encoding="utf-8-sig")
     if text.lstrip().startswith("{"):
         loaded = json.loads(text)
@@ -175,6 +179,8 @@ def _add_testing(parser: argparse.ArgumentParser) -> None:
 
 def grade_map_argument(text: str) -> dict[int, int]:
     """``0:1,1:3,2:4,3:5`` as ``{0: 1, 1: 3, 2: 4, 3: 5}``."""
+    import argparse
+
     mapping: dict[int, int] = {}
     for item in text.split(","):
         grade, sep, utility = item.partition(":")
@@ -205,6 +211,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="ragmetrics",
         description="Retrieval evaluation for RAG, exact against trec_eval.",
@@ -393,6 +401,8 @@ _STREAM_HELP = (
 
 def _streamable(path: str) -> str:
     """A run path for streaming: a format with a streaming reader (TREC, Parquet), not JSON."""
+    from pathlib import Path
+
     from ragmetrics.data.files import find_format
 
     spec = find_format(path)
@@ -465,6 +475,8 @@ def named_runs(specs: Sequence[str]) -> dict[str, Run]:
 
 def _named_paths(specs: Sequence[str]) -> dict[str, str]:
     """``NAME=PATH`` or ``PATH`` (named by its file stem) -> paths, in order."""
+    from pathlib import Path
+
     paths: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
@@ -507,6 +519,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ragmetrics.analysis.comparison import compare
     from ragmetrics.output.report import write_report
 
@@ -554,6 +568,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_fuse(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
     from ragmetrics.fusion import fuse, optimize_fusion
 
     runs = named_runs(args.runs)
@@ -596,6 +613,8 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
 
 
 def _cmd_metrics(args: argparse.Namespace) -> int:
+    import json
+
     from ragmetrics._util.table import text_table
     from ragmetrics.metrics import list_metrics
 
@@ -624,6 +643,9 @@ def _cmd_metrics(args: argparse.Namespace) -> int:
 
 
 def _cmd_agreement(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
     from ragmetrics.goldset import audit, read_sample
 
     human_path = args.human_qrels

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
@@ -454,6 +453,8 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
 
     def to_json(self, path: PathLike | None = None) -> str:
         """Serialize (evidence groups included); write to ``path`` when given."""
+        import json  # here: reading TREC files never needs it
+
         payload: dict[str, Any] = {"format": "ragmetrics.data.qrels", "version": 1}
         payload["judgments"] = self._data
         if self._groups:

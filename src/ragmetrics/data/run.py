@@ -7,17 +7,16 @@ ranking keeps its first position; later copies are dropped and counted in ``dupl
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmetrics._util.arrays import lengths_of, offsets_of, split
 from ragmetrics._util.gc import without_gc
+from ragmetrics._util.paths import file_stem
 from ragmetrics.data import _packed
 from ragmetrics.data._precision import check_score_precision
 from ragmetrics.data._store import Store, Stored
@@ -143,7 +142,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
 
         The rank column is ignored, as trec_eval does: the ranking comes from the scores.
         """
-        label = name or Path(path).stem
+        label = name or file_stem(path)
         plain = read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False)
         if plain is not None:
             return cls._from_packed(*plain, label)
@@ -178,7 +177,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """Read JSON ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}``, or JSONL records
         ``{"query_id": ..., "doc_id": ..., "score": ...}``."""
         return cls.from_obj(
-            read_json_or_jsonl(path), name=name or Path(path).stem, source=os.fspath(path)
+            read_json_or_jsonl(path), name=name or file_stem(path), source=os.fspath(path)
         )
 
     @classmethod
@@ -313,7 +312,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             query_col=query_col,
             doc_col=doc_col,
             score_col=score_col,
-            name=name or Path(path).stem,
+            name=name or file_stem(path),
         )
 
     @classmethod
@@ -455,6 +454,8 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
 
     def to_json(self, path: PathLike | None = None) -> str:
         """Serialize as ``{qid: {doc: score}}`` (scored) or ``{qid: [doc, ...]}`` (lists)."""
+        import json  # here: reading TREC files never needs it
+
         payload: Any = self.to_dict() if self.is_scored else self.to_lists()
         text = json.dumps(payload, ensure_ascii=False)
         if path is not None:

@@ -3,7 +3,6 @@ its renderings (dict, JSON, pandas, markdown, text, CSV, HTML)."""
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -300,6 +299,8 @@ class EvaluationResult:
         self, path: str | None = None, *, per_query: bool = True, indent: int | None = None
     ) -> str:
         """JSON with ``aggregate``, ``counts`` and (by default) ``per_query``; NA is null."""
+        import json  # here: an evaluation that is not written as JSON never loads it
+
         text = json.dumps(self.to_dict(per_query=per_query), indent=indent, ensure_ascii=False)
         if path is not None:
             write_text(path, text)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
-from pathlib import Path
 from typing import IO, Any
 
 from ragmetrics.errors import WriteError
@@ -28,7 +27,8 @@ def _new_file_mode() -> int:
 def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
     """A temporary path beside ``path``; renamed over ``path`` when the block ends without an
     error, removed otherwise. Errors become a :class:`WriteError` naming ``path``."""
-    import tempfile  # here: a command that writes nothing never loads it
+    import tempfile  # here (as pathlib): a command that writes nothing never loads them
+    from pathlib import Path
 
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
@@ -93,7 +93,7 @@ def write_with(path: str | os.PathLike[str], write: Callable[[str], None]) -> No
         write(temporary)
 
 
-def _write_error(target: Path, error: OSError) -> WriteError:
+def _write_error(target: str | os.PathLike[str], error: OSError) -> WriteError:
     reason = error.strerror or str(error)
     return WriteError(
         f"Cannot write {os.fspath(target)!r}: {reason}. Nothing was changed: the previous "

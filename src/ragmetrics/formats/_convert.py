@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import struct
@@ -221,6 +220,8 @@ def read_json_or_jsonl(path: str | os.PathLike[str]) -> Any:
     """Load a JSON document, or a JSONL file as a list of records (lines split at LF only:
     a JSON string may hold U+2028 raw). A key given twice in one object, or nesting too deep
     to be a run or qrels, is an error naming the file."""
+    import json  # here, as in loads_strict: reading a TREC file never loads it
+
     text = read_text(path)
     stripped = text.lstrip()
     if not stripped:
@@ -260,6 +261,7 @@ def loads_strict(text: str, source: object = "<text>", line: int | None = None) 
     silently: a second judgment of a doc would replace the first unseen)."""
     where = os.fspath(source) if isinstance(source, (str, os.PathLike)) else str(source)
     where += f", line {line}" if line is not None else ""
+    import json
 
     def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         made = dict(pairs)

@@ -8,11 +8,9 @@ reader of ``_trec_fast``, which hands over to this one for anything else.
 from __future__ import annotations
 
 import codecs
-import gzip
 import io
 import os
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -59,6 +57,8 @@ def gzip_module() -> ModuleType:
     try:
         from zlib_ng import gzip_ng
     except ImportError:
+        import gzip  # here: a plain file never loads it
+
         return gzip
     return gzip_ng
 
@@ -79,7 +79,7 @@ def reading(path: PathLike) -> Iterator[None]:
     try:
         yield
     except Exception as error:
-        if isinstance(error, (EOFError, zlib.error, gzip.BadGzipFile, *_zlib_ng_errors())):
+        if isinstance(error, (EOFError, *_gzip_errors())):
             raise InputFormatError(
                 f"{os.fspath(path)}: the gzip stream is corrupt or truncated ({error}); "
                 f"check the file with `gzip -t`."
@@ -89,10 +89,19 @@ def reading(path: PathLike) -> Iterator[None]:
         raise
 
 
-def _zlib_ng_errors() -> tuple[type[Exception], ...]:
-    """zlib-ng's error, once a gzip read has loaded it (a plain file never imports it)."""
-    module = sys.modules.get("zlib_ng.zlib_ng")
-    return (module.error,) if module is not None else ()
+def _gzip_errors() -> tuple[type[Exception], ...]:
+    """The errors of a bad gzip stream, of the readers a gzip read has loaded (a plain file
+    loads none): the standard library's and zlib-ng's."""
+    errors: list[type[Exception]] = []
+    for name, attribute in (
+        ("zlib", "error"),
+        ("gzip", "BadGzipFile"),
+        ("zlib_ng.zlib_ng", "error"),
+    ):
+        module = sys.modules.get(name)
+        if module is not None:
+            errors.append(getattr(module, attribute))
+    return tuple(errors)
 
 
 @contextmanager

@@ -16,23 +16,20 @@ and line of any error. So both readers accept the same files and give the same v
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections import deque
 from collections.abc import Generator, Iterator
-from itertools import islice
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.threads import threads
+from ragmetrics._util.threads import Started, threads
 from ragmetrics.data._packed import LOW_BYTES, word_rows, word_view
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
@@ -117,23 +114,25 @@ def parsed_blocks(
         source = _blocks(handle, b"", len(_BOM))
     else:
         source = _blocks(handle, head, offset)
-    from concurrent.futures import ThreadPoolExecutor  # here: it loads logging
-
     n_threads = threads()
-    with ThreadPoolExecutor(n_threads) as pool:
-        pending: deque[tuple[bytes, Future[_Block | None]]] = deque()
-        try:
-            for block in islice(source, 2 * n_threads):
-                pending.append((block, pool.submit(parse, block)))
-            while pending:
-                block, parsed = pending.popleft()
-                following = next(source, None)
-                if following is not None:
-                    pending.append((following, pool.submit(parse, following)))
-                yield block, parsed.result()
-        finally:
-            for _, waiting in pending:
-                waiting.cancel()
+    read = [block for block in (next(source, None), next(source, None)) if block is not None]
+    if len(read) < 2 or n_threads == 1:  # one block, or one thread: parsed right here
+        for block in itertools.chain(read, source):
+            yield block, parse(block)
+        return
+    pending: deque[tuple[bytes, Started[_Block | None]]] = deque()
+    try:
+        for block in itertools.chain(read, itertools.islice(source, 2 * n_threads - 2)):
+            pending.append((block, Started(parse, block)))
+        while pending:
+            block, parsed = pending.popleft()
+            ahead = next(source, None)
+            if ahead is not None:
+                pending.append((ahead, Started(parse, ahead)))
+            yield block, parsed.result()
+    finally:
+        for _, waiting in pending:  # a reader that stops early leaves no thread behind
+            waiting.wait()
 
 
 def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[bytes]:

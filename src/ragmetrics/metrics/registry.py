@@ -9,7 +9,6 @@ nothing outside the registry recognises a metric by splitting its label.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -672,6 +671,8 @@ def _unknown_message(label: str, base: str, cutoff_text: str | None) -> str:
     if cutoff_text is None and fused and fused[1].lower().rstrip("_-") in _ALIASES:
         hint = f" Did you mean '{fused[1].rstrip('_-')}@{fused[2]}'?"
     else:
+        import difflib  # here: only a name that is not known needs it
+
         candidates = sorted(_ALIASES)
         close = difflib.get_close_matches(key, candidates, n=4, cutoff=0.6)
         suffix = "" if cutoff_text is None else f"@{cutoff_text}"
