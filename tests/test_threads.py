@@ -1,5 +1,6 @@
 """The threads of array work: a map over them keeps the items' order and the plain map's
-first error, and a call started on a thread hands back its value or its error."""
+first error; workers run the calls given to them side by side and hand back each one's
+value or error, and no thread outlives its ``with`` block."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 import pytest
 
 from ragmetrics._util import threads
-from ragmetrics._util.threads import Started, map_threaded
+from ragmetrics._util.threads import Workers, map_threaded
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 4])
@@ -60,9 +61,18 @@ def test_map_raises_the_first_items_error_and_leaves_no_thread(
     assert threading.active_count() == running
 
 
-def test_a_started_call_gives_its_value_or_its_error() -> None:
-    assert Started(lambda item: item + 1, 41).result() == 42
-    failed = Started(lambda item: 1 // item, 0)
-    failed.wait()
-    with pytest.raises(ZeroDivisionError):
-        failed.result()
+def test_workers_give_each_calls_value_or_error_and_end_with_their_block() -> None:
+    running = threading.active_count()
+    barrier = threading.Barrier(2, timeout=10)
+    with Workers(2) as workers:
+        assert threading.active_count() == running + 2
+        met = [workers.submit(lambda item: barrier.wait() + item, 10) for _ in range(2)]
+        assert sorted(call.result() for call in met) == [10, 11]  # both ran at once
+        values = [workers.submit(lambda item: item * 2, item) for item in range(20)]
+        failed = workers.submit(lambda item: 1 // item, 0)
+        late = workers.submit(time.sleep, 0.05)  # still running when the block ends
+        assert [call.result() for call in values] == [item * 2 for item in range(20)]
+        with pytest.raises(ZeroDivisionError):
+            failed.result()
+    assert threading.active_count() == running
+    assert late.result() is None

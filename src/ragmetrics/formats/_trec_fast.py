@@ -24,7 +24,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.threads import Started, threads
+from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.data._packed import LOW_BYTES, word_rows, word_view
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -34,6 +34,10 @@ from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
 # the arrays made from it stay in the processor's cache (32 MB blocks took half as long again).
 _BLOCK_BYTES = 1 << 21
+# Threads parse the blocks of a file of at least this many blocks; a smaller file is parsed
+# in the calling thread, where a short process (``ragmetrics trec_eval`` on one run) would
+# spend more on the threads' fresh memory than they save.
+_THREADED_FROM = 4
 _MAX_ID_WIDTH = 64  # query ids compared as fixed-width rows up to this many bytes
 _MAX_FIELD_WIDTH = 256  # a wider field sends the file to the careful reader
 _EXACT_DIGITS = 15  # a decimal of at most 15 digits is an exact int64 and an exact double
@@ -101,8 +105,8 @@ def parsed_blocks(
     offset: int = 0,
 ) -> Generator[tuple[bytes, _Block | None], None, None]:
     """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
-    not plain; a few blocks ahead are parsed side by side in threads (numpy lets go of the
-    interpreter while it works). A leading byte-order mark is skipped at the start of the
+    not plain; in a file of many blocks, a few blocks ahead are parsed side by side on
+    threads (numpy lets go of the interpreter while it works). A leading byte-order mark is skipped at the start of the
     file only: ``offset`` is where ``handle`` starts in it (a share of the file, read by one
     worker of several), for the line number of an error."""
 
@@ -115,24 +119,21 @@ def parsed_blocks(
     else:
         source = _blocks(handle, head, offset)
     n_threads = threads()
-    read = [block for block in (next(source, None), next(source, None)) if block is not None]
-    if len(read) < 2 or n_threads == 1:  # one block, or one thread: parsed right here
-        for block in itertools.chain(read, source):
+    first = list(itertools.islice(source, _THREADED_FROM))
+    if len(first) < _THREADED_FROM or n_threads == 1:  # a small file: parsed right here
+        for block in itertools.chain(first, source):
             yield block, parse(block)
         return
-    pending: deque[tuple[bytes, Started[_Block | None]]] = deque()
-    try:
-        for block in itertools.chain(read, itertools.islice(source, 2 * n_threads - 2)):
-            pending.append((block, Started(parse, block)))
+    with Workers(n_threads) as workers:
+        pending: deque[tuple[bytes, Pending[_Block | None]]] = deque()
+        for block in itertools.chain(first, itertools.islice(source, n_threads)):
+            pending.append((block, workers.submit(parse, block)))
         while pending:
             block, parsed = pending.popleft()
             ahead = next(source, None)
             if ahead is not None:
-                pending.append((ahead, Started(parse, ahead)))
+                pending.append((ahead, workers.submit(parse, ahead)))
             yield block, parsed.result()
-    finally:
-        for _, waiting in pending:  # a reader that stops early leaves no thread behind
-            waiting.wait()
 
 
 def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[bytes]:
