@@ -18,8 +18,6 @@ import numpy as np
 from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
 from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
 from ragmetrics.formats._rules import ascii_int
-from ragmetrics.metrics._preferences import Entry, count_query
-from ragmetrics.metrics._preferences import values as preference_value
 from ragmetrics.metrics.classic import bpref
 from ragmetrics.metrics.registry import (
     GAINS,
@@ -778,6 +776,10 @@ def preference_kernel(name: str) -> Kernel:
     """
 
     def kernel(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
+        # here: the preference counts load only when a preference measure is computed
+        from ragmetrics.metrics._preferences import Entry, count_query
+        from ragmetrics.metrics._preferences import values as preference_value
+
         values = np.zeros(judged.n_queries)
         starts = np.searchsorted(judged.hit_rows, np.arange(judged.n_queries + 1))
         ends = np.cumsum(judged.judged_counts)
