@@ -712,10 +712,21 @@ def _rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePreci
     ties = np.flatnonzero(ranked_values[1:] == ranked_values[:-1])
     if len(ties):
         ties = ties[query_of[ties] == query_of[ties + 1]]
-    if len(ties):
+    if len(ties) and not _ties_in_order(order, ties, store):
         order = _break_ties(order, ties, store)
     ranked_order: np.ndarray = order
     return ranked_order
+
+
+def _ties_in_order(order: np.ndarray, ties: np.ndarray, store: Store) -> bool:
+    """True when every tied pair (``ties[i]`` ties with ``ties[i] + 1``) already has the
+    larger doc id first: a run written in trec_eval's order (score, then doc id, both
+    descending) needs no tie broken. Ids of bytes only, compared as bytes (their order is
+    the strings' order); a repeated doc is never "larger", so its ties are broken."""
+    ids = store.ids
+    if ids is None:
+        return False
+    return bool((ids[order[ties]] > ids[order[ties + 1]]).all())
 
 
 def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
