@@ -702,6 +702,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     _empty_rankings_divide_by_zero(lines, columns, rankings, qrels, query_ids, options.level)
 
     if options.per_query:
+        floats = {label: column.tolist() for label, column in columns.items()}  # read once
         for row, query_id in enumerate(query_ids):
             for line in lines:
                 if not line.per_query:
@@ -709,7 +710,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
                 if line.value == "string":
                     yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
                 elif line.metric is not None:
-                    yield _line(line, query_id, float(columns[line.label][row]), z)
+                    yield _line(line, query_id, floats[line.label][row], z)
     if stop is not None:
         raise stop[1]
     if not options.summary:
