@@ -5,7 +5,10 @@ Prints, as medians of alternating runs:
 - ``python -c "import ragmetrics"`` and ``ragmetrics --version`` (the cost every call pays);
 - ``ragmetrics trec_eval -q`` against NIST's C ``trec_eval -q`` on the same TREC files, one
   run of 100 queries x 1,000 results with tied scores (a TREC ad hoc run's shape), their
-  ratio, and whether the two printed the same lines.
+  ratio, and whether the two printed the same lines. The run is written twice: its ties in
+  trec_eval's order (doc id descending, as a run sorted by ``(score, doc)`` comes out), and
+  with doc ids ascending (as Anserini and NIST's own test runs write them); ``-m all_trec``
+  reads the first.
 
 The C program is not part of this project: give its path with ``--trec-eval`` (or
 ``$TREC_EVAL``); it builds from NIST's sources (github.com/usnistgov/trec_eval) with ``make``.
@@ -30,9 +33,14 @@ BIN = Path(sys.executable).parent
 
 
 def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int = 7) -> None:
-    """A TREC-shaped run (scores on a coarse grid: ties) and qrels graded 0..2."""
+    """A TREC-shaped run (scores on a coarse grid: ties) and qrels graded 0..2; the run as
+    ``run.txt`` (ties by doc id descending) and ``run-ties-up.txt`` (ascending)."""
     rng = random.Random(seed)
-    with open(folder / "qrels.txt", "w") as qrels, open(folder / "run.txt", "w") as run:
+    with (
+        open(folder / "qrels.txt", "w") as qrels,
+        open(folder / "run.txt", "w") as run,
+        open(folder / "run-ties-up.txt", "w") as run_up,
+    ):
         for q in range(301, 301 + n_queries):
             docs = [f"FBIS{rng.randrange(10**6):07d}" for _ in range(depth)]
             docs = list(dict.fromkeys(docs))
@@ -42,6 +50,8 @@ def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int
             qrels.writelines(f"{q} 0 {doc} {grade}\n" for doc, grade in judged.items())
             scored = sorted(((round(rng.random(), 3), d) for d in docs), reverse=True)
             run.writelines(f"{q} Q0 {d} {i} {s:.3f} bench\n" for i, (s, d) in enumerate(scored, 1))
+            up = sorted(scored, key=lambda pair: (-pair[0], pair[1]))
+            run_up.writelines(f"{q} Q0 {d} {i} {s:.3f} bench\n" for i, (s, d) in enumerate(up, 1))
 
 
 # as an installed package runs: compiled modules kept (an environment that turns bytecode
@@ -69,13 +79,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         write_track(folder)
-        files = [str(folder / "qrels.txt"), str(folder / "run.txt")]
-        every = ["-q", "-m", "all_trec"]
-        calls["ragmetrics trec_eval -q (100 x 1,000)"] = [ours, "trec_eval", "-q", *files]
-        calls["ragmetrics trec_eval -q -m all_trec"] = [ours, "trec_eval", *every, *files]
-        if args.trec_eval:
-            calls["C trec_eval -q (100 x 1,000)"] = [args.trec_eval, "-q", *files]
-            calls["C trec_eval -q -m all_trec"] = [args.trec_eval, *every, *files]
+        qrels = str(folder / "qrels.txt")
+        cases = {  # label: the arguments after the program's name
+            "-q (100 x 1,000)": ["-q", qrels, str(folder / "run.txt")],
+            "-q, ties written up": ["-q", qrels, str(folder / "run-ties-up.txt")],
+            "-q -m all_trec": ["-q", "-m", "all_trec", qrels, str(folder / "run.txt")],
+        }
+        for case, arguments in cases.items():
+            calls[f"ragmetrics trec_eval {case}"] = [ours, "trec_eval", *arguments]
+            if args.trec_eval:
+                calls[f"C trec_eval {case}"] = [args.trec_eval, *arguments]
         for command in calls.values():  # a first call of each writes the compiled modules
             timed(command)
         times: dict[str, list[float]] = {label: [] for label in calls}
@@ -88,15 +101,12 @@ def main() -> None:
     for label, values in times.items():
         print(f"{label:<44} {statistics.median(values):7.3f} s")
     if args.trec_eval:
-        for flags, ours_label, theirs_label in (
-            ("-q", "ragmetrics trec_eval -q (100 x 1,000)", "C trec_eval -q (100 x 1,000)"),
-            ("-q -m all_trec", "ragmetrics trec_eval -q -m all_trec", "C trec_eval -q -m all_trec"),
-        ):
-            mine = statistics.median(times[ours_label])
-            theirs = statistics.median(times[theirs_label])
-            same = outputs[ours_label] == outputs[theirs_label]
+        for case in cases:
+            mine = statistics.median(times[f"ragmetrics trec_eval {case}"])
+            theirs = statistics.median(times[f"C trec_eval {case}"])
+            same = outputs[f"ragmetrics trec_eval {case}"] == outputs[f"C trec_eval {case}"]
             print(
-                f"\n{flags}: ragmetrics / C trec_eval = {mine / theirs:.2f}x the wall time; "
+                f"\n{case}: ragmetrics / C trec_eval = {mine / theirs:.2f}x the wall time; "
                 f"the same bytes: {same}"
             )
     else:

@@ -712,21 +712,44 @@ def _rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePreci
     ties = np.flatnonzero(ranked_values[1:] == ranked_values[:-1])
     if len(ties):
         ties = ties[query_of[ties] == query_of[ties + 1]]
-    if len(ties) and not _ties_in_order(order, ties, store):
-        order = _break_ties(order, ties, store)
+    if len(ties):
+        written = _tie_order(order, ties, store)
+        if written == "ascending":
+            order = _reversed_ties(order, ties)
+        elif written is None:
+            order = _break_ties(order, ties, store)
     ranked_order: np.ndarray = order
     return ranked_order
 
 
-def _ties_in_order(order: np.ndarray, ties: np.ndarray, store: Store) -> bool:
-    """True when every tied pair (``ties[i]`` ties with ``ties[i] + 1``) already has the
-    larger doc id first: a run written in trec_eval's order (score, then doc id, both
-    descending) needs no tie broken. Ids of bytes only, compared as bytes (their order is
-    the strings' order); a repeated doc is never "larger", so its ties are broken."""
+def _tie_order(order: np.ndarray, ties: np.ndarray, store: Store) -> str | None:
+    """``"descending"`` when every tied pair (``ties[i]`` ties with ``ties[i] + 1``) has the
+    larger doc id first, as trec_eval ranks them: a run written in trec_eval's order needs
+    no tie broken; ``"ascending"`` when every pair has the smaller id first (as Anserini
+    writes ties), each run of ties then only reversed; None otherwise, or for ids that are
+    not bytes. Bytes compare in the strings' order; a doc repeated in a tie is neither
+    larger nor smaller, so its ties are broken in full."""
     ids = store.ids
     if ids is None:
-        return False
-    return bool((ids[order[ties]] > ids[order[ties + 1]]).all())
+        return None
+    above, below = ids[order[ties]], ids[order[ties + 1]]
+    if bool((above > below).all()):
+        return "descending"
+    if bool((above < below).all()):
+        return "ascending"
+    return None
+
+
+def _reversed_ties(order: np.ndarray, ties: np.ndarray) -> np.ndarray:
+    """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
+    reversed."""
+    breaks = np.flatnonzero(np.diff(ties) != 1)
+    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
+    lengths = np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
+    run_of, within, positions = spans(starts, lengths)
+    out = order.copy()
+    out[positions] = order[positions + lengths[run_of] - 1 - 2 * within]
+    return out
 
 
 def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
