@@ -106,9 +106,9 @@ def parsed_blocks(
 ) -> Generator[tuple[bytes, _Block | None], None, None]:
     """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
     not plain; in a file of many blocks, a few blocks ahead are parsed side by side on
-    threads (numpy lets go of the interpreter while it works). A leading byte-order mark is skipped at the start of the
-    file only: ``offset`` is where ``handle`` starts in it (a share of the file, read by one
-    worker of several), for the line number of an error."""
+    threads (numpy lets go of the interpreter while it works). A leading byte-order mark is
+    skipped at the start of the file only: ``offset`` is where ``handle`` starts in it (a
+    share of the file, read by one worker of several), for the line number of an error."""
 
     def parse(block: bytes) -> _Block | None:
         return _read_block(block, n_columns, doc_col, value_col, integer)
