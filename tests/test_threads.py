@@ -14,9 +14,7 @@ from ragmetrics._util.threads import Workers, map_threaded
 
 
 @pytest.mark.parametrize("n_threads", [1, 2, 4])
-def test_map_keeps_the_order_of_the_items(
-    monkeypatch: pytest.MonkeyPatch, n_threads: int
-) -> None:
+def test_map_keeps_the_order_of_the_items(monkeypatch: pytest.MonkeyPatch, n_threads: int) -> None:
     monkeypatch.setattr(threads, "_THREADS", n_threads)
     items = list(range(50))
 
