@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ragmetrics as rm
 from ragmetrics.formats import _trec_fast
@@ -509,3 +511,16 @@ def test_standard_input_is_read_once_by_the_careful_reader(monkeypatch: pytest.M
     monkeypatch.setattr("sys.stdin", types.SimpleNamespace(buffer=io.BytesIO(text)))
     assert _fast_run("-") is None
     assert rm.Run.from_trec("-").to_dict() == {"q1": {"a": 0.5, "b": 0.25}, "q2": {"c": 0.125}}
+
+
+@given(st.text(alphabet="ab \t\n\r", min_size=1, max_size=40))
+def test_fields_are_found_alike_with_one_separator_or_many(text: str) -> None:
+    """Each field's start and end, found from the separators alone (one between fields, none
+    before the first) or from every flip of separator and not, are the same."""
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    space = np.ones(len(data) + 2, dtype=bool)
+    np.less_equal(data, 32, out=space[1:-1])
+    edges = np.flatnonzero(space[1:] != space[:-1])
+    starts, ends = _trec_fast._fields(space)
+    assert starts.tolist() == edges[0::2].tolist()
+    assert ends.tolist() == edges[1::2].tolist()

@@ -198,8 +198,7 @@ def _read_block(
     n_newlines = int(np.count_nonzero(data == ord("\n")))
     if _has_control_bytes(padded, data, space[1:-1], n_newlines):
         return None
-    edges = np.flatnonzero(space[1:] != space[:-1])
-    starts, ends = edges[0::2], edges[1::2]
+    starts, ends = _fields(space)
     if len(starts) == 0 or len(starts) % n_columns:
         return None
     if not _one_line_per_record(padded, len(data), starts, ends, n_columns, n_newlines):
@@ -227,6 +226,27 @@ def _read_block(
         return None
     queries = query_text.split()
     return queries, run_lengths.tolist(), doc_ids, values
+
+
+def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each field starts and ends (``[start, end)``), given ``space``: True at each
+    separator byte, with a sentinel True on each side of the block.
+
+    In the usual layout, one separator between fields and none before the first, every
+    separator ends a field and the next starts right after it: the separators alone are
+    found (half the positions of the general case). Otherwise each flip of ``space`` is a
+    field's boundary."""
+    inner = space[1:-1]
+    if not inner[0] and not (inner[1:] & inner[:-1]).any():
+        ends = np.flatnonzero(inner)
+        if not inner[-1]:  # the last field runs to the block's end
+            ends = np.append(ends, len(inner))
+        starts = np.empty_like(ends)
+        starts[0] = 0
+        np.add(ends[:-1], 1, out=starts[1:])
+        return starts, ends
+    edges = np.flatnonzero(space[1:] != space[:-1])
+    return edges[0::2], edges[1::2]
 
 
 def _has_control_bytes(
