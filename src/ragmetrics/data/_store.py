@@ -757,14 +757,25 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     sorted by doc id descending (trec_eval), all runs in one sort."""
     breaks = np.flatnonzero(np.diff(ties) != 1)
     starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-    ends = np.concatenate((ties[breaks], [ties[-1]])) + 2
-    run_of, within, positions = spans(starts, ends - starts)
-    docs = order[positions]
+    lengths = np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
     ids = store.ids
-    if ids is None and (store._encoded or len(positions) > store.n_docs // 8):
+    if ids is None and (store._encoded or int(lengths.sum()) > store.n_docs // 8):
         # many tied strings: encoded once as bytes (None if one is not printable ASCII),
         # which costs less than ranking millions of strings among themselves
         ids = store.encoded()
+    out = order.copy()
+    if ids is not None:
+        # a tie of two docs (most ties, with scores of a few decimals) takes one comparison
+        # of bytes: the larger id first
+        two = lengths == 2
+        pairs = starts[two]
+        swap = pairs[ids[order[pairs]] < ids[order[pairs + 1]]]
+        out[swap], out[swap + 1] = order[swap + 1], order[swap]
+        starts, lengths = starts[~two], lengths[~two]
+        if not len(starts):
+            return out
+    run_of, within, positions = spans(starts, lengths)
+    docs = order[positions]
     if ids is not None:  # printable ASCII bytes: byte order is string order
         # as integers, in byte order: sorting them is faster than sorting bytes
         words = _packed.sort_words(ids[docs])
@@ -774,9 +785,7 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
         tied = [flat[i] for i in docs.tolist()]
         code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
         keys = [np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))]
-    lengths = ends - starts
     width = int(lengths.max())
-    out = order.copy()
     if width <= _TIE_WIDTH and len(lengths) * width <= 8 * len(positions):
         # short runs (the usual ties): each sorted in a row of a padded matrix, key by key
         ranked = _sorted_rows(keys, run_of, within, lengths, width)
