@@ -97,9 +97,6 @@ class Workers:
         self._given.release()
         return pending
 
-    def __len__(self) -> int:
-        return len(self._threads)
-
     def __enter__(self) -> Workers:
         return self
 
@@ -128,8 +125,9 @@ def map_threaded(function: Callable[[_Item], _Result], items: Sequence[_Item]) -
             except BaseException as exc:  # raised below, in item order
                 errors[index] = exc
 
-    with Workers(min(_THREADS, len(items)) - 1) as workers:
-        helpers = [workers.submit(work, None) for _ in range(len(workers))]
+    n_helpers = min(_THREADS, len(items)) - 1
+    with Workers(n_helpers) as workers:
+        helpers = [workers.submit(work, None) for _ in range(n_helpers)]
         work(None)
         for helper in helpers:
             helper.wait()

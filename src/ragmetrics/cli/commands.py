@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from ragmetrics._util.paths import file_stem
 from ragmetrics._version import __version__
 from ragmetrics.cli import trec_eval
 from ragmetrics.data._precision import SCORE_PRECISIONS
@@ -481,7 +482,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or (not Path(path).suffix and Path(spec).exists()):
-            name, path = Path(spec).stem, spec
+            name, path = file_stem(spec), spec  # as a run read from it is named
         if name in paths:
             raise RagMetricsError(f"Two runs are named {name!r}; name them with NAME=PATH.")
         paths[name] = path

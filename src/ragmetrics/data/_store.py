@@ -743,21 +743,25 @@ def _tie_order(order: np.ndarray, ties: np.ndarray, store: Store) -> str | None:
 def _reversed_ties(order: np.ndarray, ties: np.ndarray) -> np.ndarray:
     """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
     reversed."""
-    breaks = np.flatnonzero(np.diff(ties) != 1)
-    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-    lengths = np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
+    starts, lengths = _tie_runs(ties)
     run_of, within, positions = spans(starts, lengths)
     out = order.copy()
     out[positions] = order[positions + lengths[run_of] - 1 - 2 * within]
     return out
 
 
+def _tie_runs(ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each run of tied positions starts (``ties[i]`` ties with ``ties[i] + 1``) and
+    how many positions it holds."""
+    breaks = np.flatnonzero(np.diff(ties) != 1)
+    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
+    return starts, np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
+
+
 def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
     """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
     sorted by doc id descending (trec_eval), all runs in one sort."""
-    breaks = np.flatnonzero(np.diff(ties) != 1)
-    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-    lengths = np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
+    starts, lengths = _tie_runs(ties)
     ids = store.ids
     if ids is None and (store._encoded or int(lengths.sum()) > store.n_docs // 8):
         # many tied strings: encoded once as bytes (None if one is not printable ASCII),
