@@ -521,6 +521,6 @@ def test_fields_are_found_alike_with_one_separator_or_many(text: str) -> None:
     space = np.ones(len(data) + 2, dtype=bool)
     np.less_equal(data, 32, out=space[1:-1])
     edges = np.flatnonzero(space[1:] != space[:-1])
-    starts, ends = _trec_fast._fields(space)
+    starts, ends, _ = _trec_fast._fields(space)
     assert starts.tolist() == edges[0::2].tolist()
     assert ends.tolist() == edges[1::2].tolist()
