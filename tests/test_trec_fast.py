@@ -478,7 +478,7 @@ def test_a_handle_without_a_name_is_called_the_input() -> None:
 
     endless = io.BytesIO(b"q1 Q0 d 1 0.5 t\n" + b"x" * (3 << 20))
     with pytest.raises(rm.InputFormatError, match=r"^the input, line 0: the line is longer"):
-        list(_trec_fast._blocks(endless))
+        list(_trec_fast._blocks(endless, []))
 
 
 @pytest.mark.parametrize("end", ["\n", "\r\n"], ids=["LF", "CRLF"])
@@ -524,3 +524,43 @@ def test_fields_are_found_alike_with_one_separator_or_many(text: str) -> None:
     starts, ends, _ = _trec_fast._fields(space)
     assert starts.tolist() == edges[0::2].tolist()
     assert ends.tolist() == edges[1::2].tolist()
+
+
+@pytest.mark.parametrize(
+    "doc", ["uuid", "short", "mixed"], ids=["UUIDs", "short ids", "ids of mixed widths"]
+)
+@pytest.mark.parametrize("scores", ["%.6f", "repr", "grades"])
+def test_a_parse_keeps_nothing_of_its_blocks_buffer(
+    doc: str, scores: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each block's buffer is read into again for a later block, so what a parse returns
+    must be copies: scribbling over the buffer after the parse changes nothing of it."""
+    import io
+    import uuid
+
+    rng = random.Random(7)
+    lines = []
+    for q in range(300):
+        for rank in range(1, 8):
+            if doc == "uuid":
+                name = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+            else:
+                name = f"d{rng.randrange(10 ** rng.choice([1, 3, 6, 12] if doc == 'mixed' else [3]))}"
+            value = {"%.6f": f"{rng.random():.6f}", "repr": repr(rng.uniform(-5, 5)),
+                     "grades": str(rng.randrange(4))}[scores]  # fmt: skip
+            lines.append(f"q{q} Q0 {name} {rank} {value} t\n")
+    data = "".join(lines).encode()
+    integer = scores == "grades"
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 5000)
+    blocks = list(_trec_fast._blocks(io.BytesIO(data), []))  # one buffer each: none spare
+    assert len(blocks) > 4
+    for block in blocks:
+        parsed = _trec_fast._read_block(block, 6, 2, 4, integer)
+        assert parsed is not None
+        queries, lengths, docs, values = parsed
+        kept = (list(queries), list(lengths), docs.copy(), values.copy())
+        block.buffer[:] = np.frombuffer(b"9.5 x\n", dtype=np.uint8)[
+            np.arange(len(block.buffer)) % 6
+        ]
+        assert queries == kept[0] and lengths == kept[1]
+        assert docs.tobytes() == kept[2].tobytes() and values.tobytes() == kept[3].tobytes()

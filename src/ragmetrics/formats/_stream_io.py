@@ -181,10 +181,11 @@ def trec_handle_chunks(
                 yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
                 # a parsed block is one line per result, each ended by a newline (but maybe
                 # the file's last): no need to count them again
-                line += len(docs) if block.endswith(b"\n") else block.count(b"\n")
+                line += len(docs) if block.ends_line() else block.count_lines()
             else:
-                yield _careful_chunk(block, path, line)
-                line += block.count(b"\n")
+                text = block.tobytes()  # the buffer is read into again for the next block
+                yield _careful_chunk(text, path, line)
+                line += text.count(b"\n")
 
 
 class _Share:
@@ -206,6 +207,11 @@ class _Share:
         data: bytes = self.handle.readline(limit)
         self.left -= len(data)
         return data
+
+    def readinto(self, buffer: memoryview) -> int:
+        taken: int = self.handle.readinto(buffer[: self.left]) or 0
+        self.left -= taken
+        return taken
 
     def close(self) -> None:
         self.handle.close()

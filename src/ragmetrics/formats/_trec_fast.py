@@ -103,60 +103,105 @@ def parsed_blocks(
     integer: bool,
     *,
     offset: int = 0,
-) -> Generator[tuple[bytes, _Block | None], None, None]:
+) -> Generator[tuple[Block, _Parsed | None], None, None]:
     """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
     not plain; in a file of many blocks, a few blocks ahead are parsed side by side on
     threads (numpy lets go of the interpreter while it works). A leading byte-order mark is
     skipped at the start of the file only: ``offset`` is where ``handle`` starts in it (a
-    share of the file, read by one worker of several), for the line number of an error."""
+    share of the file, read by one worker of several), for the line number of an error.
 
-    def parse(block: bytes) -> _Block | None:
+    A block's buffer is read into again once the next block is asked for: a caller takes
+    what it needs of a block before that (a parse never refers to its block's buffer)."""
+
+    def parse(block: Block) -> _Parsed | None:
         return _read_block(block, n_columns, doc_col, value_col, integer)
 
+    spare: list[np.ndarray] = []  # buffers of blocks done with, read into again
     head = handle.read(len(_BOM))
     if head == _BOM and offset == 0:  # the file's first bytes: the mark, not a line's
-        source = _blocks(handle, b"", len(_BOM))
+        source = _blocks(handle, spare, b"", len(_BOM))
     else:
-        source = _blocks(handle, head, offset)
+        source = _blocks(handle, spare, head, offset)
     n_threads = threads()
     first = list(itertools.islice(source, _THREADED_FROM))
     if len(first) < _THREADED_FROM or n_threads == 1:  # a small file: parsed right here
         for block in itertools.chain(first, source):
             yield block, parse(block)
+            spare.append(block.buffer)
         return
     with Workers(n_threads) as workers:
-        pending: deque[tuple[bytes, Pending[_Block | None]]] = deque()
+        pending: deque[tuple[Block, Pending[_Parsed | None]]] = deque()
         for block in itertools.chain(first, itertools.islice(source, n_threads)):
             pending.append((block, workers.submit(parse, block)))
         while pending:
             block, parsed = pending.popleft()
-            ahead = next(source, None)
+            ahead = next(source, None)  # read while the workers parse
             if ahead is not None:
                 pending.append((ahead, workers.submit(parse, ahead)))
             yield block, parsed.result()
+            spare.append(block.buffer)
 
 
-def _blocks(handle: BinaryIO, head: bytes = b"", start: int = 0) -> Iterator[bytes]:
+class Block:
+    """A block of a file's bytes, cut at a line end: its ``size`` bytes at the start of
+    ``buffer``, then at least ``_MAX_FIELD_WIDTH`` zero bytes (so that a field's bytes can be
+    copied as a fixed-width row wherever it ends)."""
+
+    __slots__ = ("buffer", "size")
+
+    def __init__(self, buffer: np.ndarray, size: int) -> None:
+        self.buffer, self.size = buffer, size
+
+    def ends_line(self) -> bool:
+        """True when the block's last byte is a newline."""
+        return self.size > 0 and int(self.buffer[self.size - 1]) == ord("\n")
+
+    def count_lines(self) -> int:
+        """The number of newlines in the block."""
+        return int(np.count_nonzero(self.buffer[: self.size] == ord("\n")))
+
+    def tobytes(self) -> bytes:
+        data: bytes = self.buffer[: self.size].tobytes()
+        return data
+
+
+def _blocks(
+    handle: BinaryIO, spare: list[np.ndarray], head: bytes = b"", start: int = 0
+) -> Iterator[Block]:
     """The file in blocks of about ``_BLOCK_BYTES``, each cut at a line end (``head``: bytes
     already read, the first block's start; ``start``: where the first block starts in the
-    file). A line longer than the line rule allows is an error here, before it is read
-    whole."""
+    file). Each block is read into a buffer of ``spare`` (a new one when none is left), with
+    room for the rest of its last line and the zeros after it: no copy of a block is made.
+    A line longer than the line rule allows is an error here, before it is read whole."""
+    limit = MAX_LINE_BYTES + 3  # a whole line may still end in CR LF
+    room = _BLOCK_BYTES + limit + _MAX_FIELD_WIDTH
+    readinto = getattr(handle, "readinto", None)
     offset = start  # bytes of the file before this block (line numbers only on an error)
     while True:
-        block = head + handle.read(_BLOCK_BYTES)
+        buffer = spare.pop() if spare else np.empty(room, dtype=np.uint8)
+        view = memoryview(buffer)
+        size = len(head)
+        view[:size] = head
         head = b""
-        if not block:
+        if readinto is not None:
+            size += readinto(view[size : size + _BLOCK_BYTES]) or 0
+        else:
+            data = handle.read(_BLOCK_BYTES)
+            view[size : size + len(data)] = data
+            size += len(data)
+        if size == 0:
             return
-        if not block.endswith(b"\n"):
-            limit = MAX_LINE_BYTES + 3  # a whole line may still end in CR LF
+        if buffer[size - 1] != ord("\n"):
             rest = handle.readline(limit)
-            block += rest
+            view[size : size + len(rest)] = rest
+            size += len(rest)
             if len(rest) == limit and not rest.endswith(b"\n"):
                 name = getattr(handle, "name", "the input")
-                start = offset + block.rfind(b"\n") + 1
-                raise line_too_long(name, line_number(name, start))
-        offset += len(block)
-        yield block
+                line_start = offset + bytes(view[:size]).rfind(b"\n") + 1
+                raise line_too_long(name, line_number(name, line_start))
+        buffer[size : size + _MAX_FIELD_WIDTH] = 0
+        offset += size
+        yield Block(buffer, size)
 
 
 def line_number(name: object, offset: int) -> int:
@@ -180,15 +225,15 @@ def line_number(name: object, offset: int) -> int:
     return lines
 
 
-_Block = tuple[list[str], list[int], np.ndarray, np.ndarray]
+_Parsed = tuple[list[str], list[int], np.ndarray, np.ndarray]
 
 
 def _read_block(
-    block: bytes, n_columns: int, doc_col: int, value_col: int, integer: bool
-) -> _Block | None:
-    # zero bytes past the end, so that a field's bytes can be copied as a fixed-width row
-    padded = np.frombuffer(block + bytes(_MAX_FIELD_WIDTH), dtype=np.uint8)
-    data = padded[: len(block)]
+    block: Block, n_columns: int, doc_col: int, value_col: int, integer: bool
+) -> _Parsed | None:
+    # zeros past the end: a field's bytes can be copied as a fixed-width row
+    padded = block.buffer[: block.size + _MAX_FIELD_WIDTH]
+    data = padded[: block.size]
     if len(data) == 0 or data.max() >= 127:  # DEL or beyond ASCII: the careful reader
         return None
     # whitespace, with a sentinel on each side: its flips are the field boundaries
