@@ -521,7 +521,9 @@ def test_fields_are_found_alike_with_one_separator_or_many(text: str) -> None:
     space = np.ones(len(data) + 2, dtype=bool)
     np.less_equal(data, 32, out=space[1:-1])
     edges = np.flatnonzero(space[1:] != space[:-1])
-    starts, ends, _ = _trec_fast._fields(space)
+    ends, starts = _trec_fast._fields(space)
+    if starts is None:  # each field starts right after the one before it ends
+        starts = _trec_fast._starts(ends, None, 0, 1)
     assert starts.tolist() == edges[0::2].tolist()
     assert ends.tolist() == edges[1::2].tolist()
 

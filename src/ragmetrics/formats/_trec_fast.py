@@ -240,17 +240,17 @@ def _read_block(
     space = np.empty(len(data) + 2, dtype=bool)
     space[0] = space[-1] = True
     np.less_equal(data, 32, out=space[1:-1])
-    starts, ends, usual = _fields(space)
-    if len(starts) == 0 or len(starts) % n_columns:
+    ends, starts = _fields(space)
+    if len(ends) == 0 or len(ends) % n_columns:
         return None
-    n_newlines = _spaces_and_newlines(padded, len(data), ends) if usual else None
+    n_newlines = _spaces_and_newlines(padded, len(data), ends) if starts is None else None
     if n_newlines is None:  # tabs, CR LF, control bytes or runs of separators: all looked at
         n_newlines = int(np.count_nonzero(data == ord("\n")))
         if _has_control_bytes(padded, data, space[1:-1], n_newlines):
             return None
-    if not _one_line_per_record(padded, len(data), starts, ends, n_columns, n_newlines):
+    line_starts = _starts(ends, starts, 0, n_columns)
+    if not _one_line_per_record(padded, len(data), line_starts, ends, n_columns, n_newlines):
         return None
-    line_starts = starts[0::n_columns]
     if (data[line_starts] == ord("#")).any():
         return None  # a comment line
     if (
@@ -258,10 +258,12 @@ def _read_block(
         and int(np.diff(line_starts, append=len(data)).max()) > MAX_LINE_BYTES
     ):
         return None  # maybe a line longer than the rule allows: the careful reader says
-    doc_ids = _packed(padded, starts[doc_col::n_columns], ends[doc_col::n_columns])
+    doc_starts = _starts(ends, starts, doc_col, n_columns)
+    doc_ids = _packed(padded, doc_starts, ends[doc_col::n_columns])
     if doc_ids is None:
         return None
-    values = _numbers(padded, starts[value_col::n_columns], ends[value_col::n_columns], integer)
+    value_starts = _starts(ends, starts, value_col, n_columns)
+    values = _numbers(padded, value_starts, ends[value_col::n_columns], integer)
     if values is None:
         return None
     runs = _query_runs(padded, line_starts, ends[0::n_columns])
@@ -275,26 +277,36 @@ def _read_block(
     return queries, run_lengths.tolist(), doc_ids, values
 
 
-def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
-    """Where each field starts and ends (``[start, end)``), given ``space``: True at each
-    separator byte, with a sentinel True on each side of the block; and whether the block
-    has the usual layout.
+def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Where each field ends and starts (``[start, end)``), given ``space``: True at each
+    separator byte, with a sentinel True on each side of the block.
 
     In the usual layout, one separator between fields and none before the first, every
-    separator ends a field and the next starts right after it: the separators alone are
-    found (half the positions of the general case), and every separator is at a field's end.
-    Otherwise each flip of ``space`` is a field's boundary."""
+    separator ends a field and the next field starts right after it: the separators alone
+    are found (half the positions of the general case), and the starts are left as None (see
+    ``_starts``). Otherwise each flip of ``space`` is a field's boundary."""
     inner = space[1:-1]
     if not inner[0] and not (inner[1:] & inner[:-1]).any():
         ends = np.flatnonzero(inner)
         if not inner[-1]:  # the last field runs to the block's end
             ends = np.append(ends, len(inner))
-        starts = np.empty_like(ends)
-        starts[0] = 0
-        np.add(ends[:-1], 1, out=starts[1:])
-        return starts, ends, True
+        return ends, None
     edges = np.flatnonzero(space[1:] != space[:-1])
-    return edges[0::2], edges[1::2], False
+    return edges[1::2], edges[0::2]
+
+
+def _starts(ends: np.ndarray, starts: np.ndarray | None, column: int, n_columns: int) -> np.ndarray:
+    """Where the fields of ``column`` start, given what ``_fields`` found: in the usual
+    layout (``starts`` None), one byte past the previous field's end, the block's start for
+    the first field. Only the columns read are worked out."""
+    if starts is not None:
+        return starts[column::n_columns]
+    if column:
+        return ends[column - 1 :: n_columns] + 1
+    line_starts = np.empty(len(ends) // n_columns, dtype=ends.dtype)
+    line_starts[0] = 0
+    np.add(ends[n_columns - 1 : -1 : n_columns], 1, out=line_starts[1:])
+    return line_starts
 
 
 def _spaces_and_newlines(padded: np.ndarray, size: int, ends: np.ndarray) -> int | None:
@@ -329,17 +341,18 @@ def _has_control_bytes(
 def _one_line_per_record(
     padded: np.ndarray,
     size: int,
-    starts: np.ndarray,
+    line_starts: np.ndarray,
     ends: np.ndarray,
     n_columns: int,
     n_newlines: int,
 ) -> bool:
-    """True when every line holds exactly ``n_columns`` fields and no line is blank.
+    """True when every line holds exactly ``n_columns`` fields and no line is blank (given
+    where each record's first field starts, and every field's end).
 
     Each newline must fall between the last field of a record and the first field of the
     next, one per record (the last record may end the block without one).
     """
-    n_lines = len(starts) // n_columns
+    n_lines = len(line_starts)
     if n_newlines not in (n_lines, n_lines - 1):
         return False
     after_last_field = ends[n_columns - 1 :: n_columns]
@@ -354,7 +367,7 @@ def _one_line_per_record(
         newlines = np.concatenate((newlines, [size]))
     if len(newlines) != n_lines:
         return False
-    next_record = np.concatenate((starts[n_columns::n_columns], [size]))
+    next_record = np.append(line_starts[1:], size)
     return bool(((newlines >= after_last_field) & (newlines <= next_record)).all())
 
 
