@@ -566,3 +566,44 @@ def test_a_parse_keeps_nothing_of_its_blocks_buffer(
         ]
         assert queries == kept[0] and lengths == kept[1]
         assert docs.tobytes() == kept[2].tobytes() and values.tobytes() == kept[3].tobytes()
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
+def test_columns_are_whole_when_the_file_changes_its_shape_half_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+) -> None:
+    """Each column is copied into one array sized from the lines read so far. A file whose
+    second half has far shorter lines (more rows than that size), then wider doc ids, then
+    integer-looking scores, still reads as the careful reader reads it."""
+    import gzip
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 512)
+    rng = random.Random(11)
+    lines = [f"query{q:04d} Q0 {'d' * 30}{q}-{r} {r} {rng.random():.9f} long-tag\n"
+             for q in range(40) for r in range(5)]  # fmt: skip
+    lines += [f"s{q} Q0 e{r} {r} {r} t\n" for q in range(40) for r in range(20)]
+    lines += [f"w{q} Q0 {'w' * 70}{r} {r} 0.{r}5 t\n" for q in range(10) for r in range(5)]
+    data = "".join(lines).encode()
+    path = tmp_path / "shapes.txt"
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    packed = _fast_run(path)
+    assert packed is not None
+    queries, lengths, docs, scores = packed
+    assert sum(lengths) == len(docs) == len(scores) == len(lines)
+    assert [d.decode() for d in docs.tolist()] == [line.split()[2] for line in lines]
+    assert scores.tolist() == [float(line.split()[4]) for line in lines]
+    assert rm.Run.from_trec(path).to_dict() == _careful_run(path)
+
+
+def test_rows_go_to_one_array_while_they_fit() -> None:
+    rows = _trec_fast._Rows()
+    rows.append(np.array([b"ab", b"c"], dtype="S8"), 3)
+    rows.append(np.array([b"d"], dtype="S4"), 2)  # narrower: zero-padded into the array
+    first = rows.array
+    rows.append(np.array([b"e", b"f"], dtype="S8"), 0)
+    assert rows.array is first and not rows.done  # the estimate of 3 more held
+    rows.append(np.array([b"wider-than-8"], dtype="S16"), 0)  # a new, wider array
+    rows.append(np.array([b"g"] * 5, dtype="S8"), 0)  # more rows than expected
+    joined = rows.joined()
+    assert joined.dtype == np.dtype("S16")
+    assert joined.tolist() == [b"ab", b"c", b"d", b"e", b"f", b"wider-than-8", *[b"g"] * 5]

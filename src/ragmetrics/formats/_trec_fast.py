@@ -16,11 +16,12 @@ and line of any error. So both readers accept the same files and give the same v
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 from collections import deque
 from collections.abc import Generator, Iterator
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -65,18 +66,19 @@ def read_plain_trec_packed(
     """
     queries: list[str] = []
     lengths: list[int] = []
-    doc_blocks: list[np.ndarray] = []
-    values: list[np.ndarray] = []
     if os.fspath(path) == "-":
         return None  # standard input cannot be read twice: the careful reader takes it
     try:
         handle = open_bytes(path)
     except InputFormatError:
         return None  # the careful reader reports it
+    file_bytes = _plain_size(handle)
+    read = 0
+    doc_ids, values = _Rows(), _Rows()
     try:
         with reading(path):
             blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer)
-            for _, parsed in blocks:
+            for block, parsed in blocks:
                 if parsed is None:
                     blocks.close()
                     return None
@@ -86,13 +88,65 @@ def read_plain_trec_packed(
                     block_queries, block_lengths = block_queries[1:], block_lengths[1:]
                 queries.extend(block_queries)
                 lengths.extend(block_lengths)
-                doc_blocks.append(block_docs)
-                values.append(block_values)
+                read += block.size
+                # rows still to come if the rest of the file is like what was read
+                seen = doc_ids.rows + len(block_docs)
+                more = (file_bytes - read) * seen // read if file_bytes > read else 0
+                doc_ids.append(block_docs, more)
+                values.append(block_values, more)
     finally:
         close_bytes(handle)
-    if not values:
+    if not values.rows:
         return None  # an empty file: the careful reader says so
-    return queries, lengths, np.concatenate(doc_blocks), np.concatenate(values)
+    return queries, lengths, doc_ids.joined(), values.joined()
+
+
+def _plain_size(handle: BinaryIO) -> int:
+    """The size of the file under ``handle`` when its bytes are read as they are stored (a
+    plain file), else 0 (gzip, or a stream)."""
+    if not isinstance(handle, io.BufferedReader):
+        return 0
+    try:
+        return os.fstat(handle.fileno()).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+class _Rows:
+    """A column appended to block by block, copied into one array made for the rows still
+    expected (pages never written are never touched), so that the blocks' rows need not be
+    held apart and then joined: that doubled the fresh memory a read takes. Rows that do not
+    fit (more than expected, or doc ids wider than the array's) start another array; the
+    arrays are joined at the end."""
+
+    def __init__(self) -> None:
+        self.done: list[np.ndarray] = []
+        self.array: np.ndarray | None = None
+        self.used = 0
+        self.rows = 0
+
+    def append(self, rows: np.ndarray, more: int) -> None:
+        """Append ``rows``, ``more`` rows being expected after them."""
+        array, used, n = self.array, self.used, len(rows)
+        if array is None or used + n > len(array) or not _fits(rows.dtype, array.dtype):
+            if array is not None:
+                self.done.append(array[:used])
+            array = self.array = np.empty(n + more + (more >> 4), dtype=rows.dtype)
+            used = 0
+        array[used : used + n] = rows  # narrower ids are zero-padded, as by concatenate
+        self.used = used + n
+        self.rows += n
+
+    def joined(self) -> np.ndarray:
+        assert self.array is not None
+        last = self.array[: self.used]
+        return np.concatenate([*self.done, last]) if self.done else last
+
+
+def _fits(rows: np.dtype[Any], array: np.dtype[Any]) -> bool:
+    """True when values of ``rows`` are stored unchanged in an array of ``array``: the same
+    type, or ids (``S``) no wider."""
+    return rows == array or (rows.kind == array.kind == "S" and rows.itemsize <= array.itemsize)
 
 
 def parsed_blocks(
