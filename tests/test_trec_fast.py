@@ -547,7 +547,9 @@ def test_a_parse_keeps_nothing_of_its_blocks_buffer(
             if doc == "uuid":
                 name = str(uuid.UUID(int=rng.getrandbits(128), version=4))
             else:
-                name = f"d{rng.randrange(10 ** rng.choice([1, 3, 6, 12] if doc == 'mixed' else [3]))}"
+                name = (
+                    f"d{rng.randrange(10 ** rng.choice([1, 3, 6, 12] if doc == 'mixed' else [3]))}"
+                )
             value = {"%.6f": f"{rng.random():.6f}", "repr": repr(rng.uniform(-5, 5)),
                      "grades": str(rng.randrange(4))}[scores]  # fmt: skip
             lines.append(f"q{q} Q0 {name} {rank} {value} t\n")
@@ -589,6 +591,7 @@ def test_columns_are_whole_when_the_file_changes_its_shape_half_way(
     packed = _fast_run(path)
     assert packed is not None
     queries, lengths, docs, scores = packed
+    assert queries == list(dict.fromkeys(line.split()[0] for line in lines))
     assert sum(lengths) == len(docs) == len(scores) == len(lines)
     assert [d.decode() for d in docs.tolist()] == [line.split()[2] for line in lines]
     assert scores.tolist() == [float(line.split()[4]) for line in lines]
@@ -607,3 +610,13 @@ def test_rows_go_to_one_array_while_they_fit() -> None:
     joined = rows.joined()
     assert joined.dtype == np.dtype("S16")
     assert joined.tolist() == [b"ab", b"c", b"d", b"e", b"f", b"wider-than-8", *[b"g"] * 5]
+
+
+def test_an_estimate_too_large_to_allocate_holds_the_rows_it_has() -> None:
+    """A first block of short lines may promise far more rows than the file holds; when no
+    array of that size can be had, the rows at hand get an array of their own."""
+    rows = _trec_fast._Rows()
+    ids = np.array([b"a" * 36, b"b" * 36], dtype="S40")
+    rows.append(ids, 1 << 45)  # 1.4 PB of ids
+    rows.append(ids[:1], 0)
+    assert rows.joined().tolist() == [b"a" * 36, b"b" * 36, b"a" * 36]

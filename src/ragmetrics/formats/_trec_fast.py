@@ -131,8 +131,11 @@ class _Rows:
         if array is None or used + n > len(array) or not _fits(rows.dtype, array.dtype):
             if array is not None:
                 self.done.append(array[:used])
-            array = self.array = np.empty(n + more + (more >> 4), dtype=rows.dtype)
-            used = 0
+            try:
+                array = np.empty(n + more + (more >> 4), dtype=rows.dtype)
+            except MemoryError:  # the estimate is far off (longer lines later): these only
+                array = np.empty(n, dtype=rows.dtype)
+            self.array, used = array, 0
         array[used : used + n] = rows  # narrower ids are zero-padded, as by concatenate
         self.used = used + n
         self.rows += n
@@ -233,7 +236,7 @@ def _blocks(
     offset = start  # bytes of the file before this block (line numbers only on an error)
     while True:
         buffer = spare.pop() if spare else np.empty(room, dtype=np.uint8)
-        view = memoryview(buffer)
+        view = buffer.data  # a memoryview of the buffer
         size = len(head)
         view[:size] = head
         head = b""
