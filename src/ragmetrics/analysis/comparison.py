@@ -30,8 +30,9 @@ from ragmetrics.analysis.stats import (
     adjust,
     bootstrap_cis,
     correction_spec,
-    effect_size,
+    paired_differences,
     paired_interval,
+    standardized_effect,
     paired_test,
 )
 from ragmetrics.analysis.systems import letter_groups
@@ -710,7 +711,7 @@ def _paired(
     p, low, high = paired_interval(
         y, x, test=test, alpha=alpha, n_resamples=n_permutations, seed=seed
     )
-    d = y - x
+    d = paired_differences(y, x)
     return PairedTest(
         metric=metric,
         a=a,
@@ -721,12 +722,12 @@ def _paired(
         p_value=p,
         p_adjusted=p,
         significant=False,
-        effect_size=sign * effect_size(y, x),
+        effect_size=sign * standardized_effect(d),
         ci_low=low,
         ci_high=high,
-        wins=int((sign * d > 1e-12).sum()),
-        ties=int((np.abs(d) <= 1e-12).sum()),
-        losses=int((sign * d < -1e-12).sum()),
+        wins=int((sign * d > 0).sum()),
+        ties=int((d == 0).sum()),
+        losses=int((sign * d < 0).sum()),
         n=len(d),
         higher_is_better=higher_is_better,
     )
@@ -764,8 +765,8 @@ def _family(
     for a, b in pairs:
         i, j = names.index(a), names.index(b)
         x, y = matrix[i], matrix[j]
-        d = y - x
-        diff = float(d.mean()) if len(d) else math.nan
+        d = paired_differences(y, x)
+        diff = float((y - x).mean()) if len(d) else math.nan
         tests.append(
             PairedTest(
                 metric=metric,
@@ -777,12 +778,12 @@ def _family(
                 p_value=float(p_values[i, j]),
                 p_adjusted=float(p_values[i, j]),
                 significant=False,
-                effect_size=sign * effect_size(y, x),
+                effect_size=sign * standardized_effect(d),
                 ci_low=diff - half,
                 ci_high=diff + half,
-                wins=int((sign * d > 1e-12).sum()),
-                ties=int((np.abs(d) <= 1e-12).sum()),
-                losses=int((sign * d < -1e-12).sum()),
+                wins=int((sign * d > 0).sum()),
+                ties=int((d == 0).sum()),
+                losses=int((sign * d < 0).sum()),
                 n=len(d),
                 higher_is_better=higher_is_better,
             )

@@ -27,12 +27,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics._util.registries import add_entry
+from ragmetrics._util.warn import warn
+from ragmetrics.analysis._ties import TIE_TOLERANCE, no_spread, noise_free
 from ragmetrics.analysis.distributions import student_t_sf2, t_quantile
 from ragmetrics.analysis.systems import tukey_family
-from ragmetrics.errors import InvalidParameterError, RagMetricsError
+from ragmetrics.errors import InvalidParameterError, RagMetricsError, UndefinedMetricWarning
 
 __all__ = [
     "BOOTSTRAP",
+    "TIE_TOLERANCE",
     "RANDOMIZATION",
     "TUKEY_HSD",
     "T_TEST",
@@ -52,6 +55,8 @@ __all__ = [
     "randomization_test",
     "register_correction",
     "register_test",
+    "paired_differences",
+    "standardized_effect",
     "student_t_sf2",
     "t_test",
     "wilcoxon_test",
@@ -66,7 +71,9 @@ _FLIP_GROUPS = 128  # groups of eight queries looked up at a time (a 256 KB slic
 _BYTE_OFFSETS = np.arange(_FLIP_GROUPS, dtype=np.int64) * 256
 
 
-def _differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def paired_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a - b`` per query, checked (two equal-length vectors of finite numbers), with the
+    differences of float noise (within :data:`TIE_TOLERANCE`) set to exactly 0."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
@@ -74,8 +81,18 @@ def _differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             f"A paired test needs two equal-length vectors of per-query values; got shapes "
             f"{a.shape} and {b.shape}."
         )
-    differences: np.ndarray = a - b
-    return differences
+    for side, values in (("first", a), ("second", b)):
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            raise InvalidParameterError(
+                f"The {side} system's value at position {int(bad[0])} is "
+                f"{float(values[bad[0]])!r}; per-query values must be finite numbers (leave "
+                f"out the queries where a metric is undefined, on both sides)."
+            )
+    return noise_free(a, b)
+
+
+_differences = paired_differences
 
 
 def randomization_test(
@@ -317,8 +334,8 @@ def t_test(a: np.ndarray, b: np.ndarray) -> float:
     if n < 2:
         return math.nan
     sd = d.std(ddof=1)
-    if sd == 0:
-        return 1.0 if d.mean() == 0 else 0.0
+    if no_spread(sd, d):
+        return 1.0 if not d.any() else 0.0
     t = d.mean() / (sd / math.sqrt(n))
     return student_t_sf2(abs(t), n - 1)
 
@@ -348,10 +365,16 @@ def _bootstrap_extremes(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarra
 
 
 def _bootstrap_p(d: np.ndarray, extremes: np.ndarray) -> float:
-    """``(1 + #{|M| >= |mean d|}) / (1 + n)``, never 0."""
+    """``(1 + #{|M| >= |mean d|}) / (1 + n)``, never 0, and never below ``2 / 2^q`` for
+    ``q`` queries: the smallest p-value the exact sign-flip test of the same queries can
+    give. With few queries the resampled means barely vary (one query: not at all), and
+    the raw count would call a difference of one or two queries significant."""
+    if not d.any():
+        return 1.0
     observed = abs(float(d.mean()))
     tolerance = 1e-12 * max(1.0, observed)
-    return (int((extremes >= observed - tolerance).sum()) + 1) / (len(extremes) + 1)
+    raw = (int((extremes >= observed - tolerance).sum()) + 1) / (len(extremes) + 1)
+    return max(raw, min(1.0, 2.0 ** (1 - len(d))))
 
 
 def bootstrap_ci(
@@ -400,13 +423,30 @@ def bootstrap_cis(
 
 
 def effect_size(a: np.ndarray, b: np.ndarray) -> float:
-    """Paired Cohen's d (d_z): mean difference / standard deviation of the differences."""
+    """Paired Cohen's d (d_z): mean difference / standard deviation of the differences.
+
+    NaN (undefined) for fewer than two queries, and for differences that do not vary but
+    are not all 0 (every query +0.25): a standardized effect has no finite value there, and
+    an :class:`UndefinedMetricWarning` says so; 0 when no query differs."""
     d = _differences(a, b)
+    value = standardized_effect(d)
+    if math.isnan(value) and len(d) >= 2:
+        warn(
+            f"Every query differs by the same {float(d.mean()):g}: the standardized effect "
+            f"size d_z (mean / sd of the differences) is undefined, reported as NaN. Report "
+            f"the difference itself.",
+            UndefinedMetricWarning,
+        )
+    return value
+
+
+def standardized_effect(d: np.ndarray) -> float:
+    """d_z of checked differences, NaN where undefined (what a table shows as n/a)."""
     if len(d) < 2:
         return math.nan
     sd = d.std(ddof=1)
-    if sd == 0:
-        return 0.0 if d.mean() == 0 else math.copysign(math.inf, d.mean())
+    if no_spread(sd, d):
+        return 0.0 if not d.any() else math.nan
     return float(d.mean() / sd)
 
 
@@ -459,8 +499,32 @@ def adjust(p_values: Sequence[float], method: str | None) -> list[float]:
     spec = correction_spec(method)
     if not len(p_values):
         return []
-    adjusted = spec.adjust(np.asarray(p_values, dtype=np.float64))
-    return [float(p) for p in adjusted]
+    try:
+        p = np.asarray(p_values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"p-values must be numbers; got {p_values!r}.") from None
+    outside = np.flatnonzero(~np.isnan(p) & ~((p >= 0) & (p <= 1)))
+    if p.ndim != 1 or len(outside):
+        shown = p_values[int(outside[0])] if p.ndim == 1 else p_values
+        raise InvalidParameterError(
+            f"A p-value must lie in [0, 1]; got {shown!r}"
+            + (f" at position {int(outside[0])}." if p.ndim == 1 else ".")
+        )
+    # NaN marks a test that was not run (no shared query): it is no comparison of the
+    # family, so it neither counts in m nor moves the others
+    ran = ~np.isnan(p)
+    out = np.full(len(p), math.nan)
+    if ran.any():
+        adjusted = np.asarray(spec.adjust(p[ran]), dtype=np.float64)
+        if adjusted.shape != (int(ran.sum()),) or not (
+            np.isfinite(adjusted).all() and (adjusted >= p[ran] - 1e-12).all()
+        ) or (adjusted > 1).any():
+            raise RagMetricsError(
+                f"The correction {spec.name!r} returned {adjusted!r} for p-values "
+                f"{p[ran]!r}; a correction returns one p-value in [p, 1] per p-value."
+            )
+        out[ran] = adjusted
+    return [float(x) for x in out]
 
 
 def _step_down(

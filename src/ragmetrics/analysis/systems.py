@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragmetrics.analysis._ties import TIE_TOLERANCE, no_spread, noise_free
 from ragmetrics.analysis.distributions import (
     f_sf,
     noncentral_t_cdf,
@@ -32,7 +33,8 @@ from ragmetrics.analysis.distributions import (
     student_t_sf2,
     t_quantile,
 )
-from ragmetrics.errors import InvalidParameterError
+from ragmetrics._util.warn import warn
+from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
     "Anova",
@@ -75,6 +77,8 @@ def _matrix(scores: Mapping[str, Sequence[float] | np.ndarray]) -> tuple[list[st
             "Some per-query values are NaN (a metric undefined on a query); leave those "
             "queries out of every system first."
         )
+    if not np.isfinite(matrix).all():
+        raise InvalidParameterError("Per-query values must be finite numbers; some are infinite.")
     return names, matrix
 
 
@@ -234,6 +238,12 @@ def anova_two_way(scores: Mapping[str, Sequence[float] | np.ndarray]) -> Anova:
     ss_query = systems * float(((matrix.mean(axis=0) - grand) ** 2).sum())
     residuals = matrix - matrix.mean(axis=1, keepdims=True) - matrix.mean(axis=0) + grand
     ss_residual = float((residuals**2).sum())
+    # sums of squares of float noise (values equal up to TIE_TOLERANCE) are 0, as the paired
+    # tests and the wins, ties and losses count such differences
+    noise = matrix.size * (TIE_TOLERANCE * max(1.0, float(np.abs(matrix).max()))) ** 2
+    ss_system, ss_query, ss_residual = (
+        0.0 if ss <= noise else ss for ss in (ss_system, ss_query, ss_residual)
+    )
     df_s, df_q = systems - 1, queries - 1
     df_r = df_s * df_q
     ms_residual = ss_residual / df_r
@@ -245,9 +255,9 @@ def anova_two_way(scores: Mapping[str, Sequence[float] | np.ndarray]) -> Anova:
         f_q = math.inf if ss_query > 0 else math.nan
     return Anova(
         f_s,
-        f_sf(f_s, df_s, df_r),
+        1.0 if ss_system == 0 else f_sf(f_s, df_s, df_r),
         f_q,
-        f_sf(f_q, df_q, df_r),
+        1.0 if ss_query == 0 else f_sf(f_q, df_q, df_r),
         ms_residual,
         df_s,
         df_q,
@@ -266,6 +276,11 @@ def _paired(
     y = np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
         raise InvalidParameterError(f"{what} needs two equal-length vectors of two or more values.")
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise InvalidParameterError(
+            f"{what} needs finite per-query values; some are NaN or infinite (leave out the "
+            f"queries where a metric is undefined, on both sides)."
+        )
     return x, y
 
 
@@ -312,12 +327,12 @@ def tost(
     x, y = _paired(a, b, "tost")
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
         raise InvalidParameterError(f"delta must be a positive number; got {delta!r}.")
-    d = y - x
+    d = noise_free(y, x)
     n = len(d)
     mean = float(d.mean())
     se = float(d.std(ddof=1)) / math.sqrt(n)
     df = n - 1
-    if se == 0:
+    if no_spread(float(d.std(ddof=1)), d):
         inside = abs(mean) < delta
         p_lower = 0.0 if mean > -delta else 1.0
         p_upper = 0.0 if mean < delta else 1.0
@@ -353,37 +368,94 @@ def effect_size_interval(
 ) -> EffectSize:
     """d_z of ``b - a`` with a percentile bootstrap interval (queries resampled)."""
     x, y = _paired(a, b, "effect_size_interval")
-    d = y - x
+    d = noise_free(y, x)
     n = len(d)
 
     def dz(values: np.ndarray) -> np.ndarray:
+        """d_z of each row; a row whose differences do not vary has none: 0 if they are
+        all 0, else +-inf (the limit of mean / sd as the spread shrinks)."""
         sd = values.std(axis=-1, ddof=1)
         mean = values.mean(axis=-1)
+        spread = ~no_spread(sd, values)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = np.where(sd > 0, mean / np.where(sd > 0, sd, 1.0), 0.0)
+            out = np.where(spread, mean / np.where(spread, sd, 1.0), np.sign(mean) * np.inf)
+        out = np.where(~spread & (mean == 0), 0.0, out)
         return np.asarray(out, dtype=np.float64)
 
-    point = float(dz(d))
+    if not (0 < level < 1):
+        raise InvalidParameterError(f"level must be in (0, 1); got {level!r}.")
     correction = 1.0 - 3.0 / (4.0 * (n - 1) - 1.0) if n > 2 else math.nan
+    point = float(dz(d))
+    if not math.isfinite(point):
+        warn(
+            f"Every query differs by the same {float(d.mean()):g}: d_z (mean / sd of the "
+            f"differences) is undefined, reported as NaN with a NaN interval. Report the "
+            f"difference itself.",
+            UndefinedMetricWarning,
+        )
+        return EffectSize(math.nan, math.nan, math.nan, math.nan, level, n)
     rng = np.random.default_rng(seed)
     rows = max(1, _CELLS // n)
     draws = []
     for done in range(0, n_resamples, rows):
         size = min(rows, n_resamples - done)
         draws.append(dz(d[rng.integers(0, n, size=(size, n))]))
-    low, high = np.quantile(np.concatenate(draws), [(1 - level) / 2, 1 - (1 - level) / 2])
+    drawn = np.concatenate(draws)
+    quantiles = [(1 - level) / 2, 1 - (1 - level) / 2]
+    if np.isfinite(drawn).all():
+        low, high = np.quantile(drawn, quantiles)
+    else:  # resamples without spread: bounds taken from the draws, never interpolated
+        low, high = np.quantile(drawn, quantiles[0], method="lower"), np.quantile(
+            drawn, quantiles[1], method="higher"
+        )
     return EffectSize(point, point * correction, float(low), float(high), level, n)
+
+
+def _check_design(
+    name: str, value: float, *, positive: bool = False, zero: bool = False
+) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise InvalidParameterError(f"{name} must be a number; got {value!r}.")
+    if not math.isfinite(value) or (positive and value <= 0) or (value == 0 and not zero):
+        need = "a positive number" if positive else "a finite number" if zero else "a nonzero number"
+        raise InvalidParameterError(f"{name} must be {need}; got {value!r}.")
+    return float(value)
+
+
+def _check_level(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise InvalidParameterError(f"{name} must be a number in (0, 1); got {value!r}.")
+    if not 1e-12 <= value < 1:
+        raise InvalidParameterError(
+            f"{name} must be in [1e-12, 1); got {value!r} (smaller levels are beyond the "
+            f"precision of the t distribution's tail here)."
+        )
+    return float(value)
 
 
 def paired_t_power(n: int, min_diff: float, sd: float, *, alpha: float = 0.05) -> float:
     """The power of the two-sided paired t-test at level ``alpha`` with ``n`` queries, when
-    the true mean difference is ``min_diff`` and the differences' sd is ``sd``."""
+    the true mean difference is ``min_diff`` and the differences' sd is ``sd`` (0 for fewer
+    than two queries)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise InvalidParameterError(f"n must be a whole number of queries; got {n!r}.")
+    _check_design("min_diff", min_diff, zero=True)
+    _check_design("sd", sd, positive=True)
+    _check_level("alpha", alpha)
+    return _power(int(n), min_diff, sd, alpha)
+
+
+def _power(n: int, min_diff: float, sd: float, alpha: float) -> float:
     if n < 2:
         return 0.0
     df = n - 1
     critical = t_quantile(alpha, df)
     nc = math.sqrt(n) * abs(min_diff) / sd
-    return (1.0 - noncentral_t_cdf(critical, df, nc)) + noncentral_t_cdf(-critical, df, nc)
+    power = (1.0 - noncentral_t_cdf(critical, df, nc)) + noncentral_t_cdf(-critical, df, nc)
+    return min(1.0, max(0.0, power))
+
+
+MAX_QUERIES = 10**9  # topic_set_size answers up to this many queries
 
 
 def topic_set_size(
@@ -400,7 +472,8 @@ def topic_set_size(
     Give the standard deviation of the per-query differences, ``sd``, or a ``pilot``: the
     per-query values of two systems on a pilot set of queries, from which it is estimated.
     The starting point is Sakai's normal approximation; the answer is the smallest ``n``
-    whose exact power reaches ``power``.
+    whose exact power reaches ``power`` (found by bisection, as power grows with ``n``). A
+    design that needs more than a billion queries is refused.
 
     Example:
         >>> topic_set_size(0.05, sd=0.2)
@@ -411,24 +484,46 @@ def topic_set_size(
             raise InvalidParameterError("Give sd (of the per-query differences) or a pilot.")
         x, y = _paired(pilot[0], pilot[1], "A pilot")
         sd = float((y - x).std(ddof=1))
-    for name, value, low, high in (("alpha", alpha, 0, 1), ("power", power, 0, 1)):
-        if not low < value < high:
-            raise InvalidParameterError(f"{name} must be in (0, 1); got {value!r}.")
-    if not (math.isfinite(min_diff) and min_diff != 0):
-        raise InvalidParameterError(f"min_diff must be a nonzero number; got {min_diff!r}.")
-    if not (math.isfinite(sd) and sd > 0):
+    _check_level("alpha", alpha)
+    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
+        raise InvalidParameterError(f"power must be in (0, 1); got {power!r}.")
+    _check_design("min_diff", min_diff)
+    if isinstance(sd, bool) or not isinstance(sd, (int, float, np.number)) or not (
+        math.isfinite(sd) and sd > 0
+    ):
         raise InvalidParameterError(
             f"The sd of the differences must be positive; got {sd!r} (a pilot whose systems "
             f"never differ cannot size a study)."
         )
-    z_alpha = normal_quantile(1.0 - alpha / 2.0)
+    z_alpha = -normal_quantile(alpha / 2.0)
     z_beta = normal_quantile(power)
-    n = max(2, math.ceil(((z_alpha + z_beta) * sd / min_diff) ** 2 + z_alpha**2 / 2.0))
-    while n > 2 and paired_t_power(n - 1, min_diff, sd, alpha=alpha) >= power:
-        n -= 1
-    while paired_t_power(n, min_diff, sd, alpha=alpha) < power:
-        n += 1
-    return n
+    ratio = sd / abs(min_diff)
+    guess = ((z_alpha + z_beta) * ratio) ** 2 + z_alpha**2 / 2.0 if ratio < 1e150 else math.inf
+    if not guess < MAX_QUERIES:
+        raise InvalidParameterError(
+            f"Detecting a difference of {min_diff!r} with sd {sd!r} at alpha={alpha!r} and "
+            f"power={power!r} needs more than {MAX_QUERIES:,} queries: no test collection "
+            f"that size exists. Aim for a larger difference."
+        )
+
+    def enough(n: int) -> bool:
+        return _power(n, min_diff, sd, alpha) >= power
+
+    low, high = 1, max(2, math.ceil(guess))  # low: too few (1 query has no power)
+    while not enough(high):
+        low, high = high, high * 2
+        if high > 2 * MAX_QUERIES:
+            raise InvalidParameterError(
+                f"The design needs more than {MAX_QUERIES:,} queries; aim for a larger "
+                f"difference."
+            )
+    while high - low > 1:
+        middle = (low + high) // 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
 
 
 def tukey_family(

@@ -30,6 +30,7 @@ from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMism
 from ragmetrics.fusion import _train
 from ragmetrics.fusion._methods import (
     FUSION_METHODS,
+    MAX_TRIALS,
     REQUIRED,
     FusionMethod,
     fusion_method,
@@ -87,7 +88,9 @@ def fuse(
     named = _named_runs(runs)
     spec, settings = _method_and_params(method, params, len(named))
     table, rows = _prepared(named, spec, norm)
-    fused = spec.combine(table, rows, settings)
+    with np.errstate(over="ignore", invalid="ignore"):  # a non-finite score is refused below
+        combined = spec.combine(table, rows, settings)
+    fused = _checked_scores(spec, norm, table, combined)
     label = name or f"{spec.name}({', '.join(named)})"
     return _as_run(table, fused, label)
 
@@ -102,6 +105,7 @@ def optimize_fusion(
     return_optimization_report: bool = False,
     relevance_threshold: int = 1,
     show_progress: bool = True,
+    max_trials: int = MAX_TRIALS,
     **grid: Any,
 ) -> dict[str, Any] | tuple[dict[str, Any], dict[str, float]]:
     """Choose ``method``'s parameters on judged training queries; pass the result to
@@ -114,7 +118,10 @@ def optimize_fusion(
     name :func:`ragmetrics.evaluate` takes) scores it; the best wins, the last of equals
     (as in ranx). Trained methods (``probfuse``, ``segfuse``, ``slidefuse``, ``posfuse``,
     ``bayesfuse``, ``mapfuse``) also learn, from the same queries, what they need. Grid
-    settings are keywords, named as in ranx: ``step``, ``min_k``, ``max_w``...
+    settings are keywords, named as in ranx: ``step``, ``min_k``, ``max_w``... The grid's
+    size is counted before any work: one of more than ``max_trials`` settings (100,000 by
+    default; 8 runs' weights in steps of 0.1 are 19,448) is refused with its size, and the
+    progress bar shows the count.
 
     Returns:
         The best parameters, and with ``return_optimization_report=True`` also every
@@ -137,6 +144,9 @@ def optimize_fusion(
             f"takes: {offered})."
         )
     settings.update(grid)
+    if isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1:
+        raise InvalidParameterError(f"max_trials must be an integer >= 1; got {max_trials!r}.")
+    settings["max_trials"] = max_trials
     training = sorted(judged.query_ids)
     restricted = {label: _restricted(run, training) for label, run in named.items()}
     table, rows = _prepared(restricted, spec, norm)
@@ -156,7 +166,8 @@ def optimize_fusion(
     report: dict[str, float] = {}
     best: dict[str, Any] | None = None
     best_score = -math.inf
-    for trial in progress_bar(trials, desc=f"Optimizing {spec.name}", disable=not show_progress):
+    desc = f"Optimizing {spec.name} ({len(trials):,} settings)"
+    for trial in progress_bar(trials, desc=desc, disable=not show_progress):
         values = dict(spec.params)
         values.update(learned)
         values.update(_trained_for(spec, trial, lists))
@@ -311,6 +322,14 @@ def _prepared(
                 f"norm='borda' to score by rank."
             )
     table = align(list(named.values()))
+    # the scores matter where the method adds them or the normalization reorders by them
+    if chosen is None:
+        reads_scores = spec.uses_scores
+    else:
+        reads_scores = chosen.reads_scores and (spec.uses_scores or not chosen.keeps_order)
+    if reads_scores:
+        for label, run_rows in zip(named, table.runs, strict=True):
+            _refuse_infinite(label, run_rows, table, spec.name, norm)
     rows = table.runs
     if chosen is not None:
         rows = [
@@ -320,6 +339,53 @@ def _prepared(
             for r in rows
         ]
     return table, rows
+
+
+def _refuse_infinite(
+    label: str, rows: Rows, table: Table, method: str, norm: str | None
+) -> None:
+    """An infinite score has no place in a sum or a normalization (inf - inf is NaN): it
+    is refused, naming where it is, rather than fused into a NaN."""
+    if rows.values is None:
+        return
+    bad = np.flatnonzero(~np.isfinite(rows.values))
+    if not len(bad):
+        return
+    first = int(bad[0])
+    query = table.query_ids[int(rows.query[first])]
+    doc = table.docs[int(rows.cand[first])]
+    raise InputFormatError(
+        f"Run {label!r} gives doc {doc!r} of query {query!r} the score "
+        f"{float(rows.values[first])!r} ({len(bad)} infinite score(s) in all); "
+        f"{method!r} with norm={norm!r} computes with the scores, where an infinite one "
+        f"has no finite result. Give finite scores, or fuse by rank: norm='rank' or "
+        f"norm='borda', or a rank-based method (rrf, isr, bordafuse...)."
+    )
+
+
+def _checked_scores(
+    spec: FusionMethod, norm: str | None, table: Table, fused: np.ndarray
+) -> np.ndarray:
+    """The fused scores, when every one is a finite number (so that the run's order is the
+    order of its scores); else a refusal naming the first that is not."""
+    fused = np.asarray(fused, dtype=np.float64)
+    if fused.shape != (table.n_cand,):
+        raise InvalidParameterError(
+            f"Fusion method {spec.name!r} returned {fused.shape} scores for "
+            f"{table.n_cand} candidates; a method returns one score per candidate."
+        )
+    bad = np.flatnonzero(~np.isfinite(fused))
+    if len(bad):
+        first = int(bad[0])
+        query = table.query_ids[int(table.cand_query[first])]
+        raise InputFormatError(
+            f"Fusing with {spec.name!r} (norm={norm!r}) gives doc {table.docs[first]!r} of "
+            f"query {query!r} the score {float(fused[first])!r} ({len(bad)} such score(s)): "
+            f"the runs' scores (or the method's parameters) are too large to combine in "
+            f"float64. Normalize the scores (norm='min-max'), scale them down, or check the "
+            f"parameters."
+        )
+    return fused
 
 
 def _with_rank_scores(rows: Rows) -> Rows:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -330,22 +329,43 @@ def _w_condorcet(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.n
 # --- trained ------------------------------------------------------------------------------
 
 
+# what each learned parameter may hold: probabilities and MAPs lie in [0, 1], log-odds are
+# any finite number
+_LEARNED_RANGE = {"probs": (0.0, 1.0), "map_scores": (0.0, 1.0), "log_odds": (-math.inf, math.inf)}
+
+
 def _learned(
     params: dict[str, Any], name: str, n_runs: int, *, scalar: bool = False
 ) -> list[np.ndarray]:
-    """What a trained method learned, one entry per run (an array, or a number)."""
+    """What a trained method learned, one entry per run (an array, or a number), each
+    checked to be finite and in its range."""
     learned = list(params[name])
     if len(learned) != n_runs:
         raise InvalidParameterError(
             f"'{name}' holds what was learned for {len(learned)} runs; {n_runs} runs are "
             f"fused. Learn it again with optimize_fusion on these runs, in this order."
         )
-    return [
-        np.atleast_1d(np.asarray(x, dtype=np.float64))
-        if scalar
-        else np.asarray(x, dtype=np.float64)
-        for x in learned
-    ]
+    low, high = _LEARNED_RANGE.get(name, (-math.inf, math.inf))
+    arrays = []
+    for number, x in enumerate(learned, start=1):
+        try:
+            array = np.asarray(x, dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            raise InvalidParameterError(
+                f"'{name}' of run {number} is {x!r}, not numbers; pass what optimize_fusion "
+                f"returned."
+            ) from None
+        array = np.atleast_1d(array) if scalar else array
+        bad = ~(np.isfinite(array) & (array >= low) & (array <= high))
+        if array.ndim != 1 or bad.any():
+            shown = float(array[bad][0]) if array.ndim == 1 else x
+            where = f" in [{low:g}, {high:g}]" if math.isfinite(low) else ""
+            raise InvalidParameterError(
+                f"'{name}' of run {number} holds {shown!r}; each value must be a finite "
+                f"number{where}, in a flat list. Pass what optimize_fusion returned."
+            )
+        arrays.append(array)
+    return arrays
 
 
 def _probfuse(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
@@ -451,27 +471,80 @@ def _decimals(step: float) -> int:
     return len(text.split(".")[1]) if "." in text and "e" not in text else 12
 
 
+MAX_TRIALS = 100_000  # optimize_fusion's default bound on a grid's settings
+
+
+def _setting(settings: dict[str, Any], key: str, *, integer: bool = False) -> float:
+    """A grid setting, checked: a finite number (an integer where ``integer``)."""
+    value = settings[key]
+    kinds: tuple[type, ...] = (int, np.integer) if integer else (int, float, np.number)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+        what = "an integer" if integer else "a finite number"
+        raise InvalidParameterError(
+            f"The grid setting {key}={value!r} must be {what}."
+        )
+    return float(value)
+
+
+def _positive_step(settings: dict[str, Any], *, integer: bool = False) -> float:
+    step = _setting(settings, "step", integer=integer)
+    if step <= 0:
+        raise InvalidParameterError(
+            f"The grid setting step={settings['step']!r} must be > 0."
+        )
+    return step
+
+
+def _bounded(count: int, settings: dict[str, Any], what: str) -> None:
+    """Refuse, before any work, a grid of more settings than ``max_trials``."""
+    limit = settings.get("max_trials", MAX_TRIALS)
+    if count > limit:
+        size = f"{count:,}" if count < 10**12 else f"about {float(count):.1e}"
+        raise InvalidParameterError(
+            f"The grid holds {size} settings of {what} (more than max_trials={limit:,}); "
+            f"each is a fusion and an evaluation. Coarsen it (a larger step, a narrower "
+            f"range), or raise max_trials to run it."
+        )
+
+
 def weight_grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
     """Every vector of ``n_runs`` weights, each a multiple of ``step`` in [0, 1], summing
-    to 1 (counted in steps, so no vector is lost to rounding)."""
-    step = float(settings["step"])
-    units = round(1 / step)
+    to 1 (counted in steps, so no vector is lost to rounding). ``step`` must divide 1."""
+    step = _positive_step(settings)
+    units = round(1 / step) if step >= 1e-9 else 0
+    if units < 1 or abs(units * step - 1) > 1e-9:
+        raise InvalidParameterError(
+            f"The weights' step={settings['step']!r} must divide 1 (0.5, 0.25, 0.1, 0.05, "
+            f"...): weights in steps of it are to sum to 1."
+        )
+    # vectors of n_runs counts summing to `units`: stars and bars
+    _bounded(math.comb(units + n_runs - 1, n_runs - 1), settings, f"{n_runs} weights")
     digits = _decimals(step)
     return [
         {"weights": tuple(round(u * step, digits) for u in combo)}
-        for combo in product(range(units + 1), repeat=n_runs)
-        if sum(combo) == units
+        for combo in _compositions(units, n_runs)
+    ]
+
+
+def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
+    """Every tuple of ``parts`` counts >= 0 summing to ``total``, in lexicographic order (the
+    order of ``itertools.product`` filtered to the sum, without walking the product)."""
+    if parts == 1:
+        return [(total,)]
+    return [
+        (first, *rest)
+        for first in range(total + 1)
+        for rest in _compositions(total - first, parts - 1)
     ]
 
 
 def _range_grid(name: str, low: str, high: str) -> Grid:
     def grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
-        step = float(settings["step"])
+        step = _positive_step(settings)
+        bottom, top = _setting(settings, low), _setting(settings, high)
+        _bounded(int((top - bottom) / step) + 1 if top >= bottom else 0, settings, name)
         digits = _decimals(step)
-        top = float(settings[high])
-        values = [
-            round(float(x), digits) for x in np.arange(float(settings[low]), top + step, step)
-        ]
+        values = [round(float(x), digits) for x in np.arange(bottom, top + step, step)]
         # arange's last step can overshoot the top (0.01 + 20 x 0.05 = 1.01): not tried
         return [{name: v} for v in values if v <= top]
 
@@ -480,8 +553,12 @@ def _range_grid(name: str, low: str, high: str) -> Grid:
 
 def _int_grid(name: str, low: str, high: str, step: str | None = None) -> Grid:
     def grid(n_runs: int, settings: dict[str, Any]) -> list[dict[str, Any]]:
-        by = int(settings[step]) if step else 1
-        return [{name: v} for v in range(int(settings[low]), int(settings[high]) + 1, by)]
+        by = int(_positive_step(settings, integer=True)) if step else 1
+        bottom = int(_setting(settings, low, integer=True))
+        top = int(_setting(settings, high, integer=True))
+        values = range(bottom, top + 1, by)
+        _bounded(len(values), settings, name)
+        return [{name: v} for v in values]
 
     return grid
 

@@ -5,6 +5,12 @@ keep the rows and change the values. Denominators are floored at 1e-9 (a query w
 scores are all equal normalizes to zeros instead of dividing by zero), and sums and means
 add a query's scores one by one from the best, as ranx does, so that values agree with it
 to the last bit.
+
+Scores near the ends of float64 (``1e308`` and ``-1e308`` in one query) overflow the
+differences and sums these formulas take, where ranx answers NaN. Each such query is worked
+out again on its scores scaled by a power of two (exact in binary, and every normalization
+here is unchanged by scaling), so every normalized value is finite and in the order of the
+scores; the other queries keep the unscaled arithmetic, bit for bit.
 """
 
 from __future__ import annotations
@@ -25,13 +31,16 @@ FLOOR = 1e-9
 
 @dataclass(frozen=True)
 class Normalization:
-    """A registered normalization: its name, what it does, and whether it reads scores
-    (``rank`` and ``borda`` read only the order, so they also serve runs of ranked lists)."""
+    """A registered normalization: its name, what it does, whether it reads scores
+    (``rank`` and ``borda`` read only the order, so they also serve runs of ranked lists),
+    and whether it keeps each run's order (``min-max-inverted`` reverses it, so it matters
+    to rank-based methods too)."""
 
     name: str
     summary: str
     apply: Callable[[Rows, Table], Rows]
     reads_scores: bool = True
+    keeps_order: bool = True
 
 
 _REGISTRY: Aliased[Normalization] = Aliased("a normalization")
@@ -70,16 +79,68 @@ def _scores(rows: Rows) -> np.ndarray:
     return rows.values
 
 
-def _min_max(rows: Rows, table: Table) -> Rows:
+def _unit_scaled(rows: Rows, values: np.ndarray) -> np.ndarray:
+    """``values`` times a power of two per query that brings the query's largest magnitude
+    into [0.5, 1): exact in binary (but for scores 2^1000 times smaller than the largest,
+    which could not move the normalized values anyway)."""
+    if not len(values):
+        return values
+    full = rows.lengths > 0
+    starts = offsets_of(rows.lengths)[:-1][full]
+    largest = np.zeros(len(rows.lengths))
+    largest[full] = np.maximum.reduceat(np.abs(values), starts)
+    _, exponents = np.frexp(largest)
+    result: np.ndarray = np.ldexp(values, -_per_row(rows, exponents))
+    return result
+
+
+Kernel = Callable[[Rows], tuple[np.ndarray, np.ndarray]]
+
+
+def _overflowed(rows: Rows, normalized: np.ndarray, denominators: np.ndarray) -> np.ndarray:
+    """The queries whose denominator or a value overflowed (a mask over queries)."""
+    bad = ~np.isfinite(normalized)
+    return (np.bincount(rows.query[bad], minlength=len(rows.lengths)) > 0) | ~np.isfinite(
+        denominators
+    )
+
+
+def _guarded(kernel: Kernel) -> Callable[[Rows, Table], Rows]:
+    """``kernel`` (a scale-free normalization of a run's rows, returning the values and
+    each query's denominator) with the queries it overflows on done again on scaled
+    scores."""
+
+    def apply(rows: Rows, table: Table) -> Rows:
+        with np.errstate(over="ignore", invalid="ignore"):  # found and worked out again below
+            values, denominators = kernel(rows)
+        broken = _overflowed(rows, values, denominators)
+        if broken.any():
+            scaled, _ = kernel(rows.with_values(_unit_scaled(rows, _scores(rows))))
+            values = np.where(np.repeat(broken, rows.lengths), scaled, values)
+        return rows.with_values(values)
+
+    return apply
+
+
+def _min_max_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     lows, highs = _extremes(rows)
     denominator = np.maximum(highs - lows, FLOOR)
-    return rows.with_values((_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator))
+    values = (_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator)
+    return values, denominator
 
 
-def _min_max_inverted(rows: Rows, table: Table) -> Rows:
+_min_max = _guarded(_min_max_values)
+
+
+def _min_max_inverted_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     lows, highs = _extremes(rows)
     denominator = np.maximum(highs - lows, FLOOR)
     values = (_per_row(rows, highs) - _scores(rows)) / _per_row(rows, denominator)
+    return values, denominator
+
+
+def _min_max_inverted(rows: Rows, table: Table) -> Rows:
+    values = _scores(_guarded(_min_max_inverted_values)(rows, table))
     # the best doc now scores lowest: rank again (equal values keep their order)
     order = np.lexsort((np.arange(len(values)), -values, rows.query))
     return Rows(rows.cand[order], rows.lengths, values[order])
@@ -90,20 +151,37 @@ def _max(rows: Rows, table: Table) -> Rows:
     return rows.with_values(_scores(rows) / _per_row(rows, np.maximum(highs, FLOOR)))
 
 
-def _sum(rows: Rows, table: Table) -> Rows:
+def _sum_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     lows, _ = _extremes(rows)
     totals = sequential_sums(_scores(rows), rows.lengths)
     denominator = np.maximum(totals - lows * rows.lengths, FLOOR)
-    return rows.with_values((_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator))
+    values = (_scores(rows) - _per_row(rows, lows)) / _per_row(rows, denominator)
+    return values, denominator
 
 
-def _zmuv(rows: Rows, table: Table) -> Rows:
+_sum = _guarded(_sum_values)
+
+
+def _zmuv_values(rows: Rows, *, rescaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
     values = _scores(rows)
     counts = np.maximum(rows.lengths, 1)
     means = sequential_sums(values, rows.lengths) / counts
     centred = values - _per_row(rows, means)
+    if rescaled:  # scores in [-1, 1]: their deviations brought near 1 too, so none is floored
+        centred = _unit_scaled(rows, centred)
     spread = np.sqrt(sequential_sums(centred * centred, rows.lengths) / counts)
-    return rows.with_values(centred / _per_row(rows, np.maximum(spread, FLOOR)))
+    return centred / _per_row(rows, np.maximum(spread, FLOOR)), means + spread
+
+
+def _zmuv(rows: Rows, table: Table) -> Rows:
+    with np.errstate(over="ignore", invalid="ignore"):  # found and worked out again below
+        values, of_query = _zmuv_values(rows)
+    broken = _overflowed(rows, values, of_query)
+    if broken.any():
+        scaled = rows.with_values(_unit_scaled(rows, _scores(rows)))
+        again, _ = _zmuv_values(scaled, rescaled=True)
+        values = np.where(np.repeat(broken, rows.lengths), again, values)
+    return rows.with_values(values)
 
 
 def _rank(rows: Rows, table: Table) -> Rows:
@@ -143,6 +221,7 @@ register_normalization(
         "min-max-inverted",
         "(max - s) / (max - min) per query, for runs where lower is better (distances)",
         _min_max_inverted,
+        keeps_order=False,
     ),
     "min_max_inverted",
 )

@@ -1,0 +1,209 @@
+"""The findings of a hostile user's pass over fusion, the statistics and the other surfaces
+added in the third round, each pinned: an exact value or a RagMetricsError, never a NaN, an
+invented zero or a raw Python error."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.analysis import stats, systems
+from ragmetrics.errors import InputFormatError, InvalidParameterError, UndefinedMetricWarning
+from ragmetrics.fusion import fuse, optimize_fusion
+
+# --- fusion -------------------------------------------------------------------------------
+
+PLAIN = {"q1": {"a": 1.0, "b": 2.0, "c": 3.0}}
+
+
+def _finite_and_ordered(run: rm.Run) -> None:
+    for query, scored in run.to_dict().items():
+        values = list(scored.values())
+        assert all(math.isfinite(v) for v in values), (query, scored)
+        assert list(run[query]) == sorted(scored, key=lambda d: (-scored[d], d), reverse=False) or (
+            values == sorted(values, reverse=True)
+        )
+
+
+def test_an_infinite_score_is_refused_where_the_scores_are_read() -> None:
+    infinite = {"q1": {"a": math.inf, "b": 2.0, "c": 1.0}}
+    with pytest.raises(InputFormatError, match=r"doc 'a' of query 'q1' the score inf"):
+        fuse([infinite, PLAIN], method="sum")
+    # by rank, an infinite score is only the best: fused exactly
+    fused = fuse([infinite, PLAIN], method="rrf")
+    assert fused["q1"][0] in ("a", "c")
+    _finite_and_ordered(fused)
+
+
+@pytest.mark.parametrize("norm", ["min-max", "min-max-inverted", "sum", "zmuv", "max"])
+def test_scores_at_the_ends_of_float64_normalize_to_finite_values_in_order(norm: str) -> None:
+    huge = {"q1": {"a": 1e308, "b": 0.0, "c": -1e308}, "q2": {"a": 1.0, "b": 0.5}}
+    fused = fuse([huge, huge], method="sum", norm=norm)
+    _finite_and_ordered(fused)
+    expected = ["c", "b", "a"] if norm == "min-max-inverted" else ["a", "b", "c"]
+    assert list(fused["q1"]) == expected
+    # the query without overflow keeps the plain arithmetic, bit for bit
+    assert fused.to_dict()["q2"] == fuse([huge["q2"] and {"q2": huge["q2"]}] * 2, method="sum", norm=norm).to_dict()["q2"]
+
+
+def test_min_max_of_huge_scores_is_the_exact_min_max() -> None:
+    huge = {"q1": {"a": 1e308, "b": 0.0, "c": -1e308}}
+    fused = fuse([huge, {"q1": {"a": 0.0, "b": 0.0, "c": 0.0}}], method="sum").to_dict()
+    assert fused["q1"] == {"a": 1.0, "b": 0.5, "c": 0.0}
+
+
+def test_a_fused_score_that_overflows_is_refused() -> None:
+    huge = {"q1": {"a": 1e308, "b": 0.0}}
+    with pytest.raises(InputFormatError, match=r"too large to combine"):
+        fuse([huge, huge], method="sum", norm=None)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "match"),
+    [
+        ("probfuse", {"probs": [[math.nan], [0.5]]}, r"'probs' of run 1 holds nan"),
+        ("probfuse", {"probs": [[1.5], [0.5]]}, r"in \[0, 1\]"),
+        ("bayesfuse", {"log_odds": [[math.inf], [0.5]]}, r"'log_odds' of run 1 holds inf"),
+        ("mapfuse", {"map_scores": [0.5, -1.0]}, r"'map_scores' of run 2"),
+        ("posfuse", {"probs": [["x"], [0.5]]}, r"not numbers"),
+    ],
+)
+def test_learned_parameters_are_checked(method: str, params: dict, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        fuse([PLAIN, PLAIN], method=method, params=params)
+
+
+@pytest.mark.parametrize(
+    ("step", "match"),
+    [
+        (0, "must be > 0"),
+        (math.nan, "finite number"),
+        (1e-300, "must divide 1"),
+        (2.0, "must divide 1"),
+        (0.3, "must divide 1"),
+        ("x", "finite number"),
+    ],
+)
+def test_a_bad_weight_step_is_refused(step: object, match: str) -> None:
+    runs = [PLAIN, {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}}]
+    with pytest.raises(InvalidParameterError, match=match):
+        optimize_fusion({"q1": {"a": 1}}, runs, step=step, show_progress=False)
+
+
+def test_a_grid_too_large_is_refused_up_front_with_its_size() -> None:
+    runs = [PLAIN, {"q1": {"a": 3.0, "b": 2.0, "c": 1.0}}] * 4
+    with pytest.raises(InvalidParameterError, match=r"888,030 settings of 8 weights"):
+        optimize_fusion({"q1": {"a": 1}}, runs, step=0.05, show_progress=False)
+    with pytest.raises(InvalidParameterError, match=r"100,000,000,000 settings of k"):
+        optimize_fusion(
+            {"q1": {"a": 1}}, runs[:2], method="rrf", max_k=10**12, show_progress=False
+        )
+    best = optimize_fusion({"q1": {"a": 1}}, runs[:3], step=0.5, show_progress=False)
+    assert sum(best["weights"]) == pytest.approx(1.0)
+
+
+def test_the_weight_grid_is_every_composition_in_order() -> None:
+    from itertools import product
+
+    from ragmetrics.fusion._methods import weight_grid
+
+    for n, step in ((2, 0.1), (3, 0.25), (4, 0.5)):
+        units = round(1 / step)
+        expected = [c for c in product(range(units + 1), repeat=n) if sum(c) == units]
+        got = weight_grid(n, {"step": step})
+        assert [tuple(round(w / step) for w in g["weights"]) for g in got] == expected
+
+
+# --- statistics ---------------------------------------------------------------------------
+
+
+def test_a_test_not_run_does_not_move_the_others_corrections() -> None:
+    for method in ("bh", "by", "holm", "bonferroni", "holm-sidak"):
+        with_nan = stats.adjust([0.01, math.nan, 0.02, 0.03], method)
+        without = stats.adjust([0.01, 0.02, 0.03], method)
+        assert math.isnan(with_nan[1])
+        assert [with_nan[0], with_nan[2], with_nan[3]] == without
+
+
+@pytest.mark.parametrize("p", [1.5, -0.1, math.inf])
+def test_adjust_refuses_p_outside_0_1(p: float) -> None:
+    with pytest.raises(InvalidParameterError, match=r"must lie in \[0, 1\]"):
+        stats.adjust([0.01, p], "holm")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
+def test_the_bootstrap_cannot_call_a_handful_of_queries_significant(n: int) -> None:
+    a = np.linspace(0.5, 0.9, n)
+    p = stats.bootstrap_test(a, a - 0.3)
+    assert p >= 2.0 ** (1 - n)
+    assert p >= 0.05
+    qrels = {f"q{i}": {"a": 1} for i in range(n)}
+    good = {f"q{i}": ["a"] for i in range(n)}
+    bad = {f"q{i}": ["x", "a"] for i in range(n)}
+    cmp = rm.compare(qrels, {"bad": bad, "good": good}, ["mrr"], test="bootstrap")
+    assert not any(t.significant for t in cmp.tests)
+
+
+def test_a_constant_improvement_has_no_standardized_effect() -> None:
+    base = np.linspace(0.1, 0.6, 10)
+    with pytest.warns(UndefinedMetricWarning, match="undefined"):
+        assert math.isnan(stats.effect_size(base + 0.25, base))
+    with pytest.warns(UndefinedMetricWarning, match="undefined"):
+        found = systems.effect_size_interval(base, base + 0.25)
+    assert math.isnan(found.d_z) and math.isnan(found.low) and math.isnan(found.high)
+    with pytest.raises(InvalidParameterError, match="finite"):
+        systems.effect_size_interval(base, np.r_[base[:-1] + 0.25, math.nan])
+
+
+def test_an_effect_interval_contains_its_estimate() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        n = int(rng.integers(3, 12))
+        a, b = rng.random(n), rng.random(n)
+        found = systems.effect_size_interval(a, b, n_resamples=500)
+        assert found.low <= found.d_z <= found.high or math.isinf(found.low)
+
+
+def test_float_noise_is_no_difference_for_any_test() -> None:
+    a = np.full(12, 0.1) + 0.2
+    b = np.full(12, 0.3)
+    assert (a != b).all()
+    for name in stats.paired_tests():
+        p, low, high = stats.paired_interval(a, b, test=name, alpha=0.05)
+        assert p == 1.0 or p > 0.05, name
+    assert stats.t_test(a, b) == 1.0
+    assert stats.wilcoxon_test(a, b) == 1.0
+    anova = systems.anova_two_way({"a": a, "b": b})
+    assert anova.p_system == 1.0
+    qrels = {f"q{i}": {"a": 1} for i in range(12)}
+    run = {f"q{i}": ["a"] for i in range(12)}
+    cmp = rm.compare(qrels, {"x": run, "y": dict(run)}, ["mrr"], test="t-test")
+    assert cmp.tests[0].ties == 12 and not cmp.tests[0].significant
+
+
+def test_the_planners_refuse_what_they_cannot_answer() -> None:
+    with pytest.raises(InvalidParameterError, match="more than 1,000,000,000 queries"):
+        systems.topic_set_size(1e-200, sd=0.2)
+    with pytest.raises(InvalidParameterError, match=r"alpha must be in \[1e-12, 1\)"):
+        systems.topic_set_size(0.05, sd=0.2, alpha=1e-300)
+    with pytest.raises(InvalidParameterError, match="sd must be a positive number"):
+        systems.paired_t_power(10, 0.1, 0)
+    with pytest.raises(InvalidParameterError, match="min_diff must be a finite number"):
+        systems.paired_t_power(10, math.nan, 0.2)
+    assert systems.topic_set_size(0.05, sd=0.2) == 128
+    assert systems.paired_t_power(10, 0.0, 0.2) == pytest.approx(0.05, abs=1e-9)
+    # the answer is the smallest n whose power reaches the target
+    n = systems.topic_set_size(0.01, sd=0.3, alpha=1e-6)
+    assert systems.paired_t_power(n, 0.01, 0.3, alpha=1e-6) >= 0.8
+    assert systems.paired_t_power(n - 1, 0.01, 0.3, alpha=1e-6) < 0.8
+
+
+def test_no_warning_leaks_from_numpy_in_fusion() -> None:
+    huge = {"q1": {"a": 1e308, "b": 0.0, "c": -1e308}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fuse([huge, huge], method="sum", norm="zmuv")
