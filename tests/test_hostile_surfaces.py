@@ -47,7 +47,10 @@ def test_scores_at_the_ends_of_float64_normalize_to_finite_values_in_order(norm:
     expected = ["c", "b", "a"] if norm == "min-max-inverted" else ["a", "b", "c"]
     assert list(fused["q1"]) == expected
     # the query without overflow keeps the plain arithmetic, bit for bit
-    assert fused.to_dict()["q2"] == fuse([huge["q2"] and {"q2": huge["q2"]}] * 2, method="sum", norm=norm).to_dict()["q2"]
+    assert (
+        fused.to_dict()["q2"]
+        == fuse([huge["q2"] and {"q2": huge["q2"]}] * 2, method="sum", norm=norm).to_dict()["q2"]
+    )
 
 
 def test_min_max_of_huge_scores_is_the_exact_min_max() -> None:
@@ -99,9 +102,7 @@ def test_a_grid_too_large_is_refused_up_front_with_its_size() -> None:
     with pytest.raises(InvalidParameterError, match=r"888,030 settings of 8 weights"):
         optimize_fusion({"q1": {"a": 1}}, runs, step=0.05, show_progress=False)
     with pytest.raises(InvalidParameterError, match=r"100,000,000,000 settings of k"):
-        optimize_fusion(
-            {"q1": {"a": 1}}, runs[:2], method="rrf", max_k=10**12, show_progress=False
-        )
+        optimize_fusion({"q1": {"a": 1}}, runs[:2], method="rrf", max_k=10**12, show_progress=False)
     best = optimize_fusion({"q1": {"a": 1}}, runs[:3], step=0.5, show_progress=False)
     assert sum(best["weights"]) == pytest.approx(1.0)
 
@@ -173,7 +174,7 @@ def test_float_noise_is_no_difference_for_any_test() -> None:
     b = np.full(12, 0.3)
     assert (a != b).all()
     for name in stats.paired_tests():
-        p, low, high = stats.paired_interval(a, b, test=name, alpha=0.05)
+        p, _, _ = stats.paired_interval(a, b, test=name, alpha=0.05)
         assert p == 1.0 or p > 0.05, name
     assert stats.t_test(a, b) == 1.0
     assert stats.wilcoxon_test(a, b) == 1.0

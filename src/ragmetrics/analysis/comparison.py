@@ -32,8 +32,8 @@ from ragmetrics.analysis.stats import (
     correction_spec,
     paired_differences,
     paired_interval,
-    standardized_effect,
     paired_test,
+    standardized_effect,
 )
 from ragmetrics.analysis.systems import letter_groups
 from ragmetrics.data.qrels import Qrels

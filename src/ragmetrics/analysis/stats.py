@@ -35,8 +35,8 @@ from ragmetrics.errors import InvalidParameterError, RagMetricsError, UndefinedM
 
 __all__ = [
     "BOOTSTRAP",
-    "TIE_TOLERANCE",
     "RANDOMIZATION",
+    "TIE_TOLERANCE",
     "TUKEY_HSD",
     "T_TEST",
     "WILCOXON",
@@ -49,13 +49,13 @@ __all__ = [
     "correction_spec",
     "corrections",
     "effect_size",
+    "paired_differences",
     "paired_interval",
     "paired_test",
     "paired_tests",
     "randomization_test",
     "register_correction",
     "register_test",
-    "paired_differences",
     "standardized_effect",
     "student_t_sf2",
     "t_test",
@@ -516,9 +516,11 @@ def adjust(p_values: Sequence[float], method: str | None) -> list[float]:
     out = np.full(len(p), math.nan)
     if ran.any():
         adjusted = np.asarray(spec.adjust(p[ran]), dtype=np.float64)
-        if adjusted.shape != (int(ran.sum()),) or not (
-            np.isfinite(adjusted).all() and (adjusted >= p[ran] - 1e-12).all()
-        ) or (adjusted > 1).any():
+        if (
+            adjusted.shape != (int(ran.sum()),)
+            or not (np.isfinite(adjusted).all() and (adjusted >= p[ran] - 1e-12).all())
+            or (adjusted > 1).any()
+        ):
             raise RagMetricsError(
                 f"The correction {spec.name!r} returned {adjusted!r} for p-values "
                 f"{p[ran]!r}; a correction returns one p-value in [p, 1] per p-value."

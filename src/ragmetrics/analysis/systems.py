@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ties import TIE_TOLERANCE, no_spread, noise_free
 from ragmetrics.analysis.distributions import (
     f_sf,
@@ -33,7 +34,6 @@ from ragmetrics.analysis.distributions import (
     student_t_sf2,
     t_quantile,
 )
-from ragmetrics._util.warn import warn
 from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
 __all__ = [
@@ -405,19 +405,19 @@ def effect_size_interval(
     if np.isfinite(drawn).all():
         low, high = np.quantile(drawn, quantiles)
     else:  # resamples without spread: bounds taken from the draws, never interpolated
-        low, high = np.quantile(drawn, quantiles[0], method="lower"), np.quantile(
-            drawn, quantiles[1], method="higher"
+        low, high = (
+            np.quantile(drawn, quantiles[0], method="lower"),
+            np.quantile(drawn, quantiles[1], method="higher"),
         )
     return EffectSize(point, point * correction, float(low), float(high), level, n)
 
 
-def _check_design(
-    name: str, value: float, *, positive: bool = False, zero: bool = False
-) -> float:
+def _check_design(name: str, value: float, *, positive: bool = False, zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
         raise InvalidParameterError(f"{name} must be a number; got {value!r}.")
     if not math.isfinite(value) or (positive and value <= 0) or (value == 0 and not zero):
-        need = "a positive number" if positive else "a finite number" if zero else "a nonzero number"
+        need = "a positive" if positive else "a finite" if zero else "a nonzero"
+        need += " number"
         raise InvalidParameterError(f"{name} must be {need}; got {value!r}.")
     return float(value)
 
@@ -488,8 +488,10 @@ def topic_set_size(
     if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
         raise InvalidParameterError(f"power must be in (0, 1); got {power!r}.")
     _check_design("min_diff", min_diff)
-    if isinstance(sd, bool) or not isinstance(sd, (int, float, np.number)) or not (
-        math.isfinite(sd) and sd > 0
+    if (
+        isinstance(sd, bool)
+        or not isinstance(sd, (int, float, np.number))
+        or not (math.isfinite(sd) and sd > 0)
     ):
         raise InvalidParameterError(
             f"The sd of the differences must be positive; got {sd!r} (a pilot whose systems "
@@ -514,8 +516,7 @@ def topic_set_size(
         low, high = high, high * 2
         if high > 2 * MAX_QUERIES:
             raise InvalidParameterError(
-                f"The design needs more than {MAX_QUERIES:,} queries; aim for a larger "
-                f"difference."
+                f"The design needs more than {MAX_QUERIES:,} queries; aim for a larger difference."
             )
     while high - low > 1:
         middle = (low + high) // 2

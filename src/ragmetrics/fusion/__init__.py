@@ -341,9 +341,7 @@ def _prepared(
     return table, rows
 
 
-def _refuse_infinite(
-    label: str, rows: Rows, table: Table, method: str, norm: str | None
-) -> None:
+def _refuse_infinite(label: str, rows: Rows, table: Table, method: str, norm: str | None) -> None:
     """An infinite score has no place in a sum or a normalization (inf - inf is NaN): it
     is refused, naming where it is, rather than fused into a NaN."""
     if rows.values is None:

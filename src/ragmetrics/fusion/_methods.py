@@ -480,18 +480,14 @@ def _setting(settings: dict[str, Any], key: str, *, integer: bool = False) -> fl
     kinds: tuple[type, ...] = (int, np.integer) if integer else (int, float, np.number)
     if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
         what = "an integer" if integer else "a finite number"
-        raise InvalidParameterError(
-            f"The grid setting {key}={value!r} must be {what}."
-        )
+        raise InvalidParameterError(f"The grid setting {key}={value!r} must be {what}.")
     return float(value)
 
 
 def _positive_step(settings: dict[str, Any], *, integer: bool = False) -> float:
     step = _setting(settings, "step", integer=integer)
     if step <= 0:
-        raise InvalidParameterError(
-            f"The grid setting step={settings['step']!r} must be > 0."
-        )
+        raise InvalidParameterError(f"The grid setting step={settings['step']!r} must be > 0.")
     return step
 
 
