@@ -208,3 +208,81 @@ def test_no_warning_leaks_from_numpy_in_fusion() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fuse([huge, huge], method="sum", norm="zmuv")
+
+
+# --- compare and evaluate -----------------------------------------------------------------
+
+
+def test_compare_keeps_an_adapter_results_unasked_queries_out() -> None:
+    from ragmetrics.adapters.records import RetrievalLog
+    from ragmetrics.errors import QueryMismatchWarning
+
+    qrels = {f"q{i}": {"a": 1} for i in range(8)}
+    log = RetrievalLog()
+    for i in range(6):  # the pipeline was asked 6 of the 8 judged questions
+        log.start(f"s{i}", f"question {i}", query_id=f"q{i}")
+        log.end(f"s{i}", ["a"] if i % 2 else ["x", "a"])
+    handler = log.evaluate(qrels, ["mrr"])
+    assert handler.aggregate["mrr"] == pytest.approx(0.75)
+    other = {f"q{i}": ["a"] for i in range(8)}
+    with pytest.warns(QueryMismatchWarning, match=r"never saw 2 of the judged queries"):
+        cmp = rm.compare(qrels, {"handler": handler, "other": other}, ["mrr"])
+    assert cmp.results["handler"].aggregate["mrr"] == pytest.approx(0.75)  # not 0.5625
+    assert cmp.tests[0].n == 6
+
+
+def test_swapped_qrels_and_run_are_refused() -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"a": 1, "b": 2}, "q2": {"c": 1}})
+    run = rm.Run.from_dict({"q1": {"a": 0.9, "b": 0.5}, "q2": {"c": 0.5, "a": 0.7}})
+    with pytest.raises(InputFormatError, match="The qrels given are a Run.*Swap"):
+        rm.evaluate(run, qrels, ["map"])
+    with pytest.raises(InputFormatError, match="Swap"):
+        rm.compare(run, {"a": qrels, "b": qrels}, ["map"])
+    with pytest.raises(rm.GradeScaleError, match="swapped"):
+        rm.evaluate(run.to_dict(), qrels.to_dict(), ["map"])
+
+
+def test_a_run_file_given_as_qrels_is_refused(tmp_path) -> None:
+    pytest.importorskip("pyarrow")
+    run = rm.Run.from_dict({"q1": {"a": 0.9, "b": 0.5}, "q2": {"c": 0.5}})
+    run.to_parquet(tmp_path / "run.parquet")
+    with pytest.raises(InputFormatError, match="a run's scores, not grades"):
+        rm.Qrels.from_parquet(tmp_path / "run.parquet")
+    # named on purpose, real-valued gains in a 'score' column are read
+    gains = rm.Qrels.from_parquet(tmp_path / "run.parquet", grade_col="score")
+    assert gains["q1"]["a"] == 0.9
+
+
+def test_diagnose_takes_the_dicts_evaluate_takes() -> None:
+    found = rm.diagnose({"q1": {"a": 1, "b": 1}}, {"q1": {"a": 0.5, "x": 0.1}}, "q1", 2)
+    assert [n.doc_id for n in found.selected] == ["a", "x"]
+
+
+@pytest.mark.parametrize(
+    ("segments", "match"),
+    [
+        ({"q1": 1, "q2": "1"}, r"1 and '1' .* both read '1'"),
+        ({"q1": True, "q2": "True"}, r"True and 'True' .* both read 'True'"),
+        ({"q1": [1], "q2": 1}, r"is a list"),
+    ],
+)
+def test_segment_labels_that_print_alike_are_refused(segments: dict, match: str) -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    run = {"q1": ["a"], "q2": ["x", "a"]}
+    with pytest.raises(InputFormatError, match=match):
+        rm.evaluate(qrels, run, ["mrr"], segments=segments)
+
+
+def test_segment_na_and_repeated_index() -> None:
+    pd = pytest.importorskip("pandas")
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
+    run = {"q1": ["a"], "q2": ["x", "a"]}
+    found = rm.evaluate(qrels, run, ["mrr"], segments={"q1": np.float32("nan"), "q2": "x"})
+    assert found.segments is not None
+    assert {r.segment for r in found.segments.rows} == {"x"}
+    assert found.segments.unassigned == ("q1",)
+    same = rm.evaluate(qrels, run, ["mrr"], segments={"q1": np.int64(1), "q2": 1})
+    assert same.segments is not None and {r.segment for r in same.segments.rows} == {"1"}
+    repeated = pd.Series(["a", "b"], index=["q1", "q1"])
+    with pytest.raises(InputFormatError, match="repeats query ids"):
+        rm.evaluate(qrels, run, ["mrr"], segments=repeated)

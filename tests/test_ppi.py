@@ -4,6 +4,7 @@ when the LLM agrees well, and computed as written on real evaluations."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
@@ -40,13 +41,31 @@ def test_ppi_intervals_cover_the_truth_where_naive_ones_do_not() -> None:
 
 
 def test_ppi_mean_as_written() -> None:
-    estimate, low, high = ppi_mean([0.6, 0.8, 0.7, 0.9], [0.6, 0.8], [0.5, 0.7])
+    llm = [0.6, 0.8, 0.7, 0.9] * 5
+    estimate, low, high = ppi_mean(llm, llm[:10], [x - 0.1 for x in llm[:10]])
     assert estimate == pytest.approx(0.75 - 0.1)
-    f_var = np.var([0.6, 0.8, 0.7, 0.9], ddof=1) / 4
+    f_var = np.var(llm, ddof=1) / 20
     half = 1.959963984540054 * np.sqrt(f_var + 0.0)
     assert (low, high) == pytest.approx((estimate - half, estimate + half))
     with pytest.raises(InvalidParameterError, match="equal-length"):
         ppi_mean([0.1, 0.2], [0.1], [0.1, 0.2])
+
+
+def test_a_few_agreeing_human_labels_give_no_interval() -> None:
+    """Two people agreeing with the LLM showed no spread and gave an interval of zero
+    width; and human ids the LLM never graded were dropped silently."""
+    llm = [0.6, 0.8, 0.7, 0.9]
+    with pytest.raises(InvalidParameterError, match="10 or more human-graded queries"):
+        ppi_mean(llm, llm[:2], llm[:2])
+    with pytest.raises(InvalidParameterError, match="finite"):
+        ppi_mean(llm * 3, [math.nan] * 10, llm * 2 + llm[:2])
+    llm_qrels, human, runs = _graded(4)
+    renamed = {q.upper(): grades for q, grades in human.items()}
+    with (
+        pytest.warns(rm.IdMismatchWarning),
+        pytest.raises(InvalidParameterError, match=r"12 of the 12 human-graded .*'Q0'"),
+    ):
+        ppi_evaluate(llm_qrels, renamed, runs["bm25"], ["ndcg@5"])
 
 
 def _graded(seed: int) -> tuple[dict, dict, dict]:
@@ -80,7 +99,7 @@ def test_ppi_evaluate_and_compare_on_real_evaluations() -> None:
     assert estimate.human_only == pytest.approx(y_n.mean())
     (difference,) = ppi_compare(llm, human, runs, ["ndcg@5"], baseline="bm25")
     assert difference.pair == ("bm25", "hybrid") and difference.estimate > 0
-    with pytest.raises(InvalidParameterError, match="two or more of the queries"):
+    with pytest.raises(InvalidParameterError, match="10 or more of the queries"):
         ppi_evaluate(llm, {"q1": human["q1"]}, runs["bm25"], ["ndcg@5"])
 
 

@@ -17,7 +17,20 @@ from ragmetrics.errors import InvalidParameterError
 if TYPE_CHECKING:
     from ragmetrics.engine.result import EvaluationResult
 
-__all__ = ["PPIEstimate", "estimate", "ppi_mean", "ppi_of_pairs", "ppi_of_result", "ppi_rows"]
+__all__ = [
+    "MIN_HUMAN",
+    "PPIEstimate",
+    "estimate",
+    "ppi_mean",
+    "ppi_of_pairs",
+    "ppi_of_result",
+    "ppi_rows",
+]
+
+# The interval rests on the spread of the differences between people and the LLM on the
+# sample. Two or three labels that agree with the LLM show no spread and would give an
+# interval of zero width: below this many, no interval is made.
+MIN_HUMAN = 10
 
 
 @dataclass(frozen=True)
@@ -55,10 +68,15 @@ def ppi_mean(
     and on the same sample (``llm_sample``, aligned with ``human_sample``); a normal interval
     at ``1 - alpha``.
 
+    At least :data:`MIN_HUMAN` (10) human values are needed: fewer cannot show how far
+    the LLM is from people, however well they agree.
+
     Example:
-        >>> est, low, high = ppi_mean([0.6, 0.8, 0.7, 0.9], [0.6, 0.8], [0.5, 0.7])
-        >>> round(est, 3)
-        0.65
+        >>> llm = [0.6, 0.8, 0.7, 0.9, 0.5, 0.6, 0.7, 0.8, 0.4, 0.9, 0.7, 0.6]
+        >>> people = [0.5, 0.7, 0.7, 0.9, 0.5, 0.5, 0.6, 0.8, 0.4, 0.8]
+        >>> est, low, high = ppi_mean(llm, llm[:10], people)
+        >>> round(est, 3), low < est < high
+        (0.633, True)
     """
     f_all = np.asarray(llm_all, dtype=np.float64)
     f_n = np.asarray(llm_sample, dtype=np.float64)
@@ -67,8 +85,14 @@ def ppi_mean(
         raise InvalidParameterError(
             "llm_sample and human_sample must be equal-length vectors (the same queries)."
         )
-    if len(y_n) < 2 or len(f_all) < 2:
-        raise InvalidParameterError("PPI needs two or more human-graded and LLM-graded values.")
+    if len(y_n) < MIN_HUMAN or len(f_all) < 2:
+        raise InvalidParameterError(
+            f"PPI needs {MIN_HUMAN} or more human-graded queries (got {len(y_n)}) and two or "
+            f"more LLM-graded ones (got {len(f_all)}): fewer human labels cannot show how far "
+            f"the LLM's are from people's, however well they agree."
+        )
+    if not (np.isfinite(f_all).all() and np.isfinite(f_n).all() and np.isfinite(y_n).all()):
+        raise InvalidParameterError("PPI needs finite values; some are NaN or infinite.")
     if not 0 < alpha < 1:
         raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
     rectifier = y_n - f_n
@@ -113,13 +137,22 @@ def estimate(
 
 
 def _aligned_sample(llm: EvaluationResult, human: EvaluationResult) -> tuple[list[int], list[int]]:
-    """Positions, in each result, of the queries people graded that the LLM graded too."""
+    """Positions, in each result, of the queries people graded (every one must be among the
+    queries the LLM graded: a sample of them)."""
     on_llm = {q: i for i, q in enumerate(llm.query_ids)}
-    sample = [(on_llm[q], i) for i, q in enumerate(human.query_ids) if q in on_llm]
-    if len(sample) < 2:
+    unknown = [q for q in human.query_ids if q not in on_llm]
+    if unknown:
+        shown = ", ".join(map(repr, unknown[:3])) + (", ..." if len(unknown) > 3 else "")
         raise InvalidParameterError(
-            "PPI needs people's grades for two or more of the queries the LLM graded; "
-            f"{len(sample)} of the human-graded queries are among them."
+            f"{len(unknown)} of the {len(human.query_ids)} human-graded queries are not among "
+            f"the queries the LLM graded ({shown}); people grade a sample of the LLM-graded "
+            f"queries. Check that both use the same query ids (case, prefixes)."
+        )
+    sample = [(on_llm[q], i) for i, q in enumerate(human.query_ids)]
+    if len(sample) < MIN_HUMAN:
+        raise InvalidParameterError(
+            f"PPI needs people's grades for {MIN_HUMAN} or more of the queries the LLM graded; "
+            f"got {len(sample)}."
         )
     return [a for a, _ in sample], [b for _, b in sample]
 

@@ -23,6 +23,7 @@ from ragmetrics._util.table import (
     text_table,
     visible,
 )
+from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ppi_math import PPIEstimate, ppi_of_pairs, ppi_of_result
 from ragmetrics.analysis.segments import check_segments
 from ragmetrics.analysis.stats import (
@@ -41,7 +42,7 @@ from ragmetrics.data.run import Run
 from ragmetrics.engine.evaluation import evaluate
 from ragmetrics.engine.result import EvaluationResult
 from ragmetrics.engine.settings import MissingPolicy, as_qrels, as_run, check_settings
-from ragmetrics.errors import InvalidParameterError, MissingKeyError
+from ragmetrics.errors import InvalidParameterError, MissingKeyError, QueryMismatchWarning
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric, Param
 
@@ -587,7 +588,7 @@ def compare(
         human_qrels = as_qrels(human_qrels)  # refused here, before any evaluation
     qrels = as_qrels(qrels)
     results = {
-        name: _evaluated(qrels, run, metrics, missing=missing, **options)
+        name: _evaluated(qrels, name, run, metrics, missing=missing, **options)
         for name, run in runs.items()
     }
     labels = list(next(iter(results.values())).metrics)
@@ -646,7 +647,7 @@ def compare(
         comparison.segments = comparison.by_segment(segments)
     if human_qrels is not None:
         human = {
-            name: _evaluated(human_qrels, run, metrics, missing=missing, **options)
+            name: _evaluated(human_qrels, name, run, metrics, missing=missing, **options)
             for name, run in runs.items()
         }
         comparison.ppi = [
@@ -658,7 +659,7 @@ def compare(
 
 
 def _evaluated(
-    qrels: Qrels, run: Any, metrics: str | Sequence[str], **keywords: Any
+    qrels: Qrels, name: str, run: Any, metrics: str | Sequence[str], **keywords: Any
 ) -> EvaluationResult:
     """A run in memory is evaluated; a path (TREC or Parquet) is streamed, keeping the
     per-query values the tests need."""
@@ -673,7 +674,21 @@ def _evaluated(
                 "A streamed result keeps no run to compare; give the run itself (its path "
                 "or a Run)."
             )
-        result = evaluate(qrels, ranked, metrics, **keywords)
+        # the queries its pipeline was never asked keep the adapter's policy (left out and
+        # counted), not zeros: an unasked question says nothing about the retriever
+        own = run.settings.get("missing", keywords.get("missing", "zero"))
+        result = evaluate(qrels, ranked, metrics, **{**keywords, "missing": own})
+        if result.missing_query_ids and own != keywords.get("missing", "zero"):
+            unseen = result.missing_query_ids
+            shown = ", ".join(map(repr, unseen[:3])) + (", ..." if len(unseen) > 3 else "")
+            warn(
+                f"Run {name!r} (an adapter's result) never saw {len(unseen)} of the judged "
+                f"queries ({shown}): "
+                f"they are left out of its means and tests (missing={own!r}, its adapter's "
+                f"policy), not scored 0. Evaluate the pipeline on every query to compare "
+                f"on all of them.",
+                QueryMismatchWarning,
+            )
         result.latencies = dict(run.latencies)
         result.retrieval_errors = dict(run.retrieval_errors)
         return result

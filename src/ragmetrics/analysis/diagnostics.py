@@ -169,12 +169,12 @@ def _grade_char(grade: float | None) -> str:
 
 
 def diagnose(
-    qrels: Qrels,
-    run: Run,
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, object],
     query_id: str,
     cutoff: int,
     *,
-    pool: Run | None = None,
+    pool: Run | Mapping[str, object] | None = None,
     grade_map: Mapping[int, int] | None = None,
     alpha: float = ALPHA.default,
     cap4: float = CAP4.default,
@@ -191,8 +191,12 @@ def diagnose(
     the reading of the RAG set metrics. With ``utility=False`` missed docs are those at or
     above ``relevance_threshold`` and nothing is called harmful, the reading of the classic
     metrics. ``None`` reads utility grades when the qrels are plainly on that scale (the
-    rule the set metrics apply), else the threshold.
+    rule the set metrics apply), else the threshold. ``qrels``, ``run`` and ``pool`` may be
+    the dicts :func:`~ragmetrics.evaluate` takes.
     """
+    qrels = as_qrels(qrels)
+    run = as_run(run)
+    pool = as_run(pool, "pool") if pool is not None else None
     if query_id not in qrels:
         raise MissingKeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
     if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:

@@ -177,7 +177,16 @@ class SegmentTable:
 
 
 def check_segments(segments: Any) -> Callable[[str], Any]:
-    """The function that gives a query id's segment; a clear error for anything else."""
+    """The function that gives a query id's segment; a clear error for anything else (a
+    pandas Series whose index repeats a query id gives no one segment per query)."""
+    index = getattr(segments, "index", None)
+    if index is not None and hasattr(index, "is_unique") and not index.is_unique:
+        repeated = index[index.duplicated()].unique().tolist()
+        raise InputFormatError(
+            f"The segments' index repeats query ids ({', '.join(map(repr, repeated[:3]))}"
+            f"{', ...' if len(repeated) > 3 else ''}): each query belongs to one segment. Drop "
+            f"the repeats (series[~series.index.duplicated()])."
+        )
     if isinstance(segments, Mapping) or (hasattr(segments, "get") and not callable(segments)):
         return segments.get  # type: ignore[no-any-return]  # a dict, or a Series by query id
     if callable(segments):
@@ -189,12 +198,40 @@ def check_segments(segments: Any) -> Callable[[str], Any]:
 
 
 def _assign(query_ids: Sequence[str], segments: Segments) -> dict[str, str | None]:
+    """Each query's segment, named by its label as text. Labels are strings, integers or
+    booleans (numpy's included); two that print alike (``1`` and ``"1"``, ``True`` and
+    ``"True"``) are refused rather than merged into one segment."""
     pick = check_segments(segments)
-    assigned = {}
+    assigned: dict[str, str | None] = {}
+    named: dict[str, Any] = {}  # a segment's name -> the label it was made from
     for query_id in query_ids:
         segment = pick(query_id)
-        assigned[query_id] = None if _is_na(segment) else str(segment)
+        if isinstance(segment, np.generic):
+            segment = segment.item()
+        if _is_na(segment):
+            assigned[query_id] = None
+            continue
+        if not isinstance(segment, (str, int, float)):
+            raise InputFormatError(
+                f"The segment of query {query_id!r} is a {type(segment).__name__} "
+                f"({_short(segment)}); a segment is a label: a string, an integer or a "
+                f"boolean."
+            )
+        name = str(segment)
+        known = named.setdefault(name, segment)
+        if type(known) is not type(segment) or known != segment:
+            raise InputFormatError(
+                f"The segment labels {known!r} and {segment!r} (query {query_id!r}) both "
+                f"read {name!r}: they would merge into one segment. Give the segments "
+                f"labels of one type."
+            )
+        assigned[query_id] = name
     return assigned
+
+
+def _short(value: Any) -> str:
+    text = repr(value).replace("\n", " ")
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _is_na(segment: Any) -> bool:

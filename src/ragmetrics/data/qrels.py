@@ -400,6 +400,8 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         _columnar.needed_column(table, doc_col, (), "doc id")
         grade = _columnar.needed_column(table, grade_col, _columnar.GRADE_COLUMNS, "grade")
         _columnar.check_column_types(table, (query, doc_col), grade, "grades")
+        if grade_col is None and grade == "score":
+            _columnar.refuse_run_scores(table, grade)
         packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             made = cls._from_packed(*packed)

@@ -177,7 +177,8 @@ def checked_qrels(qrels: Any, metrics: list[Metric], settings: Settings) -> Qrel
                 f"{', '.join(refused)} decide relevance by comparing integer grades with "
                 f"relevance_threshold, which a real-valued gain does not answer. The metrics "
                 f"that take a gain as it is: {', '.join(takers)}. For the others, turn the "
-                f"gains into grades first, e.g. {{doc: int(gain >= 0.5)}}."
+                f"gains into grades first, e.g. {{doc: int(gain >= 0.5)}}. (If these are a "
+                f"run's scores, the arguments are swapped: the qrels come first.)"
             )
     utility = [m.label for m in metrics if m.spec.scale is Scale.UTILITY]
     if utility:
@@ -200,6 +201,12 @@ def as_qrels(value: Any) -> Qrels:
     """Accept a :class:`Qrels` or a ``{qid: {doc: grade}}`` mapping."""
     if isinstance(value, Qrels):
         return value
+    if isinstance(value, Run):
+        raise InputFormatError(
+            f"The qrels given are a Run ({value.name or 'unnamed'}, {len(value)} queries): "
+            f"evaluate(qrels, run, metrics) and compare(qrels, runs, metrics) take the "
+            f"judgments first. Swap the two arguments."
+        )
     if isinstance(value, Mapping):
         return Qrels.from_dict(value)
     raise InputFormatError(
@@ -213,6 +220,12 @@ def as_run(value: Any, what: str = "run") -> Run:
     """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping."""
     if isinstance(value, Run):
         return value
+    if isinstance(value, Qrels):
+        raise InputFormatError(
+            f"The {what} given is a Qrels ({len(value)} judged queries): evaluate(qrels, "
+            f"run, metrics) takes the judgments first and the ranking second. Swap the two "
+            f"arguments."
+        )
     if isinstance(value, Mapping):
         lists = [v for v in value.values() if isinstance(v, (list, tuple))]
         if lists and len(lists) == len(value):

@@ -158,6 +158,25 @@ def _describe(schema: Any) -> str:
     return ", ".join(f"{field.name}: {field.type}" for field in schema)
 
 
+def refuse_run_scores(table: Any, column: str) -> None:
+    """Grades found in a ``score`` column (ranx's name for them) that are not whole numbers
+    are a run's scores: a run file given where qrels were meant is refused, not scored."""
+    pyarrow = import_pyarrow()
+    import pyarrow.compute as pc
+
+    values = table.column(column)
+    if not pyarrow.types.is_floating(values.type) or not len(values):
+        return
+    fractional = pc.not_equal(values, pc.floor(values))
+    if pc.any(fractional).as_py():
+        example = values.filter(fractional)[0].as_py()
+        raise InputFormatError(
+            f"The column 'score' holds values that are not whole numbers (such as {example!r}): "
+            f"these are a run's scores, not grades. Give the qrels first and the run second; "
+            f"for real-valued gains in a column named 'score', name it (grade_col='score')."
+        )
+
+
 def check_column_types(
     table: Any, ids: Sequence[str], values: str | None, what: str, source: object = None
 ) -> None:
