@@ -234,7 +234,7 @@ def test_compare_keeps_an_adapter_results_unasked_queries_out() -> None:
 def test_swapped_qrels_and_run_are_refused() -> None:
     qrels = rm.Qrels.from_dict({"q1": {"a": 1, "b": 2}, "q2": {"c": 1}})
     run = rm.Run.from_dict({"q1": {"a": 0.9, "b": 0.5}, "q2": {"c": 0.5, "a": 0.7}})
-    with pytest.raises(InputFormatError, match="The qrels given are a Run.*Swap"):
+    with pytest.raises(InputFormatError, match=r"The qrels given are a Run.*Swap"):
         rm.evaluate(run, qrels, ["map"])
     with pytest.raises(InputFormatError, match="Swap"):
         rm.compare(run, {"a": qrels, "b": qrels}, ["map"])
@@ -286,3 +286,17 @@ def test_segment_na_and_repeated_index() -> None:
     repeated = pd.Series(["a", "b"], index=["q1", "q1"])
     with pytest.raises(InputFormatError, match="repeats query ids"):
         rm.evaluate(qrels, run, ["mrr"], segments=repeated)
+
+
+def test_alpha_means_the_significance_level_only() -> None:
+    qrels = {f"q{i}": {"a": 5, "b": 4, "c": 4, "d": 4} for i in range(6)}
+    run = {f"q{i}": ["b", "a", "c"] for i in range(6)}
+    with pytest.raises(InvalidParameterError, match=r"rarity_alpha="):
+        rm.evaluate(qrels, run, ["ra_nwg@2"], alpha=0.5)
+    flat = rm.evaluate(qrels, run, ["ra_nwg@1"], rarity_alpha=0.0).aggregate["ra_nwg@1"]
+    steep = rm.evaluate(qrels, run, ["ra_nwg@1"], rarity_alpha=2.0).aggregate["ra_nwg@1"]
+    assert flat != steep
+    cmp = rm.compare(
+        qrels, {"x": run, "y": dict(run)}, ["ra_nwg@1"], rarity_alpha=0.0, alpha=0.01
+    )
+    assert cmp.results["x"].aggregate["ra_nwg@1"] == flat

@@ -62,11 +62,11 @@ def test_set_metric_parameters_in_the_name() -> None:
     qrels = {"q": {"a": 5, "b": 4, "c": 4, "d": 3, "e": 3, "f": 3, "g": 2, "h": 1}}
     run = {"q": ["b", "d", "e", "f"]}
     named = rm.evaluate(qrels, run, ["RA_nWG(alpha=0.5)@4", "ra_nwg@4"])
-    keyword = rm.evaluate(qrels, run, ["ra_nwg@4"], alpha=0.5)
+    keyword = rm.evaluate(qrels, run, ["ra_nwg@4"], rarity_alpha=0.5)
     assert named["RA_nWG(alpha=0.5)@4"] == keyword["ra_nwg@4"]
     assert named["ra_nwg@4"] == pytest.approx(0.228261, abs=1e-6)  # worked case 1
     # the name wins over the keyword: the keyword sets what the name leaves unset
-    both = rm.evaluate(qrels, run, ["ra_nwg(alpha=1)@4", "ra_nwg@4"], alpha=0.5)
+    both = rm.evaluate(qrels, run, ["ra_nwg(alpha=1)@4", "ra_nwg@4"], rarity_alpha=0.5)
     assert both["ra_nwg(alpha=1)@4"] == named["ra_nwg@4"]
     assert both["ra_nwg@4"] == keyword["ra_nwg@4"]
 
@@ -138,7 +138,7 @@ def test_lower_is_better_is_read_from_the_spec(label: str) -> None:
     test = cmp.tests[0]
     assert test.diff == pytest.approx(-0.5)
     assert (test.wins, test.ties, test.losses) == (40, 0, 0)
-    assert test.effect_size == math.inf  # positive: the new run is better
+    assert math.isnan(test.effect_size)  # every query improves by 0.5: no d_z (was inf)
     assert cmp.best(label) == "new"
     assert "**0.0000**▲" in cmp.to_markdown()
     assert f"better is lower for {label}" in cmp.legend()

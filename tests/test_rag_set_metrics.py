@@ -98,7 +98,7 @@ def test_na_is_left_out_of_the_mean_and_counted() -> None:
 
 def test_weighting_options_change_the_weights() -> None:
     qrels, run = {"q": CASE_U}, {"q": ["b", "d", "e", "f"]}
-    flat = rm.evaluate(qrels, run, ["ra_nwg@4"], alpha=0.0).aggregate["ra_nwg@4"]
+    flat = rm.evaluate(qrels, run, ["ra_nwg@4"], rarity_alpha=0.0).aggregate["ra_nwg@4"]
     # alpha = 0: r_g = b_g, w4 = 0.5, w3 = min(0.1, cap3) = 0.1
     assert flat == pytest.approx((0.5 + 0.3) / (1 + 0.5 + 0.5 + 0.1))
     capped = rm.evaluate(qrels, run, ["ra_nwg@4"], cap4=0.1, cap3=0.01).aggregate["ra_nwg@4"]

@@ -53,7 +53,7 @@ def test_every_entry_point_checks_before_retrieving(dataset) -> None:  # type: i
     with pytest.raises(rm.UnknownMetricError):
         langsmith_evaluator(["ndgc@5"])
     with pytest.raises(rm.InvalidParameterError, match="alpha"):
-        langsmith_evaluator(["ra_nwg@5"], alpha=-1)
+        langsmith_evaluator(["ra_nwg@5"], rarity_alpha=-1)
     assert retriever.calls == 0
 
 

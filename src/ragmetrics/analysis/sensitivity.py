@@ -163,7 +163,7 @@ def robustness(
                 qrels,
                 run,
                 [metric],
-                alpha=alpha,
+                rarity_alpha=alpha,
                 cap4=cap4,
                 cap3=cap3,
                 grade_map=grade_map,

@@ -42,7 +42,7 @@ def evaluate(
     missing: MissingPolicy = "zero",
     pool: Run | Mapping[str, Any] | None = None,
     err_max_grade: float | None = None,
-    alpha: float | None = None,
+    rarity_alpha: float | None = None,
     cap4: float | None = None,
     cap3: float | None = None,
     grade_map: Mapping[int, int] | None = None,
@@ -66,8 +66,9 @@ def evaluate(
         pool: for PROC@k and %PROC@k, the candidate run the ranking was selected from;
             by default each query's full ranking.
         err_max_grade: fixes ``max_grade`` of ERR (default: the highest grade judged).
-        alpha, cap4, cap3: the rarity weighting of the RAG set metrics (defaults 1, 1, 0.25;
-            a metric name may set its own, ``ra_nwg(alpha=0.5)@5``).
+        rarity_alpha, cap4, cap3: the rarity weighting of the RAG set metrics (defaults 1,
+            1, 0.25; a metric name may set its own, ``ra_nwg(alpha=0.5)@5``). ``alpha`` is
+            refused here: in :func:`~ragmetrics.compare` it is the significance level.
         grade_map: raw grade -> utility grade 1..5, for the RAG set metrics.
         score_precision: ``"float64"`` compares scores as doubles (trec_eval 10);
             ``"float32"`` rounds them to 32-bit floats first (trec_eval <= 9, pytrec_eval).
@@ -107,7 +108,7 @@ def evaluate(
     settings = check_settings(
         relevance_threshold=relevance_threshold,
         err_max_grade=err_max_grade,
-        alpha=alpha,
+        rarity_alpha=rarity_alpha,
         cap4=cap4,
         cap3=cap3,
         missing=missing,

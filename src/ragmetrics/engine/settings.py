@@ -82,6 +82,13 @@ def check_settings(**keywords: Any) -> Settings:
     """Validate the keywords of :func:`evaluate` (all of them, whether or not a metric uses
     them); raises :class:`~ragmetrics.errors.InvalidParameterError` naming the valid range."""
     known = evaluate_keywords()
+    if "alpha" in keywords:
+        raise InvalidParameterError(
+            "alpha= is not a keyword of evaluate(): the rarity exponent of the RAG set "
+            "metrics is rarity_alpha= (--rarity-alpha on the command line), and alpha= is "
+            "compare()'s significance level. A metric name may set its own: "
+            "'ra_nwg(alpha=0.5)@5'."
+        )
     unknown = [k for k in keywords if k not in known]
     if unknown:
         raise InvalidParameterError(

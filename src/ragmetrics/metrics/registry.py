@@ -298,8 +298,7 @@ ALPHA = register_param(
         1.0,
         "rarity exponent: a grade's weight grows as its prevalence^-alpha; 0 ignores rarity",
         low=0.0,
-        keyword="alpha",
-        flag="--rarity-alpha",
+        keyword="rarity_alpha",
     )
 )
 CAP4 = register_param(
