@@ -296,7 +296,5 @@ def test_alpha_means_the_significance_level_only() -> None:
     flat = rm.evaluate(qrels, run, ["ra_nwg@1"], rarity_alpha=0.0).aggregate["ra_nwg@1"]
     steep = rm.evaluate(qrels, run, ["ra_nwg@1"], rarity_alpha=2.0).aggregate["ra_nwg@1"]
     assert flat != steep
-    cmp = rm.compare(
-        qrels, {"x": run, "y": dict(run)}, ["ra_nwg@1"], rarity_alpha=0.0, alpha=0.01
-    )
+    cmp = rm.compare(qrels, {"x": run, "y": dict(run)}, ["ra_nwg@1"], rarity_alpha=0.0, alpha=0.01)
     assert cmp.results["x"].aggregate["ra_nwg@1"] == flat

@@ -69,14 +69,18 @@ def test_a_comparison_logs_runs_tests_and_the_report(store: Any) -> None:
     finished = store.get_run(run_id)
     assert finished.info.run_name == "bm25 vs hybrid" and finished.info.status == "FINISHED"
     metrics = finished.data.metrics
-    for name, key in (("bm25", "bm25"), ("hybrid/v2", "hybrid/v2")):
+    for name, key in (("bm25", "bm25"), ("hybrid/v2", "hybrid_v2")):
         assert metrics[f"{key}/ndcg_at_10"] == pytest.approx(comparison.means[name]["ndcg@10"])
         assert metrics[f"{key}/ra_nwg_at_5"] == pytest.approx(comparison.means[name]["ra_nwg@5"])
     assert finished.data.params["test"] == "randomization"
     artifacts = {a.path for a in store.list_artifacts(run_id, "ragmetrics")}
     assert {"ragmetrics/report.html", "ragmetrics/tests.json"} <= artifacts
-    assert "ragmetrics/per_query/hybrid/v2.json" in {
-        a.path for a in store.list_artifacts(run_id, "ragmetrics/per_query/hybrid")
+    assert "ragmetrics/per_query/hybrid_v2.json" in {
+        a.path for a in store.list_artifacts(run_id, "ragmetrics/per_query")
+    }
+    assert _artifact(store, run_id, "ragmetrics/run_keys.json") == {
+        "bm25": "bm25",
+        "hybrid/v2": "hybrid_v2",
     }
     page = Path(store.download_artifacts(run_id, "ragmetrics/report.html")).read_text()
     assert "Per-query explorer" in page
@@ -104,6 +108,38 @@ def test_latency_and_refusals(store: Any) -> None:
     with pytest.raises(rm.RagMetricsError, match="takes an EvaluationResult or a Comparison"):
         rm_mlflow().log({"ndcg@10": 0.5})  # type: ignore[arg-type]
     assert rm_mlflow().metric_key("ndcg@10") == "ndcg_at_10"
+
+
+def test_run_names_that_sanitize_alike_or_look_like_paths(store: Any) -> None:
+    qrels, runs = _inputs()
+    run = runs["bm25"]
+    names = ["a+b", "a_b", "检索", "重排", "../x", "/abs", "n" * 5000]
+    comparison = rm.compare(qrels, dict.fromkeys(names, run), ["mrr"], n_permutations=50)
+    run_id = rm_mlflow().log(comparison, report=False)
+    finished = store.get_run(run_id)
+    assert finished.info.status == "FINISHED"
+    scopes = _artifact(store, run_id, "ragmetrics/run_keys.json")
+    assert list(scopes) == names
+    assert len(set(scopes.values())) == len(names)  # one table and one count set each
+    for name, scope in scopes.items():
+        assert "/" not in scope and ".." not in scope and len(scope) <= 60
+        assert finished.data.metrics[f"{scope}/mrr"] == pytest.approx(comparison.means[name]["mrr"])
+        assert finished.data.metrics[f"{scope}/count/queries"] == 21
+    tables = {a.path for a in store.list_artifacts(run_id, "ragmetrics/per_query")}
+    assert len(tables) == len(names)
+
+
+def test_an_mlflow_refusal_is_named_and_a_bad_prefix_refused(store: Any) -> None:
+    qrels, runs = _inputs()
+    result = rm.evaluate(qrels, runs["bm25"], ["mrr"])
+    with pytest.raises(rm.RagMetricsError, match="prefix must be"):
+        rm_mlflow().log(result, prefix="../up")
+    assert mlflow.active_run() is None
+    with mlflow.start_run() as active:
+        mlflow.log_param("missing", "something else")  # log() would change it: refused
+        with pytest.raises(rm.RagMetricsError, match="MLflow refused part of the log"):
+            rm_mlflow().log(result)
+        assert mlflow.active_run().info.run_id == active.info.run_id  # the user's, still open
 
 
 def rm_mlflow() -> Any:

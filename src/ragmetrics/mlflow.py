@@ -43,6 +43,35 @@ def metric_key(label: str) -> str:
     return re.sub(r"_+", "_", key).strip("_") or "metric"
 
 
+def _scopes(names: list[str]) -> dict[str, str]:
+    """A key prefix per run name: letters, digits, ``_`` and ``-`` only (no ``/`` or ``..``
+    that MLflow would read as a path), at most 60 characters, and distinct: two names that
+    sanitize alike (``a+b`` and ``a_b``; any two names in Chinese) get ``_2``, ``_3``..."""
+    taken: dict[str, str] = {}
+    out = {}
+    for name in names:
+        base = re.sub(r"[^A-Za-z0-9_\-]+", "_", name.replace("@", "_at_"))
+        base = re.sub(r"_+", "_", base).strip("_")[:60] or "run"
+        scope = _unique(base, taken)
+        taken[scope] = name
+        out[name] = scope
+    return out
+
+
+def _check_prefix(prefix: str) -> str:
+    if (
+        not isinstance(prefix, str)
+        or len(prefix) > 100
+        or ".." in prefix
+        or (re.fullmatch(r"[A-Za-z0-9_\-./ ]*", prefix) is None or prefix.startswith("/"))
+    ):
+        raise RagMetricsError(
+            f"prefix must be at most 100 letters, digits, '_', '-', '.', '/' or spaces, "
+            f"without '..' or a leading '/'; got {prefix!r}."
+        )
+    return prefix
+
+
 def log(
     evaluated: EvaluationResult | Comparison,
     *,
@@ -67,21 +96,27 @@ def log(
             f"ragmetrics.mlflow.log takes an EvaluationResult or a Comparison; got "
             f"{type(evaluated).__name__}."
         )
+    prefix = _check_prefix(prefix)
+    if run_name is not None and (not isinstance(run_name, str) or len(run_name) > 250):
+        raise RagMetricsError("run_name must be a string of at most 250 characters.")
     mlflow = import_mlflow()
     started = mlflow.active_run() is None
     active = mlflow.start_run(run_name=run_name) if started else mlflow.active_run()
+    status = "FAILED"
     try:
         keys: dict[str, str] = {}
         na: list[str] = []
         if isinstance(evaluated, EvaluationResult):
-            _log_result(mlflow, evaluated, prefix, keys, na, per_query, "")
+            _log_result(mlflow, evaluated, prefix, keys, na, per_query, "", "")
             mlflow.log_params(_params(prefix, evaluated.settings))
         else:
+            scopes = _scopes(list(evaluated.results))
             for name, result in evaluated.results.items():
-                scope = f"{metric_key(name)}/"
-                _log_result(mlflow, result, prefix + scope, keys, na, per_query, name)
+                scope = scopes[name]
+                _log_result(mlflow, result, f"{prefix}{scope}/", keys, na, per_query, name, scope)
             first = next(iter(evaluated.results.values()))
             mlflow.log_params(_params(prefix, {**first.settings, **evaluated.settings}))
+            mlflow.log_dict(scopes, "ragmetrics/run_keys.json")
             _table(mlflow, evaluated.tests_to_pandas, evaluated.to_dict()["tests"], "tests")
             if report:
                 _log_report(mlflow, evaluated, report_options or {})
@@ -89,9 +124,21 @@ def log(
         if na:
             mlflow.log_dict(na, "ragmetrics/na_metrics.json")
         run_id: str = active.info.run_id
+        status = "FINISHED"
+    except RagMetricsError:
+        raise
+    except Exception as error:  # MLflow's own refusal: named, and the run marked failed
+        raise RagMetricsError(
+            f"MLflow refused part of the log ({type(error).__name__}: {error}); "
+            + (
+                "the run this call started is marked FAILED."
+                if started
+                else "the active run holds what was logged before it."
+            )
+        ) from error
     finally:
         if started:
-            mlflow.end_run()
+            mlflow.end_run(status=status)
     return run_id
 
 
@@ -103,6 +150,7 @@ def _log_result(
     na: list[str],
     per_query: bool,
     run: str,
+    scope: str,
 ) -> None:
     values: dict[str, float] = {}
     for label, mean in result.aggregate.items():
@@ -121,7 +169,7 @@ def _log_result(
             values[f"{prefix}latency_seconds/{stat}"] = latency[stat]
     mlflow.log_metrics(values)
     if per_query:
-        name = f"per_query/{metric_key(run)}" if run else "per_query"
+        name = f"per_query/{scope}" if run else "per_query"
         _table(mlflow, result.to_pandas, result.per_query, name)
 
 
