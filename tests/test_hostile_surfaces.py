@@ -298,3 +298,33 @@ def test_alpha_means_the_significance_level_only() -> None:
     assert flat != steep
     cmp = rm.compare(qrels, {"x": run, "y": dict(run)}, ["ra_nwg@1"], rarity_alpha=0.0, alpha=0.01)
     assert cmp.results["x"].aggregate["ra_nwg@1"] == flat
+
+
+@pytest.mark.parametrize(
+    ("grades", "proposal"), [({1, 2, 3}, "{1: 1, 2: 4, 3: 5}"), ({1, 3}, "{1: 1, 3: 5}")]
+)
+def test_labels_1_to_3_are_never_advised_to_read_not_relevant_as_relevant(
+    grades: set[int], proposal: str
+) -> None:
+    qrels = {"q": {f"d{g}": g for g in grades}}
+    with pytest.raises(rm.GradeScaleError) as refused:
+        rm.evaluate(qrels, {"q": ["d1"]}, ["ra_nwg@5"])
+    assert f"grade_map={proposal}" in str(refused.value)
+    assert "without a 4 or 5" in str(refused.value)
+
+
+def test_the_remem_facade_takes_empty_chunks_and_k_1_quietly() -> None:
+    from ragmetrics.compat.remem import RetrievalNDCGAny, RetrievalRecall, RetrievalRecallAll
+
+    gold = [["hello world", "b"], ["c"]]
+    chunks = [["", "hello world", "x"], ["c"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "every metric is 0" for k = 1
+        pooled, each = RetrievalRecall().calculate_metric_scores(gold, chunks, [1, 2, 5])
+        RetrievalRecallAll().calculate_metric_scores(gold, chunks, [1, 2])
+        RetrievalNDCGAny().calculate_metric_scores(gold, chunks, [1, 2])
+    assert each == [
+        {"Recall@1": 0.0, "Recall@2": 0.5, "Recall@5": 0.5},
+        {"Recall@1": 1.0, "Recall@2": 1.0, "Recall@5": 1.0},
+    ]
+    assert pooled == {"Recall@1": 0.5, "Recall@2": 0.75, "Recall@5": 0.75}

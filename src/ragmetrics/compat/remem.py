@@ -5,7 +5,8 @@ Each class has ``calculate_metric_scores(gold_docs, retrieved_chunks, k_list)`` 
 decimals as remem rounds it, and one dict per example (unrounded). Semantics:
 
 - ``Recall@k`` = ``|set(L[:k]) & set(gold)| / |set(gold)|`` by exact string equality, 0 for
-  an empty gold list (the core's recall@k over the first k entries).
+  an empty gold list (the core's recall@k over the first k entries, repeats and empty
+  strings included as remem counts them).
 - ``Recall_all@k`` = 1 if every gold doc has a chunk among the first k that
   :func:`~ragmetrics.matching.is_chunk_from_original` maps to it, else 0; 0 for an empty
   gold list (remem's own rule; LongMemEval's original scores 1 there).
@@ -24,9 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.matching import ChunkMatcher
 
@@ -97,16 +95,19 @@ class RetrievalRecall(_RememMetric):
     def _per_example(
         self, gold: Sequence[Sequence[str]], retrieved: Sequence[Sequence[str]], k_list: list[int]
     ) -> PerExample:
-        names = [str(i) for i in range(len(gold))]
-        qrels = Qrels.from_dict({n: dict.fromkeys(g, 1) for n, g in zip(names, gold, strict=True)})
-        results: PerExample = [{} for _ in names]
-        for k in k_list:
-            # remem takes set(L[:k]): cut the raw list first, then the core drops repeats
-            run = Run.from_lists({n: list(r[:k]) for n, r in zip(names, retrieved, strict=True)})
-            per_query = evaluate(qrels, run, [f"recall@{k}"]).per_query
-            for i, name in enumerate(names):
-                value = per_query.get(name, {}).get(f"recall@{k}")
-                results[i][f"{self.key}@{k}"] = float(value or 0.0)  # empty gold: 0
+        # remem's own arithmetic, example by example: any string is an id (an empty chunk
+        # too, which matches no gold doc but ""), and an example without gold scores 0
+        results: PerExample = []
+        for gold_docs, chunks in zip(gold, retrieved, strict=True):
+            wanted = set(gold_docs)
+            results.append(
+                {
+                    f"{self.key}@{k}": len(set(chunks[:k]) & wanted) / len(wanted)
+                    if wanted
+                    else 0.0
+                    for k in k_list
+                }
+            )
         return results
 
 

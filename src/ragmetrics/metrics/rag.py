@@ -113,16 +113,20 @@ def rarity_weights(
 
 def proposed_grade_map(grades: Iterable[int]) -> dict[int, int]:
     """A map of a grade scale onto utility grades 1..5: the highest positive grade to 5, the
-    next to 4, and so on down to 2; grades of 0 or below to 1.
+    next to 4, and so on down to 2; grades of 0 or below to 1, and so is 1 itself on a scale
+    that starts at 1 (1..3 labels, say: 1 is "not relevant" there too, never promoted).
 
     Example:
         >>> proposed_grade_map([0, 1, 2, 3])
         {0: 1, 1: 3, 2: 4, 3: 5}
         >>> proposed_grade_map([0, 1])
         {0: 1, 1: 5}
+        >>> proposed_grade_map([1, 2, 3])
+        {1: 1, 2: 4, 3: 5}
     """
     distinct = sorted(set(grades))
-    positive = [g for g in distinct if g > 0]
+    floor = 1 if distinct and distinct[0] == 1 and len(distinct) > 1 else 0
+    positive = [g for g in distinct if g > floor]
     rank = {g: max(2, 5 - i) for i, g in enumerate(reversed(positive))}
     return {g: rank.get(g, 1) for g in distinct}
 
@@ -196,8 +200,14 @@ def check_query_grades(
 def _describe_scale(distinct: list[int]) -> str:
     if set(distinct) <= {0, 1}:
         return " (binary judgments)"
-    if set(distinct) <= {0, 1, 2, 3}:
+    if 0 in distinct and set(distinct) <= {0, 1, 2, 3}:
         return " (a 0..3 scale, as TREC)"
+    if distinct[0] >= 1 and distinct[-1] <= 3:
+        return (
+            " (within 1..5 but without a 4 or 5: read as utility grades, no document is "
+            "useful evidence and every query is NA; if the labels are on a 1..3 scale, its "
+            "top grade is the decisive one)"
+        )
     return ", outside 1..5"
 
 
