@@ -328,3 +328,25 @@ def test_the_remem_facade_takes_empty_chunks_and_k_1_quietly() -> None:
         {"Recall@1": 1.0, "Recall@2": 1.0, "Recall@5": 1.0},
     ]
     assert pooled == {"Recall@1": 0.5, "Recall@2": 0.75, "Recall@5": 0.75}
+
+
+def test_parts_scored_against_other_qrels_are_refused_not_misplaced() -> None:
+    from ragmetrics.engine.stream import merge, partial
+
+    qrels = {f"q{i}": {"a": 1} for i in range(8)}
+    run = {f"q{i}": ["a"] if i == 7 else ["x", "a"] for i in range(8)}
+    first = {q: qrels[q] for q in ("q0", "q1", "q2")}
+    second = {q: qrels[q] for q in ("q7",)}
+    a = partial(first, {q: run[q] for q in first}, ["mrr"], per_query=True)
+    b = partial(second, {q: run[q] for q in second}, ["mrr"], per_query=True)
+    with pytest.raises(InvalidParameterError, match="scored against the same qrels"):
+        merge([a, b])
+    with pytest.raises(InvalidParameterError, match="scored against other qrels"):
+        a.result(qrels)
+    # against the full qrels, every part lands on its own query
+    a = partial(qrels, {q: run[q] for q in first}, ["mrr"], per_query=True)
+    b = partial(qrels, {q: run[q] for q in second}, ["mrr"], per_query=True)
+    merged = merge([a, b]).result(qrels, name="parts")
+    whole = rm.evaluate(qrels, {q: run[q] for q in (*first, *second)}, ["mrr"])
+    assert merged.per_query["q7"] == whole.per_query["q7"] == {"mrr": 1.0}
+    assert merged.aggregate == whole.aggregate

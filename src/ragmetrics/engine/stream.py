@@ -15,6 +15,7 @@ qrels, and the per-query values when kept). ``ragmetrics.ray`` runs it on Ray Da
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,7 @@ class PartialResult:
     n_located: int = 0
     n_ranked: int = 0
     example: tuple[str, tuple[str, ...]] | None = field(default=None, repr=False)
+    qrels_key: str = field(default="", repr=False)  # which qrels ``rows`` number
 
     def __add__(self, other: PartialResult) -> PartialResult:
         return merge([self, other])
@@ -105,9 +107,36 @@ class PartialResult:
         """The evaluation of everything merged, against the same ``qrels``: judged queries
         no batch had are missing (scored 0, left out or an error, by ``missing``)."""
         checked = as_qrels(qrels)
+        if self.qrels_key and self.qrels_key != qrels_key(checked):
+            raise InvalidParameterError(
+                "These partial results were scored against other qrels than the ones given "
+                "here: their queries are numbered by the qrels they were scored with, so "
+                "they would land on the wrong queries. Pass the same qrels to partial() and "
+                "to result()."
+            )
         settings = check_settings(**self.keywords)
         parsed = resolve_metrics(list(self.metrics), settings)
         return _finish(self, checked, parsed, settings, name)
+
+
+_KEYS: dict[int, tuple[object, str]] = {}
+
+
+def qrels_key(qrels: Qrels) -> str:
+    """A digest of the qrels' query ids in their order (the numbering partial results'
+    rows refer to), the same in every process; kept for the last few qrels."""
+    store = store_of(qrels)
+    known = _KEYS.get(id(store))
+    if known is not None and known[0] is store:
+        return known[1]
+    digest = hashlib.blake2b(digest_size=16)
+    for query_id in store.query_ids:
+        digest.update(query_id.encode("utf-8", "surrogatepass") + b"\0")
+    key = f"{len(store.query_ids)}:{digest.hexdigest()}"
+    if len(_KEYS) >= 8:
+        _KEYS.clear()
+    _KEYS[id(store)] = (store, key)
+    return key
 
 
 def partial(
@@ -340,6 +369,7 @@ def _score_batch(
         n_located=result.n_located,
         n_ranked=n_ranked,
         example=example,
+        qrels_key=qrels_key(qrels),
     )
 
 
@@ -372,6 +402,13 @@ class Merger:
             raise InvalidParameterError(
                 "Partial results merge only when made with the same metrics and keywords; got "
                 f"{list(self.first.metrics)} and {list(item.metrics)}."
+            )
+        elif item.qrels_key != self.first.qrels_key:
+            raise InvalidParameterError(
+                "Partial results merge only when scored against the same qrels: each numbers "
+                "its queries by the qrels it was scored with, so parts scored against "
+                "different qrels (slices of one, say) would land on the wrong queries. Score "
+                "every part against the full qrels."
             )
         self._check_new(item)
         self.tallies = [a + b for a, b in zip(self.tallies, item.tallies, strict=True)]
@@ -438,6 +475,7 @@ class Merger:
             n_located=self.located,
             n_ranked=self.ranked,
             example=self.example,
+            qrels_key=self.first.qrels_key,
         )
 
 
