@@ -350,3 +350,28 @@ def test_parts_scored_against_other_qrels_are_refused_not_misplaced() -> None:
     whole = rm.evaluate(qrels, {q: run[q] for q in (*first, *second)}, ["mrr"])
     assert merged.per_query["q7"] == whole.per_query["q7"] == {"mrr": 1.0}
     assert merged.aggregate == whole.aggregate
+
+
+def test_judged_only_drops_negative_grades_everywhere() -> None:
+    """trec_eval's -J keeps docs judged >= 0; the ports kept a doc judged -1."""
+    from ragmetrics.compat import ir_measures
+    from ragmetrics.compat.pytrec_eval import RelevanceEvaluator
+
+    qrels = {"q1": {"a": 1, "neg": -1, "b": 0}, "q2": {"c": 2, "d": -2}}
+    run = {"q1": {"neg": 0.9, "a": 0.8, "x": 0.7, "b": 0.6}, "q2": {"d": 0.9, "c": 0.5}}
+    # judged-only rankings: q1 = [a, b], q2 = [c]
+    expected = rm.evaluate(qrels, {"q1": ["a", "b"], "q2": ["c"]}, ["P@1", "map"])
+    found = rm.evaluate(qrels, run, ["P@1", "map"], judged_only=True)
+    assert found.per_query == expected.per_query
+    assert found.settings["judged_only"] is True
+    ported = RelevanceEvaluator(qrels, {"P_1", "map"}, judged_docs_only_flag=True).evaluate(run)
+    assert ported["q1"]["P_1"] == 1.0 and ported["q2"]["P_1"] == 1.0
+    measured = {
+        (m.query_id, str(m.measure)): m.value
+        for m in ir_measures.iter_calc([ir_measures.P(judged_only=True) @ 1], qrels, run)
+    }
+    assert measured == {("q1", "P(judged_only=True)@1"): 1.0, ("q2", "P(judged_only=True)@1"): 1.0}
+    streamed = rm.evaluate_stream(qrels, [rm.Run.from_dict(run)], ["P@1"], judged_only=True)
+    assert streamed.aggregate["P@1"] == 1.0
+    with pytest.raises(InvalidParameterError, match="judged_only must be True or False"):
+        rm.evaluate(qrels, run, ["P@1"], judged_only="yes")

@@ -185,8 +185,9 @@ RUN = {"q": ["b", "a"]}
     [
         ({"cap3": -1}, r"cap3 must be a number in \[0, 1\] .*Got -1 instead"),
         ({"cap4": 1.5}, r"cap4 must be a number in \[0, 1\]"),
-        ({"alpha": math.nan}, r"alpha must be a number >= 0 .*Got nan instead"),
-        ({"alpha": "1"}, r"alpha must be a number >= 0"),
+        ({"rarity_alpha": math.nan}, r"rarity_alpha must be a number >= 0 .*Got nan instead"),
+        ({"rarity_alpha": "1"}, r"rarity_alpha must be a number >= 0"),
+        ({"alpha": 0.5}, r"alpha= is not a keyword of evaluate\(\): .* rarity_alpha="),
         ({"err_max_grade": 0}, r"err_max_grade must be a number > 0 or None"),
         ({"err_max_grade": "x"}, r"err_max_grade must be a number > 0 or None"),
         ({"relevance_threshold": True}, r"relevance_threshold must be an integer"),

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragmetrics._util.warn import warn
 from ragmetrics.analysis.distributions import normal_quantile
-from ragmetrics.errors import InvalidParameterError
+from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
 if TYPE_CHECKING:
     from ragmetrics.engine.result import EvaluationResult
@@ -36,7 +37,9 @@ MIN_HUMAN = 10
 @dataclass(frozen=True)
 class PPIEstimate:
     """A prediction-powered estimate and its ``1 - alpha`` interval, beside the naive one
-    (the LLM's labels taken as the truth) and the one from the human sample alone.
+    (the LLM's labels taken as the truth) and the one from the human sample alone. The
+    estimate and its interval are NaN (NA, with a warning) when fewer than
+    :data:`MIN_HUMAN` human-graded queries define the metric; ``n_human`` counts them.
 
     ``metric`` names the metric (and ``pair`` the two runs of a difference, b - a)."""
 
@@ -119,6 +122,20 @@ def estimate(
 ) -> PPIEstimate:
     keep_all = ~np.isnan(f_all)
     keep_n = ~(np.isnan(f_n) | np.isnan(y_n))
+    if keep_n.sum() < MIN_HUMAN or keep_all.sum() < 2:
+        # too few queries define this metric on both sides: NA, counted in n_human
+        what = f"{label} ({pair[1]} - {pair[0]})" if pair else label
+        warn(
+            f"The prediction-powered interval of {what} is NA: {int(keep_n.sum())} human-graded "
+            f"queries define it, and PPI needs {MIN_HUMAN}. Grade more of the sample.",
+            UndefinedMetricWarning,
+        )
+        nan = math.nan
+        naive = _normal_interval(f_all[keep_all], alpha) if keep_all.sum() >= 2 else (nan,) * 3
+        human = _normal_interval(y_n[keep_n], alpha) if keep_n.sum() >= 2 else (nan,) * 3
+        return PPIEstimate(
+            label, nan, nan, nan, *naive, *human, int(keep_all.sum()), int(keep_n.sum()), pair, run
+        )
     estimate, low, high = ppi_mean(f_all[keep_all], f_n[keep_n], y_n[keep_n], alpha=alpha)
     naive = _normal_interval(f_all[keep_all], alpha)
     human = _normal_interval(y_n[keep_n], alpha)

@@ -956,6 +956,7 @@ def _rankings(
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
     from ragmetrics.data.run import Run
+    from ragmetrics.engine.settings import keep_judged
 
     if options.max_docs is not None:
         if options.max_docs < 0:  # trec_eval ends in a segmentation fault
@@ -969,12 +970,9 @@ def _rankings(
     scored = {q: everything[q] for q in query_ids if q in everything}
     for query_id in absent:
         scored[query_id] = {BOGUS_DOC: 1.0}
-    if options.judged_only:  # the one-doc ranking of -c is unjudged: -J empties it too
-        scored = {
-            q: {d: s for d, s in docs.items() if qrels[q].get(d, -1) >= 0}
-            for q, docs in scored.items()
-        }
-    return Run.from_dict(scored, name=run.name)
+    kept = Run.from_dict(scored, name=run.name)
+    # the one-doc ranking of -c is unjudged: -J empties it too
+    return keep_judged(kept, qrels) if options.judged_only else kept
 
 
 def _relstrings(

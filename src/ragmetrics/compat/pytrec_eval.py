@@ -203,8 +203,6 @@ class RelevanceEvaluator:
             return {}
         qrels = self._qrels
         kept = {q: dict(docs) for q, docs in scores.items() if q in qrels}
-        if self._judged_only:
-            kept = {q: {d: s for d, s in docs.items() if d in qrels[q]} for q, docs in kept.items()}
         query_ids = list(kept)
         if not query_ids:
             return {}
@@ -218,6 +216,7 @@ class RelevanceEvaluator:
                 relevance_threshold=self._level,
                 missing="skip",
                 score_precision="float32",
+                judged_only=self._judged_only,  # trec_eval's -J: docs graded >= 0 only
             )
             where = {q: i for i, q in enumerate(result.query_ids)}
             for index, metric in enumerate(metrics):

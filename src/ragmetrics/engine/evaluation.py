@@ -48,6 +48,7 @@ def evaluate(
     grade_map: Mapping[int, int] | None = None,
     score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
+    judged_only: bool = False,
     segments: Any = None,
     human_qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
     **params: Any,
@@ -73,6 +74,8 @@ def evaluate(
         score_precision: ``"float64"`` compares scores as doubles (trec_eval 10);
             ``"float32"`` rounds them to 32-bit floats first (trec_eval <= 9, pytrec_eval).
         progress: a progress bar while judging; by default shown from 200,000 queries on.
+        judged_only: rank only the docs the qrels judge (grade >= 0; a negative grade counts
+            as unjudged), dropping the rest from each ranking first: trec_eval's ``-J``.
         segments: slices of the queries (query id -> segment, a pandas Series by query id,
             or a function of the query id; None or NA leaves a query out of every slice,
             counted): ``result.segments`` then holds each metric per segment with its
@@ -116,6 +119,7 @@ def evaluate(
         grade_map=grade_map,
         score_precision=score_precision,
         progress=progress,
+        judged_only=judged_only,
         **params,
     )
     if segments is not None:  # refused before any evaluation

@@ -25,6 +25,7 @@ __all__ = [
     "checked_inputs",
     "checked_qrels",
     "evaluate_keywords",
+    "keep_judged",
     "metric_names",
     "resolve_metrics",
 ]
@@ -35,7 +36,14 @@ _MISSING_POLICIES = ("zero", "skip", "error")
 
 # The keywords of evaluate() besides the inputs and the registered metric parameters
 # (compare() and evaluate_stream() pass these through).
-_OTHER_KEYWORDS = ("missing", "pool", "grade_map", "score_precision", "progress")
+_OTHER_KEYWORDS = (
+    "missing",
+    "pool",
+    "grade_map",
+    "score_precision",
+    "progress",
+    "judged_only",
+)
 
 
 def evaluate_keywords() -> tuple[str, ...]:
@@ -52,6 +60,7 @@ class Settings:
         params: the metric-parameter keywords given (by keyword name; None where not given).
         relevance_threshold: the threshold in force for metrics whose name does not set one.
         missing, grade_map, pool, score_precision, progress: as given to :func:`evaluate`.
+        judged_only: rank only the docs the qrels judge (grade >= 0), as trec_eval's ``-J``.
     """
 
     params: dict[str, Any]
@@ -61,6 +70,7 @@ class Settings:
     pool: Run | None
     score_precision: ScorePrecision
     progress: bool | None
+    judged_only: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for ``EvaluationResult.settings``."""
@@ -75,6 +85,7 @@ class Settings:
             "grade_map": self.grade_map,
             "pool": None if self.pool is None else (self.pool.name or "given"),
             "score_precision": self.score_precision,
+            **({"judged_only": True} if self.judged_only else {}),
         }
 
 
@@ -110,6 +121,9 @@ def check_settings(**keywords: Any) -> Settings:
             f"progress must be True, False or None (automatic); got {progress!r}."
         )
     pool = keywords.get("pool")
+    judged_only = keywords.get("judged_only", False)
+    if not isinstance(judged_only, bool):
+        raise InvalidParameterError(f"judged_only must be True or False; got {judged_only!r}.")
     threshold = params["relevance_threshold"]
     return Settings(
         params=params,
@@ -119,7 +133,34 @@ def check_settings(**keywords: Any) -> Settings:
         pool=None if pool is None else as_run(pool, "pool"),
         score_precision=check_score_precision(keywords.get("score_precision", "float64")),
         progress=progress,
+        judged_only=judged_only,
     )
+
+
+def keep_judged(run: Run, qrels: Qrels) -> Run:
+    """The run with only the docs ``qrels`` judge with a grade >= 0 in each ranking, in
+    their order: trec_eval's ``-J`` (a negative grade is "unjudged" there too). Used by
+    ``evaluate(judged_only=True)``, the trec_eval command and both ports."""
+    if run.is_scored:
+        scored = run.to_dict()
+        return Run.from_dict(
+            {
+                q: {d: s for d, s in docs.items() if _judged(qrels, q, d)}
+                for q, docs in scored.items()
+            },
+            name=run.name,
+        )
+    lists = run.to_lists()
+    return Run.from_lists(
+        {q: [d for d in docs if _judged(qrels, q, d)] for q, docs in lists.items()},
+        name=run.name,
+    )
+
+
+def _judged(qrels: Qrels, query_id: str, doc_id: str) -> bool:
+    grades = qrels.get(query_id)
+    grade = None if grades is None else grades.get(doc_id)
+    return grade is not None and grade >= 0
 
 
 def check_grade_map(grade_map: Any) -> dict[int, int] | None:
@@ -162,6 +203,8 @@ def checked_inputs(
             "The run is empty: it has no query. Check that the retriever ran and that the "
             "file or dict is the one you meant."
         )
+    if settings.judged_only:
+        run = keep_judged(run, qrels)
     return qrels, run
 
 

@@ -38,6 +38,7 @@ from ragmetrics.engine.settings import (
     as_qrels,
     check_settings,
     checked_qrels,
+    keep_judged,
     resolve_metrics,
 )
 from ragmetrics.errors import (
@@ -351,6 +352,8 @@ def _score_batch(
     keywords: dict[str, Any],
     per_query: bool,
 ) -> PartialResult:
+    if settings.judged_only:
+        run = keep_judged(run, qrels)
     batch = select_batch(qrels, run)
     query_ids = batch.query_ids
     result, values = score_queries(qrels, run, query_ids, batch.run_rows, parsed, settings)
