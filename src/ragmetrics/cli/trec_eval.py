@@ -595,7 +595,6 @@ def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
 def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     import numpy as np
 
-    from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
     from ragmetrics.engine.evaluation import evaluate
 
@@ -612,7 +611,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             elif prefs is not None:
                 qrels = _union({q: [{e[2]: 0 for e in entries}] for q, entries in prefs.items()})
             else:
-                qrels = Qrels.from_trec(qrels_file)
+                qrels, judged_twice = _qrels_and_repeats(qrels_file)
             run = Run.from_trec(run_file)
             run_id = _run_id(run_file)
             cut_repeats = None
@@ -629,6 +628,8 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     ]
     if wrong:
         raise TrecEvalError(f"trec_eval: Can't calculate measure '{wrong[0].label}'", 4)
+    if groups is not None or prefs is not None:
+        judged_twice = {}
     query_ids = sorted(qrels.query_ids)
     if options.debug_query is not None:
         query_ids = [q for q in query_ids if q == options.debug_query]
@@ -648,6 +649,11 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'"
         )
         stop = (repeated[0], TrecEvalError(message, 4))
+    # a doc judged twice stops trec_eval at its query too (after the run's own checks)
+    twice = [q for q in query_ids if q in judged_twice and (options.complete or q in run)]
+    if twice and (stop is None or twice[0] < stop[0]):
+        message = f"trec_eval.form_res_rels: duplicate docs {judged_twice[twice[0]]}"
+        stop = (twice[0], TrecEvalError(message, 4))
     if stop is not None:
         query_ids = query_ids[: query_ids.index(stop[0])]
         absent = []
@@ -882,6 +888,49 @@ def _read_groups(path: str) -> dict[str, list[dict[str, int]]]:
                 query, group, doc, grade = fields
                 table.setdefault(query, {}).setdefault(group, {})[doc] = int(grade)
     return {q: [groups[g] for g in sorted(groups)] for q, groups in table.items()}
+
+
+def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
+    """The qrels of ``path`` and, per query, the first doc it judges twice (trec_eval stops
+    at that query with exit 4, whether the grades agree or not). The file's lines are
+    counted first: only when they outnumber the judgments is it read again, line by line,
+    keeping a doc's first grade."""
+    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.errors import InputFormatError
+    from ragmetrics.formats._io import trec_lines
+
+    try:
+        qrels = Qrels.from_trec(path)
+        if _count_lines(path) <= qrels.n_judgments:
+            return qrels, {}
+    except InputFormatError as exc:
+        if "judged twice" not in str(exc):
+            raise
+    table: dict[str, dict[str, int]] = {}
+    twice: dict[str, str] = {}
+    with trec_lines(path) as pieces:
+        for first, lines, _ in pieces:
+            for _, fields in records(lines, first):
+                query, doc, grade = fields[0], fields[2], int(fields[3])
+                judged = table.setdefault(query, {})
+                if doc in judged:
+                    twice.setdefault(query, doc)
+                else:
+                    judged[doc] = grade
+    return Qrels.from_dict(table), twice
+
+
+def _count_lines(path: str) -> int:
+    """Lines in the file (a last line without its newline counted)."""
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    count, last = 0, b"\n"
+    with opener(path, "rb") as handle:
+        while block := handle.read(1 << 22):
+            count += block.count(b"\n")
+            last = block[-1:]
+    return count + (last != b"\n")
 
 
 def _union(groups: dict[str, list[dict[str, int]]]) -> Any:
