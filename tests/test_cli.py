@@ -406,3 +406,36 @@ def test_the_console_script_starts_no_blas_threads_for_trec_eval(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.strip() == expected
+
+
+def test_cli_user_errors_found_by_a_hostile_pass(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from ragmetrics.cli.commands import main
+
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 c 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.5 r\nq2 Q0 c 1 0.5 r\n")
+    other = tmp_path / "a=b.txt"  # a path holding '=' is a path
+    other.write_text(run.read_text())
+    segments = tmp_path / "segments.txt"
+    segments.write_text("garbage\n")
+    cases = [
+        (
+            ["fuse", "--param", "k=abc", "-o", str(tmp_path / "o.txt"), f"a={run}", f"b={run}"],
+            "'abc' is not a number",
+        ),
+        (
+            ["fuse", "--depth", "0", "-o", str(tmp_path / "o.txt"), f"a={run}", f"b={run}"],
+            "--depth must be 1 or more",
+        ),
+        (
+            ["evaluate", "-m", "map", "--segments", str(segments), str(qrels), str(run)],
+            "expected 'query_id segment'",
+        ),
+    ]
+    for argv, message in cases:
+        assert main(argv) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and message in err and len(err.splitlines()) <= 2, (argv, out, err)
+    assert main(["compare", "-m", "map", str(qrels), str(run), str(other)]) == 0
+    assert "a=b" in capsys.readouterr().out

@@ -375,3 +375,67 @@ def test_judged_only_drops_negative_grades_everywhere() -> None:
     assert streamed.aggregate["P@1"] == 1.0
     with pytest.raises(InvalidParameterError, match="judged_only must be True or False"):
         rm.evaluate(qrels, run, ["P@1"], judged_only="yes")
+
+
+# --- outputs and files --------------------------------------------------------------------
+
+
+def _small_comparison() -> tuple[dict, dict, rm.Comparison]:
+    qrels = {f"q{i}": {"a": 1} for i in range(6)}
+    runs = {"x": {q: ["a", "b"] for q in qrels}, "y": {q: ["b", "a"] for q in qrels}}
+    return qrels, runs, rm.compare(qrels, runs, ["mrr"], n_permutations=100)
+
+
+def test_a_markdown_report_leaves_the_users_files_alone(tmp_path) -> None:
+    from ragmetrics.output.report import write_report
+
+    pytest.importorskip("matplotlib")
+    qrels, runs, cmp = _small_comparison()
+    folder = tmp_path / "rep_files"
+    folder.mkdir()
+    (folder / "plot9.png").write_bytes(b"mine")
+    write_report(cmp, tmp_path / "rep.md", qrels=qrels, runs=runs)  # runs as dicts
+    ours = sorted(p.name for p in folder.glob("plot*.png") if p.name != "plot9.png")
+    assert ours
+    write_report(cmp, tmp_path / "rep.md", plots=False)
+    assert sorted(p.name for p in folder.iterdir()) == ["plot9.png"]
+    assert (folder / "plot9.png").read_bytes() == b"mine"
+    with pytest.raises(rm.RagMetricsError, match="explorer_k must be an integer >= 1"):
+        write_report(cmp, tmp_path / "rep.html", explorer_k=-1)
+    with pytest.raises(rm.RagMetricsError, match="takes a Comparison"):
+        write_report({"not": "a comparison"}, tmp_path / "rep.html")  # type: ignore[arg-type]
+
+
+def test_a_killed_writes_leftover_is_removed_by_the_next_write(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from ragmetrics.formats._atomic import write_text
+
+    target = tmp_path / "out.txt"
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = int(child.stdout)  # a process that has ended
+    orphan = tmp_path / f".out.txt.{dead}.abc.part"
+    orphan.write_text("half")
+    alive = tmp_path / f".out.txt.{1}.abc.part"  # pid 1 is alive: not ours to remove
+    alive.write_text("other")
+    write_text(target, "done")
+    assert target.read_text() == "done"
+    assert not orphan.exists() and alive.exists()
+
+
+def test_csv_cells_are_not_formulas_and_latex_is_escaped() -> None:
+    qrels = {"=HYPERLINK(1)": {"a": 1}, "-1": {"a": 1}, "@SUM(1)": {"a": 1}}
+    run = {q: ["a"] for q in qrels}
+    text = rm.evaluate(qrels, run, ["mrr"]).to_csv(per_query=True)
+    assert "'=HYPERLINK(1),1.0" in text and "\n-1,1.0" in text and "'@SUM(1)" in text
+    _, _, cmp = _small_comparison()
+    with pytest.raises(rm.RagMetricsError, match="LaTeX label"):
+        cmp.to_latex(label="x}\\evil")
+    qrels6 = {f"q{i}": {"a": 1} for i in range(6)}
+    named = rm.compare(
+        qrels6, {"x\n\ny": {q: ["a"] for q in qrels6}, "z": dict.fromkeys(qrels6, ["a"])}, ["mrr"]
+    )
+    assert "\n\n" not in named.to_latex()

@@ -6,6 +6,8 @@ import io
 import re
 from collections.abc import Sequence
 
+from ragmetrics.errors import RagMetricsError
+
 Cell = str | float | int | None
 
 
@@ -58,12 +60,28 @@ def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
 
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(headers)
+    writer.writerow([_csv_text(h) for h in headers])
     for row in rows:
         writer.writerow(
-            ["" if c is None else (repr(c) if isinstance(c, float) else c) for c in row]
+            ["" if c is None else (repr(c) if isinstance(c, float) else _csv_text(c)) for c in row]
         )
     return buffer.getvalue()
+
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+
+def _csv_text(cell: object) -> object:
+    """A text cell that a spreadsheet would run as a formula (``=HYPERLINK(...)``,
+    ``+cmd|...``, ``@SUM(1)``) starts with a quote, as OWASP advises, unless it is a plain
+    number (a query id ``-1`` stays ``-1``)."""
+    if not isinstance(cell, str) or not cell.startswith(_FORMULA_STARTS):
+        return cell
+    try:
+        float(cell)
+    except ValueError:
+        return "'" + cell
+    return cell
 
 
 def html_table(
@@ -153,7 +171,7 @@ def escape_latex(text: str) -> str:
         >>> print(escape_latex("ndcg@10_a & 50%"))
         ndcg@10\\_a \\& 50\\%
     """
-    return "".join(_LATEX_SPECIAL.get(char, char) for char in text)
+    return "".join(_LATEX_SPECIAL.get(char, char) for char in visible(text))
 
 
 def latex_table(
@@ -174,6 +192,11 @@ def latex_table(
     if caption:
         lines.append(rf"\caption{{{escape_latex(caption)}}}")
     if label:
+        if re.fullmatch(r"[A-Za-z0-9:._\-]+", label) is None:
+            raise RagMetricsError(
+                f"A LaTeX label holds letters, digits and ':', '.', '_', '-' only (tab:results); "
+                f"got {label!r}."
+            )
         lines.append(rf"\label{{{label}}}")
     lines += [
         r"\begin{tabular}{l" + "r" * (len(headers) - 1) + "}",

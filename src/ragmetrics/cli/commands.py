@@ -214,7 +214,20 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    class Parser(argparse.ArgumentParser):
+        """argparse, with a user's error in two lines on stderr (a one-line usage, then
+        the error) and exit 2, for every subcommand (subparsers take the parent's class)."""
+
+        def error(self, message: str) -> NoReturn:
+            positionals = [
+                str(a.metavar or a.dest).upper()
+                for a in self._actions
+                if not a.option_strings and a.help != argparse.SUPPRESS
+            ]
+            usage = " ".join([self.prog, "[options]", *positionals])
+            self.exit(2, f"usage: {usage} (-h lists the options)\n{self.prog}: error: {message}\n")
+
+    parser = Parser(
         prog="ragmetrics",
         description="Retrieval evaluation for RAG, exact against trec_eval.",
         epilog="Examples:\n  ragmetrics evaluate qrels.txt run.txt -m ndcg@10 -m recall@100\n"
@@ -421,7 +434,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     from ragmetrics.engine.evaluation import evaluate
     from ragmetrics.engine.stream import evaluate_stream
 
-    _segments_need_text(args)
+    segments = _segments_first(args)
     qrels = read_qrels(args.qrels)
     pool = read_run(args.pool) if args.pool else None
     if args.workers < 1:
@@ -455,18 +468,23 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if args.per_query:
             print()
             print(result.to_table(per_query=True).split("\n\n")[0])
-    if args.segments:
-        table = result.by_segment(read_segments(args.segments))
+    if segments is not None:
+        table = result.by_segment(segments)
         print()
         print(table.to_markdown() if fmt == "markdown" else table.to_table())
     return 0
 
 
-def _segments_need_text(args: argparse.Namespace) -> None:
-    if getattr(args, "segments", None) and args.format in ("json", "csv"):
+def _segments_first(args: argparse.Namespace) -> dict[str, str] | None:
+    """The --segments file, read and checked before any evaluation (a bad file stops the
+    command before it prints anything)."""
+    if not getattr(args, "segments", None):
+        return None
+    if args.format in ("json", "csv"):
         raise InputFormatError(
             f"--segments prints tables: use --format table or markdown (not {args.format})."
         )
+    return read_segments(args.segments)
 
 
 def named_runs(specs: Sequence[str]) -> dict[str, Run]:
@@ -481,7 +499,8 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
     paths: dict[str, str] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
-        if not sep or (not Path(path).suffix and Path(spec).exists()):
+        # a file whose own path holds '=' is that file, not NAME=PATH
+        if not sep or (Path(spec).exists() and not Path(path).exists()):
             name, path = file_stem(spec), spec  # as a run read from it is named
         if name in paths:
             raise RagMetricsError(f"Two runs are named {name!r}; name them with NAME=PATH.")
@@ -492,7 +511,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from ragmetrics.analysis.comparison import compare
 
-    _segments_need_text(args)
+    segments = _segments_first(args)
     comparison = compare(
         read_qrels(args.qrels),
         (
@@ -514,8 +533,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(comparison.to_table())
         if args.tests:
             print("\n" + comparison.tests_markdown())
-    if args.segments:
-        print("\n" + comparison.by_segment(read_segments(args.segments)).to_markdown())
+    if segments is not None:
+        print("\n" + comparison.by_segment(segments).to_markdown())
     return 0
 
 
@@ -569,20 +588,28 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_fuse(args: argparse.Namespace) -> int:
+    import argparse
     import json
     from pathlib import Path
 
     from ragmetrics.fusion import fuse, optimize_fusion
 
+    if args.depth is not None and args.depth < 1:
+        raise InputFormatError(f"--depth must be 1 or more; got {args.depth}.")
     runs = named_runs(args.runs)
     norm = None if args.norm.lower() == "none" else args.norm
     params: dict[str, Any] = {}
     for item in args.param:
         key, sep, text = item.partition("=")
-        number = ascii_int(text.strip())
-        value: Any = number if number is not None else cli_float(text.strip()) if sep else None
         if not sep or not key.strip():
             raise InputFormatError(f"--param {item!r} is not NAME=VALUE; write e.g. --param k=60")
+        number = ascii_int(text.strip())
+        try:
+            value: Any = number if number is not None else cli_float(text.strip())
+        except (ValueError, TypeError, argparse.ArgumentTypeError):
+            raise InputFormatError(
+                f"--param {item!r}: {text.strip()!r} is not a number; write e.g. --param k=60"
+            ) from None
         params[key.strip()] = value
     if args.weights:
         params["weights"] = [cli_float(w.strip()) for w in args.weights.split(",")]
@@ -600,7 +627,7 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
         print(f"chosen on {args.train} ({args.metric}): {json.dumps(shown)}", file=sys.stderr)
         params = {**params, **chosen}
     fused = fuse(runs, method=args.method, norm=norm, params=params or None, name=args.tag)
-    if args.depth:
+    if args.depth is not None:
         fused = fused.truncate(args.depth)
     output = Path(args.output)
     if output.suffix == ".json":
@@ -745,6 +772,13 @@ def _guarded(call: Callable[[], int]) -> int:
     except (RagMetricsError, ValueError, TypeError, KeyError) as exc:
         message = str(exc.args[0] if isinstance(exc, KeyError) and exc.args else exc)
         print(f"ragmetrics: error: {_in_cli_words(message)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(
+            "ragmetrics: error: out of memory; evaluate large runs with --stream (bounded "
+            "memory), or with fewer --workers.",
+            file=sys.stderr,
+        )
         return 2
     except Exception as exc:  # a bug of ours: one line, the traceback only when asked for
         if os.environ.get("RAGMETRICS_DEBUG"):

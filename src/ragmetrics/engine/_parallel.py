@@ -30,13 +30,14 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from itertools import pairwise
 from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics._util.threads import set_threads
 from ragmetrics.data.files import find_format
-from ragmetrics.errors import InputFormatError, InvalidParameterError
+from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._io import GZIP_MAGIC, gzip_module, reading
 from ragmetrics.formats._trec_fast import line_number
@@ -122,6 +123,18 @@ def _run(
                 _add(merged, pending.popleft().result())
         while pending:
             _add(merged, pending.popleft().result())
+    except BrokenProcessPool as exc:
+        raise RagMetricsError(
+            f"A worker process ended abruptly while scoring {label} (killed by the system, "
+            f"most often for want of memory); no result is given rather than a partial one. "
+            f"Run again with fewer workers (workers={max(1, workers // 2)}) or smaller "
+            f"batches (batch_rows=...)."
+        ) from exc
+    except MemoryError as exc:
+        raise RagMetricsError(
+            f"A worker ran out of memory while scoring {label}; run again with fewer "
+            f"workers or smaller batches (batch_rows=...)."
+        ) from exc
     finally:
         # the results are in: the workers free their memory and exit on their own time
         watcher = getattr(pool, "_executor_manager_thread", None)

@@ -32,8 +32,11 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
 
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
+    _remove_orphans(folder, target.name)
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+        handle, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.{os.getpid()}.", suffix=".part", dir=folder
+        )
     except OSError as error:
         raise _write_error(target, error) from None
     os.close(handle)
@@ -58,6 +61,23 @@ def replacing(path: str | os.PathLike[str]) -> Iterator[str]:
                 f"errors='surrogateescape'); fix that id or text where it was made."
             ) from None
         raise
+
+
+def _remove_orphans(folder: Any, name: str) -> None:
+    """Remove the temporary files of earlier writes of ``name`` whose process is gone (a
+    write killed midway, by SIGKILL or a power cut, had no chance to remove its own). The
+    writing process's id is in each temporary name; a live one's file is left alone."""
+    for part in folder.glob(f".{name}.*.part"):
+        pid = part.name[len(name) + 2 :].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with suppress(OSError):
+                part.unlink()
+        except OSError:  # alive, another user's: not ours to remove
+            continue
 
 
 @contextmanager

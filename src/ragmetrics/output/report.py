@@ -23,13 +23,14 @@ import numpy as np
 
 from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
+from ragmetrics.analysis.comparison import Comparison
+from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.analysis.comparison import Comparison
     from ragmetrics.data.dataset import RetrievalDataset
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
@@ -382,12 +383,31 @@ def _render_html(blocks: list[_Block], title: str, extra: str = "") -> str:
     )
 
 
+_MANIFEST = ".ragmetrics-plots"  # the plots a markdown report wrote in its folder
+
+
+def _forget_old_plots(folder: Path, written: list[Path]) -> None:
+    """Remove the plots an earlier report wrote in ``folder`` that this one did not (they
+    are listed in its manifest); any other file there, the user's own ``plot1.png``
+    included, is left alone."""
+    manifest = folder / _MANIFEST
+    before = manifest.read_text(encoding="utf-8").split() if manifest.exists() else []
+    now = {p.name for p in written}
+    for name in before:
+        if name not in now and "/" not in name and name.endswith(".png"):
+            (folder / name).unlink(missing_ok=True)
+    if written:
+        write_text(manifest, "\n".join(sorted(now)) + "\n")
+    elif manifest.exists():
+        manifest.unlink()
+
+
 def write_report(
     comparison: Comparison,
     path: str | Path,
     *,
-    qrels: Qrels | None = None,
-    runs: Mapping[str, Run] | None = None,
+    qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
+    runs: Mapping[str, Run | Mapping[str, Any]] | None = None,
     title: str = "Retrieval evaluation",
     worst: int = 5,
     plots: bool = True,
@@ -416,6 +436,17 @@ def write_report(
     target = Path(path)
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
+    if not isinstance(comparison, Comparison):
+        raise RagMetricsError(
+            f"write_report takes a Comparison (from ragmetrics.compare); got "
+            f"{type(comparison).__name__}."
+        )
+    for name, value in (("explorer_k", explorer_k), ("worst", worst)):
+        low = 1 if name == "explorer_k" else 0
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise RagMetricsError(f"{name} must be an integer >= {low}; got {value!r}.")
+    qrels = None if qrels is None else as_qrels(qrels)
+    runs = None if runs is None else {str(n): as_run(r) for n, r in runs.items()}
     described = _labels(labels, inputs)
     plots = plots and importlib.util.find_spec("matplotlib") is not None
     figures = _figures(comparison, qrels, runs, options) if plots else []
@@ -426,8 +457,7 @@ def write_report(
         folder = target.with_name(target.stem + "_files")
         written: list[Path] = []
         write_text(target, _render_markdown(blocks, folder, written))
-        for stale in set(folder.glob("plot*.png")) - set(written):  # from an earlier report
-            stale.unlink()
+        _forget_old_plots(folder, written)
     else:
         extra = ""
         if explorer:
