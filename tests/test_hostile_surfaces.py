@@ -436,6 +436,6 @@ def test_csv_cells_are_not_formulas_and_latex_is_escaped() -> None:
         cmp.to_latex(label="x}\\evil")
     qrels6 = {f"q{i}": {"a": 1} for i in range(6)}
     named = rm.compare(
-        qrels6, {"x\n\ny": {q: ["a"] for q in qrels6}, "z": dict.fromkeys(qrels6, ["a"])}, ["mrr"]
+        qrels6, {"x\n\ny": {q: ["a"] for q in qrels6}, "z": {key: ["a"] for key in qrels6}}, ["mrr"]
     )
     assert "\n\n" not in named.to_latex()
