@@ -439,3 +439,13 @@ def test_csv_cells_are_not_formulas_and_latex_is_escaped() -> None:
         qrels6, {"x\n\ny": {q: ["a"] for q in qrels6}, "z": {key: ["a"] for key in qrels6}}, ["mrr"]
     )
     assert "\n\n" not in named.to_latex()
+
+
+def test_qrels_json_written_before_the_module_move_is_read(tmp_path) -> None:
+    import json
+
+    old = tmp_path / "old.json"
+    old.write_text(
+        json.dumps({"format": "ragmetrics.qrels", "version": 1, "judgments": {"q": {"a": 2}}})
+    )
+    assert rm.Qrels.from_json(old).to_dict() == {"q": {"a": 2}}

@@ -294,7 +294,11 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     @classmethod
     def from_obj(cls, obj: Any, *, source: str = "<object>") -> Qrels:
         """Build from parsed JSON (see :meth:`from_json`)."""
-        if isinstance(obj, Mapping) and obj.get("format") == "ragmetrics.data.qrels":
+        # "ragmetrics.qrels": the same document, as written before the modules moved
+        if isinstance(obj, Mapping) and obj.get("format") in (
+            "ragmetrics.data.qrels",
+            "ragmetrics.qrels",
+        ):
             if "judgments" not in obj:
                 raise InputFormatError(
                     f"{source}: a 'ragmetrics.data.qrels' document needs a 'judgments' object "
