@@ -49,6 +49,7 @@ __all__ = [
     "correction_spec",
     "corrections",
     "effect_size",
+    "exact_floor",
     "paired_differences",
     "paired_interval",
     "paired_test",
@@ -89,7 +90,15 @@ def paired_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
                 f"{float(values[bad[0]])!r}; per-query values must be finite numbers (leave "
                 f"out the queries where a metric is undefined, on both sides)."
             )
-    return noise_free(a, b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        differences = noise_free(a, b)
+    if not np.isfinite(differences).all():
+        at = int(np.flatnonzero(~np.isfinite(differences))[0])
+        raise InvalidParameterError(
+            f"The difference of the values at position {at} ({float(a[at])!r} and "
+            f"{float(b[at])!r}) is beyond float64; scale the values down."
+        )
+    return differences
 
 
 _differences = paired_differences
@@ -260,7 +269,16 @@ def paired_interval(
     if len(d) == 0:
         return math.nan, math.nan, math.nan
     p, low, high = spec.run(d, alpha, n_resamples, seed)
+    if not math.isnan(p):
+        p = max(float(p), exact_floor(len(d)))
     return p, *_agreeing(p, alpha, low, high)
+
+
+def exact_floor(n: int) -> float:
+    """``2 / 2^n``: the smallest p-value the exact sign-flip test of ``n`` queries can give.
+    No test in :func:`compare` reports less: with 5 queries or fewer (at alpha = 0.05) the
+    data cannot rule out chance, whatever a test assumes."""
+    return min(1.0, 2.0 ** (1 - n))
 
 
 def _randomization(
@@ -335,7 +353,9 @@ def t_test(a: np.ndarray, b: np.ndarray) -> float:
         return math.nan
     sd = d.std(ddof=1)
     if no_spread(sd, d):
-        return 1.0 if not d.any() else 0.0
+        # every query differs by the same amount: t is undefined (infinite); the exact
+        # sign-flip test of such differences gives 2 / 2^n
+        return 1.0 if not d.any() else exact_floor(n)
     t = d.mean() / (sd / math.sqrt(n))
     return student_t_sf2(abs(t), n - 1)
 
@@ -374,7 +394,7 @@ def _bootstrap_p(d: np.ndarray, extremes: np.ndarray) -> float:
     observed = abs(float(d.mean()))
     tolerance = 1e-12 * max(1.0, observed)
     raw = (int((extremes >= observed - tolerance).sum()) + 1) / (len(extremes) + 1)
-    return max(raw, min(1.0, 2.0 ** (1 - len(d))))
+    return max(raw, exact_floor(len(d)))
 
 
 def bootstrap_ci(

@@ -86,6 +86,11 @@ def reading(path: PathLike) -> Iterator[None]:
             ) from None
         if isinstance(error, OSError):
             raise unreadable(path, error) from None
+        if isinstance(error, UnicodeDecodeError):
+            raise InputFormatError(
+                f"{os.fspath(path)}: byte {error.object[error.start : error.start + 1]!r} is not "
+                f"UTF-8 text (at offset {error.start} of a block); save the file as UTF-8."
+            ) from None
         raise
 
 

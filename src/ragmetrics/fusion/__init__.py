@@ -331,7 +331,11 @@ def _prepared(
         for label, run_rows in zip(named, table.runs, strict=True):
             _refuse_infinite(label, run_rows, table, spec.name, norm)
     rows = table.runs
-    if chosen is not None:
+    # a rank-based method reads only the order, which a score normalization that keeps it
+    # leaves as it was: such a normalization is skipped (its values would go unread)
+    if chosen is not None and (
+        spec.uses_scores or not chosen.reads_scores or not chosen.keeps_order
+    ):
         rows = [
             chosen.apply(_with_rank_scores(r), table)
             if chosen.reads_scores

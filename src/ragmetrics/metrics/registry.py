@@ -257,7 +257,7 @@ def register_param(param: Param) -> Param:
 
     Example:
         >>> sorted(keyword_params())[:2]
-        ['alpha', 'cap3']
+        ['cap3', 'cap4']
     """
     if param.keyword is None:
         raise InvalidParameterError(f"Parameter {param.name!r} has no keyword to register.")

@@ -1,0 +1,154 @@
+"""The contract of docs/contract.md, walked over every registry: every registered metric,
+fusion method, normalization, paired test, correction and input format meets it, and so will
+the next one registered, without a test of its own (the toys at the end break it on purpose
+and are caught)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragmetrics.analysis import stats
+from ragmetrics.data import files as format_registry
+from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, _methods, _norms
+from ragmetrics.metrics import registered, registry
+from tests import contract
+
+METRICS = sorted(registered().values(), key=lambda s: s.name)
+
+
+@pytest.mark.parametrize("spec", METRICS, ids=lambda s: s.name)
+def test_every_metric_meets_the_contract(spec: Any) -> None:
+    contract.check_metric(spec)
+
+
+@pytest.mark.parametrize("name", sorted(FUSION_METHODS))
+def test_every_fusion_method_meets_the_contract(name: str) -> None:
+    contract.check_fusion(FUSION_METHODS[name])
+
+
+@pytest.mark.parametrize("name", sorted(NORMALIZATIONS))
+def test_every_normalization_meets_the_contract(name: str) -> None:
+    contract.check_normalization(NORMALIZATIONS[name])
+
+
+@pytest.mark.parametrize("name", sorted(stats.paired_tests()))
+def test_every_paired_test_meets_the_contract(name: str) -> None:
+    contract.check_paired_test(stats.paired_tests()[name])
+
+
+@pytest.mark.parametrize("name", sorted(stats.corrections()))
+def test_every_correction_meets_the_contract(name: str) -> None:
+    contract.check_correction(stats.corrections()[name])
+
+
+@pytest.mark.parametrize("name", sorted(format_registry.formats()))
+def test_every_input_format_meets_the_contract(name: str, tmp_path: Path) -> None:
+    contract.check_format(format_registry.formats()[name], tmp_path)
+
+
+# --- a new component is covered: toys that break the contract are caught -----------------
+
+
+@pytest.fixture(autouse=True)
+def _registries_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every toy registered here is gone after its test."""
+    format_registry.formats()
+    for module, name in (
+        (registry, "_REGISTRY"),
+        (registry, "_ALIASES"),
+        (registry, "_PRESETS"),
+        (stats, "_PAIRED_TESTS"),
+        (stats, "_CORRECTIONS"),
+        (format_registry, "_FORMATS"),
+    ):
+        monkeypatch.setattr(module, name, dict(getattr(module, name)))
+    for module in (_methods, _norms):
+        table = module._REGISTRY
+        monkeypatch.setattr(table, "entries", dict(table.entries))
+        monkeypatch.setattr(table, "_aliases", dict(table._aliases))
+
+
+def test_a_metric_above_1_for_a_perfect_ranking_is_caught() -> None:
+    def kernel(judged: Any, cutoff: int | None) -> np.ndarray:
+        return np.full(judged.n_queries, 1.5)
+
+    toy = registry.register(
+        registry.MetricSpec("toy_over_one", kernel, registry.Cutoff.OPTIONAL, "classic", "toy")
+    )
+    with pytest.raises(AssertionError, match="toy_over_one.*above 1"):
+        contract.check_metric(toy)
+
+
+def test_a_metric_that_says_nan_where_it_declared_none_is_caught() -> None:
+    def kernel(judged: Any, cutoff: int | None) -> np.ndarray:
+        return np.where(np.arange(judged.n_queries) % 2, np.nan, 0.5)
+
+    toy = registry.register(
+        registry.MetricSpec("toy_nan", kernel, registry.Cutoff.OPTIONAL, "classic", "toy")
+    )
+    with pytest.raises(AssertionError, match="toy_nan.*NA from a metric declared never NA"):
+        contract.check_metric(toy)
+
+
+def test_a_fusion_method_returning_nan_is_caught() -> None:
+    def combine(table: Any, runs: Any, params: Any) -> np.ndarray:
+        return np.full(table.n_cand, np.nan)
+
+    toy = _methods.register_fusion_method(
+        _methods.FusionMethod("toy_nan", "NaN everywhere", "a test's toy", combine)
+    )
+    with pytest.raises(AssertionError, match="toy_nan"):
+        contract.check_fusion(toy, ["min-max"])
+
+
+def test_a_normalization_returning_nan_is_caught() -> None:
+    toy = _norms.register_normalization(
+        _norms.Normalization(
+            "toy_nan", "NaN", lambda rows, table: rows.with_values(rows.values * np.nan)
+        )
+    )
+    with pytest.raises(AssertionError, match="toy_nan"):
+        contract.check_normalization(toy)
+
+
+def test_a_paired_test_returning_p_2_is_caught() -> None:
+    toy = stats.register_test(
+        stats.PairedTestSpec("toy_two", "p = 2", None, lambda d, alpha, n, seed: (2.0, -1.0, 1.0))
+    )
+    with pytest.raises(AssertionError, match="toy_two.*p = 2"):
+        contract.check_paired_test(toy)
+
+
+def test_a_paired_test_eager_on_one_query_is_held_back() -> None:
+    def run(d: np.ndarray, alpha: float, n: int, seed: int) -> tuple[float, float, float]:
+        mean = float(d.mean())
+        return (1.0, min(mean, 0.0), max(mean, 0.0)) if not d.any() else (0.001, mean, mean)
+
+    toy = stats.register_test(stats.PairedTestSpec("toy_eager", "eager", None, run))
+    # held back by construction: no test reports less than the exact sign-flip floor
+    contract.check_paired_test(toy)
+    p, _, _ = stats.paired_interval(np.array([0.9]), np.array([0.1]), test="toy_eager", alpha=0.05)
+    assert p == 1.0
+
+
+def test_a_correction_that_lowers_p_is_caught() -> None:
+    toy = stats.register_correction(
+        stats.CorrectionSpec("toy_halve", "halve", "nothing", lambda p: p / 2)
+    )
+    with pytest.raises((AssertionError, Exception), match="toy_halve"):
+        contract.check_correction(toy)
+
+
+def test_an_input_format_with_raw_errors_is_caught(tmp_path: Path) -> None:
+    def read(path: Any, name: Any = None) -> Any:
+        return int(Path(path).read_bytes()[:1] or b"x")  # a raw ValueError on garbage
+
+    toy = format_registry.register_format(
+        format_registry.InputFormat("toy", (".toy",), None, read, read)
+    )
+    with pytest.raises(AssertionError, match="toy.*raw ValueError"):
+        contract.check_format(toy, tmp_path)
