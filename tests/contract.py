@@ -18,6 +18,7 @@ import random
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def _judgments(spec: MetricSpec, seed: int, n_queries: int = 12) -> tuple[dict, 
         qrels[f"q{q}"] = {d: rng.choice(grades) for d in judged}
         if spec.family == "set":
             qrels[f"q{q}"][docs[0]] = 5  # some decisive evidence: the utility scale holds
-        ranked = rng.sample(docs + ["x1", "x2"], rng.randrange(1, len(docs) + 2))
+        ranked = rng.sample([*docs, "x1", "x2"], rng.randrange(1, len(docs) + 2))
         run[f"q{q}"] = {d: float(len(ranked) - i) for i, d in enumerate(ranked)}
     return qrels, run
 
@@ -191,7 +192,7 @@ def _small_grid(spec: FusionMethod) -> dict[str, Any]:
     """The method's grid cut to a few settings (the contract needs values, not the best)."""
     settings = dict(spec.grid_settings)
     out: dict[str, Any] = {}
-    for key, value in settings.items():
+    for key, _value in settings.items():
         if key.startswith("max_") and f"min_{key[4:]}" in settings:
             out[key] = settings[f"min_{key[4:]}"]
     if "weights" in spec.params:
@@ -234,14 +235,14 @@ def check_fusion(spec: FusionMethod, norms: list[str | None] | None = None) -> N
             _check_fused(fuse(runs, method=spec.name, norm=norm, params=params), runs, case)
         with contract(what, f"{case}, scores at the ends of float64"):
             huge = [{q: {d: (HUGE, -HUGE, 0.0)[i % 3] for i, d in enumerate(docs)} for q, docs in run.items()} for run in runs]  # fmt: skip
-            fused = refused_or(lambda: fuse(huge, method=spec.name, norm=norm, params=params))
+            fused = refused_or(partial(fuse, huge, method=spec.name, norm=norm, params=params))
             if norm is not None:
                 assert fused is not None, "normalized huge scores refused"
             if fused is not None:
                 _check_fused(fused, huge, case + " huge")
         with contract(what, f"{case}, infinite scores"):
             infinite = [{q: {d: (math.inf, 1.0, -math.inf)[i % 3] for i, d in enumerate(docs)} for q, docs in run.items()} for run in runs]  # fmt: skip
-            fused = refused_or(lambda: fuse(infinite, method=spec.name, norm=norm, params=params))
+            fused = refused_or(partial(fuse, infinite, method=spec.name, norm=norm, params=params))
             if fused is not None:
                 _check_fused(fused, infinite, case + " inf")
         with contract(what, f"{case}, one query, runs on other queries, Unicode ids"):
@@ -249,7 +250,7 @@ def check_fusion(spec: FusionMethod, norms: list[str | None] | None = None) -> N
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 fused = refused_or(
-                    lambda: fuse(one, method=spec.name, norm=norm, params=_two(params))
+                    partial(fuse, one, method=spec.name, norm=norm, params=_two(params))
                 )
             if fused is not None:
                 _check_fused(fused, one, case + " one query")

@@ -79,7 +79,7 @@ def test_a_metric_above_1_for_a_perfect_ranking_is_caught() -> None:
     toy = registry.register(
         registry.MetricSpec("toy_over_one", kernel, registry.Cutoff.OPTIONAL, "classic", "toy")
     )
-    with pytest.raises(AssertionError, match="toy_over_one.*above 1"):
+    with pytest.raises(AssertionError, match=r"toy_over_one.*above 1"):
         contract.check_metric(toy)
 
 
@@ -90,7 +90,7 @@ def test_a_metric_that_says_nan_where_it_declared_none_is_caught() -> None:
     toy = registry.register(
         registry.MetricSpec("toy_nan", kernel, registry.Cutoff.OPTIONAL, "classic", "toy")
     )
-    with pytest.raises(AssertionError, match="toy_nan.*NA from a metric declared never NA"):
+    with pytest.raises(AssertionError, match=r"toy_nan.*NA from a metric declared never NA"):
         contract.check_metric(toy)
 
 
@@ -101,7 +101,7 @@ def test_a_fusion_method_returning_nan_is_caught() -> None:
     toy = _methods.register_fusion_method(
         _methods.FusionMethod("toy_nan", "NaN everywhere", "a test's toy", combine)
     )
-    with pytest.raises(AssertionError, match="toy_nan"):
+    with pytest.raises(AssertionError, match=r"toy_nan"):
         contract.check_fusion(toy, ["min-max"])
 
 
@@ -111,7 +111,7 @@ def test_a_normalization_returning_nan_is_caught() -> None:
             "toy_nan", "NaN", lambda rows, table: rows.with_values(rows.values * np.nan)
         )
     )
-    with pytest.raises(AssertionError, match="toy_nan"):
+    with pytest.raises(AssertionError, match=r"toy_nan"):
         contract.check_normalization(toy)
 
 
@@ -119,7 +119,7 @@ def test_a_paired_test_returning_p_2_is_caught() -> None:
     toy = stats.register_test(
         stats.PairedTestSpec("toy_two", "p = 2", None, lambda d, alpha, n, seed: (2.0, -1.0, 1.0))
     )
-    with pytest.raises(AssertionError, match="toy_two.*p = 2"):
+    with pytest.raises(AssertionError, match=r"toy_two.*p = 2"):
         contract.check_paired_test(toy)
 
 
@@ -139,7 +139,7 @@ def test_a_correction_that_lowers_p_is_caught() -> None:
     toy = stats.register_correction(
         stats.CorrectionSpec("toy_halve", "halve", "nothing", lambda p: p / 2)
     )
-    with pytest.raises((AssertionError, Exception), match="toy_halve"):
+    with pytest.raises((AssertionError, Exception), match=r"toy_halve"):
         contract.check_correction(toy)
 
 
@@ -150,5 +150,5 @@ def test_an_input_format_with_raw_errors_is_caught(tmp_path: Path) -> None:
     toy = format_registry.register_format(
         format_registry.InputFormat("toy", (".toy",), None, read, read)
     )
-    with pytest.raises(AssertionError, match="toy.*raw ValueError"):
+    with pytest.raises(AssertionError, match=r"toy.*raw ValueError"):
         contract.check_format(toy, tmp_path)
