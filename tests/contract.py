@@ -368,3 +368,112 @@ def check_format(spec: InputFormat, folder: Path) -> None:
                     assert not any(v != v for v in flat), "NaN read"
                     if kind == "qrels":
                         assert all(math.isfinite(v) for v in flat), "an infinite grade read"
+
+
+# --- public functions ---------------------------------------------------------------------
+
+HOSTILE_VALUES: list[Any] = [
+    None,
+    math.nan,
+    math.inf,
+    -1,
+    0,
+    HUGE,
+    "",
+    [],
+    {},
+    "x",
+    True,
+    object(),
+    {"q0": None},
+    {"q0": {"d0": math.nan}},
+    {"q0": {"d0": "x"}},
+    {"\U0001f600": {"\u00e9": 1}},
+]
+
+
+def benign_inputs() -> dict[str, Any]:
+    """Benign values for the parameters of the public functions, by name."""
+    rng = random.Random(4)
+    qrels = {f"q{i}": {f"d{j}": rng.choice([0, 1, 2]) for j in range(5)} for i in range(12)}
+    run = {q: {f"d{j}": float(rng.random()) for j in range(6)} for q in qrels}
+    other = {q: {f"d{j}": float(rng.random()) for j in range(6)} for q in qrels}
+    a = np.array([rng.random() for _ in range(12)])
+    return {
+        "qrels": qrels,
+        "llm_qrels": qrels,
+        "run": run,
+        "runs": {"a": run, "b": other},
+        "metrics": ["mrr", "ndcg@5"],
+        "metric": "ndcg@5",
+        "query_id": "q0",
+        "cutoff": 3,
+        "source": [rm.Run.from_dict(run)],
+        "a": a,
+        "b": a[::-1].copy(),
+        "values": a,
+        "scores": {"x": a, "y": a[::-1].copy()},
+        "p_values": [0.01, 0.2, 0.04],
+        "delta": 0.1,
+        "min_diff": 0.05,
+        "sd": 0.2,
+        "n": 20,
+        "llm_all": a,
+        "llm_sample": a[:10],
+        "human_sample": a[:10][::-1].copy(),
+        "n_permutations": 50,
+        "n_bootstrap": 50,
+        "n_resamples": 50,
+    }
+
+
+def check_public_function(name: str, function: Callable[..., Any], given: dict[str, Any]) -> None:
+    """``function`` called with benign arguments, then with each hostile value in each
+    parameter in turn: a value (an evaluation without NaN or inf means) or a
+    RagMetricsError, never a raw error; benign arguments give a value."""
+    import inspect
+    import signal
+
+    parameters = [
+        p
+        for p in inspect.signature(function).parameters.values()
+        if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        and (p.name in given or p.default is not p.empty)
+    ]
+    base = {p.name: given[p.name] for p in parameters if p.name in given}
+
+    def call(arguments: dict[str, Any]) -> Any:
+        def stop(*_: Any) -> None:
+            raise AssertionError("no answer within 20 s")
+
+        previous = signal.signal(signal.SIGALRM, stop)
+        signal.alarm(20)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return function(**arguments)
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    with contract(name, "benign arguments", benign=True):
+        _check_answer(call(dict(base)))
+    for parameter in parameters:
+        for value in HOSTILE_VALUES:
+            with contract(name, f"{parameter.name}={_short(value)}"):
+                _check_answer(
+                    refused_or(lambda value=value, p=parameter: call({**base, p.name: value}))
+                )
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 40 else text[:37] + "..."
+
+
+def _check_answer(answer: Any) -> None:
+    if isinstance(answer, rm.EvaluationResult):
+        for label, mean in answer.aggregate.items():
+            assert mean is None or math.isfinite(mean), f"{label}'s mean is {mean}"
+    if isinstance(answer, float):
+        assert not math.isinf(answer), f"an infinite answer {answer}"

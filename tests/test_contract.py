@@ -152,3 +152,68 @@ def test_an_input_format_with_raw_errors_is_caught(tmp_path: Path) -> None:
     )
     with pytest.raises(AssertionError, match=r"toy.*raw ValueError"):
         contract.check_format(toy, tmp_path)
+
+
+# functions that take the library's own objects (results, estimates), made only by it
+_INTERNAL_ARGS = {"ppi_of_pairs", "ppi_of_result", "ppi_rows"}
+
+
+def _public_functions() -> list[tuple[str, Any]]:
+    import inspect
+
+    import ragmetrics as rm
+    from ragmetrics.analysis import ppi, systems
+    from ragmetrics.fusion import fuse, optimize_fusion
+
+    found = [
+        (f"rm.{name}", getattr(rm, name))
+        for name in rm.__all__
+        if inspect.isfunction(getattr(rm, name))
+    ]
+    for module in (stats, systems, ppi):
+        found += [
+            (f"{module.__name__}.{name}", getattr(module, name))
+            for name in module.__all__
+            if inspect.isfunction(getattr(module, name))
+            and not name.startswith("register")
+            and name not in _INTERNAL_ARGS
+        ]
+    found += [("fusion.fuse", fuse), ("fusion.optimize_fusion", optimize_fusion)]
+    return sorted(dict(found).items())
+
+
+@pytest.mark.parametrize(
+    ("name", "function"), _public_functions(), ids=lambda x: x if isinstance(x, str) else ""
+)
+def test_every_public_function_meets_the_contract(name: str, function: Any) -> None:
+    given = contract.benign_inputs()
+    given.update(_OWN.get(name.rsplit(".", 1)[-1], {}))
+    if "ppi" in name:
+        given["human_qrels"] = {q: g for q, g in list(given["qrels"].items())[:10]}
+    contract.check_public_function(name, function, given)
+
+
+# benign values of parameters whose name means something else in another function
+_OWN: dict[str, dict[str, Any]] = {
+    "adjust": {"method": "holm"},
+    "correction_spec": {"name": "holm"},
+    "paired_test": {"name": "t-test"},
+    "paired_interval": {"test": "t-test", "alpha": 0.05},
+    "diagnose": {"values": None},
+    "robustness": {
+        "qrels": {f"q{i}": {"a": 5, "b": 4, "c": 1 + i % 3} for i in range(8)},
+        "runs": {
+            "x": {f"q{i}": ["a", "b"] for i in range(8)},
+            "y": {f"q{i}": ["c", "a"] for i in range(8)},
+        },
+        "metric": "ra_nwg@2",
+    },
+    "student_t_sf2": {"t": 2.0, "df": 10.0},
+    "letter_groups": {
+        "systems": ["x", "y"],
+        "means": [0.5, 0.4],
+        "differ": lambda a, b: True,
+    },
+    "bootstrap_cis": {"columns": [np.arange(10) / 10, np.arange(5) / 5]},
+    "tukey_family": {"matrix": np.random.default_rng(1).random((3, 12)), "alpha": 0.05, "seed": 0},
+}

@@ -16,7 +16,7 @@ from typing import Any
 from ragmetrics._util.optional import import_pyarrow, import_ray
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels
+from ragmetrics.engine.settings import as_qrels, metric_list
 from ragmetrics.engine.stream import PartialResult, merge, partial
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches
@@ -84,7 +84,7 @@ def _partials(
     partial(qrels, _EMPTY_RUN(), metrics, **keywords)  # checks names and keywords first
     query, doc, score = columns.resolve(list(dataset.columns()))
     qrels_ref = ray.put(qrels)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = metric_list(metrics)
 
     def score_block(table: Any) -> Any:
         judged = ray.get(qrels_ref)

@@ -21,7 +21,7 @@ from typing import Any
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels
+from ragmetrics.engine.settings import as_qrels, metric_list
 from ragmetrics.engine.stream import Job, PartialResult, merge
 from ragmetrics.errors import InputFormatError, MissingDependencyError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches
@@ -72,7 +72,7 @@ def evaluate(
             f"df must be a pyspark.sql.DataFrame of run rows; got {type(df).__name__}. For a "
             f"Run in memory use ragmetrics.evaluate; for a file, evaluate_stream."
         )
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = metric_list(metrics)
     query, doc, score = Columns(query_col, doc_col, score_col).resolve(list(df.columns))
     columns = Columns(query, doc, score)
     job = Job.of(  # names and keywords refused here, first

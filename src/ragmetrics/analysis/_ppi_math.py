@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.warn import warn
+from ragmetrics.analysis._ties import as_values
 from ragmetrics.analysis.distributions import normal_quantile
 from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
@@ -81,10 +82,10 @@ def ppi_mean(
         >>> round(est, 3), low < est < high
         (0.633, True)
     """
-    f_all = np.asarray(llm_all, dtype=np.float64)
-    f_n = np.asarray(llm_sample, dtype=np.float64)
-    y_n = np.asarray(human_sample, dtype=np.float64)
-    if f_n.shape != y_n.shape or f_n.ndim != 1:
+    f_all = as_values(llm_all, "llm_all")
+    f_n = as_values(llm_sample, "llm_sample")
+    y_n = as_values(human_sample, "human_sample")
+    if f_n.shape != y_n.shape:
         raise InvalidParameterError(
             "llm_sample and human_sample must be equal-length vectors (the same queries)."
         )
@@ -96,7 +97,7 @@ def ppi_mean(
         )
     if not (np.isfinite(f_all).all() and np.isfinite(f_n).all() and np.isfinite(y_n).all()):
         raise InvalidParameterError("PPI needs finite values; some are NaN or infinite.")
-    if not 0 < alpha < 1:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
         raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
     rectifier = y_n - f_n
     estimate = float(f_all.mean() + rectifier.mean())

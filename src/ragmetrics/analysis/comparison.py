@@ -25,6 +25,7 @@ from ragmetrics._util.table import (
 )
 from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ppi_math import PPIEstimate, ppi_of_pairs, ppi_of_result
+from ragmetrics.analysis._ties import MAX_DRAWS
 from ragmetrics.analysis.segments import check_segments
 from ragmetrics.analysis.stats import (
     PairedTestSpec,
@@ -69,8 +70,10 @@ TestName = str  # the name of a registered paired test (analysis.stats.paired_te
 SIGNIFICANCE = Param(
     "alpha", float, 0.05, "the significance level", 0, 1, low_open=True, high_open=True
 )
-PERMUTATIONS = Param("n_permutations", int, 10_000, "permutations or resamples of a test", 1)
-RESAMPLES = Param("n_bootstrap", int, 10_000, "resamples of a run's mean interval", 1)
+PERMUTATIONS = Param(
+    "n_permutations", int, 10_000, "permutations or resamples of a test", 1, MAX_DRAWS
+)
+RESAMPLES = Param("n_bootstrap", int, 10_000, "resamples of a run's mean interval", 1, MAX_DRAWS)
 SEED = Param("seed", int, 0, "the random seed", 0)
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -562,9 +565,9 @@ def compare(
             f"of name to run, or on the command line as NAME=PATH NAME=PATH. To score one "
             f"run, use evaluate()."
         )
-    if baseline is not None and baseline not in runs:
+    if baseline is not None and (not isinstance(baseline, str) or baseline not in runs):
         raise InvalidParameterError(
-            f"The baseline {baseline!r} is not one of the runs: {', '.join(runs)}."
+            f"The baseline {baseline!r} is not one of the runs: {', '.join(map(str, runs))}."
         )
     paired_test(test)  # refused here, before any evaluation, when not registered
     alpha = SIGNIFICANCE.check(alpha)

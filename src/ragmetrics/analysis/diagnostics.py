@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmetrics._util.table import escape_markdown
-from ragmetrics.data._precision import ScorePrecision
+from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.settings import as_qrels, as_run
+from ragmetrics.engine.settings import as_qrels, as_run, check_grade_map
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
@@ -176,7 +176,7 @@ def diagnose(
     *,
     pool: Run | Mapping[str, object] | None = None,
     grade_map: Mapping[int, int] | None = None,
-    alpha: float = ALPHA.default,
+    rarity_alpha: float = ALPHA.default,
     cap4: float = CAP4.default,
     cap3: float = CAP3.default,
     relevance_threshold: int = REL.default,
@@ -196,6 +196,15 @@ def diagnose(
     """
     qrels = as_qrels(qrels)
     run = as_run(run)
+    if not isinstance(query_id, str):
+        raise InvalidParameterError(f"query_id must be a query id (a string); got {query_id!r}.")
+    grade_map = check_grade_map(grade_map)
+    rarity_alpha = ALPHA.check(rarity_alpha)
+    cap4, cap3 = CAP4.check(cap4), CAP3.check(cap3)
+    relevance_threshold = REL.check(relevance_threshold)
+    score_precision = check_score_precision(score_precision)
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidParameterError(f"values must map metric names to values; got {values!r}.")
     pool = as_run(pool, "pool") if pool is not None else None
     if query_id not in qrels:
         raise MissingKeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
@@ -221,7 +230,7 @@ def diagnose(
     if utility:
         for g in grades.values():
             counts[0, g] += 1
-    weights = rarity_weights(counts, alpha=alpha, cap4=cap4, cap3=cap3)[0]
+    weights = rarity_weights(counts, alpha=rarity_alpha, cap4=cap4, cap3=cap3)[0]
     high_grade = 4 if utility else relevance_threshold
 
     def note(doc: str) -> DocNote:

@@ -31,6 +31,8 @@ from ragmetrics.analysis._ppi_math import (
     ppi_of_result,
     ppi_rows,
 )
+from ragmetrics.engine.evaluation import evaluate
+from ragmetrics.engine.settings import metric_list
 from ragmetrics.errors import InvalidParameterError
 
 __all__ = [
@@ -46,9 +48,7 @@ __all__ = [
 
 def _results(qrels: Any, run: Any, metrics: str | Sequence[str], options: Any) -> Any:
     """``run`` evaluated on ``qrels``, every judged query counted (missing ones score 0)."""
-    from ragmetrics.engine.evaluation import evaluate
-
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = metric_list(metrics)
     return evaluate(qrels, run, names, missing="zero", **options)
 
 
@@ -82,7 +82,12 @@ def ppi_compare(
     """Each paired difference (``b - a``, query by query) of ``runs`` on each metric,
     estimated with prediction-powered inference (see :func:`ppi_evaluate`): against
     ``baseline``, or every pair."""
-    if baseline is not None and baseline not in runs:
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        raise InvalidParameterError(
+            "ppi_compare needs two or more runs, as a mapping of name to run; got "
+            f"{type(runs).__name__}."
+        )
+    if baseline is not None and (not isinstance(baseline, str) or baseline not in runs):
         raise InvalidParameterError(f"The baseline {baseline!r} is not one of the runs.")
     order = list(runs)
     pairs = (

@@ -136,7 +136,9 @@ def robustness(
     The default grid crosses alpha in {0, 0.5, 1, 2}, cap4 in {0.5, 1} and cap3 in
     {0.1, 0.25, 0.5}. ``pools`` gives each run's candidate pool (for PROC).
     """
-    if not runs:
+    if pools is not None and not isinstance(pools, Mapping):
+        raise InvalidParameterError(f"pools must map run names to runs; got {pools!r}.")
+    if not isinstance(runs, Mapping) or not runs:
         raise RagMetricsError("robustness needs at least one run, e.g. {'bm25': run}.")
     parsed = parse_metric(metric)
     varied = {p.name for p in WEIGHTING}
@@ -152,7 +154,16 @@ def robustness(
         )
     qrels = as_qrels(qrels)
     named = {name: as_run(run) for name, run in runs.items()}
-    settings = tuple(tuple(map(float, s)) for s in (grid or DEFAULT_GRID))
+    try:
+        settings = tuple(tuple(map(float, s)) for s in (grid or DEFAULT_GRID))
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"grid must be a list of (alpha, cap4, cap3) triples of numbers; got {grid!r}."
+        ) from None
+    if any(len(s) != 3 for s in settings):
+        raise InvalidParameterError(
+            f"grid must be a list of (alpha, cap4, cap3) triples of numbers; got {grid!r}."
+        )
     defaults = DEFAULT_WEIGHTING
     if defaults not in settings:
         settings = (defaults, *settings)

@@ -28,7 +28,13 @@ import numpy as np
 
 from ragmetrics._util.registries import add_entry
 from ragmetrics._util.warn import warn
-from ragmetrics.analysis._ties import TIE_TOLERANCE, no_spread, noise_free
+from ragmetrics.analysis._ties import (
+    TIE_TOLERANCE,
+    as_values,
+    count_of_draws,
+    no_spread,
+    noise_free,
+)
 from ragmetrics.analysis.distributions import student_t_sf2, t_quantile
 from ragmetrics.analysis.systems import tukey_family
 from ragmetrics.errors import InvalidParameterError, RagMetricsError, UndefinedMetricWarning
@@ -49,7 +55,6 @@ __all__ = [
     "correction_spec",
     "corrections",
     "effect_size",
-    "exact_floor",
     "paired_differences",
     "paired_interval",
     "paired_test",
@@ -57,8 +62,6 @@ __all__ = [
     "randomization_test",
     "register_correction",
     "register_test",
-    "standardized_effect",
-    "student_t_sf2",
     "t_test",
     "wilcoxon_test",
 ]
@@ -75,9 +78,9 @@ _BYTE_OFFSETS = np.arange(_FLIP_GROUPS, dtype=np.int64) * 256
 def paired_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a - b`` per query, checked (two equal-length vectors of finite numbers), with the
     differences of float noise (within :data:`TIE_TOLERANCE`) set to exactly 0."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1:
+    a = as_values(a, "The first system's values")
+    b = as_values(b, "The second system's values")
+    if a.shape != b.shape:
         raise RagMetricsError(
             f"A paired test needs two equal-length vectors of per-query values; got shapes "
             f"{a.shape} and {b.shape}."
@@ -113,9 +116,16 @@ def randomization_test(
     never 0. Seeded: the same inputs and seed give the same p-value.
     """
     d = _differences(a, b)
+    n_permutations = count_of_draws(n_permutations, "n_permutations")
     if len(d) == 0:
         return math.nan
-    return _SignFlips(d, n_permutations, seed).p_value(0.0)
+    return _SignFlips(d, n_permutations, _seed(seed)).p_value(0.0)
+
+
+def _seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
+    return int(seed)
 
 
 class _SignFlips:
@@ -237,7 +247,7 @@ def paired_tests() -> dict[str, PairedTestSpec]:
 
 def paired_test(name: str) -> PairedTestSpec:
     """The registered test ``name``; refused with the valid names otherwise."""
-    spec = _PAIRED_TESTS.get(name)
+    spec = _PAIRED_TESTS.get(name) if isinstance(name, str) else None
     if spec is None:
         raise InvalidParameterError(
             f"test must be one of {', '.join(map(repr, _PAIRED_TESTS))}; got {name!r}."
@@ -266,6 +276,10 @@ def paired_interval(
     """
     spec = paired_test(test)
     d = _differences(a, b)
+    n_resamples = count_of_draws(n_resamples, "n_resamples")
+    seed = _seed(seed)
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
+        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}.")
     if len(d) == 0:
         return math.nan, math.nan, math.nan
     p, low, high = spec.run(d, alpha, n_resamples, seed)
@@ -366,9 +380,10 @@ def bootstrap_test(
     """Two-sided p-value of the paired bootstrap test: resample queries from the differences
     shifted to mean 0, and count means at least as extreme as the observed one."""
     d = _differences(a, b)
+    n_resamples = count_of_draws(n_resamples, "n_resamples")
     if len(d) == 0:
         return math.nan
-    return _bootstrap_p(d, _bootstrap_extremes(d, n_resamples, seed))
+    return _bootstrap_p(d, _bootstrap_extremes(d, n_resamples, _seed(seed)))
 
 
 def _bootstrap_extremes(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -414,6 +429,16 @@ def bootstrap_cis(
     """:func:`bootstrap_ci` of each column: columns of one length share the resamples (the
     ones a call per column would draw with the same seed), counted once and applied to all
     of them as one matrix product."""
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Sequence):
+        raise InvalidParameterError(f"columns must be a list of vectors; got {columns!r}.")
+    columns = [as_values(c, f"Column {i}") for i, c in enumerate(columns)]
+    n_resamples = count_of_draws(n_resamples, "n_resamples")
+    seed = _seed(seed)
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise InvalidParameterError(f"level must be a number in (0, 1); got {level!r}.")
+    for i, column in enumerate(columns):
+        if not np.isfinite(column).all():
+            raise InvalidParameterError(f"Column {i} holds NaN or infinite values.")
     out: list[tuple[float, float]] = [(math.nan, math.nan)] * len(columns)
     by_length: dict[int, list[int]] = {}
     for i, column in enumerate(columns):
@@ -505,7 +530,9 @@ def corrections() -> dict[str, CorrectionSpec]:
 
 def correction_spec(name: str | None) -> CorrectionSpec:
     """The registered correction ``name`` (None: ``"none"``); refused with the valid names."""
-    spec = _CORRECTIONS.get("none" if name is None else name)
+    spec = (
+        _CORRECTIONS.get("none" if name is None else name) if isinstance(name, str | None) else None
+    )
     if spec is None:
         raise InvalidParameterError(
             f"correction must be one of {', '.join(map(repr, _CORRECTIONS))} or None; got {name!r}."
@@ -517,18 +544,14 @@ def adjust(p_values: Sequence[float], method: str | None) -> list[float]:
     """Adjust p-values for multiple comparisons with a registered correction (None, "none",
     "bonferroni", "holm", "holm-sidak", "bh", "by")."""
     spec = correction_spec(method)
-    if not len(p_values):
+    p = as_values(p_values, "The p-values")
+    if not len(p):
         return []
-    try:
-        p = np.asarray(p_values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise InvalidParameterError(f"p-values must be numbers; got {p_values!r}.") from None
     outside = np.flatnonzero(~np.isnan(p) & ~((p >= 0) & (p <= 1)))
-    if p.ndim != 1 or len(outside):
-        shown = p_values[int(outside[0])] if p.ndim == 1 else p_values
+    if len(outside):
+        at = int(outside[0])
         raise InvalidParameterError(
-            f"A p-value must lie in [0, 1]; got {shown!r}"
-            + (f" at position {int(outside[0])}." if p.ndim == 1 else ".")
+            f"A p-value must lie in [0, 1]; got {float(p[at])!r} at position {at}."
         )
     # NaN marks a test that was not run (no shared query): it is no comparison of the
     # family, so it neither counts in m nor moves the others

@@ -26,7 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmetrics._util.warn import warn
-from ragmetrics.analysis._ties import TIE_TOLERANCE, no_spread, noise_free
+from ragmetrics.analysis._ties import (
+    TIE_TOLERANCE,
+    as_values,
+    count_of_draws,
+    no_spread,
+    noise_free,
+)
 from ragmetrics.analysis.distributions import (
     f_sf,
     noncentral_t_cdf,
@@ -43,11 +49,9 @@ __all__ = [
     "TukeyHSD",
     "anova_two_way",
     "effect_size_interval",
-    "letter_groups",
     "paired_t_power",
     "topic_set_size",
     "tost",
-    "tukey_family",
     "tukey_hsd",
 ]
 
@@ -58,10 +62,15 @@ _CELLS = 1 << 22  # permutation cells drawn at a time (bounds memory)
 def _matrix(scores: Mapping[str, Sequence[float] | np.ndarray]) -> tuple[list[str], np.ndarray]:
     """Systems x queries, checked: two or more systems, the same number of queries each, no
     NaN."""
+    if not isinstance(scores, Mapping):
+        raise InvalidParameterError(
+            f"scores must map each system's name to its per-query values; got "
+            f"{type(scores).__name__}."
+        )
     names = list(scores)
     if len(names) < 2:
         raise InvalidParameterError(f"This needs two or more systems; got {len(names)}.")
-    columns = [np.asarray(scores[name], dtype=np.float64) for name in names]
+    columns = [as_values(scores[name], f"The values of {name!r}") for name in names]
     lengths = {len(c) for c in columns}
     if len(lengths) != 1:
         raise InvalidParameterError(
@@ -162,14 +171,10 @@ def tukey_hsd(
         {'a': 'a', 'b': 'b', 'c': 'a'}
     """
     names, matrix = _matrix(scores)
-    if (
-        isinstance(n_permutations, bool)
-        or not isinstance(n_permutations, int)
-        or n_permutations < 1
-    ):
-        raise InvalidParameterError(f"n_permutations must be an int >= 1; got {n_permutations!r}.")
-    if not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
+    n_permutations = count_of_draws(n_permutations, "n_permutations")
+    _check_level("alpha", alpha)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
     systems, queries = matrix.shape
     by_query = matrix.T  # queries x systems
     rng = np.random.default_rng(seed)
@@ -272,9 +277,9 @@ def _paired(
     a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, what: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Two systems' per-query values, checked: equal lengths, two or more."""
-    x = np.asarray(a, dtype=np.float64)
-    y = np.asarray(b, dtype=np.float64)
-    if x.shape != y.shape or x.ndim != 1 or len(x) < 2:
+    x = as_values(a, f"{what}'s first values")
+    y = as_values(b, f"{what}'s second values")
+    if x.shape != y.shape or len(x) < 2:
         raise InvalidParameterError(f"{what} needs two equal-length vectors of two or more values.")
     if not (np.isfinite(x).all() and np.isfinite(y).all()):
         raise InvalidParameterError(
@@ -325,6 +330,7 @@ def tost(
         True
     """
     x, y = _paired(a, b, "tost")
+    _check_level("alpha", alpha)
     if not (isinstance(delta, (int, float)) and math.isfinite(delta) and delta > 0):
         raise InvalidParameterError(f"delta must be a positive number; got {delta!r}.")
     d = noise_free(y, x)
@@ -368,6 +374,9 @@ def effect_size_interval(
 ) -> EffectSize:
     """d_z of ``b - a`` with a percentile bootstrap interval (queries resampled)."""
     x, y = _paired(a, b, "effect_size_interval")
+    n_resamples = count_of_draws(n_resamples, "n_resamples")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
     d = noise_free(y, x)
     n = len(d)
 
@@ -382,7 +391,7 @@ def effect_size_interval(
         out = np.where(~spread & (mean == 0), 0.0, out)
         return np.asarray(out, dtype=np.float64)
 
-    if not (0 < level < 1):
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
         raise InvalidParameterError(f"level must be in (0, 1); got {level!r}.")
     correction = 1.0 - 3.0 / (4.0 * (n - 1) - 1.0) if n > 2 else math.nan
     point = float(dz(d))

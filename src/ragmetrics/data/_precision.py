@@ -21,7 +21,7 @@ SCORE_PRECISIONS: tuple[ScorePrecision, ...] = ("float64", "float32")
 
 def check_score_precision(value: object) -> ScorePrecision:
     """``value`` if it names a score precision; raises otherwise."""
-    if value not in SCORE_PRECISIONS:
+    if not isinstance(value, str) or value not in SCORE_PRECISIONS:
         raise InvalidParameterError(
             f"score_precision must be 'float64' (trec_eval 10) or 'float32' (trec_eval <= 9, "
             f"pytrec_eval). Got {value!r} instead."

@@ -250,7 +250,7 @@ class EvaluationResult:
             cutoff,
             pool=inputs.pool,
             grade_map=inputs.grade_map,
-            alpha=weighting["alpha"],
+            rarity_alpha=weighting["alpha"],
             cap4=weighting["cap4"],
             cap3=weighting["cap3"],
             relevance_threshold=self.settings["relevance_threshold"],

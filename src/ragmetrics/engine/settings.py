@@ -26,6 +26,7 @@ __all__ = [
     "checked_qrels",
     "evaluate_keywords",
     "keep_judged",
+    "metric_list",
     "metric_names",
     "resolve_metrics",
 ]
@@ -245,6 +246,20 @@ def metric_names(metrics: Any) -> Any:
     ):
         return metrics
     return list(metrics)
+
+
+def metric_list(metrics: Any) -> list[str]:
+    """``metrics`` (a name, or an iterable of names) as a list of names; anything else is
+    refused as :func:`~ragmetrics.metrics.parse_metrics` refuses it."""
+    names = metric_names(metrics)
+    if isinstance(names, str):
+        return [names]
+    if not isinstance(names, list):
+        raise InvalidParameterError(
+            "metrics must be a metric name or a list of names, such as ['ndcg@10', 'mrr']; "
+            f"got {names!r} of type {type(names).__name__}."
+        )
+    return names
 
 
 def as_qrels(value: Any) -> Qrels:

@@ -39,6 +39,7 @@ from ragmetrics.engine.settings import (
     check_settings,
     checked_qrels,
     keep_judged,
+    metric_list,
     resolve_metrics,
 )
 from ragmetrics.errors import (
@@ -154,7 +155,7 @@ def partial(
     not counted as missing here: that is decided when the merged result is made.
     """
     settings = check_settings(**keywords)
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = metric_list(metrics)
     parsed = resolve_metrics(names, settings)
     checked = checked_qrels(qrels, parsed, settings)
     from ragmetrics.engine.settings import as_run
@@ -220,7 +221,7 @@ def evaluate_stream(
     """
     if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
         raise InvalidParameterError(f"batch_rows must be a positive integer; got {batch_rows!r}.")
-    names = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = metric_list(metrics)
     columns = Columns(query_col, doc_col, score_col)
     job = Job.of(  # names, keywords and qrels checked here, before any reading
         qrels, names, keywords, per_query=per_query, batch_rows=batch_rows, columns=columns,

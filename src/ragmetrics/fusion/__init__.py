@@ -26,6 +26,7 @@ import numpy as np
 from ragmetrics._util.warn import warn
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
+from ragmetrics.engine.settings import as_qrels
 from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMismatchWarning
 from ragmetrics.fusion import _train
 from ragmetrics.fusion._methods import (
@@ -43,6 +44,7 @@ from ragmetrics.fusion._norms import (
     register_normalization,
 )
 from ragmetrics.fusion._table import Rows, Table, align, positions
+from ragmetrics.metrics import parse_metric
 
 __all__ = [
     "FUSION_METHODS",
@@ -127,7 +129,12 @@ def optimize_fusion(
         The best parameters, and with ``return_optimization_report=True`` also every
         setting tried (as text) with its score.
     """
-    judged = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
+    if not isinstance(metric, str):
+        raise InvalidParameterError(
+            f"metric must be one metric name, such as 'ndcg@10'; got {metric!r}."
+        )
+    parse_metric(metric)  # an unknown name is refused before any work
+    judged = as_qrels(qrels)
     named = _named_runs(runs)
     spec = _method(method)
     if spec.grid is None and not spec.trained:
@@ -187,8 +194,11 @@ def optimize_fusion(
 
 
 def _named_runs(runs: RunsArg) -> dict[str, Run]:
-    if isinstance(runs, Run):
-        raise InputFormatError("Fusion takes two or more runs, in a list or a {name: run} dict.")
+    if isinstance(runs, Run | str | bytes) or not isinstance(runs, Mapping | Sequence):
+        raise InputFormatError(
+            f"Fusion takes two or more runs, in a list or a {{name: run}} dict; got "
+            f"{type(runs).__name__}."
+        )
     items: Iterable[tuple[str | None, Any]]
     if isinstance(runs, Mapping):
         items = [(str(label), run) for label, run in runs.items()]
@@ -240,6 +250,10 @@ def _method_and_params(
     method: str, params: Mapping[str, Any] | None, n_runs: int
 ) -> tuple[FusionMethod, dict[str, Any]]:
     spec = _method(method)
+    if params is not None and not isinstance(params, Mapping):
+        raise InvalidParameterError(
+            f"params must map parameter names to values, e.g. {{'k': 60}}; got {params!r}."
+        )
     given = dict(params or {})
     unknown = sorted(set(given) - set(spec.params))
     if unknown:
