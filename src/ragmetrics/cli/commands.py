@@ -740,7 +740,10 @@ def _run(argv: Sequence[str] | None) -> int:
     if given[:1] == ["trec_eval"]:  # its arguments are read as trec_eval reads them
         return _guarded(lambda: trec_eval.main(given[1:]))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as done:  # --help, or a user's error printed in two lines
+        return done.code if isinstance(done.code, int) else 2
     if getattr(args, "metrics", None):
         args.metrics = metric_names(args.metrics)
     handlers = {
@@ -781,6 +784,10 @@ def _guarded(call: Callable[[], int]) -> int:
         )
         return 2
     except Exception as exc:  # a bug of ours: one line, the traceback only when asked for
+        argparse = sys.modules.get("argparse")  # loaded by any command that parsed flags
+        if argparse is not None and isinstance(exc, argparse.ArgumentTypeError):
+            print(f"ragmetrics: error: {exc}", file=sys.stderr)  # a flag's value, read late
+            return 2
         if os.environ.get("RAGMETRICS_DEBUG"):
             raise
         print(

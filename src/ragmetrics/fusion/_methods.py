@@ -478,10 +478,12 @@ def _setting(settings: dict[str, Any], key: str, *, integer: bool = False) -> fl
     """A grid setting, checked: a finite number (an integer where ``integer``)."""
     value = settings[key]
     kinds: tuple[type, ...] = (int, np.integer) if integer else (int, float, np.number)
-    if isinstance(value, bool) or not isinstance(value, kinds) or not math.isfinite(value):
+    valid = not isinstance(value, bool) and isinstance(value, kinds)
+    number = float(settings[key]) if valid else math.nan
+    if not math.isfinite(number):
         what = "an integer" if integer else "a finite number"
         raise InvalidParameterError(f"The grid setting {key}={value!r} must be {what}.")
-    return float(value)
+    return float(number)
 
 
 def _positive_step(settings: dict[str, Any], *, integer: bool = False) -> float:

@@ -100,9 +100,10 @@ Kernel = Callable[[Rows], tuple[np.ndarray, np.ndarray]]
 def _overflowed(rows: Rows, normalized: np.ndarray, denominators: np.ndarray) -> np.ndarray:
     """The queries whose denominator or a value overflowed (a mask over queries)."""
     bad = ~np.isfinite(normalized)
-    return (np.bincount(rows.query[bad], minlength=len(rows.lengths)) > 0) | ~np.isfinite(
-        denominators
+    found: np.ndarray = (np.bincount(rows.query[bad], minlength=len(rows.lengths)) > 0) | ~(
+        np.isfinite(denominators)
     )
+    return found
 
 
 def _guarded(kernel: Kernel) -> Callable[[Rows, Table], Rows]:

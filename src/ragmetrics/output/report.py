@@ -446,10 +446,10 @@ def write_report(
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise RagMetricsError(f"{name} must be an integer >= {low}; got {value!r}.")
     qrels = None if qrels is None else as_qrels(qrels)
-    runs = None if runs is None else {str(n): as_run(r) for n, r in runs.items()}
+    named = None if runs is None else {str(n): as_run(r) for n, r in runs.items()}
     described = _labels(labels, inputs)
     plots = plots and importlib.util.find_spec("matplotlib") is not None
-    figures = _figures(comparison, qrels, runs, options) if plots else []
+    figures = _figures(comparison, qrels, named, options) if plots else []
     blocks = _document(comparison, title, figures, worst, inputs, described)
     if not plots:
         blocks.append(_Text('No plots: they need matplotlib (`pip install "ragmetrics[plot]"`).'))
@@ -466,7 +466,7 @@ def write_report(
             extra = explorer_html(
                 comparison,
                 qrels=qrels,
-                runs=runs,
+                runs=named,
                 corpus=None if dataset is None else dataset.corpus,
                 queries=None if dataset is None else dataset.queries,
                 k=explorer_k,
