@@ -189,7 +189,7 @@ def test_every_public_function_meets_the_contract(name: str, function: Any) -> N
     given = contract.benign_inputs()
     given.update(_OWN.get(name.rsplit(".", 1)[-1], {}))
     if "ppi" in name:
-        given["human_qrels"] = {q: g for q, g in list(given["qrels"].items())[:10]}
+        given["human_qrels"] = dict(list(given["qrels"].items())[:10])
     contract.check_public_function(name, function, given)
 
 
