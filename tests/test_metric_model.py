@@ -181,7 +181,7 @@ def test_binary_qrels_are_refused_by_the_set_metrics_with_a_map() -> None:
     [
         ({0, 1}, r"\{0: 1, 1: 5\}"),
         ({0, 1, 2, 3}, r"\{0: 1, 1: 3, 2: 4, 3: 5\}"),
-        ({1, 2, 3}, r"\{1: 3, 2: 4, 3: 5\}"),
+        ({1, 2, 3}, r"\{1: 1, 2: 4, 3: 5\}"),  # 1 stays "not relevant"
     ],
 )
 def test_plainly_other_scales_get_a_proposed_map(grades: set, proposal: str) -> None:

@@ -75,7 +75,7 @@ def test_grades_on_the_scale_pass(grades: list[int], grade_map: dict[int, int] |
             [1, 2],
             {1: 5},
             "grade_map does not map the grade(s) 2 found in the qrels (grades "
-            "{1, 2}); add them, e.g. grade_map={1: 4, 2: 5}.",
+            "{1, 2}); add them, e.g. grade_map={1: 1, 2: 5}.",
         ),
     ],
 )
@@ -106,14 +106,16 @@ def test_qrels_on_the_utility_scale_pass(
         (
             [1, 4, 6],
             None,
-            NEED + "{1, 4, 6}, outside 1..5. Map them with grade_map={1: 3, 4: "
+            NEED + "{1, 4, 6}, outside 1..5. Map them with grade_map={1: 1, 4: "
             "4, 6: 5}, or give your own map.",
         ),
         (
             [1, 2, 3],
             None,
-            NEED + "{1, 2, 3} (a 0..3 scale, as TREC). Map them with grade_map={1: "
-            "3, 2: 4, 3: 5}, or give your own map.",
+            NEED + "{1, 2, 3} (within 1..5 but without a 4 or 5: read as utility grades, no "
+            "document is useful evidence and every query is NA; if the labels are on a 1..3 "
+            "scale, its top grade is the decisive one). Map them with grade_map={1: 1, 2: 4, "
+            "3: 5}, or give your own map.",
         ),
         (
             [0, 1],
@@ -133,13 +135,13 @@ def test_qrels_on_the_utility_scale_pass(
             "The RAG set metrics (ra_nwg@5, proc@5) need utility "
             "grades where 4 or 5 mark the useful evidence, but grade_map maps the qrels' grades "
             "{1, 2, 3} to [1, 2, 3]: no grade 4 or 5, so nothing would count as highly relevant. "
-            "A map such as grade_map={1: 3, 2: 4, 3: 5} reads the top grade as decisive.",
+            "A map such as grade_map={1: 1, 2: 4, 3: 5} reads the top grade as decisive.",
         ),
         (
             [1, 2, 3],
             {1: 5},
             "grade_map does not map the grade(s) 2, 3 found in the qrels "
-            "(grades {1, 2, 3}); add them, e.g. grade_map={1: 3, 2: 4, 3: 5}.",
+            "(grades {1, 2, 3}); add them, e.g. grade_map={1: 1, 2: 4, 3: 5}.",
         ),
     ],
 )

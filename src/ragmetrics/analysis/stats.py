@@ -597,6 +597,13 @@ def _step_up(p: np.ndarray, factor: float) -> np.ndarray:
     return out
 
 
+def _sidak(p: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``1 - (1 - p)^k``, accurate for small p; a p of 1 stays 1 (log1p(-1) is -inf)."""
+    with np.errstate(divide="ignore"):
+        result: np.ndarray = -np.expm1(np.log1p(-p) * k)
+    return result
+
+
 register_correction(CorrectionSpec("none", "no", "nothing", lambda p: p.copy()))
 register_correction(
     CorrectionSpec("bonferroni", "Bonferroni", "FWER", lambda p: np.minimum(p * len(p), 1.0))
@@ -609,7 +616,7 @@ register_correction(
         "holm-sidak",
         "Holm-Sidak",
         "FWER",
-        lambda p: _step_down(p, lambda x, k: -np.expm1(np.log1p(-x) * k)),
+        lambda p: _step_down(p, _sidak),
     )
 )
 register_correction(CorrectionSpec("bh", "Benjamini-Hochberg", "FDR", lambda p: _step_up(p, 1.0)))

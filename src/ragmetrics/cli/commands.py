@@ -219,13 +219,14 @@ def build_parser() -> argparse.ArgumentParser:
         the error) and exit 2, for every subcommand (subparsers take the parent's class)."""
 
         def error(self, message: str) -> NoReturn:
-            positionals = [
-                str(a.metavar or a.dest).upper()
-                for a in self._actions
-                if not a.option_strings and a.help != argparse.SUPPRESS
-            ]
-            usage = " ".join([self.prog, "[options]", *positionals])
-            self.exit(2, f"usage: {usage} (-h lists the options)\n{self.prog}: error: {message}\n")
+            # argparse's usage, its optional parts left out, on one line
+            usage = re.sub(r"\s+", " ", self.format_usage()).strip()
+            while (shorter := re.sub(r" \[[^\[\]]*\]", "", usage)) != usage:
+                usage = shorter
+            usage = usage.replace("usage: ", "", 1).replace(" ...", "")
+            self.exit(
+                2, f"usage: {usage} [options] (-h lists them)\n{self.prog}: error: {message}\n"
+            )
 
     parser = Parser(
         prog="ragmetrics",

@@ -897,7 +897,6 @@ def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
     keeping a doc's first grade."""
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.errors import InputFormatError
-    from ragmetrics.formats._io import trec_lines
 
     try:
         qrels = Qrels.from_trec(path)
@@ -906,6 +905,8 @@ def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
     except InputFormatError as exc:
         if "judged twice" not in str(exc):
             raise
+    from ragmetrics.formats._io import trec_lines
+
     table: dict[str, dict[str, int]] = {}
     twice: dict[str, str] = {}
     with trec_lines(path) as pieces:
@@ -922,14 +923,16 @@ def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
 
 def _count_lines(path: str) -> int:
     """Lines in the file (a last line without its newline counted)."""
-    import gzip
+    from ragmetrics.formats._io import close_bytes, open_bytes
 
-    opener = gzip.open if path.endswith(".gz") else open
     count, last = 0, b"\n"
-    with opener(path, "rb") as handle:
+    handle = open_bytes(path)
+    try:
         while block := handle.read(1 << 22):
             count += block.count(b"\n")
             last = block[-1:]
+    finally:
+        close_bytes(handle)
     return count + (last != b"\n")
 
 

@@ -205,41 +205,44 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Read 3-column qrels, ``query_id doc_id grade`` per line, separated by tabs or
         spaces: BEIR's ``qrels/test.tsv``. A first line whose grade field is not a number
         (BEIR's ``query-id corpus-id score``) is a header and skipped."""
-        from ragmetrics.formats._io import parse_value, trec_lines
+        from ragmetrics.formats._io import not_utf8_file, parse_value, trec_lines
         from ragmetrics.formats._rules import path_name
 
         layout = "query_id doc_id grade"
         maps: dict[str, dict[str, int]] = {}
         first_record = True
-        with trec_lines(path) as pieces:
-            for first, lines, _ in pieces:
-                for number, line in enumerate(lines, start=first):
-                    fields = line.split()
-                    if not fields or fields[0][0] == "#":
-                        continue
-                    if first_record:
-                        first_record = False
-                        if len(fields) == 3 and not _is_number(fields[2]):
-                            continue  # the header
-                    if len(fields) != 3:
-                        hint = (
-                            " Four fields are TREC qrels: read them with Qrels.from_trec."
-                            if len(fields) == 4
-                            else ""
-                        )
-                        raise InputFormatError(
-                            f"{path_name(path)}, line {number}: expected 3 fields ({layout}), "
-                            f"found {len(fields)}: {line[:200]!r}.{hint}"
-                        )
-                    grade = parse_value(fields[2], "int", 2, layout, path, number)
-                    docs = maps.setdefault(fields[0], {})
-                    if docs.get(fields[1], grade) != grade:
-                        raise InputFormatError(
-                            f"{path_name(path)}, line {number}: doc {fields[1]!r} of query "
-                            f"{fields[0]!r} is judged twice, {docs[fields[1]]} and {grade}; "
-                            f"keep one grade."
-                        )
-                    docs[fields[1]] = grade
+        try:
+            with trec_lines(path) as pieces:
+                for first, lines, _ in pieces:
+                    for number, line in enumerate(lines, start=first):
+                        fields = line.split()
+                        if not fields or fields[0][0] == "#":
+                            continue
+                        if first_record:
+                            first_record = False
+                            if len(fields) == 3 and not _is_number(fields[2]):
+                                continue  # the header
+                        if len(fields) != 3:
+                            hint = (
+                                " Four fields are TREC qrels: read them with Qrels.from_trec."
+                                if len(fields) == 4
+                                else ""
+                            )
+                            raise InputFormatError(
+                                f"{path_name(path)}, line {number}: expected 3 fields ({layout}), "
+                                f"found {len(fields)}: {line[:200]!r}.{hint}"
+                            )
+                        grade = parse_value(fields[2], "int", 2, layout, path, number)
+                        docs = maps.setdefault(fields[0], {})
+                        if docs.get(fields[1], grade) != grade:
+                            raise InputFormatError(
+                                f"{path_name(path)}, line {number}: doc {fields[1]!r} of query "
+                                f"{fields[0]!r} is judged twice, {docs[fields[1]]} and {grade}; "
+                                f"keep one grade."
+                            )
+                        docs[fields[1]] = grade
+        except UnicodeDecodeError:
+            raise not_utf8_file(path) from None
         return cls(maps)
 
     @classmethod

@@ -86,11 +86,6 @@ def reading(path: PathLike) -> Iterator[None]:
             ) from None
         if isinstance(error, OSError):
             raise unreadable(path, error) from None
-        if isinstance(error, UnicodeDecodeError):
-            raise InputFormatError(
-                f"{os.fspath(path)}: byte {error.object[error.start : error.start + 1]!r} is not "
-                f"UTF-8 text (at offset {error.start} of a block); save the file as UTF-8."
-            ) from None
         raise
 
 
@@ -241,6 +236,12 @@ def parse_value(
             f"{path_name(path)}, line {number}: the score is NaN; give every result a real number."
         )
     return value
+
+
+def not_utf8_file(path: PathLike) -> InputFormatError:
+    """The error for a file that is not UTF-8 (see :func:`_not_utf8`), for the readers of
+    other modules that read lines with :func:`trec_lines`."""
+    return _not_utf8(path)
 
 
 def _not_utf8(path: PathLike) -> InputFormatError:
