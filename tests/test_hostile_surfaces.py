@@ -449,3 +449,53 @@ def test_qrels_json_written_before_the_module_move_is_read(tmp_path) -> None:
         json.dumps({"format": "ragmetrics.qrels", "version": 1, "judgments": {"q": {"a": 2}}})
     )
     assert rm.Qrels.from_json(old).to_dict() == {"q": {"a": 2}}
+
+
+def test_the_ports_refuse_parameters_out_of_range() -> None:
+    from ragmetrics.compat import ir_measures
+    from ragmetrics.compat.pytrec_eval import RelevanceEvaluator
+
+    qrels, run = {"q1": {"a": 1, "b": 2}}, {"q1": {"a": 0.5, "b": 0.4, "c": 0.1}}
+    for bad, match in (
+        (lambda: ir_measures.AP(rel=1e400), "rel must be a whole number"),
+        (lambda: ir_measures.parse_measure("AP(rel=1e400)"), "rel must be a whole number"),
+        (lambda: ir_measures.RBP(p=1.5), r"p must be a number in \(0, 1\)"),
+        (lambda: ir_measures.parse_measure("P(rel=2, rel=3)@5"), "'rel' twice"),
+        (lambda: ir_measures.P @ 0, "cutoff must be an integer >= 1"),
+    ):
+        with pytest.raises(rm.RagMetricsError, match=match):
+            bad()
+    # a cutoff of 5,000 digits is the largest long, as C's atol reads it
+    found = RelevanceEvaluator(qrels, {"P." + "9" * 5000}).evaluate(run)
+    assert list(found["q1"]) == ["P_9223372036854775807"]
+
+
+def test_running_out_of_memory_is_named_with_the_way_out() -> None:
+    import subprocess
+    import sys
+
+    script = """
+import resource, ragmetrics as rm
+qrels = {"q0": {"d0": 1}}
+qrels = {f"q{i}": {f"d{j}": 1 for j in range(0, 2000, 7)} for i in range(2000)}
+run = rm.Run.from_lists({q: [f"d{j}" for j in range(2000)] for q in qrels})
+rm.evaluate({"q0": {"d0": 1}}, {"q0": ["d0"]}, ["ndcg@5"])  # everything loaded
+size = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+_, hard = resource.getrlimit(resource.RLIMIT_AS)
+resource.setrlimit(resource.RLIMIT_AS, (size + (48 << 20), hard))
+try:
+    rm.evaluate(qrels, run, ["ndcg@2000", "map", "P@2000", "recall@2000", "bpref"])
+except rm.RagMetricsError as exc:
+    print("refused:", exc)
+except MemoryError:
+    print("raw MemoryError")
+else:
+    print("no error")
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+    assert "raw MemoryError" not in done.stdout, done.stdout + done.stderr
+    if "refused:" not in done.stdout:
+        pytest.skip(f"could not run out of memory here: {done.stdout.strip()} {done.stderr[-200:]}")
+    assert "evaluate_stream" in done.stdout

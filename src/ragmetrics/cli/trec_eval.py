@@ -307,7 +307,8 @@ _SETS: dict[str, tuple[str, ...]] = {
 
 def _c_long(text: str) -> int:
     """C's ``atol``: leading blanks, a sign, digits; whatever follows is ignored; 0 when
-    there are no digits."""
+    there are no digits; past a 64-bit long, the largest (or smallest) long, as glibc's
+    ``strtol`` saturates."""
     stripped = text.lstrip(" \t\n\v\f\r")
     sign, digits = 1, ""
     if stripped[:1] in "+-" and stripped:
@@ -317,6 +318,9 @@ def _c_long(text: str) -> int:
         if not "0" <= char <= "9":
             break
         digits += char
+    digits = digits.lstrip("0")
+    if len(digits) > 19 or (digits and int(digits) > 2**63 - 1):
+        return 2**63 - 1 if sign > 0 else -(2**63)
     return sign * int(digits) if digits else 0
 
 

@@ -180,6 +180,45 @@ def _literal(value: Any) -> str:
     return repr(value)
 
 
+def _number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+
+
+def _check_param(measure: str, key: str, value: Any, default: Any) -> None:
+    """Each parameter's valid values, as ir_measures documents them: a grade threshold is a
+    whole number, RBP's persistence lies in (0, 1), beta is positive, a recall level lies in
+    [0, 1], a cutoff is an integer >= 1, switches are booleans."""
+    if value is None and default is None and key != "cutoff":
+        return
+    valid = {
+        "rel": lambda v: _number(v) and float(v).is_integer(),
+        "p": lambda v: _number(v) and 0 < v < 1,
+        "beta": lambda v: _number(v) and v > 0,
+        "recall": lambda v: _number(v) and 0 <= v <= 1,
+        "cutoff": lambda v: not isinstance(v, bool) and isinstance(v, int) and v >= 1,
+        "judged_only": lambda v: isinstance(v, bool),
+        "relative": lambda v: isinstance(v, bool),
+        "dcg": lambda v: v in ("log2", "exp-log2"),
+        "gains": lambda v: (
+            isinstance(v, Mapping)
+            and all(_number(k) and float(k).is_integer() and _number(g) for k, g in v.items())
+        ),
+    }.get(key)
+    if valid is not None and not valid(value):
+        words = {
+            "rel": "a whole number",
+            "p": "a number in (0, 1)",
+            "beta": "a number > 0",
+            "recall": "a number in [0, 1]",
+            "cutoff": "an integer >= 1",
+            "judged_only": "True or False",
+            "relative": "True or False",
+            "dcg": "'log2' or 'exp-log2'",
+            "gains": "a mapping of whole grades to numbers",
+        }[key]
+        raise InvalidParameterError(f"{measure}'s {key} must be {words}; got {value!r}.")
+
+
 def _measure(name: str, params: Mapping[str, Any]) -> Measure:
     canonical = _ALIASES.get(name, name)
     spec = _SPECS.get(canonical)
@@ -194,6 +233,7 @@ def _measure(name: str, params: Mapping[str, Any]) -> Measure:
         if key == "cutoff":
             if cutoff_rule == "none":
                 raise InvalidParameterError(f"{canonical} takes no cutoff.")
+            _check_param(canonical, key, value, None)
             kept[key] = value
             continue
         if key not in defaults:
@@ -201,6 +241,7 @@ def _measure(name: str, params: Mapping[str, Any]) -> Measure:
                 f"{canonical} has no parameter {key!r} (it takes: "
                 f"{', '.join(defaults) or 'none'}{', cutoff' if cutoff_rule != 'none' else ''})."
             )
+        _check_param(canonical, key, value, defaults[key])
         if value != defaults[key]:
             kept[key] = dict(value) if isinstance(value, Mapping) else value
     if name == "NumRelRet" and "rel" not in kept:
@@ -247,6 +288,7 @@ def parse_measure(text: str) -> Measure:
         raise UnknownMetricError(f"Cannot read the measure {text!r} (write e.g. 'P(rel=2)@5').")
     name, inner, cutoff = match.groups()
     params: dict[str, Any] = {}
+    twice: list[str] = []
     if inner:
         try:
             call = ast.parse(f"f({inner})", mode="eval").body
@@ -254,11 +296,15 @@ def parse_measure(text: str) -> Measure:
             assert not call.args
             for keyword in call.keywords:
                 assert keyword.arg is not None
+                if keyword.arg in params:
+                    twice.append(keyword.arg)
                 params[keyword.arg] = ast.literal_eval(keyword.value)
-        except (SyntaxError, ValueError, AssertionError):
+        except (SyntaxError, ValueError, AssertionError, TypeError, MemoryError, RecursionError):
             raise UnknownMetricError(
                 f"Cannot read the parameters of {text!r}: write name=value, e.g. P(rel=2)@5."
             ) from None
+    if twice:
+        raise UnknownMetricError(f"{text!r} gives {twice[0]!r} twice; give each parameter once.")
     measure = _measure(name, params)
     if cutoff is not None:
         if _ALIASES.get(name, name) == "IPrec":  # IPrec@0.5: the recall level

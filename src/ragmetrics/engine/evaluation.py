@@ -23,14 +23,25 @@ from ragmetrics.engine.settings import (
     checked_inputs,
     resolve_metrics,
 )
+from ragmetrics.errors import RagMetricsError
 from ragmetrics.metrics import Cutoff, Metric
 
 __all__ = [
     "depth_needed",
     "evaluate",
     "evaluate_checked",
+    "out_of_memory",
     "score_queries",
 ]
+
+
+def out_of_memory() -> RagMetricsError:
+    """The error for an evaluation that ran out of memory, with the way out."""
+    return RagMetricsError(
+        "The evaluation ran out of memory. evaluate_stream(qrels, path, metrics) evaluates a "
+        "run of any size in bounded memory (from a TREC or Parquet file, or batches); on the "
+        "command line, --stream."
+    )
 
 
 def evaluate(
@@ -127,7 +138,10 @@ def evaluate(
 
         check_segments(segments)
     resolved = resolve_metrics(metrics, settings)
-    result = evaluate_checked(qrels, run, resolved, settings)
+    try:
+        result = evaluate_checked(qrels, run, resolved, settings)
+    except MemoryError as exc:
+        raise out_of_memory() from exc
     if segments is not None:
         result.segments = result.by_segment(segments)
     if human_qrels is not None:
