@@ -190,7 +190,7 @@ def _check_param(measure: str, key: str, value: Any, default: Any) -> None:
     [0, 1], a cutoff is an integer >= 1, switches are booleans."""
     if value is None and default is None and key != "cutoff":
         return
-    valid = {
+    checks: dict[str, Callable[[Any], bool]] = {
         "rel": lambda v: _number(v) and float(v).is_integer(),
         "p": lambda v: _number(v) and 0 < v < 1,
         "beta": lambda v: _number(v) and v > 0,
