@@ -203,7 +203,8 @@ def _check_param(measure: str, key: str, value: Any, default: Any) -> None:
             isinstance(v, Mapping)
             and all(_number(k) and float(k).is_integer() and _number(g) for k, g in v.items())
         ),
-    }.get(key)
+    }
+    valid = checks.get(key)
     if valid is not None and not valid(value):
         words = {
             "rel": "a whole number",
