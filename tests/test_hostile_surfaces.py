@@ -499,3 +499,12 @@ else:
     if "refused:" not in done.stdout:
         pytest.skip(f"could not run out of memory here: {done.stdout.strip()} {done.stderr[-200:]}")
     assert "evaluate_stream" in done.stdout
+
+
+def test_a_folder_of_other_files_given_as_a_run_is_named_as_such(tmp_path) -> None:
+    pytest.importorskip("pyarrow")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("x\n")
+    with pytest.raises(InputFormatError, match=r"is a folder.*not Parquet \(readme.txt\)"):
+        rm.Run.from_parquet(folder)

@@ -135,10 +135,27 @@ def parquet_files(path: Any) -> list[Any]:
         )
         if not files:
             raise InputFormatError(f"'{path}' holds no Parquet file.")
+        not_parquet = [p for p in files if not _looks_like_parquet(p)]
+        if not_parquet:
+            shown = ", ".join(p.name for p in not_parquet[:3])
+            raise InputFormatError(
+                f"'{path}' is a folder, and a folder is read as a Parquet dataset; it holds "
+                f"{len(not_parquet)} file(s) that are not Parquet ({shown}). Give the run "
+                f"file itself, or a folder of Parquet files only."
+            )
         return files
     if not root.exists():
         raise InputFormatError(f"No such file: {str(path)!r}.")
     return [root]
+
+
+def _looks_like_parquet(path: Any) -> bool:
+    """A Parquet file starts with the bytes ``PAR1`` (and ends with them)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 @contextmanager
