@@ -30,7 +30,6 @@ __all__ = [
     "depth_needed",
     "evaluate",
     "evaluate_checked",
-    "out_of_memory",
     "score_queries",
 ]
 
