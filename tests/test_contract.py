@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ragmetrics as rm
 from ragmetrics.analysis import stats
 from ragmetrics.data import files as format_registry
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, _methods, _norms
@@ -179,14 +180,41 @@ def _public_functions() -> list[tuple[str, Any]]:
             and name not in _INTERNAL_ARGS
         ]
     found += [("fusion.fuse", fuse), ("fusion.optimize_fusion", optimize_fusion)]
+    from ragmetrics import goldset, matching
+    from ragmetrics.compat import autorag
+    from ragmetrics.output.report import write_report
+
+    found += [
+        ("Qrels.from_dict", rm.Qrels.from_dict),
+        ("Qrels.from_obj", rm.Qrels.from_obj),
+        ("Qrels.from_groups", rm.Qrels.from_groups),
+        ("Run.from_dict", rm.Run.from_dict),
+        ("Run.from_lists", rm.Run.from_lists),
+        ("Run.from_obj", rm.Run.from_obj),
+        ("RetrievalDataset", rm.RetrievalDataset),
+        ("matching.is_chunk_from_original", matching.is_chunk_from_original),
+        ("matching.ChunkMatcher", matching.ChunkMatcher),
+        ("goldset.pool", goldset.pool),
+        ("output.write_report", write_report),
+    ]
+    found += [
+        (f"compat.autorag.{name}", getattr(autorag, name))
+        for name in autorag.__all__
+        if name.startswith("retrieval_")
+    ]
     return sorted(dict(found).items())
 
 
 @pytest.mark.parametrize(
     ("name", "function"), _public_functions(), ids=lambda x: x if isinstance(x, str) else ""
 )
-def test_every_public_function_meets_the_contract(name: str, function: Any) -> None:
+def test_every_public_function_meets_the_contract(
+    name: str, function: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a writer writes here
     given = contract.benign_inputs()
+    if name.endswith("write_report"):
+        given["comparison"] = rm.compare(given["qrels"], given["runs"], ["mrr"], n_permutations=20)
     given.update(_OWN.get(name.rsplit(".", 1)[-1], {}))
     if "ppi" in name:
         given["human_qrels"] = dict(list(given["qrels"].items())[:10])
@@ -216,4 +244,24 @@ _OWN: dict[str, dict[str, Any]] = {
     },
     "bootstrap_cis": {"columns": [np.arange(10) / 10, np.arange(5) / 5]},
     "tukey_family": {"matrix": np.random.default_rng(1).random((3, 12)), "alpha": 0.05, "seed": 0},
+    "from_dict": {"judgments": {"q0": {"a": 1}}, "results": {"q0": {"a": 0.5}}},
+    "from_obj": {"obj": {"q0": {"a": 1}}},
+    "from_groups": {"groups": {"q0": [["a", "b"], ["c"]]}},
+    "from_lists": {"rankings": {"q0": ["a", "b"]}},
+    "RetrievalDataset": {
+        "queries": {"q0": "who?"},
+        "corpus": {"a": "text"},
+        "relevant_docs": {"q0": {"a": 1}},
+    },
+    "is_chunk_from_original": {"chunk": "user: hello", "original": "Date: x\nhello world"},
+    "ChunkMatcher": {"originals": {"a": "hello world", "b": "other"}},
+    "pool": {"runs": [{"q0": {"a": 0.5}}, {"q0": {"b": 0.4}}], "depth": 5},
+    "write_report": {"path": "report.md", "plots": False},
 }
+for _name in ("retrieval_f1", "retrieval_map", "retrieval_mrr", "retrieval_ndcg",
+              "retrieval_precision", "retrieval_recall"):  # fmt: skip
+    _OWN[_name] = {"retrieval_gt": [["a", "b"], ["c"]], "pred": ["a", "x", "c"]}
+_OWN.update({
+    _name: {"gt_contents": [["some text"]], "pred_contents": ["some other text"]}
+    for _name in ("retrieval_token_f1", "retrieval_token_precision", "retrieval_token_recall")
+})  # fmt: skip

@@ -200,8 +200,22 @@ def is_chunk_from_original(chunk: str, original: str, *, rules: MatchRules = DEF
         >>> is_chunk_from_original("Date: 1 May", "Date: 1 May")  # nothing left to look for
         False
     """
+    if not isinstance(chunk, str) or not isinstance(original, str):
+        raise RagMetricsError(
+            f"chunk and original must be strings; got {type(chunk).__name__} and "
+            f"{type(original).__name__}."
+        )
+    _check_rules(rules)
     target = rules.normalize(original) if _normalizes(rules) else original
     return any(variant in target for variant in rules.variants(chunk))
+
+
+def _check_rules(rules: object) -> None:
+    if not isinstance(rules, MatchRules):
+        raise RagMetricsError(
+            f"rules must be a MatchRules (ragmetrics.matching.MatchRules(...)); got "
+            f"{type(rules).__name__}."
+        )
 
 
 def _normalizes(rules: MatchRules) -> bool:
@@ -275,6 +289,7 @@ class ChunkMatcher:
         ambiguous: str = "unjudged",
     ) -> None:
         self.ambiguous = check_policy(ambiguous)
+        _check_rules(rules)
         if isinstance(originals, Mapping):
             items = [(str(k), v) for k, v in originals.items()]
         elif isinstance(originals, Sequence) and not isinstance(originals, str):

@@ -53,6 +53,11 @@ def _apply(
         raise RagMetricsError(
             "retrieval_gt is a list of groups of ids and pred a list of ids, not strings."
         )
+    for name, value in (("retrieval_gt", gt), ("pred", pred)):
+        if value is not None and not isinstance(value, Sequence):
+            raise RagMetricsError(
+                f"{name} must be a list (of groups of ids, or of ids); got {type(value).__name__}."
+            )
     if pred is not None and _is_batch(pred):
         if gt is None or len(gt) != len(pred):
             raise RagMetricsError(
@@ -68,8 +73,10 @@ def _one(single: Callable[[Groups, Sequence[str]], float], gt: Any, pred: Any) -
     prediction, an empty group, or an id that is blank once stripped."""
     if not gt or not pred:
         return None
+    if not isinstance(gt, Sequence) or not isinstance(pred, Sequence):
+        raise RagMetricsError("retrieval_gt and pred of one query must be lists.")
     for group in gt:
-        if isinstance(group, str):
+        if isinstance(group, str) or not isinstance(group, Sequence):
             raise RagMetricsError(
                 f"A ground-truth group must be a list of ids; got the string {group!r}."
             )

@@ -32,6 +32,7 @@ from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
+from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import (
     InputFormatError,
     InvalidParameterError,
@@ -120,10 +121,17 @@ def pool(
     if isinstance(runs, Run):
         named = {runs.name or "run": runs}
     elif isinstance(runs, Mapping):
-        named = {str(name): run for name, run in runs.items()}  # type: ignore[misc]
+        named = {str(name): as_run(run) for name, run in runs.items()}
+    elif isinstance(runs, str | bytes) or not isinstance(runs, Iterable):
+        raise InputFormatError(
+            f"pool() takes runs: a Run, a list of them or a {{name: run}} mapping; got "
+            f"{type(runs).__name__}."
+        )
     else:
         named = {}
         for number, run in enumerate(runs, start=1):
+            if isinstance(run, Mapping):
+                run = as_run(run)
             if not isinstance(run, Run):
                 raise InputFormatError(
                     f"pool() takes Run objects; item {number} is a {type(run).__name__} "
@@ -134,7 +142,7 @@ def pool(
         raise InputFormatError("pool() takes one or more Run objects (or a name -> Run mapping).")
     if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
         raise InvalidParameterError(f"depth must be an integer >= 1; got {depth!r}.")
-    judged = Qrels.from_dict(qrels) if isinstance(qrels, Mapping) else qrels
+    judged = None if qrels is None else as_qrels(qrels)
     scores: dict[tuple[str, str], float] = {}
     order: dict[str, int] = {}
     for run in named.values():

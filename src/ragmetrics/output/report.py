@@ -24,6 +24,7 @@ import numpy as np
 from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
 from ragmetrics.analysis.comparison import Comparison
+from ragmetrics.data.dataset import RetrievalDataset
 from ragmetrics.engine.settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
@@ -31,7 +32,6 @@ from ragmetrics.formats._atomic import write_bytes, write_text
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.data.dataset import RetrievalDataset
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
 
@@ -433,6 +433,8 @@ def write_report(
     :class:`ragmetrics.goldset.GoldSet`, the path of one saved with ``GoldSet.save``, or a
     sentence; by default the golden-set sidecar beside ``inputs["qrels"]``, when there is one.
     """
+    if not isinstance(path, str | os.PathLike):
+        raise RagMetricsError(f"The report path must be a path; got {type(path).__name__}.")
     target = Path(path)
     if target.suffix.lower() not in {".html", ".htm", ".md"}:
         raise RagMetricsError(f"The report path must end in .html or .md; got {target.name!r}.")
@@ -446,6 +448,19 @@ def write_report(
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise RagMetricsError(f"{name} must be an integer >= {low}; got {value!r}.")
     qrels = None if qrels is None else as_qrels(qrels)
+    if not isinstance(title, str):
+        raise RagMetricsError(f"title must be a string; got {type(title).__name__}.")
+    if inputs is not None and not (
+        isinstance(inputs, Mapping) and all(isinstance(v, str) for v in inputs.values())
+    ):
+        raise RagMetricsError(f"inputs must map names to file names; got {inputs!r}.")
+    for name, flag in (("plots", plots), ("explorer", explorer)):
+        if not isinstance(flag, bool):
+            raise RagMetricsError(f"{name} must be True or False; got {flag!r}.")
+    if dataset is not None and not isinstance(dataset, RetrievalDataset):
+        raise RagMetricsError(f"dataset must be a RetrievalDataset; got {type(dataset).__name__}.")
+    if runs is not None and not isinstance(runs, Mapping):
+        raise RagMetricsError(f"runs must map run names to runs; got {type(runs).__name__}.")
     named = None if runs is None else {str(n): as_run(r) for n, r in runs.items()}
     described = _labels(labels, inputs)
     plots = plots and importlib.util.find_spec("matplotlib") is not None
