@@ -1,5 +1,7 @@
 # Two commands do all the set-up: `make demo` and `make test`. Each creates .venv with the
-# machine's Python (3.10+) and installs what the repository holds: the core, every
+# machine's Python (3.10+). `make demo` installs only what the demo runs (the core with its
+# plotting extra, both integrations and the frameworks they adapt, their demo retrievers);
+# `make test` installs everything the repository holds: the core with every extra, every
 # integration under integrations/, and the dev tools.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -8,6 +10,8 @@ STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
 EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 TESTED := integrations/tested.txt
+DEMO_STAMP := $(VENV)/.demo-installed
+DEMO_EDITABLES := -e ".[plot]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[demo]")
 
 .PHONY: test test-spark test-oldest demo screenshot lint bench bench-matching install clean
 
@@ -46,7 +50,21 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks examples tools $(wildcard integrations)
 	$(BIN)/mypy -p ragmetrics $(if $(wildcard integrations/llama-index),-p llama_index.evaluation.ragmetrics) $(if $(wildcard integrations/langchain),-p langchain_ragmetrics)
 
-demo: $(STAMP)
+# The demo's environment: no dev tools, no engines, no bytecode compiled ahead (Python
+# compiles what the demo imports as it runs). Satisfied at once after `make install`.
+$(DEMO_STAMP): pyproject.toml $(INTEGRATIONS) $(TESTED)
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing what the demo needs into $(VENV) ..."
+	if test -f $(STAMP); then true; \
+	elif $(BIN)/python -m pip install --quiet --disable-pip-version-check uv && \
+		$(BIN)/uv pip install --link-mode copy --python $(BIN)/python -c $(TESTED) $(DEMO_EDITABLES); then \
+		true; \
+	else \
+		$(BIN)/python -m pip install --progress-bar on -c $(TESTED) $(DEMO_EDITABLES); \
+	fi
+	touch $(DEMO_STAMP)
+
+demo: $(DEMO_STAMP)
 	$(BIN)/python examples/demo/run.py
 
 # The demo's report as an 800-pixel-wide browser shows it (needs chromium: apt install chromium)
