@@ -75,8 +75,10 @@ def test_pool_fuses_the_runs_and_skips_judged_pairs() -> None:
     assert fewer.skipped == 1 and ("q0", bm25["q0"][0]) not in fewer.pairs
     with pytest.raises(InvalidParameterError, match="depth"):
         goldset.pool([bm25], depth=0)
+    # the dicts evaluate takes are runs here too
+    assert goldset.pool([{"q": ["a"]}]).pairs == (("q", "a"),)  # type: ignore[list-item]
     with pytest.raises(InputFormatError, match="Run"):
-        goldset.pool([{"q": ["a"]}])  # type: ignore[list-item]
+        goldset.pool([["a"]])  # type: ignore[list-item]
 
 
 def test_grade_caches_every_answer_and_reruns_for_free(tmp_path: Path) -> None:
