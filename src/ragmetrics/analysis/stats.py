@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import add_entry
 from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ties import (
@@ -241,13 +242,16 @@ def register_test(spec: PairedTestSpec) -> PairedTestSpec:
 
 
 def paired_tests() -> dict[str, PairedTestSpec]:
-    """name -> :class:`PairedTestSpec` of every registered paired test."""
+    """name -> :class:`PairedTestSpec` of every registered paired test (plug-ins' too)."""
+    load_plugins()
     return dict(_PAIRED_TESTS)
 
 
 def paired_test(name: str) -> PairedTestSpec:
     """The registered test ``name``; refused with the valid names otherwise."""
     spec = _PAIRED_TESTS.get(name) if isinstance(name, str) else None
+    if spec is None and isinstance(name, str) and load_plugins():
+        spec = _PAIRED_TESTS.get(name)
     if spec is None:
         raise InvalidParameterError(
             f"test must be one of {', '.join(map(repr, _PAIRED_TESTS))}; got {name!r}."
@@ -524,15 +528,17 @@ def register_correction(spec: CorrectionSpec) -> CorrectionSpec:
 
 
 def corrections() -> dict[str, CorrectionSpec]:
-    """name -> :class:`CorrectionSpec` of every registered correction."""
+    """name -> :class:`CorrectionSpec` of every registered correction (plug-ins' too)."""
+    load_plugins()
     return dict(_CORRECTIONS)
 
 
 def correction_spec(name: str | None) -> CorrectionSpec:
     """The registered correction ``name`` (None: ``"none"``); refused with the valid names."""
-    spec = (
-        _CORRECTIONS.get("none" if name is None else name) if isinstance(name, str | None) else None
-    )
+    key = "none" if name is None else name
+    spec = _CORRECTIONS.get(key) if isinstance(key, str) else None
+    if spec is None and isinstance(key, str) and load_plugins():
+        spec = _CORRECTIONS.get(key)
     if spec is None:
         raise InvalidParameterError(
             f"correction must be one of {', '.join(map(repr, _CORRECTIONS))} or None; got {name!r}."

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from ragmetrics._util.paths import file_stem
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._version import __version__
 from ragmetrics.cli import trec_eval
 from ragmetrics.data._precision import SCORE_PRECISIONS
@@ -213,6 +214,8 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     import argparse
+
+    load_plugins()  # their metrics, tests, methods and formats become choices and names
 
     class Parser(argparse.ArgumentParser):
         """argparse, with a user's error in two lines on stderr (a one-line usage, then

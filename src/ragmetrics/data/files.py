@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import add_entry
 from ragmetrics.errors import InputFormatError
 
@@ -69,8 +70,9 @@ def register_format(spec: InputFormat) -> InputFormat:
 
 
 def formats() -> dict[str, InputFormat]:
-    """name -> :class:`InputFormat` of every registered format."""
+    """name -> :class:`InputFormat` of every registered format (plug-ins' too)."""
     _builtin()
+    load_plugins()
     return dict(_FORMATS)
 
 
@@ -80,6 +82,8 @@ def find_format(path: PathLike, format: str | None = None) -> InputFormat:
     _builtin()
     if format is not None:
         spec = _FORMATS.get(format)
+        if spec is None and load_plugins():
+            spec = _FORMATS.get(format)
         if spec is None:
             raise InputFormatError(
                 f"Unknown input format {format!r}; the formats are {', '.join(_FORMATS)}."

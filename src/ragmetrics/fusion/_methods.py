@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import Aliased
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.fusion import _train
@@ -68,8 +69,11 @@ def register_fusion_method(method: FusionMethod, *aliases: str) -> FusionMethod:
 
 
 def fusion_method(name: str) -> FusionMethod | None:
-    """The fusion method called ``name`` (or one of its aliases), else None."""
-    return _REGISTRY.get(name)
+    """The fusion method called ``name`` (or one of its aliases, or a plug-in's), else None."""
+    found = _REGISTRY.get(name)
+    if found is None and load_plugins():
+        found = _REGISTRY.get(name)
+    return found
 
 
 # --- columns: one value per candidate ----------------------------------------------------

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import Aliased
 from ragmetrics.fusion._table import Rows, Table, positions, sequential_sums
 
@@ -53,8 +54,11 @@ def register_normalization(norm: Normalization, *aliases: str) -> Normalization:
 
 
 def normalization(name: str) -> Normalization | None:
-    """The normalization called ``name`` (or one of its aliases), else None."""
-    return _REGISTRY.get(name)
+    """The normalization called ``name`` (or one of its aliases, or a plug-in's), else None."""
+    found = _REGISTRY.get(name)
+    if found is None and load_plugins():
+        found = _REGISTRY.get(name)
+    return found
 
 
 def _per_row(rows: Rows, per_query: np.ndarray) -> np.ndarray:

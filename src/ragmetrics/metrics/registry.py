@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.exact import exact_sum, to_float
+from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import add_entry
 from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.formats._rules import parse_float
@@ -527,7 +528,8 @@ def register(
 
 
 def registered() -> dict[str, MetricSpec]:
-    """Every registered metric by canonical name."""
+    """Every registered metric by canonical name (the plug-ins' included)."""
+    load_plugins()
     return dict(_REGISTRY)
 
 
@@ -573,7 +575,7 @@ def parse_metric(text: str) -> Metric:
     call = _CALL.fullmatch(body)
     base, params_text = (call["base"], call["params"]) if call else (body, None)
     key = base.strip().lower()
-    if key not in _ALIASES:
+    if key not in _ALIASES and not (load_plugins() and key in _ALIASES):
         raise UnknownMetricError(_unknown_message(label, base.strip(), cutoff_text))
     spec = _REGISTRY[_ALIASES[key]]
     params: dict[str, Any] = dict(_PRESETS[key][1]) if key in _PRESETS else {}
