@@ -99,22 +99,31 @@ def html_table(
     if caption:
         parts.append(f"<caption>{html.escape(caption)}</caption>")
     parts.append(
-        "<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead>"
+        "<thead><tr>"
+        # a long metric name may wrap before its cutoff or its parameters, not inside a word
+        + "".join(
+            f"<th>{html.escape(h).replace('@', '<wbr>@').replace('(', '<wbr>(')}</th>"
+            for h in headers
+        )
+        + "</tr></thead>"
     )
     parts.append("<tbody>")
     for r, row in enumerate(rows):
         tds = []
         for c, value in enumerate(row):
             text = html.escape(format_cell(value, digits))
+            # a number keeps its alignment when bold or marked (0.7030▲, 0.6923 ab)
+            numeric = c > 0 and _numeric(value, _MARKS.sub("", text))
             if (r, c) in bold:
                 text = f"<b>{text}</b>"
-            align = ' style="text-align:right"' if c > 0 and _numeric(value, text) else ""
+            align = ' style="text-align:right"' if numeric else ""
             tds.append(f"<td{align}>{text}</td>")
         parts.append("<tr>" + "".join(tds) + "</tr>")
     parts.append("</tbody></table>")
     return "".join(parts)
 
 
+_MARKS = re.compile(r"(\s?[▲▼*]+|\s[a-z]{1,5})$")  # a significance mark, group letters
 _NUMBERISH = re.compile(r"[<\[\]()+\-0-9., /*%]+|NA")
 
 

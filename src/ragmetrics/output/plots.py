@@ -77,7 +77,7 @@ def plot_per_query_distribution(comparison: Comparison, metric: str) -> Figure:
     columns = comparison.per_query(metric)
     fig, ax = plt.subplots(figsize=(1.6 + 1.3 * len(columns), 4.0))
     data = [v[~np.isnan(v)] for v in columns.values()]
-    ax.boxplot(data, showmeans=True, widths=0.5)
+    parts = ax.boxplot(data, showmeans=True, widths=0.5)
     rng = np.random.default_rng(0)
     for i, values in enumerate(data, start=1):
         ax.scatter(
@@ -91,6 +91,17 @@ def plot_per_query_distribution(comparison: Comparison, metric: str) -> Figure:
     ax.set_ylabel(_plain(metric))
     ax.set_title(_plain(f"per-query {metric}"))
     ax.grid(axis="y", alpha=0.3)
+    # the key: what the box, its line, the triangle and the whiskers stand for
+    key = [parts["boxes"][0], parts["medians"][0], parts["means"][0], parts["whiskers"][0]]
+    ax.legend(
+        key,
+        ["middle half of the queries", "median", "mean", "range (up to 1.5 x the box)"],
+        frameon=False,
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.12),
+        ncol=2,
+    )
     fig.tight_layout()
     return cast("Figure", fig)
 

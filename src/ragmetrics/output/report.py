@@ -62,17 +62,34 @@ def _figures(
     if curve is not None and qrels is not None and runs is not None:
         figures.append(
             (
-                f"{curve.base_name}@k",
+                "Each run's mean as the cutoff grows: where the curves cross, which run is "
+                "better depends on how many passages the prompt takes.",
                 plots.plot_metric_at_k(qrels, runs, curve.base_name, **options),
             )
         )
     first = comparison.metrics[0]
-    figures.append((f"per-query {first}", plots.plot_per_query_distribution(comparison, first)))
-    figures.append((f"wins and losses on {first}", plots.plot_win_loss(comparison, first)))
+    figures.append(
+        (
+            "The spread behind each mean, one dot per query: a mean moved by a few queries "
+            "shows here.",
+            plots.plot_per_query_distribution(comparison, first),
+        )
+    )
+    figures.append(
+        (
+            "Each query's difference from the baseline, sorted: green where the run does "
+            "better, red where it does worse.",
+            plots.plot_win_loss(comparison, first),
+        )
+    )
     for labels in plots.decompositions(comparison):
         k = parsed[labels[0]].cutoff
         figures.append(
-            (f"RA-nWG@{k} decomposition", plots.plot_rag_decomposition(comparison, labels))
+            (
+                f"What limits RA-nWG@{k}: the retriever (PROC, what the pool allows) or the "
+                f"selection of the top {k} from it (%PROC).",
+                plots.plot_rag_decomposition(comparison, labels),
+            )
         )
     return figures
 
@@ -190,6 +207,13 @@ def _document(
         _Heading("Means"),
         _Rendered(comparison.to_markdown(), comparison._repr_html_()),
         _Text(comparison.verdict(markdown=True)),
+        _Heading("Metrics"),
+        _Table(["metric", "what it measures", "better", "over queries"], _glossary(comparison)),
+    ]
+    if figures:  # the summary, what it means and how it looks, before the tests' detail
+        blocks.append(_Heading("Plots"))
+        blocks += [_Figure(caption, _png(figure)) for caption, figure in figures]
+    blocks += [
         _Heading(tested),
         _Table(headers, rows, numbers_from=2 if comparison.baseline is not None else 3),
         _Text(comparison.tests_legend()),
@@ -263,15 +287,8 @@ def _document(
             ]
         if table.note():
             blocks.append(_Text(escape_markdown(table.note())))
-    blocks += [
-        _Heading("Settings"),
-        _Table(["setting", "value"], _settings_rows(comparison, inputs, labels)),
-        _Heading("Metrics"),
-        _Table(["metric", "what it measures", "better", "over queries"], _glossary(comparison)),
-    ]
-    if figures:
-        blocks.append(_Heading("Plots"))
-        blocks += [_Figure(caption, _png(figure)) for caption, figure in figures]
+    blocks.append(_Heading("Settings"))
+    blocks.append(_Table(["setting", "value"], _settings_rows(comparison, inputs, labels)))
     if worst:
         run, metric, diagnoses = _worst(comparison, worst)
         blocks.append(
@@ -530,7 +547,8 @@ _STYLE = " ".join(
         "body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;",
         "margin:2em auto;padding:0 1em;color:#222}",
         "table{border-collapse:collapse;margin:0.5em 0 1em}",
-        "th,td{border:1px solid #ddd;padding:4px 8px;font-size:13px}th{background:#f4f6f8}",
+        "th,td{border:1px solid #ddd;padding:4px 6px;font-size:13px}th{background:#f4f6f8}",
+        "th{overflow-wrap:anywhere;min-width:4em}td{font-variant-numeric:tabular-nums}",
         "caption{font-weight:600;padding:4px}figure{display:inline-block;margin:0 1em 1em 0}",
         "img{max-width:100%;border:1px solid #eee}.meta{color:#777}",
         ".text{font-size:14px}",
