@@ -26,6 +26,24 @@ def shared_seed(name: str) -> Path:
     return path
 
 
+def real_trec_eval_missing() -> str | None:
+    """Why NIST's trec_eval cannot run here (None when it can): no ``$TREC_EVAL`` and no
+    ``../shared/tools`` to build it from. The modules that compare with the running program
+    skip once, with this reason; ``tests/test_trec_eval_committed.py`` checks the same parity
+    from its committed outputs everywhere."""
+    import os
+
+    if (
+        os.environ.get("TREC_EVAL")
+        or (SHARED_DATA.parent / "tools" / "build-trec-eval.sh").exists()
+    ):
+        return None
+    return (
+        f"NIST trec_eval cannot run here: no $TREC_EVAL and no {SHARED_DATA.parent / 'tools'} to "
+        f"build it from (tests/test_trec_eval_committed.py checks its committed outputs)"
+    )
+
+
 @pytest.fixture(scope="session")
 def trec_eval_binary(tmp_path_factory: pytest.TempPathFactory) -> str:
     """NIST trec_eval 10.0, built once per session from ``../shared/tools`` (its own

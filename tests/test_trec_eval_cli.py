@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import io
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -144,27 +143,6 @@ def test_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1 and "-l 'two' is not an integer" in err
 
 
-@pytest.mark.parametrize(
-    "flags",
-    [[], ["-q"], ["-q", "-l2"], ["-q", "-M100"], ["-q", "-c"], ["-m", "all_trec_ours"]],
-    ids=lambda f: " ".join(f) or "default",
-)
-def test_line_for_line_with_trec_eval(
-    flags: list[str], capsys: pytest.CaptureFixture[str], trec_eval_binary: str
-) -> None:
-    binary = trec_eval_binary
-    if flags == ["-m", "all_trec_ours"]:
-        flags = ["-q", "-m", "official", "-m", "recall", "-m", "ndcg", "-m", "ndcg_cut",
-                 "-m", "map_cut", "-m", "success"]  # fmt: skip
-    qrels = shared_file("trec_eval", "qrels.rel_level")
-    run = shared_file("trec_eval", "results.test")
-    expected = subprocess.run(
-        [binary, *flags, str(qrels), str(run)], capture_output=True, text=True, check=True
-    ).stdout.splitlines()
-    _, lines, _ = _run(capsys, *flags, qrels, run)
-    assert lines == expected
-
-
 def test_help_describes_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["trec_eval", "-h"]) == 0
     out = capsys.readouterr().out
@@ -175,34 +153,3 @@ def test_help_describes_every_measure(capsys: pytest.CaptureFixture[str]) -> Non
     assert capsys.readouterr().out.splitlines()[-1].split()[0] == "set_F"
     assert main(["trec_eval", "-v"]) == 0
     assert "10.0" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize(
-    "qrels_lines",
-    [
-        ["q1 0 a 1", "q1 0 a 1", "q1 0 b 0", "q2 0 c 1"],  # the same grade twice
-        ["q1 0 a 1", "q1 0 a 2", "q2 0 c 1"],  # two grades
-        ["q1 0 a 1", "q2 0 c 1", "q2 0 c 1"],  # a later query: the first is printed
-        ["q1 0 a 1", "q2 0 c 1", "q3 0 z 1", "q3 0 z 1"],  # a query the run lacks
-    ],
-)
-@pytest.mark.parametrize("flags", [[], ["-q"], ["-q", "-c"]], ids=lambda f: " ".join(f) or "-")
-def test_a_doc_judged_twice_stops_as_trec_eval_stops(
-    qrels_lines: list[str],
-    flags: list[str],
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    trec_eval_binary: str,
-) -> None:
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text("\n".join(qrels_lines) + "\n")
-    run = tmp_path / "run.txt"
-    run.write_text(
-        "q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.5 r\nq1 Q0 x 3 0.3 r\nq2 Q0 a 1 0.7 r\nq2 Q0 c 2 0.5 r\n"
-    )
-    expected = subprocess.run(
-        [trec_eval_binary, *flags, str(qrels), str(run)], capture_output=True, text=True
-    )
-    code, lines, _ = _run(capsys, *flags, qrels, run)
-    assert (code, lines) == (expected.returncode, expected.stdout.splitlines())
-    assert code == 4

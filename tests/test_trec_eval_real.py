@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.cli.commands import main
-from tests.conftest import SHARED_DATA, shared_file
+from tests.conftest import SHARED_DATA, real_trec_eval_missing, shared_file
+
+if real_trec_eval_missing():  # one skip for the module, saying why
+    pytest.skip(str(real_trec_eval_missing()), allow_module_level=True)
 
 TEST_FOLDER = SHARED_DATA.parent / "tools" / "trec_eval" / "test"
 
@@ -93,6 +96,12 @@ def test_folder() -> Path:
     if not TEST_FOLDER.exists():
         pytest.skip(f"trec_eval's test folder not available: {TEST_FOLDER}")
     return TEST_FOLDER
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, list[str], str]:
+    code = main(["trec_eval", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out.splitlines(), err
 
 
 def _compare(binary: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
@@ -372,3 +381,55 @@ def test_where_trec_eval_reads_garbage_we_refuse(
         assert main(["trec_eval", *flags, *files]) == 1
         out, err = capsys.readouterr()
         assert out == "" and err.count("\n") == 1, flags
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [[], ["-q"], ["-q", "-l2"], ["-q", "-M100"], ["-q", "-c"], ["-m", "all_trec_ours"]],
+    ids=lambda f: " ".join(f) or "default",
+)
+def test_line_for_line_with_trec_eval(
+    flags: list[str], capsys: pytest.CaptureFixture[str], trec_eval_binary: str
+) -> None:
+    binary = trec_eval_binary
+    if flags == ["-m", "all_trec_ours"]:
+        flags = ["-q", "-m", "official", "-m", "recall", "-m", "ndcg", "-m", "ndcg_cut",
+                 "-m", "map_cut", "-m", "success"]  # fmt: skip
+    qrels = shared_file("trec_eval", "qrels.rel_level")
+    run = shared_file("trec_eval", "results.test")
+    expected = subprocess.run(
+        [binary, *flags, str(qrels), str(run)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    _, lines, _ = _run(capsys, *flags, qrels, run)
+    assert lines == expected
+
+
+@pytest.mark.parametrize(
+    "qrels_lines",
+    [
+        ["q1 0 a 1", "q1 0 a 1", "q1 0 b 0", "q2 0 c 1"],  # the same grade twice
+        ["q1 0 a 1", "q1 0 a 2", "q2 0 c 1"],  # two grades
+        ["q1 0 a 1", "q2 0 c 1", "q2 0 c 1"],  # a later query: the first is printed
+        ["q1 0 a 1", "q2 0 c 1", "q3 0 z 1", "q3 0 z 1"],  # a query the run lacks
+    ],
+)
+@pytest.mark.parametrize("flags", [[], ["-q"], ["-q", "-c"]], ids=lambda f: " ".join(f) or "-")
+def test_a_doc_judged_twice_stops_as_trec_eval_stops(
+    qrels_lines: list[str],
+    flags: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    trec_eval_binary: str,
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("\n".join(qrels_lines) + "\n")
+    run = tmp_path / "run.txt"
+    run.write_text(
+        "q1 Q0 a 1 0.9 r\nq1 Q0 b 2 0.5 r\nq1 Q0 x 3 0.3 r\nq2 Q0 a 1 0.7 r\nq2 Q0 c 2 0.5 r\n"
+    )
+    expected = subprocess.run(
+        [trec_eval_binary, *flags, str(qrels), str(run)], capture_output=True, text=True
+    )
+    code, lines, _ = _run(capsys, *flags, qrels, run)
+    assert (code, lines) == (expected.returncode, expected.stdout.splitlines())
+    assert code == 4
