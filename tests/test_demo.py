@@ -53,7 +53,7 @@ def test_demo_runs(tmp_path: Path) -> None:
         and "\nuser: " in dataset["corpus"]["session-02"]
     )
     page = (tmp_path / "report.html").read_text()
-    assert "RA-nWG@5 decomposition" in page and "worst queries" in page
+    assert "What limits RA-nWG@5" in page and "worst queries" in page
     assert "Settings" in page and "relevance threshold" in page and "confidence interval" in page
     assert "p &lt; 0.05 (before the correction)" in page
     _intervals_agree_with_the_tests(tmp_path)
