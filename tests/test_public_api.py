@@ -53,7 +53,10 @@ PUBLIC_API: dict[str, list[str]] = {
         "fuse",
         "list_metrics",
         "optimize_fusion",
+        "read_qrels",
+        "read_run",
         "robustness",
+        "write_report",
     ],
     "ragmetrics.adapters": [
         "ChunkMatcher",

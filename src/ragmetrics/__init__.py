@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.analysis.diagnostics import Diagnosis, diagnose
     from ragmetrics.analysis.sensitivity import RobustnessResult, robustness
     from ragmetrics.data.dataset import RetrievalDataset
+    from ragmetrics.data.files import read_qrels, read_run
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
     from ragmetrics.engine.evaluation import evaluate
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.fusion import fuse, optimize_fusion
     from ragmetrics.metrics import list_metrics
+    from ragmetrics.output.report import write_report
 
 # Where each other public name lives. `import ragmetrics` loads none of them (the errors
 # above are a few classes): a command line that only prints its version, or a script that
@@ -48,6 +50,8 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
 _HOMES = {
     "ragmetrics.analysis.comparison": ("Comparison", "PairedTest", "compare"),
     "ragmetrics.data.dataset": ("RetrievalDataset",),
+    "ragmetrics.data.files": ("read_qrels", "read_run"),
+    "ragmetrics.output.report": ("write_report",),
     "ragmetrics.analysis.diagnostics": ("Diagnosis", "diagnose"),
     "ragmetrics.engine.evaluation": ("evaluate",),
     "ragmetrics.engine.result": ("Counts", "EvaluationResult"),
@@ -110,5 +114,8 @@ __all__ = [
     "fuse",
     "list_metrics",
     "optimize_fusion",
+    "read_qrels",
+    "read_run",
     "robustness",
+    "write_report",
 ]
