@@ -273,8 +273,8 @@ def paired_interval(
     test, so the interval leaves out 0 exactly when ``p < alpha`` (up to ties at the edge).
 
     Example:
-        >>> p, low, high = paired_interval(np.array([0.5, 0.6, 0.7, 0.4]), np.zeros(4),
-        ...                              test="t-test", alpha=0.05)
+        >>> gains = np.array([0.5, 0.6, 0.7, 0.4, 0.5, 0.6, 0.3, 0.5])
+        >>> p, low, high = paired_interval(gains, np.zeros(8), test="t-test", alpha=0.05)
         >>> bool(p < 0.05), bool(low > 0)
         (True, True)
     """
