@@ -65,3 +65,78 @@ def trec_eval_binary(tmp_path_factory: pytest.TempPathFactory) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"building trec_eval failed:\n{done.stderr}")
     return done.stdout.strip().splitlines()[-1]
+
+
+_SHARED_CALLS = ("shared_file(", "shared_seed(")
+
+
+def _shared_helpers(module: object) -> tuple[str, ...]:
+    """The calls that read ``../shared`` in ``module``: ``shared_file(`` and its helpers that
+    call it, directly or through one another (found by their source)."""
+    import inspect
+
+    calls = list(_SHARED_CALLS)
+    functions = {
+        name: inspect.getsource(value)
+        for name, value in vars(module).items()
+        if inspect.isfunction(value) and getattr(value, "__module__", "") == module.__name__  # type: ignore[attr-defined]
+    }
+    changed = True
+    while changed:
+        changed = False
+        for name, source in functions.items():
+            call = f"{name}("
+            if call not in calls and any(c in source for c in calls):
+                calls.append(call)
+                changed = True
+    return tuple(calls)
+
+
+def _reads_shared(item: pytest.Item) -> bool:
+    """Whether a test (or a fixture it uses) reads ``../shared``, by its source."""
+    import inspect
+
+    module = getattr(item, "module", None)
+    calls = _shared_helpers(module) if module is not None else _SHARED_CALLS
+    functions = [getattr(item, "obj", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        for definition in info.name2fixturedefs.get(name, ()) if info is not None else ():
+            functions.append(definition.func)
+    for function in functions:
+        try:
+            source = inspect.getsource(function)  # type: ignore[arg-type]
+        except (TypeError, OSError):
+            continue
+        if any(call in source for call in calls):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``../shared`` (a fresh clone), the tests that compare with its data cannot run:
+    one test per module stands for them, skipped with the count and the reason, and the
+    others are deselected (pytest's summary counts them). Where ``../shared`` is present,
+    every one of them runs."""
+    if SHARED_DATA.exists():
+        return
+    kept: list[pytest.Item] = []
+    dropped: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        if _reads_shared(item):
+            dropped.setdefault(item.nodeid.split("::")[0], []).append(item)
+        else:
+            kept.append(item)
+    for module, tests in dropped.items():
+        stand_in = tests[0]
+        stand_in.add_marker(
+            pytest.mark.skip(
+                reason=f"{len(tests)} test(s) of {module} compare with {SHARED_DATA}, absent "
+                f"here; they run where it is present"
+            )
+        )
+        kept.append(stand_in)
+    deselected = [t for tests in dropped.values() for t in tests[1:]]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+    items[:] = kept

@@ -213,6 +213,10 @@ def test_every_public_function_meets_the_contract(
 ) -> None:
     monkeypatch.chdir(tmp_path)  # a writer writes here
     given = contract.benign_inputs()
+    if name.endswith(("read_run", "read_qrels")):
+        (tmp_path / "run.txt").write_text("q1 Q0 a 1 0.5 r\nq1 Q0 b 2 0.4 r\n")
+        (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+        given["path"] = "run.txt" if name.endswith("read_run") else "qrels.txt"
     if name.endswith("write_report"):
         given["comparison"] = rm.compare(given["qrels"], given["runs"], ["mrr"], n_permutations=20)
     given.update(_OWN.get(name.rsplit(".", 1)[-1], {}))

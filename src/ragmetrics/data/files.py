@@ -81,8 +81,8 @@ def find_format(path: PathLike, format: str | None = None) -> InputFormat:
     name, else the one whose sniffer claims its first bytes, else TREC."""
     _builtin()
     if format is not None:
-        spec = _FORMATS.get(format)
-        if spec is None and load_plugins():
+        spec = _FORMATS.get(format) if isinstance(format, str) else None
+        if spec is None and isinstance(format, str) and load_plugins():
             spec = _FORMATS.get(format)
         if spec is None:
             raise InputFormatError(
@@ -108,13 +108,21 @@ def find_format(path: PathLike, format: str | None = None) -> InputFormat:
 def read_qrels(path: PathLike, *, format: str | None = None) -> Qrels:
     """Read qrels in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format`` when
     given, else recognised by the path's suffix, then by its first bytes, else TREC."""
-    return find_format(path, format).read_qrels(path)
+    return find_format(_checked_path(path), format).read_qrels(path)
 
 
 def read_run(path: PathLike, *, format: str | None = None, name: str | None = None) -> Run:
     """Read a run in any registered format (TREC, JSON/JSONL, Parquet, ...): ``format`` when
     given, else recognised by the path's suffix, then by its first bytes, else TREC."""
-    return find_format(path, format).read_run(path, name)
+    if name is not None and not isinstance(name, str):
+        raise InputFormatError(f"A run's name is a string; got {type(name).__name__}.")
+    return find_format(_checked_path(path), format).read_run(path, name)
+
+
+def _checked_path(path: object) -> PathLike:
+    if not isinstance(path, str | os.PathLike) or path == "":
+        raise InputFormatError(f"A path is a string or a path object; got {path!r}.")
+    return path
 
 
 def _head(path: str) -> bytes:
