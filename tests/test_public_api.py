@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import importlib
-import warnings
 from pathlib import Path
 
 import pytest
@@ -626,16 +625,12 @@ def test_the_adapters_import_the_core_only_through_its_adapter_interface(package
     assert not outside, sorted(outside)
 
 
-def test_the_old_import_paths_still_load_the_moved_modules() -> None:
-    from ragmetrics import _moved
-
-    for old, new in _moved.MOVED.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(old)
-        assert module is importlib.import_module(new)
-        assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message)
-                   for w in caught) or old in __import__("sys").modules  # fmt: skip
+def test_the_paths_of_before_the_folders_are_gone() -> None:
+    """No release was made with them: ``ragmetrics.stream`` is not an alias of
+    ``ragmetrics.engine.stream``."""
+    for old in ("ragmetrics.stream", "ragmetrics.qrels", "ragmetrics.report", "ragmetrics.stats"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 def test_no_module_shadows_a_function_of_its_package() -> None:

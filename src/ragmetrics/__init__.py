@@ -6,7 +6,6 @@ with :func:`compare`. Metric names and their definitions are listed by :func:`li
 
 from typing import TYPE_CHECKING, Any
 
-from ragmetrics import _moved
 from ragmetrics._version import __version__
 from ragmetrics.errors import (
     AmbiguousChunkWarning,
@@ -25,8 +24,6 @@ from ragmetrics.errors import (
     UnknownMetricError,
     WriteError,
 )
-
-_moved.install()
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.analysis.comparison import Comparison, PairedTest, compare
