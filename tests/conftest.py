@@ -76,11 +76,13 @@ def _shared_helpers(module: object) -> tuple[str, ...]:
     import inspect
 
     calls = list(_SHARED_CALLS)
-    functions = {
-        name: inspect.getsource(value)
-        for name, value in vars(module).items()
-        if inspect.isfunction(value) and getattr(value, "__module__", "") == module.__name__  # type: ignore[attr-defined]
-    }
+    functions = {}
+    for name, value in vars(module).items():
+        if inspect.isfunction(value) and value.__module__ == getattr(module, "__name__", ""):
+            try:
+                functions[name] = inspect.getsource(value)
+            except (OSError, TypeError):  # made at run time: no source to read
+                continue
     changed = True
     while changed:
         changed = False
