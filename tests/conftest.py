@@ -9,6 +9,26 @@ import pytest
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
+def _hypothesis_profile() -> None:
+    """The suite's one hypothesis profile: derandomized (the same examples on every run),
+    no deadline, no example database."""
+    try:
+        from hypothesis import HealthCheck, settings
+    except ImportError:  # the integrations' own suites run without it
+        return
+    settings.register_profile(
+        "ragmetrics",
+        derandomize=True,
+        deadline=None,
+        database=None,
+        max_examples=150,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+
+
+_hypothesis_profile()
+
+
 def shared_file(*parts: str) -> Path:
     """A file of ../shared/data; skips the test with a clear reason when it is absent."""
     path = SHARED_DATA.joinpath(*parts)
@@ -24,6 +44,32 @@ def shared_seed(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"seed document not available: {path} (tests read ../shared in place)")
     return path
+
+
+def restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies of every registry (metrics, keyword parameters, tests, corrections, formats,
+    fusion methods and normalizations), put back when the test ends: what a test or a
+    document's example registers stays there."""
+    from ragmetrics.analysis import stats
+    from ragmetrics.data import files
+    from ragmetrics.fusion import _methods, _norms
+    from ragmetrics.metrics import registry
+
+    files.formats()  # the built-in formats are in the copy
+    for module, name in (
+        (registry, "_REGISTRY"),
+        (registry, "_ALIASES"),
+        (registry, "_PRESETS"),
+        (registry, "_KEYWORD_PARAMS"),
+        (stats, "_PAIRED_TESTS"),
+        (stats, "_CORRECTIONS"),
+        (files, "_FORMATS"),
+    ):
+        monkeypatch.setattr(module, name, dict(getattr(module, name)))
+    for module in (_methods, _norms):
+        table = module._REGISTRY
+        monkeypatch.setattr(table, "entries", dict(table.entries))
+        monkeypatch.setattr(table, "_aliases", dict(table._aliases))
 
 
 def real_trec_eval_missing() -> str | None:

@@ -17,6 +17,7 @@ from ragmetrics.data import files as format_registry
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, _methods, _norms
 from ragmetrics.metrics import registered, registry
 from tests import contract
+from tests.conftest import restore_registries
 
 METRICS = sorted(registered().values(), key=lambda s: s.name)
 
@@ -57,20 +58,7 @@ def test_every_input_format_meets_the_contract(name: str, tmp_path: Path) -> Non
 @pytest.fixture(autouse=True)
 def _registries_restored(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every toy registered here is gone after its test."""
-    format_registry.formats()
-    for module, name in (
-        (registry, "_REGISTRY"),
-        (registry, "_ALIASES"),
-        (registry, "_PRESETS"),
-        (stats, "_PAIRED_TESTS"),
-        (stats, "_CORRECTIONS"),
-        (format_registry, "_FORMATS"),
-    ):
-        monkeypatch.setattr(module, name, dict(getattr(module, name)))
-    for module in (_methods, _norms):
-        table = module._REGISTRY
-        monkeypatch.setattr(table, "entries", dict(table.entries))
-        monkeypatch.setattr(table, "_aliases", dict(table._aliases))
+    restore_registries(monkeypatch)
 
 
 def test_a_metric_above_1_for_a_perfect_ranking_is_caught() -> None:

@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 import tomllib
 
+from tests.conftest import restore_registries
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCUMENTS = [
     ROOT / "README.md",
@@ -208,30 +210,6 @@ def integration_helpers(folder: str) -> Any:
     return sys.modules[name]
 
 
-def _registries_restored_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Copies of every registry, put back when the test ends."""
-    from ragmetrics.analysis import stats
-    from ragmetrics.data import files
-    from ragmetrics.fusion import _methods, _norms
-    from ragmetrics.metrics import registry
-
-    files.formats()
-    for module, name in (
-        (registry, "_REGISTRY"),
-        (registry, "_ALIASES"),
-        (registry, "_PRESETS"),
-        (registry, "_KEYWORD_PARAMS"),
-        (stats, "_PAIRED_TESTS"),
-        (stats, "_CORRECTIONS"),
-        (files, "_FORMATS"),
-    ):
-        monkeypatch.setattr(module, name, dict(getattr(module, name)))
-    for module in (_methods, _norms):
-        table = module._REGISTRY
-        monkeypatch.setattr(table, "entries", dict(table.entries))
-        monkeypatch.setattr(table, "_aliases", dict(table._aliases))
-
-
 def _prelude(path: Path) -> str:
     key = path.name if path.parent.name in ("docs", ROOT.name) else f"{path.parent.name}/README.md"
     return PRELUDES.get(key, "")
@@ -245,7 +223,7 @@ def _documents_with(language: str) -> list[Path]:
 def test_every_python_block_runs(
     path: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _registries_restored_after(monkeypatch)  # the docs' example components stay in the docs
+    restore_registries(monkeypatch)  # the docs' example components stay in the docs
     where = path.relative_to(ROOT)
     folder = workdir / where.with_suffix("").as_posix().replace("/", "-")
     folder.mkdir(exist_ok=True)

@@ -15,6 +15,7 @@ from ragmetrics.analysis import stats
 from ragmetrics.cli import main
 from ragmetrics.data import files as format_registry
 from ragmetrics.metrics import registry
+from tests.conftest import restore_registries
 
 QRELS = {"q1": {"a": 2, "b": 1}, "q2": {"c": 1}, "q3": {"d": 1, "e": 1}}
 RUN = {"q1": {"a": 3.0, "x": 2.0, "b": 1.0}, "q2": {"y": 2.0, "c": 1.0}, "q3": {"d": 1.0}}
@@ -23,17 +24,7 @@ RUN = {"q1": {"a": 3.0, "x": 2.0, "b": 1.0}, "q2": {"y": 2.0, "c": 1.0}, "q3": {
 @pytest.fixture(autouse=True)
 def _restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every registration of a test is undone after it."""
-    for module, name in (
-        (registry, "_REGISTRY"),
-        (registry, "_ALIASES"),
-        (registry, "_PRESETS"),
-        (registry, "_KEYWORD_PARAMS"),
-        (stats, "_PAIRED_TESTS"),
-        (stats, "_CORRECTIONS"),
-        (format_registry, "_FORMATS"),
-    ):
-        format_registry.formats()  # the built-in formats are in the copy
-        monkeypatch.setattr(module, name, dict(getattr(module, name)))
+    restore_registries(monkeypatch)
 
 
 BONUS = registry.Param(

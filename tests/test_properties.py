@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ragmetrics as rm
@@ -40,15 +40,7 @@ from ragmetrics.metrics import registered
 
 pyarrow = pytest.importorskip("pyarrow")
 
-settings.register_profile(
-    "ragmetrics",
-    derandomize=True,
-    deadline=None,
-    database=None,
-    max_examples=150,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROFILE = settings.get_profile("ragmetrics")
+PROFILE = settings.get_profile("ragmetrics")  # registered in conftest.py
 
 # characters that have broken readers before, and everything else Unicode has
 ODD = [" ", "\t", "\r", "\n", "\x00", "\x0b", "\x0c", "\x1c", "\x1f", "\x7f", "\x85", "\xa0",

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmetrics as rm
@@ -17,15 +17,7 @@ from ragmetrics.analysis import stats, systems
 from ragmetrics.analysis.ppi import ppi_mean
 from ragmetrics.fusion import NORMALIZATIONS, fuse
 
-settings.register_profile(
-    "ragmetrics-analysis",
-    derandomize=True,
-    deadline=None,
-    database=None,
-    max_examples=60,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-PROFILE = settings.get_profile("ragmetrics-analysis")
+PROFILE = settings(settings.get_profile("ragmetrics"), max_examples=60)  # see conftest.py
 
 IDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=4)
 SCORES = st.one_of(

@@ -364,19 +364,30 @@ def _refuse_infinite(label: str, rows: Rows, table: Table, method: str, norm: st
     is refused, naming where it is, rather than fused into a NaN."""
     if rows.values is None:
         return
-    bad = np.flatnonzero(~np.isfinite(rows.values))
-    if not len(bad):
+    found = _first_not_finite(rows.values, rows.cand, table)
+    if found is None:
         return
-    first = int(bad[0])
-    query = table.query_ids[int(rows.query[first])]
-    doc = table.docs[int(rows.cand[first])]
+    doc, query, value, count = found
     raise InputFormatError(
         f"Run {label!r} gives doc {doc!r} of query {query!r} the score "
-        f"{float(rows.values[first])!r} ({len(bad)} infinite score(s) in all); "
+        f"{value!r} ({count} infinite score(s) in all); "
         f"{method!r} with norm={norm!r} computes with the scores, where an infinite one "
         f"has no finite result. Give finite scores, or fuse by rank: norm='rank' or "
         f"norm='borda', or a rank-based method (rrf, isr, bordafuse...)."
     )
+
+
+def _first_not_finite(
+    values: np.ndarray, cand: np.ndarray, table: Table
+) -> tuple[str, str, float, int] | None:
+    """The doc, query and value of the first score that is not finite, and how many are
+    not; None when all are."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if not len(bad):
+        return None
+    first = int(cand[int(bad[0])])
+    query = table.query_ids[int(table.cand_query[first])]
+    return str(table.docs[first]), query, float(values[int(bad[0])]), len(bad)
 
 
 def _checked_scores(
@@ -390,13 +401,12 @@ def _checked_scores(
             f"Fusion method {spec.name!r} returned {fused.shape} scores for "
             f"{table.n_cand} candidates; a method returns one score per candidate."
         )
-    bad = np.flatnonzero(~np.isfinite(fused))
-    if len(bad):
-        first = int(bad[0])
-        query = table.query_ids[int(table.cand_query[first])]
+    found = _first_not_finite(fused, np.arange(table.n_cand), table)
+    if found is not None:
+        doc, query, value, count = found
         raise InputFormatError(
-            f"Fusing with {spec.name!r} (norm={norm!r}) gives doc {table.docs[first]!r} of "
-            f"query {query!r} the score {float(fused[first])!r} ({len(bad)} such score(s)): "
+            f"Fusing with {spec.name!r} (norm={norm!r}) gives doc {doc!r} of "
+            f"query {query!r} the score {value!r} ({count} such score(s)): "
             f"the runs' scores (or the method's parameters) are too large to combine in "
             f"float64. Normalize the scores (norm='min-max'), scale them down, or check the "
             f"parameters."
