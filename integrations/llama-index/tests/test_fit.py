@@ -313,3 +313,20 @@ def test_plugins_with_a_dataset_score_an_ordinary_index_by_text(dataset) -> None
     q, text = queries[0]
     with pytest.warns(rm.IdMismatchWarning, match=r"not of the form.*plug-ins with dataset="):
         bare.evaluate(query=text, expected_ids=list(dataset.relevant_docs[q]))
+
+
+def test_one_bad_grade_does_not_poison_the_plugins_that_can_read_it() -> None:
+    """Plug-ins built together share a scorer: a grade off the utility scale refuses the
+    RAG set metric alone; nDCG keeps its value (it was NaN with the set metric's message)."""
+    import warnings
+
+    plugins = RagMetricsMetric.from_names(["ra_nwg@5", "ndcg@5"], grades={"q": {"d1": 9}})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rag, ndcg = (
+            p.compute(query="q", expected_ids=["d1"], retrieved_ids=["d1", "x"]) for p in plugins
+        )
+    assert ndcg.score == 1.0 and ndcg.metadata["na"] is False
+    assert rag.metadata["na"] is True and "utility grades" in rag.metadata["reason"]
+    assert any("ra_nwg@5" in str(w.message) for w in caught)
+    assert not any("ndcg@5" in str(w.message) for w in caught)

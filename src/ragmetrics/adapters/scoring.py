@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from ragmetrics._util.warn import warn
 from ragmetrics.data.qrels import Qrels
@@ -20,7 +20,12 @@ from ragmetrics.engine.evaluation import depth_needed, evaluate_checked
 from ragmetrics.engine.id_warnings import ids_look_alike
 from ragmetrics.engine.locate import locate_in_ranking
 from ragmetrics.engine.settings import Settings, as_qrels, check_settings, resolve_metrics
-from ragmetrics.errors import IdMismatchWarning, InvalidParameterError, MissingKeyError
+from ragmetrics.errors import (
+    IdMismatchWarning,
+    InvalidParameterError,
+    MissingKeyError,
+    RagMetricsError,
+)
 from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale
 
@@ -84,7 +89,7 @@ class QueryScorer:
         self._utility = [m.label for m in self.metrics if m.spec.scale is Scale.UTILITY]
         if self.qrels is not None and self._utility:
             check_utility_scale(self.qrels.grade_values(), self.settings.grade_map, self._utility)
-        self._last: tuple[Any, Scores] | None = None
+        self._last: tuple[Any, _Judged] | None = None
         self._lock = threading.Lock()
         self._warned = False
         self._ids_alike = False  # the retrieved ids were seen to be of the judged ids' form
@@ -102,7 +107,11 @@ class QueryScorer:
         qrels of ``query_id``. With no judged doc at all every metric is NA, as a query
         without judgments is not counted in an evaluation.
         """
-        return dict(self._scores(ranking, judgments, query_id))
+        scores = self._scores(ranking, judgments, query_id)
+        for value in scores.values():
+            if isinstance(value, _Refused):
+                raise value.error
+        return cast(Scores, dict(scores))
 
     def value(
         self,
@@ -113,12 +122,17 @@ class QueryScorer:
         query_id: str | None = None,
     ) -> float | None:
         """One metric's value for ``ranking`` (see :meth:`score`): the plug-ins of one
-        evaluator each ask for theirs, and the ranking is judged once for all."""
-        return self._scores(ranking, judgments, query_id)[label]
+        evaluator each ask for theirs, and the ranking is judged once for all. A metric
+        that cannot read these judgments (a RAG set metric given a grade off the utility
+        scale) raises for itself only; its neighbours keep their values."""
+        value = self._scores(ranking, judgments, query_id)[label]
+        if isinstance(value, _Refused):
+            raise value.error
+        return value
 
     def _scores(
         self, ranking: Sequence[str], judgments: Mapping[str, int] | None, query_id: str | None
-    ) -> Scores:
+    ) -> _Judged:
         """The scores of the last ranking when it comes again, else new ones (kept)."""
         key: Any
         if judgments is None:
@@ -141,7 +155,7 @@ class QueryScorer:
 
     def _score(
         self, ranking: Sequence[str], judgments: Mapping[str, int] | None, query_id: str | None
-    ) -> Scores:
+    ) -> _Judged:
         name = query_id if query_id is not None else "q"
         ranked = _checked_ranking(ranking, name)
         if judgments is None:
@@ -152,10 +166,14 @@ class QueryScorer:
                 result = evaluate_checked(self.qrels, run, self.metrics, self._one_query)
                 return dict(result.per_query.get(query_id, dict.fromkeys(self.labels)))
             judged_docs = dict(self.qrels[query_id])
-        else:
+        refused: RagMetricsError | None = None
+        if judgments is not None:
             judged_docs = _checked_judgments(judgments, name)
             if self._utility:
-                check_query_grades(judged_docs.values(), self.settings.grade_map, self._utility)
+                try:
+                    check_query_grades(judged_docs.values(), self.settings.grade_map, self._utility)
+                except RagMetricsError as error:  # the set metrics' alone
+                    refused = error
         if not judged_docs:
             return dict.fromkeys(self.labels)
         judged = locate_in_ranking(
@@ -169,8 +187,11 @@ class QueryScorer:
         )
         if not judged.n_located and ranked:
             self._warn_ids(ranked, list(judged_docs))
-        scores: Scores = {}
+        scores: _Judged = {}
         for metric in self.metrics:
+            if refused is not None and metric.label in self._utility:
+                scores[metric.label] = _Refused(refused)
+                continue
             value = float(metric.compute(judged)[0])
             scores[metric.label] = None if value != value else value  # NaN: NA
         return scores
@@ -198,6 +219,18 @@ class QueryScorer:
             + self.id_hint,
             IdMismatchWarning,
         )
+
+
+class _Refused:
+    """A metric's refusal of one ranking's judgments, kept with the other metrics' values."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: RagMetricsError) -> None:
+        self.error = error
+
+
+_Judged = dict[str, "float | _Refused | None"]
 
 
 def _checked_ranking(ranking: Sequence[str], query_id: str) -> tuple[str, ...]:
