@@ -238,6 +238,38 @@ def test_postprocessors_make_the_pool(vector_index, dataset) -> None:  # type: i
     assert result.aggregate["proc@3"] >= result.aggregate["ra_nwg@3"]
 
 
+def test_a_crashing_reranker_is_not_booked_as_a_retriever_failure(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    """The retriever's candidates stay the pool of PROC@k when a post-processor raises: the
+    retrieval scores as what it found, the selection as the failure (PROC@k was 0)."""
+    from llama_index.core.postprocessor.types import BaseNodePostprocessor
+
+    class Crashing(BaseNodePostprocessor):
+        def _postprocess_nodes(self, nodes, query_bundle=None):  # type: ignore[no-untyped-def]
+            raise RuntimeError("reranker service down")
+
+    small = rm.RetrievalDataset(
+        queries=dict(list(dataset.queries.items())[:20]),
+        corpus=dataset.corpus,
+        relevant_docs={q: dataset.relevant_docs[q] for q in list(dataset.queries)[:20]},
+    )
+    metrics = ["ra_nwg@3", "proc@3", "pct_proc@3"]
+    retriever = vector_index.as_retriever(similarity_top_k=8)
+    plain = RagMetricsRetrieverEvaluator(
+        retriever, metrics, show_progress=False, grade_map={2: 5}
+    ).evaluate_dataset(small)
+    evaluator = RagMetricsRetrieverEvaluator(
+        retriever, metrics, node_postprocessors=[Crashing()], show_progress=False, grade_map={2: 5}
+    )
+    with pytest.warns(rm.RagMetricsWarning, match="raised"):
+        crashed = evaluator.evaluate_dataset(small)
+    assert set(evaluator.errors) == set(small.queries)
+    assert all(
+        "post-processor Crashing failed: RuntimeError" in e for e in evaluator.errors.values()
+    )
+    assert crashed.aggregate["proc@3"] == plain.aggregate["proc@3"] > 0  # the pool is intact
+    assert crashed.aggregate["ra_nwg@3"] == 0.0  # the final list is the failure
+
+
 def test_legacy_dataset_json_and_text_matching(tmp_path: Path, dataset) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "legacy.json"
     first = list(dataset.queries)[:30]

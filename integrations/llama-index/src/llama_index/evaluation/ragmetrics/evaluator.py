@@ -136,17 +136,29 @@ class RagMetricsRetrieverEvaluator:
         async def one(query_id: str, text: str) -> tuple[str, Retrieved, Retrieved]:
             async with limit:
                 started = time.perf_counter()
+                bundle = QueryBundle(query_str=text)
                 try:
-                    bundle = QueryBundle(query_str=text)
                     candidates = await self.retriever.aretrieve(bundle)
-                    final = list(candidates)
-                    for processor in self.node_postprocessors:
-                        final = processor.postprocess_nodes(final, query_bundle=bundle)
                 except Exception as error:  # a failing query is recorded, not fatal
                     if self.raise_errors:
                         raise
                     errors[query_id] = f"{type(error).__name__}: {error}"
-                    candidates, final = [], []
+                    candidates = []
+                final = list(candidates)
+                for processor in self.node_postprocessors if query_id not in errors else ():
+                    try:
+                        final = processor.postprocess_nodes(final, query_bundle=bundle)
+                    except Exception as error:
+                        # the reranker failed, not the retriever: its candidates stay the
+                        # pool of PROC@k, and the final list is the failure
+                        if self.raise_errors:
+                            raise
+                        errors[query_id] = (
+                            f"post-processor {type(processor).__name__} failed: "
+                            f"{type(error).__name__}: {error}"
+                        )
+                        final = []
+                        break
                 # retrieval and post-processing, as the pipeline would pay for them
                 latencies[query_id] = time.perf_counter() - started
                 bar.update(1)
