@@ -326,3 +326,24 @@ def test_latency_is_timed_and_shown_beside_quality(bm25, dataset) -> None:  # ty
     assert headers == ["run", "timed", "p50 ms", "p95 ms", "mean ms"]
     assert lines[1][0] == "slow" and lines[1][2] >= 30.0 > lines[0][2]
     assert "Retrieval latency" in both.to_table()
+
+
+def test_a_graph_nodes_stage_answers_to_its_class_and_its_node(bm25, dataset) -> None:  # type: ignore[no-untyped-def]
+    """LangGraph calls a node's retriever with ``metadata={"langgraph_node": ...}``: the
+    stage is recorded as ``Class@node`` and selected by either part; a name that matches
+    nothing lists the stages that exist (it gave an empty run, silently)."""
+    handler = RetrievalEvalCallbackHandler(dataset, ["mrr"], id_key="doc_id")
+    qid, text = next(iter(dataset.queries.items()))
+    bm25.invoke(
+        text,
+        config={
+            "callbacks": [handler],
+            "metadata": {"query_id": qid, "langgraph_node": "retrieve"},
+        },
+    )
+    kind = type(bm25).__name__
+    for stage in (kind, "retrieve", f"{kind}@retrieve"):
+        assert handler.run_of(stage).query_ids == (qid,), stage
+        assert handler.evaluate(stage=stage).counts.queries == 1
+    with pytest.raises(rm.InputFormatError, match=rf"stage 'rerank'.*{kind}@retrieve"):
+        handler.run_of("rerank")

@@ -21,7 +21,12 @@ from ragmetrics.data.run import Run
 from ragmetrics.engine.evaluation import evaluate as evaluate_run
 from ragmetrics.engine.result import EvaluationResult
 from ragmetrics.engine.settings import MissingPolicy
-from ragmetrics.errors import HandlerFailureWarning, RagMetricsError, StageWarning
+from ragmetrics.errors import (
+    HandlerFailureWarning,
+    InputFormatError,
+    RagMetricsError,
+    StageWarning,
+)
 
 if TYPE_CHECKING:
     from ragmetrics.adapters.scoring import QueryScorer
@@ -69,8 +74,15 @@ class RetrievalRecord:
         return self.error is not None
 
     def is_stage(self, stage: str) -> bool:
-        """True when ``stage`` is this record's retriever name or one of its tags."""
-        return stage == self.retriever or stage in self.tags
+        """True when ``stage`` is this record's retriever name or one of its tags; a
+        retriever named ``Class@node`` (a LangGraph node) answers to ``Class``, to ``node``
+        and to the whole name."""
+        if stage == self.retriever or stage in self.tags:
+            return True
+        if self.retriever is not None and "@" in self.retriever:
+            kind, _, node = self.retriever.partition("@")
+            return stage in (kind, node)
+        return False
 
 
 @dataclass
@@ -297,12 +309,27 @@ class RetrievalLog:
         retrievers recorded the same query (pick one with ``stage=``).
         """
         records = [r for r in self.records(stage) if not r.failed]
+        if stage is not None and not self.records(stage):
+            raise InputFormatError(
+                f"No retrieval was recorded for the stage {stage!r}. The stages recorded: "
+                f"{', '.join(self.stage_names()) or 'none'} (a retriever's name, a tag, or "
+                f"a LangGraph node's class or node name)."
+            )
         if stage is None:
             spans = {r.span_id for r in self.records()}
             records = [r for r in records if r.parent_id is None or r.parent_id not in spans]
             self._warn_stages(records)
         latest = {r.query_id: list(r.doc_ids) for r in records}
         return Run.from_lists(latest, name=name)
+
+    def stage_names(self) -> list[str]:
+        """Every name a stage can be selected by: retrievers' names and tags, in order."""
+        names: dict[str, None] = {}
+        for record in self.records():
+            for name in (record.retriever, *record.tags):
+                if name:
+                    names[name] = None
+        return list(names)
 
     def _warn_stages(self, records: list[RetrievalRecord]) -> None:
         stages: dict[str, set[str]] = {}
