@@ -163,7 +163,7 @@ def _reads_shared(item: pytest.Item) -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without ``../shared`` (a fresh clone), the tests that compare with its data cannot run:
-    one test per module stands for them, skipped with the count and the reason, and the
+    one of them stands for all, skipped with the count per module and the reason, and the
     others are deselected (pytest's summary counts them). Where ``../shared`` is present,
     every one of them runs."""
     if SHARED_DATA.exists():
@@ -175,16 +175,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             dropped.setdefault(item.nodeid.split("::")[0], []).append(item)
         else:
             kept.append(item)
-    for module, tests in dropped.items():
-        stand_in = tests[0]
+    if dropped:  # one test stands for them all, skipped with the counts and the reason
+        stand_in = next(iter(dropped.values()))[0]
+        counts = ", ".join(f"{module} {len(tests)}" for module, tests in dropped.items())
+        total = sum(len(tests) for tests in dropped.values())
         stand_in.add_marker(
             pytest.mark.skip(
-                reason=f"{len(tests)} test(s) of {module} compare with {SHARED_DATA}, absent "
-                f"here; they run where it is present"
+                reason=f"{total} tests compare with {SHARED_DATA}, absent here ({counts}); "
+                f"they run where it is present"
             )
         )
         kept.append(stand_in)
-    deselected = [t for tests in dropped.values() for t in tests[1:]]
+    deselected = [t for tests in dropped.values() for t in tests if t is not stand_in]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
     items[:] = kept
