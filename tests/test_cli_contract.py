@@ -57,6 +57,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
+@pytest.fixture(autouse=True)
+def _in_a_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad value of -o is a file name: written there, never in the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
 def _base(command: str, f: dict[str, str]) -> list[str]:
     """A call of ``command`` that succeeds."""
     return {
@@ -91,13 +97,8 @@ def test_every_subcommand_is_covered() -> None:
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_the_base_call_of_each_subcommand_succeeds(
-    command: str,
-    files: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    command: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)
     argv = _base(command, files)
     code, _, err = _answer(argv, capsys)
     assert code == 0, (argv, err)
@@ -105,13 +106,8 @@ def test_the_base_call_of_each_subcommand_succeeds(
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_flag_of_every_subcommand_answers_a_bad_value_in_two_lines(
-    command: str,
-    files: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    command: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.chdir(tmp_path)  # a bad value of -o is a file name: written here, not in the repo
     parser = _subcommands()[command]
     base = _base(command, files)
     flags = [a for a in parser._actions if a.option_strings and a.dest != "help"]
@@ -135,13 +131,8 @@ def test_every_flag_of_every_subcommand_answers_a_bad_value_in_two_lines(
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_missing_or_unreadable_inputs_are_two_lines(
-    command: str,
-    files: dict[str, str],
-    capsys: pytest.CaptureFixture[str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    command: str, files: dict[str, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    monkeypatch.chdir(tmp_path)
     base = _base(command, files)
     folder = tmp_path / "a-folder"
     folder.mkdir()
