@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.warn import warn
-from ragmetrics.analysis._ties import as_values
+from ragmetrics.analysis._ties import as_values, in_unit_interval
 from ragmetrics.analysis.distributions import normal_quantile
 from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
@@ -97,8 +97,7 @@ def ppi_mean(
         )
     if not (np.isfinite(f_all).all() and np.isfinite(f_n).all() and np.isfinite(y_n).all()):
         raise InvalidParameterError("PPI needs finite values; some are NaN or infinite.")
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be in (0, 1); got {alpha!r}.")
+    in_unit_interval(alpha, "alpha")
     rectifier = y_n - f_n
     estimate = float(f_all.mean() + rectifier.mean())
     variance = f_all.var(ddof=1) / len(f_all) + rectifier.var(ddof=1) / len(y_n)

@@ -8,7 +8,16 @@ import numpy as np
 
 from ragmetrics.errors import InvalidParameterError
 
-__all__ = ["MAX_DRAWS", "TIE_TOLERANCE", "as_values", "count_of_draws", "no_spread", "noise_free"]
+__all__ = [
+    "MAX_DRAWS",
+    "TIE_TOLERANCE",
+    "as_values",
+    "checked_seed",
+    "count_of_draws",
+    "in_unit_interval",
+    "no_spread",
+    "noise_free",
+]
 
 # Two per-query values closer than this (relative to their size, at least 1) are one value
 # written twice by float arithmetic (0.1 + 0.2 against 0.3): their difference counts as 0.
@@ -64,3 +73,21 @@ def count_of_draws(value: object, what: str) -> int:
 
 
 MAX_DRAWS = 10_000_000
+
+
+def checked_seed(seed: object) -> int:
+    """A random seed: an integer >= 0."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
+    return int(seed)
+
+
+def in_unit_interval(value: object, name: str) -> float:
+    """A level, a power or an alpha: a number strictly between 0 and 1."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.number))
+        or not 0 < value < 1
+    ):
+        raise InvalidParameterError(f"{name} must be a number in (0, 1); got {value!r}.")
+    return float(value)

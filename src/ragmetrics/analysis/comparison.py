@@ -679,9 +679,10 @@ def _evaluated(
             )
         # the queries its pipeline was never asked keep the adapter's policy (left out and
         # counted), not zeros: an unasked question says nothing about the retriever
-        own = run.settings.get("missing", keywords.get("missing", "zero"))
+        asked = keywords.get("missing", "zero")
+        own = run.settings.get("missing", asked)
         result = evaluate(qrels, ranked, metrics, **{**keywords, "missing": own})
-        if result.missing_query_ids and own != keywords.get("missing", "zero"):
+        if result.missing_query_ids and own != asked:
             unseen = result.missing_query_ids
             shown = ", ".join(map(repr, unseen[:3])) + (", ..." if len(unseen) > 3 else "")
             warn(

@@ -32,7 +32,9 @@ from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ties import (
     TIE_TOLERANCE,
     as_values,
+    checked_seed,
     count_of_draws,
+    in_unit_interval,
     no_spread,
     noise_free,
 )
@@ -105,9 +107,6 @@ def paired_differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return differences
 
 
-_differences = paired_differences
-
-
 def randomization_test(
     a: np.ndarray, b: np.ndarray, *, n_permutations: int = 10_000, seed: int = 0
 ) -> float:
@@ -116,17 +115,11 @@ def randomization_test(
     ``p = (1 + #{|mean of sign-flipped d| >= |mean d|}) / (1 + n_permutations)``, so it is
     never 0. Seeded: the same inputs and seed give the same p-value.
     """
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     n_permutations = count_of_draws(n_permutations, "n_permutations")
     if len(d) == 0:
         return math.nan
-    return _SignFlips(d, n_permutations, _seed(seed)).p_value(0.0)
-
-
-def _seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
-    return int(seed)
+    return _SignFlips(d, n_permutations, checked_seed(seed)).p_value(0.0)
 
 
 class _SignFlips:
@@ -279,11 +272,10 @@ def paired_interval(
         (True, True)
     """
     spec = paired_test(test)
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     n_resamples = count_of_draws(n_resamples, "n_resamples")
-    seed = _seed(seed)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise InvalidParameterError(f"alpha must be a number in (0, 1); got {alpha!r}.")
+    seed = checked_seed(seed)
+    in_unit_interval(alpha, "alpha")
     if len(d) == 0:
         return math.nan, math.nan, math.nan
     p, low, high = spec.run(d, alpha, n_resamples, seed)
@@ -365,7 +357,7 @@ def _batches(total: int) -> list[int]:
 
 def t_test(a: np.ndarray, b: np.ndarray) -> float:
     """Two-sided p-value of Student's paired t-test (1 when every difference is 0)."""
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     n = len(d)
     if n < 2:
         return math.nan
@@ -383,11 +375,11 @@ def bootstrap_test(
 ) -> float:
     """Two-sided p-value of the paired bootstrap test: resample queries from the differences
     shifted to mean 0, and count means at least as extreme as the observed one."""
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     n_resamples = count_of_draws(n_resamples, "n_resamples")
     if len(d) == 0:
         return math.nan
-    return _bootstrap_p(d, _bootstrap_extremes(d, n_resamples, _seed(seed)))
+    return _bootstrap_p(d, _bootstrap_extremes(d, n_resamples, checked_seed(seed)))
 
 
 def _bootstrap_extremes(d: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -437,9 +429,8 @@ def bootstrap_cis(
         raise InvalidParameterError(f"columns must be a list of vectors; got {columns!r}.")
     columns = [as_values(c, f"Column {i}") for i, c in enumerate(columns)]
     n_resamples = count_of_draws(n_resamples, "n_resamples")
-    seed = _seed(seed)
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise InvalidParameterError(f"level must be a number in (0, 1); got {level!r}.")
+    seed = checked_seed(seed)
+    in_unit_interval(level, "level")
     for i, column in enumerate(columns):
         if not np.isfinite(column).all():
             raise InvalidParameterError(f"Column {i} holds NaN or infinite values.")
@@ -477,7 +468,7 @@ def effect_size(a: np.ndarray, b: np.ndarray) -> float:
     NaN (undefined) for fewer than two queries, and for differences that do not vary but
     are not all 0 (every query +0.25): a standardized effect has no finite value there, and
     an :class:`UndefinedMetricWarning` says so; 0 when no query differs."""
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     value = standardized_effect(d)
     if math.isnan(value) and len(d) >= 2:
         warn(
@@ -641,7 +632,7 @@ def wilcoxon_test(a: np.ndarray, b: np.ndarray) -> float:
     dropped, ties given average ranks): exact for up to 50 differences without ties or
     zeros, by enumeration of every sign for up to 13 with them, else the normal
     approximation with the tie correction (as ``scipy.stats.wilcoxon`` by default)."""
-    d = _differences(a, b)
+    d = paired_differences(a, b)
     return _wilcoxon_p(d)
 
 

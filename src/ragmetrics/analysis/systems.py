@@ -29,7 +29,9 @@ from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ties import (
     TIE_TOLERANCE,
     as_values,
+    checked_seed,
     count_of_draws,
+    in_unit_interval,
     no_spread,
     noise_free,
 )
@@ -173,8 +175,7 @@ def tukey_hsd(
     names, matrix = _matrix(scores)
     n_permutations = count_of_draws(n_permutations, "n_permutations")
     _check_level("alpha", alpha)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
+    checked_seed(seed)
     systems, queries = matrix.shape
     by_query = matrix.T  # queries x systems
     rng = np.random.default_rng(seed)
@@ -336,9 +337,10 @@ def tost(
     d = noise_free(y, x)
     n = len(d)
     mean = float(d.mean())
-    se = float(d.std(ddof=1)) / math.sqrt(n)
+    sd = float(d.std(ddof=1))
+    se = sd / math.sqrt(n)
     df = n - 1
-    if no_spread(float(d.std(ddof=1)), d):
+    if no_spread(sd, d):
         inside = abs(mean) < delta
         p_lower = 0.0 if mean > -delta else 1.0
         p_upper = 0.0 if mean < delta else 1.0
@@ -375,8 +377,8 @@ def effect_size_interval(
     """d_z of ``b - a`` with a percentile bootstrap interval (queries resampled)."""
     x, y = _paired(a, b, "effect_size_interval")
     n_resamples = count_of_draws(n_resamples, "n_resamples")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InvalidParameterError(f"seed must be an integer >= 0; got {seed!r}.")
+    checked_seed(seed)
+    in_unit_interval(level, "level")
     d = noise_free(y, x)
     n = len(d)
 
@@ -391,8 +393,6 @@ def effect_size_interval(
         out = np.where(~spread & (mean == 0), 0.0, out)
         return np.asarray(out, dtype=np.float64)
 
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise InvalidParameterError(f"level must be in (0, 1); got {level!r}.")
     correction = 1.0 - 3.0 / (4.0 * (n - 1) - 1.0) if n > 2 else math.nan
     point = float(dz(d))
     if not math.isfinite(point):
@@ -494,8 +494,7 @@ def topic_set_size(
         x, y = _paired(pilot[0], pilot[1], "A pilot")
         sd = float((y - x).std(ddof=1))
     _check_level("alpha", alpha)
-    if isinstance(power, bool) or not isinstance(power, (int, float)) or not 0 < power < 1:
-        raise InvalidParameterError(f"power must be in (0, 1); got {power!r}.")
+    in_unit_interval(power, "power")
     _check_design("min_diff", min_diff)
     if (
         isinstance(sd, bool)

@@ -39,7 +39,12 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
-from ragmetrics.errors import InvalidParameterError, RagMetricsError, UnknownMetricError
+from ragmetrics.errors import (
+    InputFormatError,
+    InvalidParameterError,
+    RagMetricsError,
+    UnknownMetricError,
+)
 from ragmetrics.formats._rules import ascii_int, records
 
 __all__ = [
@@ -900,7 +905,6 @@ def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
     counted first: only when they outnumber the judgments is it read again, line by line,
     keeping a doc's first grade."""
     from ragmetrics.data.qrels import Qrels
-    from ragmetrics.errors import InputFormatError
 
     try:
         qrels = Qrels.from_trec(path)

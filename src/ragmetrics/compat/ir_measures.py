@@ -184,40 +184,37 @@ def _number(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
 
 
-def _check_param(measure: str, key: str, value: Any, default: Any) -> None:
-    """Each parameter's valid values, as ir_measures documents them: a grade threshold is a
-    whole number, RBP's persistence lies in (0, 1), beta is positive, a recall level lies in
-    [0, 1], a cutoff is an integer >= 1, switches are booleans."""
-    if value is None and default is None and key != "cutoff":
-        return
-    checks: dict[str, Callable[[Any], bool]] = {
-        "rel": lambda v: _number(v) and float(v).is_integer(),
-        "p": lambda v: _number(v) and 0 < v < 1,
-        "beta": lambda v: _number(v) and v > 0,
-        "recall": lambda v: _number(v) and 0 <= v <= 1,
-        "cutoff": lambda v: not isinstance(v, bool) and isinstance(v, int) and v >= 1,
-        "judged_only": lambda v: isinstance(v, bool),
-        "relative": lambda v: isinstance(v, bool),
-        "dcg": lambda v: v in ("log2", "exp-log2"),
-        "gains": lambda v: (
+# each parameter's valid values, as ir_measures documents them, and their words
+_PARAM_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "rel": (lambda v: _number(v) and float(v).is_integer(), "a whole number"),
+    "p": (lambda v: _number(v) and 0 < v < 1, "a number in (0, 1)"),
+    "beta": (lambda v: _number(v) and v > 0, "a number > 0"),
+    "recall": (lambda v: _number(v) and 0 <= v <= 1, "a number in [0, 1]"),
+    "cutoff": (
+        lambda v: not isinstance(v, bool) and isinstance(v, int) and v >= 1,
+        "an integer >= 1",
+    ),
+    "judged_only": (lambda v: isinstance(v, bool), "True or False"),
+    "relative": (lambda v: isinstance(v, bool), "True or False"),
+    "dcg": (lambda v: v in ("log2", "exp-log2"), "'log2' or 'exp-log2'"),
+    "gains": (
+        lambda v: (
             isinstance(v, Mapping)
             and all(_number(k) and float(k).is_integer() and _number(g) for k, g in v.items())
         ),
-    }
-    valid = checks.get(key)
-    if valid is not None and not valid(value):
-        words = {
-            "rel": "a whole number",
-            "p": "a number in (0, 1)",
-            "beta": "a number > 0",
-            "recall": "a number in [0, 1]",
-            "cutoff": "an integer >= 1",
-            "judged_only": "True or False",
-            "relative": "True or False",
-            "dcg": "'log2' or 'exp-log2'",
-            "gains": "a mapping of whole grades to numbers",
-        }[key]
-        raise InvalidParameterError(f"{measure}'s {key} must be {words}; got {value!r}.")
+        "a mapping of whole grades to numbers",
+    ),
+}
+
+
+def _check_param(measure: str, key: str, value: Any, default: Any) -> None:
+    """Refuse a value outside the parameter's rule (:data:`_PARAM_RULES`); ``None`` stands
+    for a parameter whose default is ``None``."""
+    if value is None and default is None and key != "cutoff":
+        return
+    rule = _PARAM_RULES.get(key)
+    if rule is not None and not rule[0](value):
+        raise InvalidParameterError(f"{measure}'s {key} must be {rule[1]}; got {value!r}.")
 
 
 def _measure(name: str, params: Mapping[str, Any]) -> Measure:

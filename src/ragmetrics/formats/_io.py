@@ -185,7 +185,7 @@ def read_trec_maps(
                     else:
                         current[doc_id] = value
     except UnicodeDecodeError:
-        raise _not_utf8(path) from None
+        raise not_utf8_file(path) from None
     return maps, repeats
 
 
@@ -239,12 +239,6 @@ def parse_value(
 
 
 def not_utf8_file(path: PathLike) -> InputFormatError:
-    """The error for a file that is not UTF-8 (see :func:`_not_utf8`), for the readers of
-    other modules that read lines with :func:`trec_lines`."""
-    return _not_utf8(path)
-
-
-def _not_utf8(path: PathLike) -> InputFormatError:
     """The error for a file that is not UTF-8, naming the line of its first bad byte (read
     in blocks: a huge file is not loaded whole to find it)."""
     decoder = codecs.getincrementaldecoder("utf-8")()

@@ -327,7 +327,13 @@ def _prepared(
             raise InvalidParameterError(
                 f"Unknown normalization {norm!r}. Known: {', '.join(NORMALIZATIONS)}, or None."
             )
-    scores_needed = spec.uses_scores and (chosen is None or chosen.reads_scores)
+    if chosen is not None and chosen.reads_scores and chosen.keeps_order and not spec.uses_scores:
+        # a rank-based method reads only the order, which this normalization leaves as it
+        # was: it is skipped (its values would go unread)
+        chosen = None
+    # the scores matter where the method adds them or the normalization reorders by them
+    reads_scores = spec.uses_scores if chosen is None else chosen.reads_scores
+    scores_needed = spec.uses_scores and reads_scores
     for label, run in named.items():
         if scores_needed and not run.is_scored:
             raise InputFormatError(
@@ -336,20 +342,11 @@ def _prepared(
                 f"norm='borda' to score by rank."
             )
     table = align(list(named.values()))
-    # the scores matter where the method adds them or the normalization reorders by them
-    if chosen is None:
-        reads_scores = spec.uses_scores
-    else:
-        reads_scores = chosen.reads_scores and (spec.uses_scores or not chosen.keeps_order)
     if reads_scores:
         for label, run_rows in zip(named, table.runs, strict=True):
             _refuse_infinite(label, run_rows, table, spec.name, norm)
     rows = table.runs
-    # a rank-based method reads only the order, which a score normalization that keeps it
-    # leaves as it was: such a normalization is skipped (its values would go unread)
-    if chosen is not None and (
-        spec.uses_scores or not chosen.reads_scores or not chosen.keeps_order
-    ):
+    if chosen is not None:
         rows = [
             chosen.apply(_with_rank_scores(r), table)
             if chosen.reads_scores

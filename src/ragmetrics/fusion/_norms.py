@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -110,17 +111,17 @@ def _overflowed(rows: Rows, normalized: np.ndarray, denominators: np.ndarray) ->
     return found
 
 
-def _guarded(kernel: Kernel) -> Callable[[Rows, Table], Rows]:
-    """``kernel`` (a scale-free normalization of a run's rows, returning the values and
-    each query's denominator) with the queries it overflows on done again on scaled
-    scores."""
+def _guarded(kernel: Kernel, again: Kernel | None = None) -> Callable[[Rows, Table], Rows]:
+    """``kernel`` (a scale-free normalization of a run's rows, returning the values and a
+    number per query that overflows with them) with the queries it overflows on done again
+    on scaled scores, by ``again`` (default: the kernel itself)."""
 
     def apply(rows: Rows, table: Table) -> Rows:
         with np.errstate(over="ignore", invalid="ignore"):  # found and worked out again below
-            values, denominators = kernel(rows)
-        broken = _overflowed(rows, values, denominators)
+            values, of_query = kernel(rows)
+        broken = _overflowed(rows, values, of_query)
         if broken.any():
-            scaled, _ = kernel(rows.with_values(_unit_scaled(rows, _scores(rows))))
+            scaled, _ = (again or kernel)(rows.with_values(_unit_scaled(rows, _scores(rows))))
             values = np.where(np.repeat(broken, rows.lengths), scaled, values)
         return rows.with_values(values)
 
@@ -144,8 +145,11 @@ def _min_max_inverted_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     return values, denominator
 
 
+_min_max_inverted_guarded = _guarded(_min_max_inverted_values)
+
+
 def _min_max_inverted(rows: Rows, table: Table) -> Rows:
-    values = _scores(_guarded(_min_max_inverted_values)(rows, table))
+    values = _scores(_min_max_inverted_guarded(rows, table))
     # the best doc now scores lowest: rank again (equal values keep their order)
     order = np.lexsort((np.arange(len(values)), -values, rows.query))
     return Rows(rows.cand[order], rows.lengths, values[order])
@@ -178,15 +182,8 @@ def _zmuv_values(rows: Rows, *, rescaled: bool = False) -> tuple[np.ndarray, np.
     return centred / _per_row(rows, np.maximum(spread, FLOOR)), means + spread
 
 
-def _zmuv(rows: Rows, table: Table) -> Rows:
-    with np.errstate(over="ignore", invalid="ignore"):  # found and worked out again below
-        values, of_query = _zmuv_values(rows)
-    broken = _overflowed(rows, values, of_query)
-    if broken.any():
-        scaled = rows.with_values(_unit_scaled(rows, _scores(rows)))
-        again, _ = _zmuv_values(scaled, rescaled=True)
-        values = np.where(np.repeat(broken, rows.lengths), again, values)
-    return rows.with_values(values)
+# the scaled pass brings the deviations near 1 too, so that none is floored
+_zmuv = _guarded(_zmuv_values, partial(_zmuv_values, rescaled=True))
 
 
 def _rank(rows: Rows, table: Table) -> Rows:
