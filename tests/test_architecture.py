@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,77 @@ def test_the_trec_eval_stand_in_loads_only_what_it_uses(tmp_path: Path) -> None:
     unwanted = {"argparse", "json", "pathlib", "gzip", "zlib", "csv", "difflib", "logging",
                 "concurrent.futures", "tempfile", "pydantic", "tqdm"}  # fmt: skip
     assert not unwanted & set(loaded), sorted(unwanted & set(loaded))
+
+
+def _declared_layers() -> list[set[str]]:
+    """The layers docs/architecture.md declares, lowest first: each a set of folder (or
+    top-level module) names."""
+    text = (Path(__file__).parents[1] / "docs" / "architecture.md").read_text()
+    block = text.split("<!-- layers:", 1)[1].split("<!-- /layers -->", 1)[0]
+    layers = []
+    for line in block.splitlines()[1:]:
+        if line.strip():
+            head = line.split(":", 1)[0]
+            layers.append(set(re.findall(r"`([\w_]+)`", head)))
+    return layers
+
+
+LAYERS = _declared_layers()
+
+
+def _part(module: str) -> str:
+    """The folder (or top-level module) a module belongs to: ``ragmetrics.engine.locate`` ->
+    ``engine``, ``ragmetrics.errors`` -> ``errors``, ``ragmetrics`` -> ``ragmetrics``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def _layer_of() -> dict[str, int]:
+    return {part: level for level, parts in enumerate(LAYERS) for part in parts}
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a module in a higher layer, or in another folder of the same layer."""
+    level = _layer_of()
+    found = []
+    for module, targets in graph.items():
+        for target in targets:
+            a, b = _part(module), _part(target)
+            if a != b and level[b] >= level[a]:
+                found.append(
+                    f"{module} -> {target} ({a}: layer {level[a] + 1}, {b}: {level[b] + 1})"
+                )
+    return sorted(found)
+
+
+def test_every_folder_has_a_declared_layer() -> None:
+    parts = {_part(name) for name in MODULES}
+    declared = set().union(*LAYERS)
+    assert parts == declared, (parts - declared, declared - parts)
+    assert len(LAYERS) >= 10
+
+
+def test_no_module_imports_from_a_higher_layer() -> None:
+    graph = {name: _imports(name, path) for name, path in MODULES.items()}
+    assert "ragmetrics.data._store" in graph["ragmetrics.engine.locate"]  # the walk sees imports
+    assert _upward(graph) == []
+
+
+def test_the_layer_check_finds_an_upward_import() -> None:
+    graph = {
+        "ragmetrics.metrics.classic": {"ragmetrics.engine.locate"},  # up
+        "ragmetrics.fusion": {"ragmetrics.goldset"},  # across one layer
+        "ragmetrics.engine.locate": {"ragmetrics.metrics.judged", "ragmetrics.engine.result"},
+    }
+    found = _upward(graph)
+    assert len(found) == 2 and found[0].startswith("ragmetrics.fusion -> ragmetrics.goldset")
+
+
+def test_an_import_inside_a_function_counts(tmp_path: Path) -> None:
+    source = tmp_path / "classic.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from ragmetrics.engine.result import EvaluationResult\n"
+        "def f():\n    from ragmetrics.engine.locate import locate_judged\n"
+    )
+    assert _imports("ragmetrics.metrics.classic", source) == {"ragmetrics.engine.locate"}

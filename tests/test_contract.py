@@ -205,6 +205,9 @@ def test_every_public_function_meets_the_contract(
         (tmp_path / "run.txt").write_text("q1 Q0 a 1 0.5 r\nq1 Q0 b 2 0.4 r\n")
         (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
         given["path"] = "run.txt" if name.endswith("read_run") else "qrels.txt"
+    if name.endswith("by_segment"):
+        given["result"] = rm.evaluate(given["qrels"], given["run"], given["metrics"])
+        given["segments"] = {q: "odd" if i % 2 else "even" for i, q in enumerate(given["qrels"])}
     if name.endswith("write_report"):
         given["comparison"] = rm.compare(given["qrels"], given["runs"], ["mrr"], n_permutations=20)
     given.update(_OWN.get(name.rsplit(".", 1)[-1], {}))

@@ -220,18 +220,18 @@ def test_err_with_binary_grades() -> None:
 def test_discounts_of_deep_rankings_are_built_fresh(depth: int) -> None:
     # the table of log2(rank + 1) is kept for the process: start from an empty one, so that
     # its first build (at least 1,024 ranks) and a build past that are both checked
-    from ragmetrics.engine import locate
+    from ragmetrics.metrics import judged as judged_module
 
-    kept = locate._LOG2_RANKS[0]
-    locate._LOG2_RANKS[0] = np.empty(0)
+    kept = judged_module._LOG2_RANKS[0]
+    judged_module._LOG2_RANKS[0] = np.empty(0)
     try:
         _check_deep_discounts(depth)
     finally:
-        locate._LOG2_RANKS[0] = kept
+        judged_module._LOG2_RANKS[0] = kept
 
 
 def _check_deep_discounts(depth: int) -> None:
-    from ragmetrics.engine import locate
+    from ragmetrics.metrics import judged as judged_module
 
     ranking = [f"d{i}" for i in range(depth)]
     grades = {ranking[0]: 1, ranking[depth // 2]: 3, ranking[-1]: 2, "never": 1}
@@ -239,6 +239,6 @@ def _check_deep_discounts(depth: int) -> None:
     for k in (None, depth - 1):
         got = classic.ndcg(judged, k, dcg="log2")
         assert np.allclose(got, [_ndcg(ranking, grades, k, False)], 0, 1e-12), (depth, k)
-    table = locate._LOG2_RANKS[0]
+    table = judged_module._LOG2_RANKS[0]
     assert len(table) >= max(depth, 1024) and not table.flags.writeable
     assert table[0] == 1.0 and table[-1] == math.log2(len(table) + 1)

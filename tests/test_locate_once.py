@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.engine.locate import JudgedRun, locate_judged
+from ragmetrics.engine.locate import locate_judged
+from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import Cutoff, registered
 
 

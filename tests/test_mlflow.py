@@ -101,7 +101,7 @@ def test_na_means_are_listed_not_logged_as_zero(store: Any) -> None:
 def test_latency_and_refusals(store: Any) -> None:
     qrels, runs = _inputs()
     result = rm.evaluate(qrels, runs["bm25"], ["mrr"])
-    result.latencies = {q: 0.01 * (i + 1) for i, q in enumerate(qrels)}
+    result = result.replace(latencies={q: 0.01 * (i + 1) for i, q in enumerate(qrels)})
     run_id = rm_mlflow().log(result)
     metrics = store.get_run(run_id).data.metrics
     assert metrics["latency_seconds/p50"] == pytest.approx(result.latency()["p50"])  # type: ignore[index]

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.data import _packed
 from ragmetrics.data._store import store_of
+from ragmetrics.formats import _packed
 
 METRICS = ["P@1", "P@5", "recall@20", "map", "mrr", "ndcg@10", "ndcg_exp", "r_precision", "err@5"]
 

@@ -33,7 +33,7 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 import ragmetrics as rm
-from ragmetrics.data import _packed
+from ragmetrics.formats import _packed
 from ragmetrics.formats._io import read_trec_maps
 from ragmetrics.formats._trec_fast import read_plain_trec_packed
 from ragmetrics.metrics import registered

@@ -29,7 +29,7 @@ def test_a_result_per_segment() -> None:
     qrels, runs = _data()
     result = rm.evaluate(qrels, runs["mid"], ["ndcg@10", "P@5"])
     segments = {q: ("finance" if i % 3 else "legal") for i, q in enumerate(qrels) if i < 37}
-    table = result.by_segment(segments, n_bootstrap=500)
+    table = rm.by_segment(result, segments, n_bootstrap=500)
     assert table.unassigned == ("q37", "q38", "q39")
     for row in table.rows:
         members = [q for q, s in segments.items() if s == row.segment]
@@ -41,10 +41,10 @@ def test_a_result_per_segment() -> None:
     assert "3 queries have no segment" in table.to_markdown()
     frame = table.to_pandas()
     assert list(frame.columns[:3]) == ["run", "segment", "metric"] and len(frame) == 4
-    by_function = result.by_segment(lambda q: "even" if int(q[1:]) % 2 == 0 else None)
+    by_function = rm.by_segment(result, lambda q: "even" if int(q[1:]) % 2 == 0 else None)
     assert by_function.unassigned == tuple(q for q in qrels if int(q[1:]) % 2)
     with pytest.raises(InputFormatError, match="segments must map query ids"):
-        result.by_segment(["finance"])  # type: ignore[arg-type]
+        rm.by_segment(result, ["finance"])  # type: ignore[arg-type]
 
 
 def test_a_comparison_per_segment_tests_within_each() -> None:
@@ -115,7 +115,7 @@ def test_segments_as_keywords_of_evaluate_compare_and_the_report(tmp_path: Path)
     series["q3"], series["q4"] = float("nan"), None
     result = rm.evaluate(qrels, runs["mid"], ["ndcg@10"], segments=series)
     assert result.segments is not None and result.segments.unassigned == ("q3", "q4")
-    expected = result.by_segment(series)
+    expected = rm.by_segment(result, series)
     assert result.segments.rows == expected.rows
     assert rm.evaluate(qrels, runs["mid"], ["ndcg@10"]).segments is None
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.data import _packed
 from ragmetrics.data._store import Store, store_of
+from ragmetrics.formats import _packed
 
 METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
 

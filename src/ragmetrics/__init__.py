@@ -27,13 +27,14 @@ from ragmetrics.errors import (
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.analysis.comparison import Comparison, PairedTest, compare
-    from ragmetrics.analysis.diagnostics import Diagnosis, diagnose
+    from ragmetrics.analysis.evaluation import evaluate
+    from ragmetrics.analysis.segments import by_segment
     from ragmetrics.analysis.sensitivity import RobustnessResult, robustness
     from ragmetrics.data.dataset import RetrievalDataset
     from ragmetrics.data.files import read_qrels, read_run
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine.diagnostics import Diagnosis, diagnose
     from ragmetrics.engine.result import Counts, EvaluationResult
     from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.fusion import fuse, optimize_fusion
@@ -49,8 +50,9 @@ _HOMES = {
     "ragmetrics.data.dataset": ("RetrievalDataset",),
     "ragmetrics.data.files": ("read_qrels", "read_run"),
     "ragmetrics.output.report": ("write_report",),
-    "ragmetrics.analysis.diagnostics": ("Diagnosis", "diagnose"),
-    "ragmetrics.engine.evaluation": ("evaluate",),
+    "ragmetrics.engine.diagnostics": ("Diagnosis", "diagnose"),
+    "ragmetrics.analysis.evaluation": ("evaluate",),
+    "ragmetrics.analysis.segments": ("by_segment",),
     "ragmetrics.engine.result": ("Counts", "EvaluationResult"),
     "ragmetrics.metrics": ("list_metrics",),
     "ragmetrics.data.qrels": ("Qrels",),
@@ -104,6 +106,7 @@ __all__ = [
     "UnknownMetricError",
     "WriteError",
     "__version__",
+    "by_segment",
     "compare",
     "diagnose",
     "evaluate",

@@ -9,9 +9,6 @@ defined but meaningless.
 
 from __future__ import annotations
 
-# re-exported for the adapters: a warning attributed to the user's line
-from ragmetrics._util.warn import warn as warn
-
 __all__ = [
     "AmbiguousChunkWarning",
     "FormatLossWarning",

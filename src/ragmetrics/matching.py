@@ -260,10 +260,10 @@ class MatchedRun:
         from ragmetrics.engine.evaluation import evaluate
 
         result = evaluate(qrels, self.run, metrics, **options)
-        result.counts = replace(
+        counts = replace(
             result.counts, unmatched_chunks=self.n_unmatched, ambiguous_chunks=self.n_ambiguous
         )
-        return result
+        return result.replace(counts=counts)
 
 
 class ChunkMatcher:

@@ -14,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmetrics._util.optional import import_pyarrow, import_ray
+from ragmetrics.data._batches import batches
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.engine.result import EvaluationResult
 from ragmetrics.engine.settings import as_qrels, metric_list
 from ragmetrics.engine.stream import PartialResult, merge, partial
 from ragmetrics.errors import InputFormatError, RagMetricsError
-from ragmetrics.formats._stream_io import Columns, arrow_chunk, batches
+from ragmetrics.formats._stream_io import Columns, arrow_chunk
 
 __all__ = ["evaluate"]
 

@@ -13,6 +13,7 @@ The LlamaIndex and LangChain distributions import the core from here and from no
 """
 
 from ragmetrics._util.progress import progress_bar
+from ragmetrics._util.warn import warn
 from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
 from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
 from ragmetrics.adapters.scoring import QueryScorer
@@ -27,7 +28,6 @@ from ragmetrics.errors import (
     InvalidParameterError,
     RagMetricsError,
     RagMetricsWarning,
-    warn,
 )
 from ragmetrics.goldset import Judge, Reply, model_identity
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules

@@ -128,14 +128,13 @@ class EvaluationPlan:
             pool, _, _ = _to_run(candidates, matcher, "candidates")
             settings = replace(settings, pool=pool)
         result = evaluate_checked(dataset.qrels, run, self.metrics, settings, id_hint=id_hint)
-        result.retrieval_errors = errors
-        result.latencies = dict(latencies or {})
-        result.counts = replace(
+        counts = replace(
             result.counts,
             unmatched_chunks=unmatched,
             ambiguous_chunks=ambiguous,
             failed_retrievals=len(errors),
         )
+        result = result.replace(retrieval_errors=errors, latencies=latencies or {}, counts=counts)
         return Scored(result, run, pool)
 
 

@@ -386,11 +386,13 @@ class RetrievalLog:
             lists.update({key: [] for key in failed})
             run = Run.from_lists(lists, name=run.name)
         result = evaluate_run(qrels, run, metrics, missing=missing, **options)
-        result.retrieval_errors = {q: e for q, e in failed.items() if e is not None}
+        errors = {q: e for q, e in failed.items() if e is not None}
         timed = [r for r in self.records(stage) if r.seconds is not None and r.query_id in run]
-        result.latencies = {r.query_id: r.seconds for r in timed if r.seconds is not None}
-        result.counts = replace(result.counts, failed_retrievals=len(result.retrieval_errors))
-        return result
+        return result.replace(
+            retrieval_errors=errors,
+            latencies={r.query_id: r.seconds for r in timed if r.seconds is not None},
+            counts=replace(result.counts, failed_retrievals=len(errors)),
+        )
 
     def clear(self) -> None:
         with self._lock:

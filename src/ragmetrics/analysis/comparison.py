@@ -143,6 +143,8 @@ class Comparison:
         intervals: dict[str, dict[str, tuple[float, float]]],
         baseline: str | None,
         settings: dict[str, Any],
+        segments: SegmentTable | None = None,
+        ppi: Sequence[PPIEstimate] | None = None,
     ) -> None:
         self.results = results
         self.runs = tuple(results)
@@ -152,8 +154,8 @@ class Comparison:
         self.baseline = baseline
         self.settings = settings
         self.means = {name: dict(r.aggregate) for name, r in results.items()}
-        self.segments: SegmentTable | None = None  # set by compare(segments=...)
-        self.ppi: list[PPIEstimate] | None = None  # set by compare(human_qrels=...)
+        self.segments = segments
+        self.ppi = None if ppi is None else list(ppi)
 
     def test(self, metric: str, a: str, b: str) -> PairedTest:
         """The test of ``b`` against ``a`` on ``metric``."""
@@ -638,27 +640,27 @@ def compare(
         "n_permutations": n_permutations,
         "missing": missing,
     }
-    comparison = Comparison(
-        results=results,
-        metrics=labels,
-        tests=tests,
-        intervals=intervals,
-        baseline=baseline,
-        settings=settings,
-    )
+    parts: dict[str, Any] = {
+        "results": results,
+        "metrics": labels,
+        "tests": tests,
+        "intervals": intervals,
+        "baseline": baseline,
+        "settings": settings,
+    }
     if segments is not None:
-        comparison.segments = comparison.by_segment(segments)
+        parts["segments"] = Comparison(**parts).by_segment(segments)
     if human_qrels is not None:
         human = {
             name: _evaluated(human_qrels, name, run, metrics, missing=missing, **options)
             for name, run in runs.items()
         }
-        comparison.ppi = [
+        parts["ppi"] = [
             estimate
             for name in names
             for estimate in ppi_of_result(results[name], human[name], alpha=alpha)
         ] + ppi_of_pairs(results, human, pairs, alpha=alpha)
-    return comparison
+    return Comparison(**parts)
 
 
 def _evaluated(
@@ -693,9 +695,7 @@ def _evaluated(
                 f"on all of them.",
                 QueryMismatchWarning,
             )
-        result.latencies = dict(run.latencies)
-        result.retrieval_errors = dict(run.retrieval_errors)
-        return result
+        return result.replace(latencies=run.latencies, retrieval_errors=run.retrieval_errors)
     return evaluate(qrels, as_run(run), metrics, **keywords)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ragmetrics._util.table import format_cell, interval_text, markdown_table, text_table
 from ragmetrics.analysis.stats import adjust, bootstrap_cis, paired_interval
-from ragmetrics.errors import InputFormatError
+from ragmetrics.errors import InputFormatError, InvalidParameterError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -252,7 +252,24 @@ def by_segment(
     seed: int = 0,
 ) -> SegmentTable:
     """Each segment's value of each metric of ``result`` (its mean over the segment's
-    queries where the metric is defined), with a percentile bootstrap interval at ``level``."""
+    queries where the metric is defined), with a percentile bootstrap interval at ``level``.
+
+    Example:
+        >>> import ragmetrics as rm
+        >>> qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+        >>> result = rm.evaluate(qrels, {"q1": ["a"], "q2": ["x"]}, "mrr")
+        >>> table = rm.by_segment(result, {"q1": "finance", "q2": "legal"}, n_bootstrap=10)
+        >>> [(row.segment, row.mean) for row in table.rows]
+        [('finance', 1.0), ('legal', 0.0)]
+    """
+    from ragmetrics.engine.result import EvaluationResult
+
+    if not isinstance(result, EvaluationResult):
+        raise InvalidParameterError(
+            f"by_segment(result, segments) takes the EvaluationResult of rm.evaluate as "
+            f"result, not {type(result).__name__}; for several runs, "
+            f"rm.compare(..., segments=...) or comparison.by_segment(segments)."
+        )
     assigned = _assign(result.query_ids, segments)
     rows = _rows(result, assigned, level, n_bootstrap, seed)
     unassigned = tuple(q for q, s in assigned.items() if s is None)

@@ -473,7 +473,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             print()
             print(result.to_table(per_query=True).split("\n\n")[0])
     if segments is not None:
-        table = result.by_segment(segments)
+        from ragmetrics.analysis.segments import by_segment
+
+        table = by_segment(result, segments)
         print()
         print(table.to_markdown() if fmt == "markdown" else table.to_table())
     return 0

@@ -1043,7 +1043,7 @@ def _relstrings(
     strings: dict[str, list[str]] = {}
     if not any(line.value == "string" for line in lines):
         return strings  # the default measures have none: their module is not loaded
-    from ragmetrics.analysis.diagnostics import relevance_strings
+    from ragmetrics.engine.diagnostics import relevance_strings
 
     present = [query_id for query_id, absent in zip(query_ids, missing) if not absent]
     for line in lines:

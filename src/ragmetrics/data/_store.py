@@ -35,8 +35,8 @@ from ragmetrics._util.arrays import (
     split,
 )
 from ragmetrics._util.threads import map_threaded
-from ragmetrics.data import _packed
 from ragmetrics.data._precision import ScorePrecision, as_float32
+from ragmetrics.formats import _packed
 
 
 class Stored:

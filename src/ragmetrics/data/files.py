@@ -141,6 +141,7 @@ def _builtin() -> None:
     """Register TREC, JSON and Parquet on first use (their readers load numpy)."""
     if _FALLBACK in _FORMATS:
         return
+    from ragmetrics.data._batches import batches
     from ragmetrics.data.qrels import Qrels
     from ragmetrics.data.run import Run
     from ragmetrics.formats import _stream_io
@@ -152,7 +153,7 @@ def _builtin() -> None:
             sniff=None,
             read_qrels=Qrels.from_trec,
             read_run=lambda path, name: Run.from_trec(path, name=name),
-            stream_run=lambda path, rows, columns, name: _stream_io.batches(
+            stream_run=lambda path, rows, columns, name: batches(
                 _stream_io.trec_chunks(path), rows, os.fspath(path), name
             ),
         )
@@ -182,7 +183,7 @@ def _builtin() -> None:
             sniff=lambda head: head[:4] == b"PAR1",
             read_qrels=Qrels.from_parquet,
             read_run=lambda path, name: Run.from_parquet(path, name=name),
-            stream_run=lambda path, rows, columns, name: _stream_io.batches(
+            stream_run=lambda path, rows, columns, name: batches(
                 _stream_io.parquet_chunks(path, columns, rows), rows, os.fspath(path), name
             ),
             directories=True,

@@ -13,9 +13,9 @@ import numpy as np
 
 from ragmetrics._util.arrays import lengths_of
 from ragmetrics._util.gc import without_gc
-from ragmetrics.data import _packed
 from ragmetrics.data._store import Store, Stored
 from ragmetrics.errors import InputFormatError
+from ragmetrics.formats import _packed
 from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.formats._convert import (
     check_ids,

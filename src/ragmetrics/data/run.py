@@ -17,10 +17,10 @@ import numpy as np
 from ragmetrics._util.arrays import lengths_of, offsets_of, split
 from ragmetrics._util.gc import without_gc
 from ragmetrics._util.paths import file_stem
-from ragmetrics.data import _packed
 from ragmetrics.data._precision import check_score_precision
 from ragmetrics.data._store import Store, Stored
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
+from ragmetrics.formats import _packed
 from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.formats._convert import (
     check_ids,

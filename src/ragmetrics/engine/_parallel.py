@@ -36,6 +36,7 @@ from multiprocessing import get_all_start_methods, get_context
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics._util.threads import set_threads
+from ragmetrics.data._batches import batches as run_batches
 from ragmetrics.data.files import find_format
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.formats import _stream_io
@@ -214,7 +215,7 @@ def _score_share(task: tuple[str, tuple[int, int]]) -> PartialResult | None:
 
 def _score_trec(job: Job, path: str, share: tuple[int, int], first: int) -> PartialResult | None:
     chunks = _stream_io.trec_chunks(path, share, first)
-    return job.score(_stream_io.batches(chunks, job.batch_rows, path, job.name), path)
+    return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
 
 
 # --- gzip TREC files: shares of the decompressed bytes -------------------------------------
@@ -238,7 +239,7 @@ def _score_gzip(
         first = 1 if numbered is None else numbered(path, share.start)
     try:
         chunks = _stream_io.trec_handle_chunks(share, path, first, share.start)
-        return job.score(_stream_io.batches(chunks, job.batch_rows, path, job.name), path)
+        return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
     finally:
         share.close()
 
@@ -268,4 +269,4 @@ def _score_parquet(task: tuple[str, int, int]) -> PartialResult | None:
     path, start, end = task
     job = _job()
     chunks = _stream_io.parquet_share_chunks(path, job.columns, job.batch_rows, start, end)
-    return job.score(_stream_io.batches(chunks, job.batch_rows, path, job.name), path)
+    return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)

@@ -13,7 +13,7 @@ from ragmetrics.data._precision import ScorePrecision
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
 from ragmetrics.engine.id_warnings import warn_if_ids_do_not_meet
-from ragmetrics.engine.locate import JudgedRun, locate_judged
+from ragmetrics.engine.locate import locate_judged
 from ragmetrics.engine.result import EvaluationResult, Inputs
 from ragmetrics.engine.selection import count, select_queries
 from ragmetrics.engine.settings import (
@@ -25,6 +25,7 @@ from ragmetrics.engine.settings import (
 )
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.metrics import Cutoff, Metric
+from ragmetrics.metrics.judged import JudgedRun
 
 __all__ = [
     "depth_needed",
@@ -59,8 +60,6 @@ def evaluate(
     score_precision: ScorePrecision = "float64",
     progress: bool | None = None,
     judged_only: bool = False,
-    segments: Any = None,
-    human_qrels: Qrels | Mapping[str, Mapping[str, int]] | None = None,
     **params: Any,
 ) -> EvaluationResult:
     """Evaluate a run against qrels on several metrics at once.
@@ -86,14 +85,6 @@ def evaluate(
         progress: a progress bar while judging; by default shown from 200,000 queries on.
         judged_only: rank only the docs the qrels judge (grade >= 0; a negative grade counts
             as unjudged), dropping the rest from each ranking first: trec_eval's ``-J``.
-        segments: slices of the queries (query id -> segment, a pandas Series by query id,
-            or a function of the query id; None or NA leaves a query out of every slice,
-            counted): ``result.segments`` then holds each metric per segment with its
-            interval (:meth:`EvaluationResult.by_segment`).
-        human_qrels: when ``qrels`` are an LLM's labels, people's grades for a random
-            sample of the queries: ``result.ppi`` then holds each metric's
-            prediction-powered estimate with its 95% interval, valid whatever the LLM's
-            bias, beside the naive one (see :mod:`ragmetrics.analysis.ppi`).
         **params: the keyword of any other registered metric parameter
             (:func:`~ragmetrics.metrics.registry.register_param`).
 
@@ -132,22 +123,11 @@ def evaluate(
         judged_only=judged_only,
         **params,
     )
-    if segments is not None:  # refused before any evaluation
-        from ragmetrics.analysis.segments import check_segments
-
-        check_segments(segments)
     resolved = resolve_metrics(metrics, settings)
     try:
         result = evaluate_checked(qrels, run, resolved, settings)
     except MemoryError as exc:
         raise out_of_memory() from exc
-    if segments is not None:
-        result.segments = result.by_segment(segments)
-    if human_qrels is not None:
-        from ragmetrics.analysis._ppi_math import ppi_of_result
-
-        human = evaluate_checked(human_qrels, run, resolved, settings)
-        result.ppi = ppi_of_result(result, human)
     return result
 
 

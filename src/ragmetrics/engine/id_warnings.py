@@ -11,10 +11,10 @@ import numpy as np
 from ragmetrics._util.warn import warn
 from ragmetrics.data.qrels import Qrels
 from ragmetrics.data.run import Run
-from ragmetrics.engine.locate import JudgedRun
 from ragmetrics.engine.selection import Selection
 from ragmetrics.engine.settings import MissingPolicy, Settings
 from ragmetrics.errors import IdMismatchWarning, UndefinedMetricWarning
+from ragmetrics.metrics.judged import JudgedRun
 
 __all__ = [
     "ids_look_alike",

@@ -3,6 +3,7 @@ its renderings (dict, JSON, pandas, markdown, text, CSV, HTML)."""
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragmetrics.analysis._ppi_math import PPIEstimate
-    from ragmetrics.analysis.diagnostics import Diagnosis
     from ragmetrics.analysis.segments import SegmentTable
+    from ragmetrics.engine.diagnostics import Diagnosis
 
 __all__ = ["Counts", "EvaluationResult", "Inputs"]
 
@@ -107,8 +108,12 @@ class EvaluationResult:
             ``segments=`` (else None).
         ppi: prediction-powered estimates of each metric, when ``evaluate`` was given
             ``human_qrels=`` (else None).
-        latencies: query id -> seconds its retrieval took (set by the adapters, which time
+        latencies: query id -> seconds its retrieval took (given by the adapters, which time
             every retrieval; empty otherwise). :meth:`latency` summarizes them.
+
+    A result is a value: complete when constructed, never changed after. What is known only
+    later (the adapters' timings, the analysis ``evaluate`` composes) makes a new result
+    through :meth:`replace`.
     """
 
     def __init__(
@@ -124,6 +129,10 @@ class EvaluationResult:
         inputs: Inputs | None = None,
         run_name: str | None = None,
         tallies: Sequence[Tally] | None = None,
+        retrieval_errors: Mapping[str, str] | None = None,
+        latencies: Mapping[str, float] | None = None,
+        segments: SegmentTable | None = None,
+        ppi: Sequence[PPIEstimate] | None = None,
     ) -> None:
         self._metric_specs = tuple(metrics)
         self.metrics = tuple(m.label for m in metrics)
@@ -134,10 +143,10 @@ class EvaluationResult:
         self.unjudged_query_ids = unjudged_query_ids
         self.settings = settings
         self.run_name = run_name
-        self.retrieval_errors: dict[str, str] = {}
-        self.segments: SegmentTable | None = None  # set by evaluate(segments=...)
-        self.latencies: dict[str, float] = {}  # set by the adapters: seconds per query
-        self.ppi: list[PPIEstimate] | None = None  # set by evaluate(human_qrels=...)
+        self.retrieval_errors: dict[str, str] = dict(retrieval_errors or {})
+        self.latencies: dict[str, float] = dict(latencies or {})  # seconds per query
+        self.segments: SegmentTable | None = segments
+        self.ppi: list[PPIEstimate] | None = None if ppi is None else list(ppi)
         self._inputs = inputs
         if tallies is None:
             tallies = [m.spec.aggregate.tally(values[:, i]) for i, m in enumerate(metrics)]
@@ -187,15 +196,29 @@ class EvaluationResult:
         order = np.argsort(np.where(np.isnan(column), np.inf, column), kind="stable")
         return [self.query_ids[i] for i in order[:n].tolist()]
 
-    def by_segment(
-        self, segments: Any, *, level: float = 0.95, n_bootstrap: int = 1_000, seed: int = 0
-    ) -> SegmentTable:
-        """Each metric per segment of the queries (``segments``: query id -> segment, or a
-        function of the query id; ``None`` leaves a query out, counted in ``unassigned``),
-        with bootstrap intervals: see :mod:`ragmetrics.analysis.segments`."""
-        from ragmetrics.analysis.segments import by_segment
-
-        return by_segment(self, segments, level=level, n_bootstrap=n_bootstrap, seed=seed)
+    def replace(
+        self,
+        *,
+        counts: Counts | None = None,
+        retrieval_errors: Mapping[str, str] | None = None,
+        latencies: Mapping[str, float] | None = None,
+        segments: SegmentTable | None = None,
+        ppi: Sequence[PPIEstimate] | None = None,
+    ) -> EvaluationResult:
+        """A new result with the same values and the given parts replaced (None keeps a
+        part): what the adapters learn while retrieving and what ``evaluate`` adds."""
+        new = copy.copy(self)
+        if counts is not None:
+            new.counts = counts
+        if retrieval_errors is not None:
+            new.retrieval_errors = dict(retrieval_errors)
+        if latencies is not None:
+            new.latencies = dict(latencies)
+        if segments is not None:
+            new.segments = segments
+        if ppi is not None:
+            new.ppi = list(ppi)
+        return new
 
     @property
     def evaluated_run(self) -> Run | None:
@@ -229,7 +252,7 @@ class EvaluationResult:
         harmful: grade <= 2) when a RAG set metric on that scale was evaluated, else by the
         relevance threshold, as the classic metrics read them.
         """
-        from ragmetrics.analysis.diagnostics import diagnose
+        from ragmetrics.engine.diagnostics import diagnose  # here: rarely used
 
         if self._inputs is None:
             raise RagMetricsError(

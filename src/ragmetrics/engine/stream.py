@@ -25,6 +25,7 @@ import numpy as np
 
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
+from ragmetrics.data._batches import batches as run_batches
 from ragmetrics.data._store import store_of
 from ragmetrics.data.files import find_format, formats
 from ragmetrics.data.qrels import Qrels
@@ -636,7 +637,7 @@ def _items(
         yield first
         yield from items
 
-    yield from _stream_io.batches(
+    yield from run_batches(
         _stream_io.arrow_chunks(chained(), columns), batch_rows, "the stream", name
     )
 

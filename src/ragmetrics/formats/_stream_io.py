@@ -18,10 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.data import _packed
-from ragmetrics.data.run import Run
 from ragmetrics.errors import InputFormatError, UngroupedInputError
-from ragmetrics.formats._convert import not_utf8
+from ragmetrics.formats._convert import id_column, not_utf8, score_column
 from ragmetrics.formats._io import close_bytes, open_bytes, parse_value, reading
 from ragmetrics.formats._rules import MAX_LINE_BYTES, checked_lines, records
 from ragmetrics.formats._trec_fast import parsed_blocks
@@ -46,89 +44,16 @@ class Chunk:
         """All rows before the last query's, and the last query's."""
         cut = self.n_rows - int(self.lengths[-1])
         head = Chunk(
-            self.queries[:-1], self.lengths[:-1], self.docs[:cut], _cut(self.scores, 0, cut)
+            self.queries[:-1], self.lengths[:-1], self.docs[:cut], cut_scores(self.scores, 0, cut)
         )
-        tail = Chunk(self.queries[-1:], self.lengths[-1:], self.docs[cut:], _cut(self.scores, cut))
+        tail = Chunk(
+            self.queries[-1:], self.lengths[-1:], self.docs[cut:], cut_scores(self.scores, cut)
+        )
         return head, tail
 
 
-def _cut(scores: np.ndarray | None, start: int, end: int | None = None) -> np.ndarray | None:
+def cut_scores(scores: np.ndarray | None, start: int, end: int | None = None) -> np.ndarray | None:
     return None if scores is None else scores[start:end]
-
-
-def batches(
-    chunks: Iterable[Chunk], batch_rows: int, source: str, name: str | None
-) -> Iterator[Run]:
-    """Runs of whole queries, each of at least ``batch_rows`` rows (but the last), in input
-    order; a query longer than ``batch_rows`` makes a batch of its own."""
-    pending: list[Chunk] = []
-    rows = 0
-    for chunk in chunks:
-        if not chunk.queries:
-            continue
-        pending.append(chunk)
-        rows += chunk.n_rows
-        if rows >= batch_rows:
-            cut = _cut_before_last_query(pending)
-            if cut is not None:
-                head, tail = cut
-                yield _run_of(head, source, name)
-                pending, rows = tail, sum(c.n_rows for c in tail)
-    if pending:
-        yield _run_of(pending, source, name)
-
-
-def _cut_before_last_query(pending: list[Chunk]) -> tuple[list[Chunk], list[Chunk]] | None:
-    """The chunks before the last query and the chunks of the last query (which may start
-    chunks back), or None when they hold one query only."""
-    last = pending[-1].queries[-1]
-    for at in range(len(pending) - 1, -1, -1):
-        chunk = pending[at]
-        if len(chunk.queries) > 1 or chunk.queries[0] != last:
-            head, tail = chunk.split_last() if chunk.queries[-1] == last else (chunk, None)
-            before = [*pending[:at], head]
-            after = ([tail] if tail is not None else []) + pending[at + 1 :]
-            return before, after
-    return None
-
-
-def _run_of(chunks: list[Chunk], source: str, name: str | None) -> Run:
-    """One batch as a Run; a query met twice in it is refused."""
-    queries: list[str] = []
-    lengths: list[int] = []
-    for chunk in chunks:
-        first = 0
-        if queries and chunk.queries and queries[-1] == chunk.queries[0]:
-            lengths[-1] += int(chunk.lengths[0])  # a query cut between two chunks
-            first = 1
-        queries.extend(chunk.queries[first:])
-        lengths.extend(chunk.lengths[first:].tolist())
-    if len(set(queries)) != len(queries):
-        seen: set[str] = set()
-        for query_id in queries:
-            if query_id in seen:
-                raise not_grouped(query_id, source)
-            seen.add(query_id)
-    counts = np.asarray(lengths, dtype=np.int64)
-    docs = [chunk.docs for chunk in chunks]
-    if all(chunk.scores is None for chunk in chunks):
-        flat = [
-            d
-            for part in docs
-            for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
-        ]
-        bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
-        rankings = {q: flat[bounds[i] : bounds[i + 1]] for i, q in enumerate(queries)}
-        return Run.from_lists(rankings, name=name)
-    if any(chunk.scores is None for chunk in chunks):
-        raise InputFormatError(f"{source}: some batches have scores and some do not.")
-    scores = np.concatenate([chunk.scores for chunk in chunks if chunk.scores is not None])
-    if all(isinstance(part, np.ndarray) for part in docs):
-        return Run.from_grouped(queries, counts, np.concatenate(docs), scores, name=name)
-    flat_docs = [
-        d for part in docs for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
-    ]
-    return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
 
 
 def not_grouped(query_id: str, source: str) -> UngroupedInputError:
@@ -598,12 +523,14 @@ def parquet_share_chunks(
 
 def _first_query(chunk: Chunk) -> Chunk:
     n = int(chunk.lengths[0])
-    return Chunk(chunk.queries[:1], chunk.lengths[:1], chunk.docs[:n], _cut(chunk.scores, 0, n))
+    return Chunk(
+        chunk.queries[:1], chunk.lengths[:1], chunk.docs[:n], cut_scores(chunk.scores, 0, n)
+    )
 
 
 def _without_first_query(chunk: Chunk) -> Chunk:
     n = int(chunk.lengths[0])
-    return Chunk(chunk.queries[1:], chunk.lengths[1:], chunk.docs[n:], _cut(chunk.scores, n))
+    return Chunk(chunk.queries[1:], chunk.lengths[1:], chunk.docs[n:], cut_scores(chunk.scores, n))
 
 
 def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
@@ -635,9 +562,9 @@ def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
     if packed is not None:
         queries, lengths, ids, scores, _ = packed
         return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
-    Run.from_arrow(table, query_col=query, doc_col=doc, score_col=score)  # checks every row
     frame = _columnar.decoded(table).to_pandas()
-    query_ids, query_lengths = runs_of([str(q) for q in frame[query].tolist()])
-    docs = [str(d) for d in frame[doc].tolist()]
-    scores = None if score is None else frame[score].to_numpy(dtype=np.float64)
+    ids = id_column(frame, query)  # each checked: a null, an empty id, a score not a number
+    docs = id_column(frame, doc)
+    scores = None if score is None else score_column(frame, score, ids, docs)
+    query_ids, query_lengths = runs_of(ids)
     return Chunk(query_ids, np.asarray(query_lengths, dtype=np.int64), docs, scores)

@@ -26,10 +26,10 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ragmetrics._util.threads import Pending, Workers, threads
-from ragmetrics.data._packed import LOW_BYTES, word_rows, word_view
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
+from ragmetrics.formats._packed import LOW_BYTES, word_rows, word_view
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and

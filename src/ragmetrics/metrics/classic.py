@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.arrays import first_of_runs, row_sums, run_starts
-from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.formats._rules import ascii_int
+from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import (
     DCG,
     GAINS,

@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.arrays import pad_rows, row_sums
-from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - locate_in_lists: doctests
 from ragmetrics.errors import GradeScaleError
+from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import (
     ALPHA,
     CAP3,

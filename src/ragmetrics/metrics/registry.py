@@ -25,7 +25,7 @@ from ragmetrics.errors import InvalidParameterError, UnknownMetricError
 from ragmetrics.formats._rules import parse_float
 
 if TYPE_CHECKING:
-    from ragmetrics.engine.locate import JudgedRun
+    from ragmetrics.metrics.judged import JudgedRun
 
 __all__ = [
     "ALPHA",

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 import numpy as np
 
 from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
-from ragmetrics.engine.locate import JudgedRun, locate_in_lists  # noqa: F401 - doctests
 from ragmetrics.formats._rules import ascii_int
 from ragmetrics.metrics.classic import bpref
+from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import (
     GAINS,
     REL,
