@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ragmetrics.engine.locate import locate_in_lists
+from ragmetrics.engine._locate import locate_in_lists
 
 
 @pytest.fixture(autouse=True)

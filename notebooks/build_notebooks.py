@@ -121,7 +121,7 @@ NOTEBOOKS["02_rag_set_metrics"] = [
     (
         "code",
         """import numpy as np
-from ragmetrics.metrics.rag import rarity_weights
+from ragmetrics.metrics import rarity_weights
 
 # one query with 1 decisive, 2 highly relevant, 3 partial, 1 weak, 1 distractor passage
 counts = np.array([[0, 1, 1, 3, 2, 1]])  # index = grade

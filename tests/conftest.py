@@ -51,7 +51,7 @@ def restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     fusion methods and normalizations), put back when the test ends: what a test or a
     document's example registers stays there."""
     from ragmetrics.analysis import stats
-    from ragmetrics.data import files
+    from ragmetrics.data import _files as files
     from ragmetrics.fusion import _methods, _norms
     from ragmetrics.metrics import registry
 

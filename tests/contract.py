@@ -26,7 +26,7 @@ import numpy as np
 
 import ragmetrics as rm
 from ragmetrics.analysis import stats
-from ragmetrics.data.files import InputFormat
+from ragmetrics.data._files import InputFormat
 from ragmetrics.fusion import FUSION_METHODS, REQUIRED, FusionMethod, Normalization, fuse
 from ragmetrics.fusion import optimize_fusion as optimize
 from ragmetrics.metrics import Cutoff

@@ -89,7 +89,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_import_cycle_in_the_core() -> None:
     graph = {name: _imports(name, path) for name, path in MODULES.items()}
-    assert graph["ragmetrics.engine.locate"] >= {"ragmetrics.data._store"}  # the walk sees imports
+    assert graph["ragmetrics.engine._locate"] >= {"ragmetrics.data._store"}  # the walk sees imports
     cycle = _cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
@@ -173,7 +173,7 @@ def test_an_evaluation_loads_numpy_and_what_it_needs_and_nothing_else() -> None:
     assert "numpy" not in before and "ragmetrics" in before
     assert "numpy" in loaded
     unwanted = {"pydantic", "tqdm", "pandas", "pyarrow", "scipy", "matplotlib", "ray", "logging",
-                "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.output.report"}  # fmt: skip
+                "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.output._report"}  # fmt: skip
     assert not unwanted & loaded, sorted(unwanted & loaded)
 
 
@@ -197,7 +197,7 @@ def test_the_trec_eval_stand_in_loads_only_what_it_uses(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     code_text, *loaded = done.stderr.split()
     assert code_text == "0" and "map                   \tq1\t1.0000" in done.stdout
-    assert "ragmetrics.engine.evaluation" in loaded and "numpy" in loaded
+    assert "ragmetrics.engine._evaluation" in loaded and "numpy" in loaded
     unwanted = {"argparse", "json", "pathlib", "gzip", "zlib", "csv", "difflib", "logging",
                 "concurrent.futures", "tempfile", "pydantic", "tqdm"}  # fmt: skip
     assert not unwanted & set(loaded), sorted(unwanted & set(loaded))
@@ -220,7 +220,7 @@ LAYERS = _declared_layers()
 
 
 def _part(module: str) -> str:
-    """The folder (or top-level module) a module belongs to: ``ragmetrics.engine.locate`` ->
+    """The folder (or top-level module) a module belongs to: ``ragmetrics.engine._locate`` ->
     ``engine``, ``ragmetrics.errors`` -> ``errors``, ``ragmetrics`` -> ``ragmetrics``."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else parts[0]
@@ -253,15 +253,15 @@ def test_every_folder_has_a_declared_layer() -> None:
 
 def test_no_module_imports_from_a_higher_layer() -> None:
     graph = {name: _imports(name, path) for name, path in MODULES.items()}
-    assert "ragmetrics.data._store" in graph["ragmetrics.engine.locate"]  # the walk sees imports
+    assert "ragmetrics.data._store" in graph["ragmetrics.engine._locate"]  # the walk sees imports
     assert _upward(graph) == []
 
 
 def test_the_layer_check_finds_an_upward_import() -> None:
     graph = {
-        "ragmetrics.metrics.classic": {"ragmetrics.engine.locate"},  # up
+        "ragmetrics.metrics._classic": {"ragmetrics.engine._locate"},  # up
         "ragmetrics.fusion": {"ragmetrics.goldset"},  # across one layer
-        "ragmetrics.engine.locate": {"ragmetrics.metrics.judged", "ragmetrics.engine.result"},
+        "ragmetrics.engine._locate": {"ragmetrics.metrics.judged", "ragmetrics.engine._result"},
     }
     found = _upward(graph)
     assert len(found) == 2 and found[0].startswith("ragmetrics.fusion -> ragmetrics.goldset")
@@ -271,7 +271,7 @@ def test_an_import_inside_a_function_counts(tmp_path: Path) -> None:
     source = tmp_path / "classic.py"
     source.write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ragmetrics.engine.result import EvaluationResult\n"
-        "def f():\n    from ragmetrics.engine.locate import locate_judged\n"
+        "if TYPE_CHECKING:\n    from ragmetrics.engine._result import EvaluationResult\n"
+        "def f():\n    from ragmetrics.engine._locate import locate_judged\n"
     )
-    assert _imports("ragmetrics.metrics.classic", source) == {"ragmetrics.engine.locate"}
+    assert _imports("ragmetrics.metrics._classic", source) == {"ragmetrics.engine._locate"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.data.files import read_qrels, read_run
+from ragmetrics.data._files import read_qrels, read_run
 from ragmetrics.errors import InputFormatError
 
 

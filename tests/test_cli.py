@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 from tests.conftest import shared_file
 
 
@@ -169,7 +169,7 @@ def _small_files(tmp_path: Path) -> tuple[Path, Path, Path]:
 def test_every_option_has_help() -> None:
     import argparse
 
-    from ragmetrics.cli.commands import build_parser
+    from ragmetrics.cli._commands import build_parser
 
     parser = build_parser()
     (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
@@ -283,7 +283,7 @@ def test_a_missing_extra_is_one_line_and_exit_2(tmp_path: Path) -> None:
     run.write_bytes(b"PAR1")
     script = (
         "import sys; sys.modules['pyarrow'] = None\n"  # as if pyarrow were not installed
-        "from ragmetrics.cli.commands import main\n"
+        "from ragmetrics.cli._commands import main\n"
         f"sys.exit(main(['evaluate', {str(qrels)!r}, {str(run)!r}, '-m', 'map']))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
@@ -392,7 +392,7 @@ def test_the_console_script_starts_no_blas_threads_for_trec_eval(
     :func:`main` called from a program leave the environment alone."""
     code = (
         "import os, sys\n"
-        "import ragmetrics.cli.commands as commands\n"
+        "import ragmetrics.cli._commands as commands\n"
         "def seen():\n"
         "    print(os.environ.get('OPENBLAS_NUM_THREADS'), 'numpy' in sys.modules)\n"
         "    return 0\n"
@@ -409,7 +409,7 @@ def test_the_console_script_starts_no_blas_threads_for_trec_eval(
 
 
 def test_cli_user_errors_found_by_a_hostile_pass(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    from ragmetrics.cli.commands import main
+    from ragmetrics.cli._commands import main
 
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\nq2 0 c 1\n")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.cli.commands import build_parser, main
+from ragmetrics.cli._commands import build_parser, main
 
 BAD_VALUES = ["not-a-value-\u00e9", "-1", "", "nan", "1e999", "0"]
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 
 pyarrow = pytest.importorskip("pyarrow")
 

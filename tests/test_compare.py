@@ -16,7 +16,7 @@ from ragmetrics.analysis.stats import (
     student_t_sf2,
     t_test,
 )
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 from tests.conftest import shared_file
 
 scipy_stats = pytest.importorskip("scipy.stats")

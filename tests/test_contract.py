@@ -13,7 +13,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.analysis import stats
-from ragmetrics.data import files as format_registry
+from ragmetrics.data import _files as format_registry
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, _methods, _norms
 from ragmetrics.metrics import registered, registry
 from tests import contract
@@ -170,7 +170,7 @@ def _public_functions() -> list[tuple[str, Any]]:
     found += [("fusion.fuse", fuse), ("fusion.optimize_fusion", optimize_fusion)]
     from ragmetrics import goldset, matching
     from ragmetrics.compat import autorag
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     found += [
         ("Qrels.from_dict", rm.Qrels.from_dict),

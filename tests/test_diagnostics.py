@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.engine.diagnostics import relevance_strings
+from ragmetrics.engine._diagnostics import relevance_strings
 
 
 def test_relevance_strings_as_trec_eval_prints_them() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragmetrics.analysis import stats
-from ragmetrics.data import files
+from ragmetrics.data import _files as files
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS
 from ragmetrics.metrics import parse_metric, registered
 from ragmetrics.metrics.registry import UNSUPPORTED

@@ -13,7 +13,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.analysis import stats
 from ragmetrics.cli import main
-from ragmetrics.data import files as format_registry
+from ragmetrics.data import _files as format_registry
 from ragmetrics.metrics import registry
 from tests.conftest import restore_registries
 
@@ -110,7 +110,7 @@ def test_a_paired_test_is_seen_by_compare_its_wording_and_the_command_line(
     cmp = rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1"], test="sign")
     assert {t.p_value for t in cmp.tests} <= {1.0, 0.01}
     assert "paired sign test" in cmp.legend()
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     html = write_report(cmp, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "paired sign test" in html

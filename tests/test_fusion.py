@@ -447,7 +447,7 @@ def test_optimize_fusion_tries_what_ranx_tries(method: str, grid: dict[str, Any]
 def test_the_command_line_fuses_trains_and_writes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ragmetrics.cli.commands import main
+    from ragmetrics.cli._commands import main
 
     runs = _random_runs(seed=41, n_runs=2, grid=None)
     qrels = _qrels_for(runs, seed=42)

@@ -287,8 +287,8 @@ def test_saved_with_a_sidecar_and_loaded_back(tmp_path: Path) -> None:
 
 
 def test_a_report_says_which_labels_it_used(tmp_path: Path) -> None:
-    from ragmetrics.cli.commands import main
-    from ragmetrics.output.report import write_report
+    from ragmetrics.cli._commands import main
+    from ragmetrics.output._report import write_report
 
     runs = _runs()
     gold = goldset.grade(
@@ -458,7 +458,7 @@ def test_without_human_labels_samples_and_length_are_audited(tmp_path: Path) -> 
 def test_the_agreement_command_prints_the_audit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ragmetrics.cli.commands import main
+    from ragmetrics.cli._commands import main
 
     gold = goldset.grade(
         goldset.pool(_runs(), depth=5), _dataset(), Counter(), model_id="m", cache=None

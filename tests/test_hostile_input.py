@@ -260,7 +260,7 @@ def test_json_nested_too_deep_or_without_judgments_is_named(tmp_path: Path) -> N
         rm.Run.from_json(path)
     with pytest.raises(rm.InputFormatError, match="nested too deeply"):
         rm.RetrievalDataset.from_json(path)
-    path.write_text('{"format": "ragmetrics.data.qrels", "groups": {}}')
+    path.write_text('{"format": "ragmetrics.data._qrels", "groups": {}}')
     with pytest.raises(rm.InputFormatError, match="needs a 'judgments' object"):
         rm.Qrels.from_json(path)
 
@@ -339,7 +339,7 @@ def test_markdown_and_text_outputs_escape_ids(tmp_path: Path) -> None:
 
 
 def test_a_markdown_report_escapes_ids_and_the_html_shows_them_as_text(tmp_path: Path) -> None:
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5}})
     runs = {
@@ -413,7 +413,7 @@ def test_a_failed_write_leaves_the_previous_file_intact(tmp_path: Path) -> None:
 
 def test_run_names_with_mathtext_or_controls_draw(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5, "c": 3}})
     runs = {
@@ -456,7 +456,7 @@ def test_metric_names_read_ascii_digits_only(name: str) -> None:
 
 
 def test_command_line_numbers_are_ascii(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ragmetrics.cli.commands import main
+    from ragmetrics.cli._commands import main
 
     qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
     qrels.write_text("q1 0 a 1\n")

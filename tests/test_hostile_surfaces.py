@@ -214,7 +214,7 @@ def test_no_warning_leaks_from_numpy_in_fusion() -> None:
 
 
 def test_compare_keeps_an_adapter_results_unasked_queries_out() -> None:
-    from ragmetrics.adapters.records import RetrievalLog
+    from ragmetrics.adapters._records import RetrievalLog
     from ragmetrics.errors import QueryMismatchWarning
 
     qrels = {f"q{i}": {"a": 1} for i in range(8)}
@@ -387,7 +387,7 @@ def _small_comparison() -> tuple[dict, dict, rm.Comparison]:
 
 
 def test_a_markdown_report_leaves_the_users_files_alone(tmp_path) -> None:
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     pytest.importorskip("matplotlib")
     qrels, runs, cmp = _small_comparison()

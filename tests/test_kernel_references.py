@@ -14,8 +14,8 @@ import random
 import numpy as np
 import pytest
 
-from ragmetrics.engine.locate import locate_in_lists
-from ragmetrics.metrics import classic
+from ragmetrics.engine._locate import locate_in_lists
+from ragmetrics.metrics import _classic as classic
 
 
 def _batch(seed: int) -> tuple[dict[str, dict[str, int]], dict[str, list[str]]]:

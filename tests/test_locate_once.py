@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.engine.locate import locate_judged
+from ragmetrics.engine._locate import locate_judged
 from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import Cutoff, registered
 
@@ -150,7 +150,7 @@ def _fields(judged: JudgedRun) -> dict[str, object]:
 def test_one_ranking_is_located_as_the_batch_locates_it(seed: int) -> None:
     """``locate_in_ranking`` (the adapters' one-query path) gives the judged run
     ``locate_judged`` gives, field for field, pool and all, at any depth."""
-    from ragmetrics.engine.locate import locate_in_ranking
+    from ragmetrics.engine._locate import locate_in_ranking
 
     rng = random.Random(seed)
     docs = [f"d{i}" for i in range(25)]
@@ -256,7 +256,7 @@ def test_lists_are_judged_with_their_pool_and_an_empty_run_has_no_groups() -> No
     """``locate_in_lists`` judges the pool with the lists (PROC@k's kernels can read it); a
     depth cut judges the pool apart, in full; a judged run of no query has one empty group
     column."""
-    from ragmetrics.engine.locate import locate_in_lists
+    from ragmetrics.engine._locate import locate_in_lists
 
     judged = locate_in_lists({"q": {"a": 2, "b": 1}}, {"q": ["x", "a"]})
     assert judged.pooled() is judged and judged.hit_ranks.tolist() == [1]
@@ -278,7 +278,7 @@ def test_one_ranking_names_its_query_and_precision_in_the_run_and_its_pool() -> 
     """``locate_in_ranking`` (the adapters' single-query path) labels the judged run and its
     separately judged pool with the query id (``"q"`` unless given) and the precision the
     scores were compared at, as the batch path does."""
-    from ragmetrics.engine.locate import locate_in_ranking
+    from ragmetrics.engine._locate import locate_in_ranking
 
     plain = locate_in_ranking({"a": 1}, ("a", "b"), depth=None)
     assert plain.query_ids == ("q",) and plain.score_precision == "float64"

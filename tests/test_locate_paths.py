@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.engine.locate import locate_judged
+from ragmetrics.engine._locate import locate_judged
 
 
 def _assert_same_judgments(
@@ -219,7 +219,7 @@ def test_ranks_compared_block_by_block_equal_sorted_positions(
     """Located docs are compared with their rows a block at a time: with blocks of a few
     docs, ties met only in later blocks (after blocks with none) are still broken by id,
     each in its own block; uneven rows (NaN padding) and negative scores included."""
-    from ragmetrics.engine import locate
+    from ragmetrics.engine import _locate as locate
 
     monkeypatch.setattr(locate, "BLOCK_CELLS", cells)
     rng = random.Random(cells)
@@ -272,7 +272,7 @@ def _paths_taken(
     """Which way each located doc of ``run`` was ranked: ``(path, located docs)`` per call,
     the ranks checked against the sorted run's positions. About ``judged_share`` of each
     query's docs are judged, all of query ``whole``'s."""
-    from ragmetrics.engine import locate
+    from ragmetrics.engine import _locate as locate
 
     calls: list[tuple[str, int]] = []
 

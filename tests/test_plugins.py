@@ -30,9 +30,9 @@ def register():
     from ragmetrics.metrics import registry
     from ragmetrics.analysis import stats
     from ragmetrics.fusion import FusionMethod, register_fusion_method
-    from ragmetrics.data import files
-    from ragmetrics.data.run import Run
-    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data import _files as files
+    from ragmetrics.data._run import Run
+    from ragmetrics.data._qrels import Qrels
 
     registry.register(registry.MetricSpec(
         "toy_first_hit", _first_hit, registry.Cutoff.OPTIONAL, "classic", "a plug-in's metric"))

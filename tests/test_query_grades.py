@@ -8,7 +8,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.errors import GradeScaleError
-from ragmetrics.metrics.rag import check_query_grades, check_utility_scale, proposed_grade_map
+from ragmetrics.metrics._rag import check_query_grades, check_utility_scale, proposed_grade_map
 
 LABELS = ["ra_nwg@5", "proc@5"]
 NEED = (

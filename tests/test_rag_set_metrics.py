@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli.commands import main
-from ragmetrics.metrics.rag import rarity_weights
+from ragmetrics.cli._commands import main
+from ragmetrics.metrics._rag import rarity_weights
 from tests.conftest import shared_file
 
 CASE_U = {"a": 5, "b": 4, "c": 4, "d": 3, "e": 3, "f": 3, "g": 2, "h": 1}

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 from ragmetrics.output import plots
-from ragmetrics.output.report import write_report
+from ragmetrics.output._report import write_report
 from tests.conftest import shared_file
 
 pytest.importorskip("matplotlib")

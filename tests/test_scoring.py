@@ -8,8 +8,8 @@ import random
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.adapters.records import RetrievalLog
-from ragmetrics.adapters.scoring import QueryScorer
+from ragmetrics.adapters._records import RetrievalLog
+from ragmetrics.adapters._scoring import QueryScorer
 from ragmetrics.errors import IdMismatchWarning, InputFormatError, InvalidParameterError
 
 NAMES = [

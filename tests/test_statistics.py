@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.analysis import distributions
+from ragmetrics.analysis import _distributions as distributions
 from ragmetrics.analysis.stats import adjust, corrections, paired_interval, wilcoxon_test
 from ragmetrics.analysis.systems import (
     anova_two_way,
@@ -77,7 +77,7 @@ def test_corrections_equal_statsmodels(ours: str, theirs: str) -> None:
 
 
 def test_every_correction_is_offered_by_compare_and_the_cli() -> None:
-    from ragmetrics.cli.commands import build_parser
+    from ragmetrics.cli._commands import build_parser
 
     parser = build_parser()
     compare_parser = next(
@@ -241,7 +241,7 @@ def test_topic_set_size_is_the_smallest_n_with_the_power(
 def test_the_command_line_runs_the_new_tests(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ragmetrics.cli.commands import main
+    from ragmetrics.cli._commands import main
 
     rng = np.random.default_rng(4)
     qrels = {f"q{i}": {f"d{j}": int(rng.integers(0, 3)) for j in range(8)} for i in range(25)}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 from tests.conftest import shared_file
 
 LINE = re.compile(r"^(?P<name>\S+) *\t(?P<query>\S+)\t(?P<value>\S+)$")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "trec_eval"

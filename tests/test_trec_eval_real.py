@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmetrics.cli.commands import main
+from ragmetrics.cli._commands import main
 from tests.conftest import SHARED_DATA, real_trec_eval_missing, shared_file
 
 if real_trec_eval_missing():  # one skip for the module, saying why
@@ -314,7 +314,7 @@ def test_preference_metrics_equal_trec_evals_qrels_prefs(
     fewer docs in the lowest class than relevant ones, trec_eval's prefs_avgjg_Rnonrel
     reads past that class (docs/cli.md)."""
     import ragmetrics as rm
-    from ragmetrics.metrics.trec import PREFERENCE_MEASURES
+    from ragmetrics.metrics._trec import PREFERENCE_MEASURES
 
     rng = random.Random(seed)
     qrels_lines, run_lines = [], []

@@ -29,11 +29,12 @@ PACKAGE = Path("src/ragmetrics")
 
 # the kernels, the store and its join, the TREC readers, the stream merge, the statistics
 TARGETS = [
-    "metrics/classic.py",
-    "metrics/rag.py",
-    "engine/locate.py",
+    "metrics/_classic.py",
+    "metrics/_rag.py",
+    "engine/_locate.py",
+    "metrics/judged.py",  # JudgedRun, moved out of engine/_locate.py
     "data/_store.py",
-    "data/_packed.py",
+    "formats/_packed.py",
     "formats/_trec_fast.py",
     "formats/_io.py",
     "formats/_rules.py",

@@ -26,7 +26,6 @@ from pathlib import Path
 import ragmetrics as rm
 from ragmetrics.datasets import write_demo
 from ragmetrics.matching import ChunkMatcher, MatchRules
-from ragmetrics.output.report import write_report
 
 OUTPUT = Path(
     os.environ.get("RAGMETRICS_DEMO_OUTPUT", Path(__file__).resolve().parents[2] / "demo-output")
@@ -168,7 +167,7 @@ def main() -> None:
     print("\n" + comparison.to_table())
     print("\n" + comparison.verdict())
     say_what_is_missing(dataset, runs)
-    report = write_report(
+    report = rm.write_report(
         comparison,
         OUTPUT / "report.html",
         qrels=dataset.qrels,

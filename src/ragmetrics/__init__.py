@@ -26,38 +26,38 @@ from ragmetrics.errors import (
 )
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
-    from ragmetrics.analysis.comparison import Comparison, PairedTest, compare
-    from ragmetrics.analysis.evaluation import evaluate
-    from ragmetrics.analysis.segments import by_segment
-    from ragmetrics.analysis.sensitivity import RobustnessResult, robustness
-    from ragmetrics.data.dataset import RetrievalDataset
-    from ragmetrics.data.files import read_qrels, read_run
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
-    from ragmetrics.engine.diagnostics import Diagnosis, diagnose
-    from ragmetrics.engine.result import Counts, EvaluationResult
+    from ragmetrics.analysis._comparison import Comparison, PairedTest, compare
+    from ragmetrics.analysis._evaluation import evaluate
+    from ragmetrics.analysis._segments import by_segment
+    from ragmetrics.analysis._sensitivity import RobustnessResult, robustness
+    from ragmetrics.data._dataset import RetrievalDataset
+    from ragmetrics.data._files import read_qrels, read_run
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
+    from ragmetrics.engine._diagnostics import Diagnosis, diagnose
+    from ragmetrics.engine._result import Counts, EvaluationResult
     from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.fusion import fuse, optimize_fusion
     from ragmetrics.metrics import list_metrics
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
 # Where each other public name lives. `import ragmetrics` loads none of them (the errors
 # above are a few classes): a command line that only prints its version, or a script that
 # only reads qrels, pays for what it uses (numpy on the first Qrels or Run, the statistics on
 # the first compare, pydantic on the first dataset).
 _HOMES = {
-    "ragmetrics.analysis.comparison": ("Comparison", "PairedTest", "compare"),
-    "ragmetrics.data.dataset": ("RetrievalDataset",),
-    "ragmetrics.data.files": ("read_qrels", "read_run"),
-    "ragmetrics.output.report": ("write_report",),
-    "ragmetrics.engine.diagnostics": ("Diagnosis", "diagnose"),
-    "ragmetrics.analysis.evaluation": ("evaluate",),
-    "ragmetrics.analysis.segments": ("by_segment",),
-    "ragmetrics.engine.result": ("Counts", "EvaluationResult"),
+    "ragmetrics.analysis._comparison": ("Comparison", "PairedTest", "compare"),
+    "ragmetrics.data._dataset": ("RetrievalDataset",),
+    "ragmetrics.data._files": ("read_qrels", "read_run"),
+    "ragmetrics.output._report": ("write_report",),
+    "ragmetrics.engine._diagnostics": ("Diagnosis", "diagnose"),
+    "ragmetrics.analysis._evaluation": ("evaluate",),
+    "ragmetrics.analysis._segments": ("by_segment",),
+    "ragmetrics.engine._result": ("Counts", "EvaluationResult"),
     "ragmetrics.metrics": ("list_metrics",),
-    "ragmetrics.data.qrels": ("Qrels",),
-    "ragmetrics.data.run": ("Run",),
-    "ragmetrics.analysis.sensitivity": ("RobustnessResult", "robustness"),
+    "ragmetrics.data._qrels": ("Qrels",),
+    "ragmetrics.data._run": ("Run",),
+    "ragmetrics.analysis._sensitivity": ("RobustnessResult", "robustness"),
     "ragmetrics.engine.stream": ("evaluate_stream",),
     "ragmetrics.fusion": ("fuse", "optimize_fusion"),
 }

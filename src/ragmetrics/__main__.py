@@ -1,5 +1,5 @@
 """``python -m ragmetrics`` runs the command line."""
 
-from ragmetrics.cli.commands import console
+from ragmetrics.cli._commands import console
 
 console()

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
-from ragmetrics.data.run import Run
+from ragmetrics.data._run import Run
 from ragmetrics.errors import AmbiguousChunkWarning, InvalidParameterError, RagMetricsError
 
 if TYPE_CHECKING:
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.engine.result import EvaluationResult
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.engine._result import EvaluationResult
 
 __all__ = [
     "AMBIGUOUS_POLICIES",
@@ -257,7 +257,7 @@ class MatchedRun:
     ) -> EvaluationResult:
         """``evaluate(qrels, self.run, metrics, **options)``, with the unmatched and ambiguous
         chunks counted."""
-        from ragmetrics.engine.evaluation import evaluate
+        from ragmetrics.engine._evaluation import evaluate
 
         result = evaluate(qrels, self.run, metrics, **options)
         counts = replace(

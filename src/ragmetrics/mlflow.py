@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ragmetrics._util.optional import import_mlflow
-from ragmetrics.analysis.comparison import Comparison
-from ragmetrics.engine.result import EvaluationResult
+from ragmetrics.analysis._comparison import Comparison
+from ragmetrics.engine._result import EvaluationResult
 from ragmetrics.errors import RagMetricsError
 
 __all__ = ["log", "metric_key"]
@@ -204,7 +204,7 @@ def _params(prefix: str, settings: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _log_report(mlflow: Any, comparison: Comparison, options: Mapping[str, Any]) -> None:
-    from ragmetrics.output.report import write_report
+    from ragmetrics.output._report import write_report
 
     with tempfile.TemporaryDirectory() as folder:
         path = write_report(comparison, Path(folder) / "report.html", **options)

@@ -15,9 +15,9 @@ from typing import Any
 
 from ragmetrics._util.optional import import_pyarrow, import_ray
 from ragmetrics.data._batches import batches
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels, metric_list
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import as_qrels, metric_list
 from ragmetrics.engine.stream import PartialResult, merge, partial
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk
@@ -124,6 +124,6 @@ def _qrels(qrels: Any) -> Qrels:
 
 
 def _EMPTY_RUN() -> Any:  # noqa: N802 - a constant made on use
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._run import Run
 
     return Run.from_lists({"(none)": []})

@@ -20,9 +20,9 @@ from typing import Any
 
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.data._batches import batches
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels, metric_list
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import as_qrels, metric_list
 from ragmetrics.engine.stream import Job, PartialResult, merge
 from ragmetrics.errors import InputFormatError, MissingDependencyError, RagMetricsError
 from ragmetrics.formats._stream_io import Columns, arrow_chunk

@@ -14,14 +14,14 @@ The LlamaIndex and LangChain distributions import the core from here and from no
 
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
-from ragmetrics.adapters.harness import EvaluationPlan, Retrieved
-from ragmetrics.adapters.records import HandlerFailure, RetrievalLog, RetrievalRecord
-from ragmetrics.adapters.scoring import QueryScorer
-from ragmetrics.data.dataset import RetrievalDataset, as_dataset
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import MissingPolicy
+from ragmetrics.adapters._harness import EvaluationPlan, Retrieved
+from ragmetrics.adapters._records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.adapters._scoring import QueryScorer
+from ragmetrics.data._dataset import RetrievalDataset, as_dataset
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import MissingPolicy
 from ragmetrics.errors import (
     HandlerFailureWarning,
     IdFieldWarning,

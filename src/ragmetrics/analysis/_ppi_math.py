@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.warn import warn
+from ragmetrics.analysis._distributions import normal_quantile
 from ragmetrics.analysis._ties import as_values, in_unit_interval
-from ragmetrics.analysis.distributions import normal_quantile
 from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 
 if TYPE_CHECKING:
-    from ragmetrics.engine.result import EvaluationResult
+    from ragmetrics.engine._result import EvaluationResult
 
 __all__ = [
     "MIN_HUMAN",

@@ -31,8 +31,8 @@ from ragmetrics.analysis._ppi_math import (
     ppi_of_result,
     ppi_rows,
 )
-from ragmetrics.engine.evaluation import evaluate
-from ragmetrics.engine.settings import metric_list
+from ragmetrics.engine._evaluation import evaluate
+from ragmetrics.engine._settings import metric_list
 from ragmetrics.errors import InvalidParameterError
 
 __all__ = [

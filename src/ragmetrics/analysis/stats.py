@@ -29,6 +29,7 @@ import numpy as np
 from ragmetrics._util.plugins import load_plugins
 from ragmetrics._util.registries import add_entry
 from ragmetrics._util.warn import warn
+from ragmetrics.analysis._distributions import student_t_sf2, t_quantile
 from ragmetrics.analysis._ties import (
     TIE_TOLERANCE,
     as_values,
@@ -38,7 +39,6 @@ from ragmetrics.analysis._ties import (
     no_spread,
     noise_free,
 )
-from ragmetrics.analysis.distributions import student_t_sf2, t_quantile
 from ragmetrics.analysis.systems import tukey_family
 from ragmetrics.errors import InvalidParameterError, RagMetricsError, UndefinedMetricWarning
 

@@ -26,6 +26,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ragmetrics._util.warn import warn
+from ragmetrics.analysis._distributions import (
+    f_sf,
+    noncentral_t_cdf,
+    normal_quantile,
+    student_t_sf2,
+    t_quantile,
+)
 from ragmetrics.analysis._ties import (
     TIE_TOLERANCE,
     as_values,
@@ -34,13 +41,6 @@ from ragmetrics.analysis._ties import (
     in_unit_interval,
     no_spread,
     noise_free,
-)
-from ragmetrics.analysis.distributions import (
-    f_sf,
-    noncentral_t_cdf,
-    normal_quantile,
-    student_t_sf2,
-    t_quantile,
 )
 from ragmetrics.errors import InvalidParameterError, UndefinedMetricWarning
 

@@ -5,6 +5,6 @@ script's entry point, ends the process with it); the commands live in :mod:`.com
 the trec_eval stand-in in :mod:`.trec_eval`.
 """
 
-from ragmetrics.cli.commands import console, main
+from ragmetrics.cli._commands import console, main
 
 __all__ = ["console", "main"]

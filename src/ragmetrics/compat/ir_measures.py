@@ -513,7 +513,7 @@ class _Evaluator:
     def _core(
         self, measure: Measure, scores: dict[str, dict[str, float]], queries: list[str], route: str
     ) -> dict[str, float]:
-        from ragmetrics.engine.evaluation import evaluate
+        from ragmetrics.engine._evaluation import evaluate
 
         cutoff = measure.param("cutoff")
         keywords: dict[str, Any] = {"missing": "skip"}

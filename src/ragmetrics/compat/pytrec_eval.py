@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ragmetrics.cli.trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError
-from ragmetrics.cli.trec_eval import measures as trec_lines
+from ragmetrics.cli._trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError
+from ragmetrics.cli._trec_eval import measures as trec_lines
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 
 __all__ = [
@@ -172,7 +172,7 @@ class RelevanceEvaluator:
         relevance_level: int = 1,
         judged_docs_only_flag: bool = False,
     ) -> None:
-        from ragmetrics.data.qrels import Qrels
+        from ragmetrics.data._qrels import Qrels
 
         try:
             self._lines = trec_lines(_combined(measures))
@@ -196,8 +196,8 @@ class RelevanceEvaluator:
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> dict[str, dict[str, float]]:
         """``{query_id: {measure: value}}`` for every query with judgments and results."""
-        from ragmetrics.data.run import Run
-        from ragmetrics.engine.evaluation import evaluate
+        from ragmetrics.data._run import Run
+        from ragmetrics.engine._evaluation import evaluate
 
         if not scores:
             return {}

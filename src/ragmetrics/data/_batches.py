@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 
-from ragmetrics.data.run import Run
+from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats import _packed
 from ragmetrics.formats._stream_io import Chunk, not_grouped

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ragmetrics.data.dataset import RetrievalDataset
+from ragmetrics.data._dataset import RetrievalDataset
 from ragmetrics.datasets._facts import (
     CONVERSATION,
     EXTRA_TURNS,

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from ragmetrics.data.dataset import RetrievalDataset
+from ragmetrics.data._dataset import RetrievalDataset
 
 __all__ = ["hashed_embedding", "people"]
 

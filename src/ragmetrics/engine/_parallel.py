@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmetrics._util.threads import set_threads
 from ragmetrics.data._batches import batches as run_batches
-from ragmetrics.data.files import find_format
+from ragmetrics.data._files import find_format
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.formats import _stream_io
 from ragmetrics.formats._io import GZIP_MAGIC, gzip_module, reading

@@ -26,15 +26,15 @@ import numpy as np
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics.data._batches import batches as run_batches
+from ragmetrics.data._files import find_format, formats
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.data._store import store_of
-from ragmetrics.data.files import find_format, formats
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import score_queries
-from ragmetrics.engine.id_warnings import ranked_example, warn_if_ids_never_meet
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.selection import check_missing, count, judged_rows, select_batch
-from ragmetrics.engine.settings import (
+from ragmetrics.engine._evaluation import score_queries
+from ragmetrics.engine._id_warnings import ranked_example, warn_if_ids_never_meet
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._selection import check_missing, count, judged_rows, select_batch
+from ragmetrics.engine._settings import (
     Settings,
     as_qrels,
     check_settings,
@@ -159,7 +159,7 @@ def partial(
     names = metric_list(metrics)
     parsed = resolve_metrics(names, settings)
     checked = checked_qrels(qrels, parsed, settings)
-    from ragmetrics.engine.settings import as_run
+    from ragmetrics.engine._settings import as_run
 
     return _score_batch(checked, as_run(run), parsed, settings, tuple(names), keywords, per_query)
 
@@ -595,7 +595,7 @@ def _batches(
             raise InputFormatError(
                 f"{path}: {spec.name} input cannot be streamed (only formats with a streaming "
                 f"reader can: {', '.join(n for n, f in formats().items() if f.stream_run)}); "
-                f"read it with ragmetrics.data.files.read_run and call evaluate()."
+                f"read it with ragmetrics.data._files.read_run and call evaluate()."
             )
         return path, spec.stream_run(path, batch_rows, columns, name or _stem(source))
     if hasattr(source, "__arrow_c_stream__") and not isinstance(source, Run):

@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.warn import warn
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.settings import as_qrels
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._settings import as_qrels
 from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMismatchWarning
 from ragmetrics.fusion import _train
 from ragmetrics.fusion._methods import (
@@ -54,6 +54,7 @@ __all__ = [
     "Normalization",
     "fuse",
     "optimize_fusion",
+    "positions",
     "register_fusion_method",
     "register_normalization",
 ]
@@ -168,7 +169,7 @@ def optimize_fusion(
             f"The grid of {spec.name!r} is empty with settings {settings}; widen it."
         )
     from ragmetrics._util.progress import progress_bar
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine._evaluation import evaluate
 
     report: dict[str, float] = {}
     best: dict[str, Any] | None = None
@@ -461,7 +462,7 @@ def _learn(
     if spec.name == "bayesfuse":
         return {"log_odds": [_train.log_odds(h) for h in lists]}
     if spec.name == "mapfuse":
-        from ragmetrics.engine.evaluation import evaluate
+        from ragmetrics.engine._evaluation import evaluate
 
         maps = []
         for r in rows:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
-from ragmetrics.data.run import Run
+from ragmetrics.data._run import Run
 
 __all__ = ["Rows", "Table", "align", "positions", "sequential_sums"]
 

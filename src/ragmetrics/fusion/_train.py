@@ -15,7 +15,7 @@ from itertools import pairwise
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
-from ragmetrics.data.qrels import Qrels
+from ragmetrics.data._qrels import Qrels
 from ragmetrics.fusion._table import Rows, Table
 
 __all__ = [

@@ -30,9 +30,9 @@ from typing import Any
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.settings import as_qrels, as_run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import (
     InputFormatError,
     InvalidParameterError,

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.goldset._agreement import (
@@ -209,7 +209,7 @@ def _prevalence(
 def _runs_under_both(
     runs: Mapping[str, Run], llm: Qrels, human: Qrels, k: int
 ) -> tuple[dict[str, tuple[float | None, float | None]], float | None]:
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine._evaluation import evaluate
 
     metric = f"ra_nwg@{k}"
     scores: dict[str, tuple[float | None, float | None]] = {}

@@ -3,7 +3,8 @@
 Importing this package registers every built-in metric.
 """
 
-from ragmetrics.metrics import classic, rag, trec
+from ragmetrics.metrics import _classic, _trec  # noqa: F401 - importing registers them
+from ragmetrics.metrics._rag import rarity_weights
 from ragmetrics.metrics.registry import (
     Cutoff,
     Metric,
@@ -24,13 +25,11 @@ __all__ = [
     "Param",
     "Scale",
     "aliases_of",
-    "classic",
     "parse_metric",
     "parse_metrics",
-    "rag",
+    "rarity_weights",
     "register",
     "registered",
-    "trec",
 ]
 
 

@@ -14,16 +14,16 @@ import numpy as np
 
 from ragmetrics._util.optional import import_matplotlib_pyplot
 from ragmetrics._util.table import visible
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate
-from ragmetrics.engine.settings import as_qrels, as_run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import evaluate
+from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.analysis.comparison import Comparison
+    from ragmetrics.analysis._comparison import Comparison
 
 __all__ = [
     "decompositions",

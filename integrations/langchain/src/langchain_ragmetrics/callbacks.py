@@ -1,9 +1,9 @@
 """Record and score retrievals inside a running chain: a LangChain callback handler.
 
 The handler translates LangChain's retriever callbacks into a core
-:class:`ragmetrics.adapters.records.RetrievalLog`: start, end and error events are paired by
+:class:`ragmetrics.adapters.RetrievalLog`: start, end and error events are paired by
 ``run_id``, each record carries the retriever's name, its tags and its parent run, and live
-scores come from one :class:`ragmetrics.adapters.scoring.QueryScorer`.
+scores come from one :class:`ragmetrics.adapters.QueryScorer`.
 """
 
 from __future__ import annotations

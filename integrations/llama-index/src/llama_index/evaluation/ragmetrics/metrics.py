@@ -2,7 +2,7 @@
 
 LlamaIndex keys results by the metric class's ``metric_name``, so each key gets a class of
 its own: ``ndcg@5`` and ``ndcg@10`` sit side by side in one ``RetrieverEvaluator``. The math
-is the core's (:class:`ragmetrics.adapters.scoring.QueryScorer`); the plug-ins of one
+is the core's (:class:`ragmetrics.adapters.QueryScorer`); the plug-ins of one
 :meth:`RagMetricsMetric.from_names` call share one scorer, so a ranking is judged once for
 all of them.
 """

@@ -3,8 +3,8 @@
 A :class:`RetrievalRecorder` listens to the instrumentation dispatcher: every retriever call
 (query engines, chat engines and the sub-retrievers of a fusion retriever included) opens a
 span and emits a start and an end event under that span's id. The recorder turns them into
-:class:`ragmetrics.adapters.records.RetrievalRecord` s (retriever class, tags, parent span, error),
-kept by a core :class:`ragmetrics.adapters.records.RetrievalLog`.
+:class:`ragmetrics.adapters.RetrievalRecord` s (retriever class, tags, parent span, error),
+kept by a core :class:`ragmetrics.adapters.RetrievalLog`.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ from ragmetrics._util.table import (
 )
 from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ppi_math import PPIEstimate, ppi_of_pairs, ppi_of_result
+from ragmetrics.analysis._segments import check_segments
 from ragmetrics.analysis._ties import MAX_DRAWS
-from ragmetrics.analysis.segments import check_segments
 from ragmetrics.analysis.stats import (
     PairedTestSpec,
     adjust,
@@ -38,11 +38,11 @@ from ragmetrics.analysis.stats import (
     standardized_effect,
 )
 from ragmetrics.analysis.systems import letter_groups
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import MissingPolicy, as_qrels, as_run, check_settings
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import evaluate
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import MissingPolicy, as_qrels, as_run, check_settings
 from ragmetrics.errors import InvalidParameterError, MissingKeyError, QueryMismatchWarning
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric, Param
@@ -50,7 +50,7 @@ from ragmetrics.metrics import Metric, Param
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragmetrics.analysis.segments import SegmentTable
+    from ragmetrics.analysis._segments import SegmentTable
 
 __all__ = [
     "PERMUTATIONS",
@@ -179,8 +179,8 @@ class Comparison:
 
     def by_segment(self, segments: Any) -> SegmentTable:
         """Each run per segment of the queries, and each pair tested within each segment
-        with this comparison's test and correction: see :mod:`ragmetrics.analysis.segments`."""
-        from ragmetrics.analysis.segments import segment_tests
+        with this comparison's test and correction: see :mod:`ragmetrics.analysis._segments`."""
+        from ragmetrics.analysis._segments import segment_tests
 
         return segment_tests(self, segments)
 

@@ -299,12 +299,12 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Build from parsed JSON (see :meth:`from_json`)."""
         # "ragmetrics.qrels": the same document, as written before the modules moved
         if isinstance(obj, Mapping) and obj.get("format") in (
-            "ragmetrics.data.qrels",
+            "ragmetrics.data._qrels",
             "ragmetrics.qrels",
         ):
             if "judgments" not in obj:
                 raise InputFormatError(
-                    f"{source}: a 'ragmetrics.data.qrels' document needs a 'judgments' object "
+                    f"{source}: a 'ragmetrics.data._qrels' document needs a 'judgments' object "
                     f"{{qid: {{doc: grade}}}}; it has {', '.join(map(repr, obj)) or 'no key'}."
                 )
             groups = obj.get("groups") or {}
@@ -464,7 +464,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Serialize (evidence groups included); write to ``path`` when given."""
         import json  # here: reading TREC files never needs it
 
-        payload: dict[str, Any] = {"format": "ragmetrics.data.qrels", "version": 1}
+        payload: dict[str, Any] = {"format": "ragmetrics.data._qrels", "version": 1}
         payload["judgments"] = self._data
         if self._groups:
             payload["groups"] = {q: [list(g) for g in gs] for q, gs in self._groups.items()}

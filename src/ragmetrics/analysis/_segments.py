@@ -24,8 +24,8 @@ from ragmetrics.errors import InputFormatError, InvalidParameterError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragmetrics.analysis.comparison import Comparison
-    from ragmetrics.engine.result import EvaluationResult
+    from ragmetrics.analysis._comparison import Comparison
+    from ragmetrics.engine._result import EvaluationResult
 
 __all__ = [
     "SegmentRow",
@@ -262,7 +262,7 @@ def by_segment(
         >>> [(row.segment, row.mean) for row in table.rows]
         [('finance', 1.0), ('legal', 0.0)]
     """
-    from ragmetrics.engine.result import EvaluationResult
+    from ragmetrics.engine._result import EvaluationResult
 
     if not isinstance(result, EvaluationResult):
         raise InvalidParameterError(

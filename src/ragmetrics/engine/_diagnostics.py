@@ -17,15 +17,15 @@ import numpy as np
 
 from ragmetrics._util.table import escape_markdown
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.settings import as_qrels, as_run, check_grade_map
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._settings import as_qrels, as_run, check_grade_map
 from ragmetrics.errors import (
     GradeScaleError,
     InvalidParameterError,
     MissingKeyError,
 )
-from ragmetrics.metrics.rag import check_utility_scale, rarity_weights
+from ragmetrics.metrics._rag import check_utility_scale, rarity_weights
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL
 
 __all__ = [

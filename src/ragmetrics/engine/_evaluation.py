@@ -10,13 +10,13 @@ import numpy as np
 
 from ragmetrics._util.gc import without_gc
 from ragmetrics.data._precision import ScorePrecision
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.id_warnings import warn_if_ids_do_not_meet
-from ragmetrics.engine.locate import locate_judged
-from ragmetrics.engine.result import EvaluationResult, Inputs
-from ragmetrics.engine.selection import count, select_queries
-from ragmetrics.engine.settings import (
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._id_warnings import warn_if_ids_do_not_meet
+from ragmetrics.engine._locate import locate_judged
+from ragmetrics.engine._result import EvaluationResult, Inputs
+from ragmetrics.engine._selection import count, select_queries
+from ragmetrics.engine._settings import (
     MissingPolicy,
     Settings,
     check_settings,

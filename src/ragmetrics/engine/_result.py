@@ -14,8 +14,8 @@ import numpy as np
 
 from ragmetrics._util.table import csv_table, format_cell, html_table, markdown_table, text_table
 from ragmetrics.data._precision import ScorePrecision
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.errors import MissingKeyError, RagMetricsError
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ragmetrics.analysis._ppi_math import PPIEstimate
-    from ragmetrics.analysis.segments import SegmentTable
-    from ragmetrics.engine.diagnostics import Diagnosis
+    from ragmetrics.analysis._segments import SegmentTable
+    from ragmetrics.engine._diagnostics import Diagnosis
 
 __all__ = ["Counts", "EvaluationResult", "Inputs"]
 
@@ -252,7 +252,7 @@ class EvaluationResult:
         harmful: grade <= 2) when a RAG set metric on that scale was evaluated, else by the
         relevance threshold, as the classic metrics read them.
         """
-        from ragmetrics.engine.diagnostics import diagnose  # here: rarely used
+        from ragmetrics.engine._diagnostics import diagnose  # here: rarely used
 
         if self._inputs is None:
             raise RagMetricsError(

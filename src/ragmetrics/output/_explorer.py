@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any
 from ragmetrics.metrics.registry import Scale
 
 if TYPE_CHECKING:
-    from ragmetrics.analysis.comparison import Comparison
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
+    from ragmetrics.analysis._comparison import Comparison
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
 
 __all__ = ["TEXT_BUDGET", "explorer_html"]
 

@@ -19,8 +19,8 @@ from ragmetrics._util.registries import add_entry
 from ragmetrics.errors import InputFormatError
 
 if TYPE_CHECKING:
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
 
 __all__ = [
     "InputFormat",
@@ -142,8 +142,8 @@ def _builtin() -> None:
     if _FALLBACK in _FORMATS:
         return
     from ragmetrics.data._batches import batches
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
     from ragmetrics.formats import _stream_io
 
     register_format(
@@ -213,6 +213,6 @@ def _three_columns(head: bytes) -> bool:
 
 def _no_tsv_run(path: PathLike, name: str | None) -> Run:
     """Three columns are not a run: the TREC reader names the line and the layout."""
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._run import Run
 
     return Run.from_trec(path, name=name)

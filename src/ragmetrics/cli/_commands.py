@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from ragmetrics._util.paths import file_stem
 from ragmetrics._util.plugins import load_plugins
 from ragmetrics._version import __version__
-from ragmetrics.cli import trec_eval
+from ragmetrics.cli import _trec_eval as trec_eval
 from ragmetrics.data._precision import SCORE_PRECISIONS
 from ragmetrics.errors import InputFormatError, RagMetricsError
 from ragmetrics.formats._rules import ascii_int, cli_float, cli_int
@@ -26,8 +26,8 @@ from ragmetrics.formats._rules import ascii_int, cli_float, cli_int
 if TYPE_CHECKING:  # loaded by the commands that read files: --version and --help need neither
     import argparse
 
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
 
 __all__ = [
     "build_parser",
@@ -80,14 +80,14 @@ def read_segments(path: str) -> dict[str, str]:
 
 def read_qrels(path: str) -> Qrels:
     """Read qrels in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
-    from ragmetrics.data.files import read_qrels as read
+    from ragmetrics.data._files import read_qrels as read
 
     return read(path)
 
 
 def read_run(path: str) -> Run:
     """Read a run in any registered format (TREC, JSON/JSONL, Parquet; by suffix or content)."""
-    from ragmetrics.data.files import read_run as read
+    from ragmetrics.data._files import read_run as read
 
     return read(path)
 
@@ -421,7 +421,7 @@ def _streamable(path: str) -> str:
     """A run path for streaming: a format with a streaming reader (TREC, Parquet), not JSON."""
     from pathlib import Path
 
-    from ragmetrics.data.files import find_format
+    from ragmetrics.data._files import find_format
 
     spec = find_format(path)
     if spec.stream_run is None:
@@ -435,7 +435,7 @@ def _streamable(path: str) -> str:
 
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.engine._evaluation import evaluate
     from ragmetrics.engine.stream import evaluate_stream
 
     segments = _segments_first(args)
@@ -473,7 +473,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
             print()
             print(result.to_table(per_query=True).split("\n\n")[0])
     if segments is not None:
-        from ragmetrics.analysis.segments import by_segment
+        from ragmetrics.analysis._segments import by_segment
 
         table = by_segment(result, segments)
         print()
@@ -515,7 +515,7 @@ def _named_paths(specs: Sequence[str]) -> dict[str, str]:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    from ragmetrics.analysis.comparison import compare
+    from ragmetrics.analysis._comparison import compare
 
     segments = _segments_first(args)
     comparison = compare(
@@ -547,8 +547,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ragmetrics.analysis.comparison import compare
-    from ragmetrics.output.report import write_report
+    from ragmetrics.analysis._comparison import compare
+    from ragmetrics.output._report import write_report
 
     output = Path(args.output)
     if not output.parent.is_dir():  # before any work
@@ -570,7 +570,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     human = read_qrels(args.human_qrels) if args.human_qrels else None
     dataset = None
     if args.dataset:
-        from ragmetrics.data.dataset import RetrievalDataset
+        from ragmetrics.data._dataset import RetrievalDataset
 
         dataset = RetrievalDataset.from_json(args.dataset)
     comparison = compare(

@@ -17,7 +17,7 @@ import numpy as np
 
 from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
 from ragmetrics.formats._rules import ascii_int
-from ragmetrics.metrics.classic import bpref
+from ragmetrics.metrics._classic import bpref
 from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import (
     GAINS,

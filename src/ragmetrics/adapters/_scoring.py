@@ -14,19 +14,19 @@ from dataclasses import replace
 from typing import Any, cast
 
 from ragmetrics._util.warn import warn
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import depth_needed, evaluate_checked
-from ragmetrics.engine.id_warnings import ids_look_alike
-from ragmetrics.engine.locate import locate_in_ranking
-from ragmetrics.engine.settings import Settings, as_qrels, check_settings, resolve_metrics
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import depth_needed, evaluate_checked
+from ragmetrics.engine._id_warnings import ids_look_alike
+from ragmetrics.engine._locate import locate_in_ranking
+from ragmetrics.engine._settings import Settings, as_qrels, check_settings, resolve_metrics
 from ragmetrics.errors import (
     IdMismatchWarning,
     InvalidParameterError,
     MissingKeyError,
     RagMetricsError,
 )
-from ragmetrics.metrics.rag import check_query_grades, check_utility_scale
+from ragmetrics.metrics._rag import check_query_grades, check_utility_scale
 from ragmetrics.metrics.registry import Scale
 
 __all__ = [

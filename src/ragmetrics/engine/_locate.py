@@ -17,9 +17,9 @@ import numpy as np
 from ragmetrics._util.arrays import fits_padded, pad_rows
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.data._precision import ScorePrecision, as_float32
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
 from ragmetrics.metrics.judged import Evidence, JudgedRun
 
 __all__ = [

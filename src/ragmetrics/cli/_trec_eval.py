@@ -604,8 +604,8 @@ def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
 def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
     import numpy as np
 
-    from ragmetrics.data.run import Run
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.data._run import Run
+    from ragmetrics.engine._evaluation import evaluate
 
     assert options.files is not None
     qrels_path, run_path = options.files
@@ -794,7 +794,7 @@ def _empty_rankings_divide_by_zero(
 ) -> None:
     """trec_eval's interpolated precisions on a ranking left empty (by -J): 0 / 0 at every
     recall level that rounds to rank 0, which it prints as -nan."""
-    from ragmetrics.metrics.trec import round_half_away
+    from ragmetrics.metrics._trec import round_half_away
 
     if not any(line.levels for line in lines):
         return
@@ -904,7 +904,7 @@ def _qrels_and_repeats(path: str) -> tuple[Any, dict[str, str]]:
     at that query with exit 4, whether the grades agree or not). The file's lines are
     counted first: only when they outnumber the judgments is it read again, line by line,
     keeping a doc's first grade."""
-    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data._qrels import Qrels
 
     try:
         qrels = Qrels.from_trec(path)
@@ -947,7 +947,7 @@ def _count_lines(path: str) -> int:
 def _union(groups: dict[str, list[dict[str, int]]]) -> Any:
     """One qrels of every group's judgments (a doc's first group decides): which queries
     and docs are judged, for -c, -J and the counts."""
-    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.data._qrels import Qrels
 
     merged: dict[str, dict[str, int]] = {}
     for query, judgments in groups.items():
@@ -969,9 +969,9 @@ def _group_values(
     group, added in group order, divided by the number of groups when there are several."""
     import numpy as np
 
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
-    from ragmetrics.engine.evaluation import evaluate
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
+    from ragmetrics.engine._evaluation import evaluate
 
     scored = run.to_dict()
     owners: list[int] = []
@@ -1015,8 +1015,8 @@ def _rankings(
 ) -> Any:
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
-    from ragmetrics.data.run import Run
-    from ragmetrics.engine.settings import keep_judged
+    from ragmetrics.data._run import Run
+    from ragmetrics.engine._settings import keep_judged
 
     if options.max_docs is not None:
         if options.max_docs < 0:  # trec_eval ends in a segmentation fault
@@ -1043,7 +1043,7 @@ def _relstrings(
     strings: dict[str, list[str]] = {}
     if not any(line.value == "string" for line in lines):
         return strings  # the default measures have none: their module is not loaded
-    from ragmetrics.engine.diagnostics import relevance_strings
+    from ragmetrics.engine._diagnostics import relevance_strings
 
     present = [query_id for query_id, absent in zip(query_ids, missing) if not absent]
     for line in lines:

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragmetrics._util.warn import warn
-from ragmetrics.data.dataset import RetrievalDataset
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate_checked
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import Settings, check_settings, resolve_metrics
+from ragmetrics.data._dataset import RetrievalDataset
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import evaluate_checked
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import Settings, check_settings, resolve_metrics
 from ragmetrics.errors import RagMetricsError, RetrievalFailedWarning
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 from ragmetrics.metrics import Metric, Scale
-from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics._rag import check_utility_scale
 
 __all__ = [
     "EvaluationPlan",

@@ -7,11 +7,11 @@ import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine import evaluation as engine
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine import _evaluation as engine
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import as_run
 
 __all__ = ["evaluate"]
 
@@ -39,7 +39,7 @@ def evaluate(
     # the docstring is the engine's, with the two keywords above (set below)
     if segments is None and human_qrels is None:
         return engine.evaluate(qrels, run, metrics, **options)
-    from ragmetrics.analysis.segments import by_segment, check_segments
+    from ragmetrics.analysis._segments import by_segment, check_segments
 
     if segments is not None:  # refused before any evaluation
         check_segments(segments)

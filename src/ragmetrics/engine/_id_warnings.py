@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmetrics._util.warn import warn
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.selection import Selection
-from ragmetrics.engine.settings import MissingPolicy, Settings
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._selection import Selection
+from ragmetrics.engine._settings import MissingPolicy, Settings
 from ragmetrics.errors import IdMismatchWarning, UndefinedMetricWarning
 from ragmetrics.metrics.judged import JudgedRun
 

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import Metric, parse_metrics
-from ragmetrics.metrics.rag import check_utility_scale
+from ragmetrics.metrics._rag import check_utility_scale
 from ragmetrics.metrics.registry import REL, Scale, coerce, keyword_params
 
 __all__ = [

@@ -10,11 +10,11 @@ from itertools import compress
 
 import numpy as np
 
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
 from ragmetrics.data._store import store_of
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.result import Counts
-from ragmetrics.engine.settings import MissingPolicy
+from ragmetrics.engine._result import Counts
+from ragmetrics.engine._settings import MissingPolicy
 from ragmetrics.errors import MissingQueryError
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.registry import Tally

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ragmetrics._util.table import markdown_table
-from ragmetrics.data.qrels import Qrels
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import as_qrels, as_run
+from ragmetrics.data._qrels import Qrels
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import evaluate
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import parse_metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING

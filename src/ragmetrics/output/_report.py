@@ -23,17 +23,17 @@ import numpy as np
 
 from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
-from ragmetrics.analysis.comparison import Comparison
-from ragmetrics.data.dataset import RetrievalDataset
-from ragmetrics.engine.settings import as_qrels, as_run
+from ragmetrics.analysis._comparison import Comparison
+from ragmetrics.data._dataset import RetrievalDataset
+from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from ragmetrics.data.qrels import Qrels
-    from ragmetrics.data.run import Run
+    from ragmetrics.data._qrels import Qrels
+    from ragmetrics.data._run import Run
 
 __all__ = [
     "write_report",
@@ -493,7 +493,7 @@ def write_report(
     else:
         extra = ""
         if explorer:
-            from ragmetrics.output.explorer import explorer_html
+            from ragmetrics.output._explorer import explorer_html
 
             extra = explorer_html(
                 comparison,

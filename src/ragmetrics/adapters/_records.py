@@ -17,10 +17,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ragmetrics._util.warn import warn
-from ragmetrics.data.run import Run
-from ragmetrics.engine.evaluation import evaluate as evaluate_run
-from ragmetrics.engine.result import EvaluationResult
-from ragmetrics.engine.settings import MissingPolicy
+from ragmetrics.data._run import Run
+from ragmetrics.engine._evaluation import evaluate as evaluate_run
+from ragmetrics.engine._result import EvaluationResult
+from ragmetrics.engine._settings import MissingPolicy
 from ragmetrics.errors import (
     HandlerFailureWarning,
     InputFormatError,
@@ -29,8 +29,8 @@ from ragmetrics.errors import (
 )
 
 if TYPE_CHECKING:
-    from ragmetrics.adapters.scoring import QueryScorer
-    from ragmetrics.data.qrels import Qrels
+    from ragmetrics.adapters._scoring import QueryScorer
+    from ragmetrics.data._qrels import Qrels
 
 __all__ = [
     "HandlerFailure",

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ragmetrics.data.qrels import Qrels
+from ragmetrics.data._qrels import Qrels
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.formats._convert import loads_strict, read_text
