@@ -275,3 +275,32 @@ def test_an_import_inside_a_function_counts(tmp_path: Path) -> None:
         "def f():\n    from ragmetrics.engine._locate import locate_judged\n"
     )
     assert _imports("ragmetrics.metrics._classic", source) == {"ragmetrics.engine._locate"}
+
+
+MAX_COMPLEXITY = 30  # radon's cyclomatic complexity of one function
+
+
+def _too_complex(paths: list[Path]) -> list[str]:
+    from radon.complexity import cc_visit
+
+    found = []
+    for path in paths:
+        for block in cc_visit(path.read_text()):
+            if block.complexity > MAX_COMPLEXITY:
+                found.append(f"{path.name}:{block.lineno} {block.fullname} ({block.complexity})")
+    return found
+
+
+def test_no_function_is_more_complex_than_30() -> None:
+    """A function past 30 paths does several jobs: split it along them (the core's and both
+    integrations' sources)."""
+    integrations = Path(__file__).parents[1] / "integrations"
+    paths = [*ROOT.rglob("*.py"), *integrations.glob("*/src/**/*.py")]
+    assert len(paths) > 100
+    assert _too_complex(paths) == []
+
+
+def test_the_complexity_check_finds_a_branchy_function(tmp_path: Path) -> None:
+    branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(MAX_COMPLEXITY))
+    (tmp_path / "branchy.py").write_text(f"def branchy(x):\n{branches}    return -1\n")
+    assert _too_complex([tmp_path / "branchy.py"]) == ["branchy.py:1 branchy (31)"]

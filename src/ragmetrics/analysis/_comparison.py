@@ -560,25 +560,14 @@ def compare(
     Queries are paired by id; a query where a metric is NA for either run is left out of that
     pair's test (``n`` says how many remain).
     """
-    if not isinstance(runs, Mapping) or len(runs) < 2:
-        given = f"got {len(runs)}" if isinstance(runs, Mapping) else f"got {type(runs).__name__}"
-        raise InvalidParameterError(
-            f"compare needs two or more runs to compare ({given}): give them as a mapping "
-            f"of name to run, or on the command line as NAME=PATH NAME=PATH. To score one "
-            f"run, use evaluate()."
-        )
-    if baseline is not None and (not isinstance(baseline, str) or baseline not in runs):
-        raise InvalidParameterError(
-            f"The baseline {baseline!r} is not one of the runs: {', '.join(map(str, runs))}."
-        )
-    paired_test(test)  # refused here, before any evaluation, when not registered
+    _check_runs(runs, baseline)
+    spec = paired_test(test)  # refused here, before any evaluation, when not registered
     alpha = SIGNIFICANCE.check(alpha)
     n_permutations = PERMUTATIONS.check(n_permutations)
     n_bootstrap = RESAMPLES.check(n_bootstrap)
     seed = SEED.check(seed)
     correction = None if correction == "none" else correction
     correction_spec(correction)  # validates the name
-    spec = paired_test(test)
     if spec.family is not None:
         if baseline is not None:
             raise InvalidParameterError(
@@ -598,55 +587,34 @@ def compare(
     }
     labels = list(next(iter(results.values())).metrics)
     names = list(results)
-    pairs = (
-        [(baseline, other) for other in names if other != baseline]
-        if baseline is not None
-        else [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
-    )
+    pairs = _pairs(names, baseline)
     show = progress if progress is not None else len(pairs) * len(labels) * n_permutations > 5e6
-    raw: list[PairedTest] = []
-    intervals = {name: {} for name in names}  # type: dict[str, dict[str, tuple[float, float]]]
-    cells = [(name, metric) for metric in labels for name in names]
-    columns = []
-    for name, metric in cells:
-        column = _aligned(results[name], metric, results[names[0]].query_ids)
-        columns.append(column[~np.isnan(column)])
-    for (name, metric), bounds in zip(
-        cells, bootstrap_cis(columns, n_resamples=n_bootstrap, seed=seed), strict=True
-    ):
-        intervals[name][metric] = bounds
     if spec.family is not None:
-        for metric in labels:
-            raw.extend(_family(metric, pairs, results, spec, n_permutations, alpha, seed))
+        raw = [
+            test_
+            for metric in labels
+            for test_ in _family(metric, pairs, results, spec, n_permutations, alpha, seed)
+        ]
     else:
-        for metric, (a, b) in progress_bar(
-            [(m, p) for m in labels for p in pairs], desc="testing", disable=not show
-        ):
-            raw.append(_paired(metric, a, b, results, test, n_permutations, alpha, seed))
-    adjusted = [math.nan] * len(raw)
-    for metric in labels:  # one family per metric
-        family = [i for i, t in enumerate(raw) if t.metric == metric]
-        for i, p in zip(family, adjust([raw[i].p_value for i in family], correction), strict=True):
-            adjusted[i] = p
-    tests = [
-        PairedTest(**{**asdict(t), "p_adjusted": p, "significant": bool(p < alpha)})
-        for t, p in zip(raw, adjusted, strict=True)
-    ]
-    settings = {
-        "test": test,
-        "alpha": alpha,
-        "correction": correction,
-        "seed": seed,
-        "n_permutations": n_permutations,
-        "missing": missing,
-    }
+        cells = [(m, p) for m in labels for p in pairs]
+        raw = [
+            _paired(metric, a, b, results, test, n_permutations, alpha, seed)
+            for metric, (a, b) in progress_bar(cells, desc="testing", disable=not show)
+        ]
     parts: dict[str, Any] = {
         "results": results,
         "metrics": labels,
-        "tests": tests,
-        "intervals": intervals,
+        "tests": _corrected(raw, labels, correction, alpha),
+        "intervals": _intervals(results, labels, n_bootstrap, seed),
         "baseline": baseline,
-        "settings": settings,
+        "settings": {
+            "test": test,
+            "alpha": alpha,
+            "correction": correction,
+            "seed": seed,
+            "n_permutations": n_permutations,
+            "missing": missing,
+        },
     }
     if segments is not None:
         parts["segments"] = Comparison(**parts).by_segment(segments)
@@ -661,6 +629,61 @@ def compare(
             for estimate in ppi_of_result(results[name], human[name], alpha=alpha)
         ] + ppi_of_pairs(results, human, pairs, alpha=alpha)
     return Comparison(**parts)
+
+
+def _check_runs(runs: object, baseline: object) -> None:
+    if not isinstance(runs, Mapping) or len(runs) < 2:
+        given = f"got {len(runs)}" if isinstance(runs, Mapping) else f"got {type(runs).__name__}"
+        raise InvalidParameterError(
+            f"compare needs two or more runs to compare ({given}): give them as a mapping "
+            f"of name to run, or on the command line as NAME=PATH NAME=PATH. To score one "
+            f"run, use evaluate()."
+        )
+    if baseline is not None and (not isinstance(baseline, str) or baseline not in runs):
+        raise InvalidParameterError(
+            f"The baseline {baseline!r} is not one of the runs: {', '.join(map(str, runs))}."
+        )
+
+
+def _pairs(names: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    """The pairs tested: the baseline against each other run, or every pair."""
+    if baseline is not None:
+        return [(baseline, other) for other in names if other != baseline]
+    return [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+
+
+def _intervals(
+    results: dict[str, EvaluationResult], labels: list[str], n_bootstrap: int, seed: int
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """Each run's bootstrap interval of each metric's mean, over the queries where the
+    metric is defined (one seeded resampling for all of them)."""
+    names = list(results)
+    cells = [(name, metric) for metric in labels for name in names]
+    columns = []
+    for name, metric in cells:
+        column = _aligned(results[name], metric, results[names[0]].query_ids)
+        columns.append(column[~np.isnan(column)])
+    intervals: dict[str, dict[str, tuple[float, float]]] = {name: {} for name in names}
+    bounds = bootstrap_cis(columns, n_resamples=n_bootstrap, seed=seed)
+    for (name, metric), interval in zip(cells, bounds, strict=True):
+        intervals[name][metric] = interval
+    return intervals
+
+
+def _corrected(
+    raw: list[PairedTest], labels: list[str], correction: str | None, alpha: float
+) -> list[PairedTest]:
+    """The tests with their p-values corrected within each metric (one family per metric)
+    and significance decided on the corrected value."""
+    adjusted = [math.nan] * len(raw)
+    for metric in labels:
+        family = [i for i, t in enumerate(raw) if t.metric == metric]
+        for i, p in zip(family, adjust([raw[i].p_value for i in family], correction), strict=True):
+            adjusted[i] = p
+    return [
+        PairedTest(**{**asdict(t), "p_adjusted": p, "significant": bool(p < alpha)})
+        for t, p in zip(raw, adjusted, strict=True)
+    ]
 
 
 def _evaluated(

@@ -456,12 +456,45 @@ USAGE = (
 )
 
 
+# the flags that set a switch of the options: flag -> (attribute, value)
+_SWITCHES = {
+    "h": ("help", True),
+    "q": ("per_query", True),
+    "c": ("complete", True),
+    "n": ("summary", False),
+    "J": ("judged_only", True),
+}
+
+
 def _options(argv: Sequence[str]) -> _Options:
     """The arguments as GNU getopt reads trec_eval's: flags anywhere before ``--``, short
     flags combined, values attached or apart, long names or their unambiguous prefixes."""
+    pairs, files = _getopt(list(argv))
+    options = _Options()
+    options.specs = []
+    for flag, value in pairs:
+        if flag == "v":
+            options.version = True
+            return options  # trec_eval stops at -v
+        if flag in _SWITCHES:
+            attribute, setting = _SWITCHES[flag]
+            setattr(options, attribute, setting)
+        elif flag == "m":
+            options.specs.append(value or "")
+        elif flag != "o":  # -o: obsolete in trec_eval too
+            _valued(options, flag, value or "")
+    if not options.help:
+        if len(files) != 2:
+            raise TrecEvalError(USAGE, 1)
+        options.files = (files[0], files[1])
+    return options
+
+
+def _getopt(items: list[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
+    """``(flag, value)`` for each option in order (long names as their short flag), and the
+    other arguments."""
     pairs: list[tuple[str, str | None]] = []
     files: list[str] = []
-    items = list(argv)
     i = 0
     while i < len(items):
         item = items[i]
@@ -470,78 +503,57 @@ def _options(argv: Sequence[str]) -> _Options:
             files.extend(items[i:])
             break
         if item.startswith("--"):
-            name, eq, value = item[2:].partition("=")
-            matches = [n for n in _LONG if n.startswith(name)]
-            exact = [n for n in matches if n == name]
-            if exact:
-                matches = exact
-            if len(matches) != 1:
-                raise TrecEvalError(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
-            flag = _LONG[matches[0]]
-            # trec_eval's long -o takes a value its short form does not (and ignores it)
-            if flag in _SHORT_WITH_VALUE or flag == "o":
-                if not eq:
-                    if i >= len(items):
-                        raise TrecEvalError(f"{USAGE}\n(option '{item}' needs a value)", 1)
-                    value = items[i]
-                    i += 1
-                pairs.append((flag, value))
-            elif eq:
-                raise TrecEvalError(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
-            else:
-                pairs.append((flag, None))
-            continue
-        if item.startswith("-") and item != "-":
-            position = 1
-            while position < len(item):
-                flag = item[position]
-                position += 1
-                if flag in _SHORT_ALONE:
-                    pairs.append((flag, None))
-                elif flag in _SHORT_WITH_VALUE:
-                    value = item[position:]
-                    if not value:
-                        if i >= len(items):
-                            raise TrecEvalError(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
-                        value = items[i]
-                        i += 1
-                    pairs.append((flag, value))
-                    break
-                else:
-                    raise TrecEvalError(f"{USAGE}\n(unknown option '-{flag}')", 1)
-            continue
-        files.append(item)
-    options = _Options()
-    options.specs = []
-    assert options.specs is not None
-    for flag, given in pairs:
-        value = "" if given is None else given
-        if flag == "h":
-            options.help = True
-        elif flag == "v":
-            options.version = True
-            return options  # trec_eval stops at -v
-        elif flag == "q":
-            options.per_query = True
-        elif flag == "c":
-            options.complete = True
-        elif flag == "n":
-            options.summary = False
-        elif flag == "J":
-            options.judged_only = True
-        elif flag == "o":
-            pass  # obsolete in trec_eval too
-        elif flag == "m":
-            assert value is not None
-            options.specs.append(value)
+            i = _long_option(item, items, i, pairs)
+        elif item.startswith("-") and item != "-":
+            i = _short_options(item, items, i, pairs)
         else:
-            assert value is not None
-            _valued(options, flag, value)
-    if not options.help:
-        if len(files) != 2:
-            raise TrecEvalError(USAGE, 1)
-        options.files = (files[0], files[1])
-    return options
+            files.append(item)
+    return pairs, files
+
+
+def _long_option(item: str, items: list[str], i: int, pairs: list[tuple[str, str | None]]) -> int:
+    """Reads ``--name[=value]`` (its value may be the next argument, at ``i``) into
+    ``pairs``; returns where the next argument is."""
+    name, eq, value = item[2:].partition("=")
+    matches = [n for n in _LONG if n.startswith(name)]
+    exact = [n for n in matches if n == name]
+    if exact:
+        matches = exact
+    if len(matches) != 1:
+        raise TrecEvalError(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
+    flag = _LONG[matches[0]]
+    # trec_eval's long -o takes a value its short form does not (and ignores it)
+    if flag not in _SHORT_WITH_VALUE and flag != "o":
+        if eq:
+            raise TrecEvalError(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
+        pairs.append((flag, None))
+        return i
+    if not eq:
+        if i >= len(items):
+            raise TrecEvalError(f"{USAGE}\n(option '{item}' needs a value)", 1)
+        value, i = items[i], i + 1
+    pairs.append((flag, value))
+    return i
+
+
+def _short_options(item: str, items: list[str], i: int, pairs: list[tuple[str, str | None]]) -> int:
+    """Reads ``-abc`` or ``-mVALUE`` (a flag's value may be the next argument, at ``i``)
+    into ``pairs``; returns where the next argument is."""
+    for position in range(1, len(item)):
+        flag = item[position]
+        if flag in _SHORT_ALONE:
+            pairs.append((flag, None))
+            continue
+        if flag not in _SHORT_WITH_VALUE:
+            raise TrecEvalError(f"{USAGE}\n(unknown option '-{flag}')", 1)
+        value = item[position + 1 :]
+        if not value:
+            if i >= len(items):
+                raise TrecEvalError(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
+            value, i = items[i], i + 1
+        pairs.append((flag, value))
+        break
+    return i
 
 
 def _valued(options: _Options, flag: str, value: str) -> None:
@@ -601,11 +613,46 @@ def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
     yield from _evaluate(options, lines)
 
 
-def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
-    import numpy as np
+class _Inputs(NamedTuple):
+    """What trec_eval reads from its two files."""
 
+    qrels: Any
+    run: Any
+    run_id: str
+    groups: dict[str, list[dict[str, int]]] | None  # -R qrels_jg
+    prefs: dict[str, list[Any]] | None  # -R prefs / qrels_prefs
+    judged_twice: dict[str, str]  # query -> the doc it judges twice
+    cut_repeats: set[str] | None  # with -M, the queries whose copies fall within the cut
+
+
+def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
+    """The lines trec_eval prints: the files read, the queries chosen, each measure's
+    per-query values accumulated as trec_eval does, then printed."""
+    import numpy as np  # here: --help and --version start without it
+
+    inputs = _read_inputs(options)
+    _check_judgment_format(lines, inputs)
+    query_ids, absent, stop = _queries(options, inputs)
+    rankings = _rankings(inputs.run, inputs.qrels, query_ids, options, absent)
+    if not query_ids:
+        raise TrecEvalError("trec_eval: No queries with both results and relevance info", 7)
+    values = _values(options, lines, inputs, rankings, query_ids)
+    missing = np.array([q in absent for q in query_ids])
+    strings = _relstrings(lines, rankings, inputs.qrels, query_ids, missing)
+    zscores = _zscores(options.zscores) if options.zscores is not None else None
+    columns = _columns(options, lines, values, query_ids, missing, zscores)
+    z = "Z" if zscores is not None else ""
+    _empty_rankings_divide_by_zero(lines, columns, rankings, inputs.qrels, query_ids, options.level)
+    if options.per_query:
+        yield from _per_query_lines(lines, columns, strings, query_ids, z)
+    if stop is not None:
+        raise stop[1]
+    if options.summary:
+        yield from _summary_lines(options, lines, columns, inputs, query_ids, z)
+
+
+def _read_inputs(options: _Options) -> _Inputs:
     from ragmetrics.data._run import Run
-    from ragmetrics.engine._evaluation import evaluate
 
     assert options.files is not None
     qrels_path, run_path = options.files
@@ -615,6 +662,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         with _local(qrels_path) as qrels_file, _local(run_path) as run_file:
             groups = _read_groups(qrels_file) if options.rel_format == "qrels_jg" else None
             prefs = _read_preferences(qrels_file, options.rel_format)
+            judged_twice: dict[str, str] = {}
             if groups is not None:
                 qrels = _union(groups)
             elif prefs is not None:
@@ -622,55 +670,67 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             else:
                 qrels, judged_twice = _qrels_and_repeats(qrels_file)
             run = Run.from_trec(run_file)
-            run_id = _run_id(run_file)
             cut_repeats = None
             if run.duplicates and options.max_docs is not None:  # only copies in the cut
                 cut_repeats = set(_repeated_within(run_file, set(run.duplicates), options.max_docs))
+            return _Inputs(qrels, run, _run_id(run_file), groups, prefs, judged_twice, cut_repeats)
     except (RagMetricsError, OSError) as exc:
         raise TrecEvalError(f"ragmetrics trec_eval: {exc}", 2) from exc
-    # a measure of another judgment format stops trec_eval at the first query (exit 4)
-    wrong = [
-        m
-        for m in lines
-        if m.metric is not None
-        and (m.per_group != (groups is not None) or m.preference != (prefs is not None))
-    ]
-    if wrong:
-        raise TrecEvalError(f"trec_eval: Can't calculate measure '{wrong[0].label}'", 4)
-    if groups is not None or prefs is not None:
-        judged_twice = {}
-    query_ids = sorted(qrels.query_ids)
+
+
+def _check_judgment_format(lines: list[Measure], inputs: _Inputs) -> None:
+    """A measure of another judgment format stops trec_eval at the first query (exit 4)."""
+    grouped, preferences = inputs.groups is not None, inputs.prefs is not None
+    for m in lines:
+        if m.metric is not None and (m.per_group != grouped or m.preference != preferences):
+            raise TrecEvalError(f"trec_eval: Can't calculate measure '{m.label}'", 4)
+
+
+def _queries(
+    options: _Options, inputs: _Inputs
+) -> tuple[list[str], list[str], tuple[str, TrecEvalError] | None]:
+    """The queries scored, those of them the run lacks (-c), and where trec_eval stops
+    with which error: it stops at the first query it cannot score, after printing those
+    before it."""
+    run = inputs.run
+    query_ids = sorted(inputs.qrels.query_ids)
     if options.debug_query is not None:
         query_ids = [q for q in query_ids if q == options.debug_query]
     absent = [q for q in query_ids if q not in run]
-    # trec_eval stops at the first query it cannot score, after printing those before it
-    stop: tuple[str, TrecEvalError] | None = None
+    stops: list[tuple[str, TrecEvalError]] = []
     if absent and not options.complete:
-        stop = (
-            absent[0],
-            TrecEvalError(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4),
+        stops.append(
+            (absent[0], TrecEvalError(f"trec_eval: result qid '{absent[0]}' not found in qrels", 4))
         )
-    repeated = [
-        q for q in query_ids if q in (run.duplicates if cut_repeats is None else cut_repeats)
-    ]
-    if repeated and (stop is None or repeated[0] < stop[0]):
+    copies = run.duplicates if inputs.cut_repeats is None else inputs.cut_repeats
+    repeated = [q for q in query_ids if q in copies]
+    if repeated:
         message = (
             f"trec_eval.form_res_qrels: duplicate docs in the ranking of query '{repeated[0]}'"
         )
-        stop = (repeated[0], TrecEvalError(message, 4))
+        stops.append((repeated[0], TrecEvalError(message, 4)))
     # a doc judged twice stops trec_eval at its query too (after the run's own checks)
-    twice = [q for q in query_ids if q in judged_twice and (options.complete or q in run)]
-    if twice and (stop is None or twice[0] < stop[0]):
-        message = f"trec_eval.form_res_rels: duplicate docs {judged_twice[twice[0]]}"
-        stop = (twice[0], TrecEvalError(message, 4))
+    if inputs.groups is None and inputs.prefs is None:
+        judged_twice = inputs.judged_twice
+        twice = [q for q in query_ids if q in judged_twice and (options.complete or q in run)]
+        if twice:
+            message = f"trec_eval.form_res_rels: duplicate docs {judged_twice[twice[0]]}"
+            stops.append((twice[0], TrecEvalError(message, 4)))
+    stop = min(stops, key=lambda found: found[0]) if stops else None  # the first, ties in order
     if stop is not None:
         query_ids = query_ids[: query_ids.index(stop[0])]
         absent = []
         if not query_ids:
             raise stop[1]
-    rankings = _rankings(run, qrels, query_ids, options, absent)
-    if not query_ids:
-        raise TrecEvalError("trec_eval: No queries with both results and relevance info", 7)
+    return query_ids, absent, stop
+
+
+def _values(
+    options: _Options, lines: list[Measure], inputs: _Inputs, rankings: Any, query_ids: list[str]
+) -> dict[str, Any]:
+    """Each metric's value per query (in ``query_ids`` order), by the judgment format."""
+    from ragmetrics.engine._evaluation import evaluate
+
     metrics = list(
         dict.fromkeys(
             _with_collection(m, options.n_docs)
@@ -678,61 +738,82 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
             if m.metric is not None and not m.preference and not m.constant_zero
         )
     )
-    values: dict[str, Any] = {}
-    if prefs is not None:
-        values = _preference_values(prefs, rankings, query_ids, lines, options.max_docs)
-    elif metrics and groups is not None:
-        values = _group_values(groups, rankings, query_ids, metrics, options.level)
-    elif metrics:
-        result = evaluate(
-            qrels, rankings, metrics, relevance_threshold=options.level, missing="skip"
-        )
-        position = {q: i for i, q in enumerate(result.query_ids)}
-        order = [position[q] for q in query_ids]
-        for index, metric in enumerate(metrics):
-            values[metric] = result.values[order, index]
-    missing = np.array([q in absent for q in query_ids])
-    strings = _relstrings(lines, rankings, qrels, query_ids, missing)
+    if inputs.prefs is not None:
+        return _preference_values(inputs.prefs, rankings, query_ids, lines, options.max_docs)
+    if not metrics:
+        return {}
+    if inputs.groups is not None:
+        return _group_values(inputs.groups, rankings, query_ids, metrics, options.level)
+    result = evaluate(
+        inputs.qrels, rankings, metrics, relevance_threshold=options.level, missing="skip"
+    )
+    position = {q: i for i, q in enumerate(result.query_ids)}
+    order = [position[q] for q in query_ids]
+    return {metric: result.values[order, index] for index, metric in enumerate(metrics)}
 
-    # each line's per-query values as trec_eval accumulates them (logarithms for the
-    # geometric means), turned into z-scores with -Z
-    zscores = _zscores(options.zscores) if options.zscores is not None else None
+
+def _columns(
+    options: _Options,
+    lines: list[Measure],
+    values: dict[str, Any],
+    query_ids: list[str],
+    missing: Any,
+    zscores: dict[str, dict[str, tuple[float, float]]] | None,
+) -> dict[str, Any]:
+    """Each line's per-query values as trec_eval accumulates them (logarithms for the
+    geometric means), turned into z-scores with -Z."""
+    import numpy as np
+
     columns: dict[str, Any] = {}
     for line in lines:
-        if line.metric is not None:
-            series = (
-                np.zeros(len(query_ids))
-                if line.constant_zero
-                else values[_with_collection(line, options.n_docs)]
-            )
-            if line.zero_if_missing:
-                series = np.where(missing, 0.0, series)
-            if line.summary == "gm":  # C's log, value by value (numpy's may differ in a bit)
-                floored = np.maximum(series, MIN_GEO_MEAN).tolist()
-                series = np.array([math.log(v) if v == v else v for v in floored])
-            if zscores is not None:
-                series = _standardized(series, line.label, query_ids, zscores)
-            columns[line.label] = series
-    z = "Z" if zscores is not None else ""
-    _empty_rankings_divide_by_zero(lines, columns, rankings, qrels, query_ids, options.level)
+        if line.metric is None:
+            continue
+        series = (
+            np.zeros(len(query_ids))
+            if line.constant_zero
+            else values[_with_collection(line, options.n_docs)]
+        )
+        if line.zero_if_missing:
+            series = np.where(missing, 0.0, series)
+        if line.summary == "gm":  # C's log, value by value (numpy's may differ in a bit)
+            floored = np.maximum(series, MIN_GEO_MEAN).tolist()
+            series = np.array([math.log(v) if v == v else v for v in floored])
+        if zscores is not None:
+            series = _standardized(series, line.label, query_ids, zscores)
+        columns[line.label] = series
+    return columns
 
-    if options.per_query:
-        floats = {label: column.tolist() for label, column in columns.items()}  # read once
-        for row, query_id in enumerate(query_ids):
-            for line in lines:
-                if not line.per_query:
-                    continue
-                if line.value == "string":
-                    yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
-                elif line.metric is not None:
-                    yield _line(line, query_id, floats[line.label][row], z)
-    if stop is not None:
-        raise stop[1]
-    if not options.summary:
-        return
+
+def _per_query_lines(
+    lines: list[Measure],
+    columns: dict[str, Any],
+    strings: dict[str, list[str]],
+    query_ids: list[str],
+    z: str,
+) -> Iterator[str]:
+    floats = {label: column.tolist() for label, column in columns.items()}  # read once
+    for row, query_id in enumerate(query_ids):
+        for line in lines:
+            if not line.per_query:
+                continue
+            if line.value == "string":
+                yield f"{line.label:<22}\t{query_id}\t'{strings[line.label][row]}'"
+            elif line.metric is not None:
+                yield _line(line, query_id, floats[line.label][row], z)
+
+
+def _summary_lines(
+    options: _Options,
+    lines: list[Measure],
+    columns: dict[str, Any],
+    inputs: _Inputs,
+    query_ids: list[str],
+    z: str,
+) -> Iterator[str]:
+    qrels = inputs.qrels
     for line in lines:
         if line.value == "runid":
-            yield f"{'runid':<22}\tall\t{run_id}"
+            yield f"{'runid':<22}\tall\t{inputs.run_id}"
         elif line.value == "num_q":
             yield _line(line, "all", float(len(query_ids)), z)
         elif line.summary == "judged_relevant" and options.complete:

@@ -168,6 +168,33 @@ def _grade_char(grade: float | None) -> str:
     return ">" if grade > 9 else str(grade)
 
 
+def _check_query(qrels: Qrels, query_id: object, cutoff: object, values: object) -> None:
+    if not isinstance(query_id, str):
+        raise InvalidParameterError(f"query_id must be a query id (a string); got {query_id!r}.")
+    if values is not None and not isinstance(values, Mapping):
+        raise InvalidParameterError(f"values must map metric names to values; got {values!r}.")
+    if query_id not in qrels:
+        raise MissingKeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
+    if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
+        raise InvalidParameterError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
+
+
+def _reads_utility(qrels: Qrels, grade_map: Mapping[int, int] | None, utility: bool | None) -> bool:
+    """Whether the grades are read as utility grades: as asked, else when the qrels are
+    plainly on that scale (the set metrics' rule); a scale refused where it was asked for."""
+    if utility is None:
+        try:
+            check_utility_scale(qrels.grade_values(), grade_map, ["diagnose"])
+        except GradeScaleError:
+            if grade_map is not None:
+                raise
+            return False
+        return True
+    if utility:
+        check_utility_scale(qrels.grade_values(), grade_map, ["diagnose(utility=True)"])
+    return bool(utility)
+
+
 def diagnose(
     qrels: Qrels | Mapping[str, Mapping[str, int]],
     run: Run | Mapping[str, object],
@@ -196,30 +223,14 @@ def diagnose(
     """
     qrels = as_qrels(qrels)
     run = as_run(run)
-    if not isinstance(query_id, str):
-        raise InvalidParameterError(f"query_id must be a query id (a string); got {query_id!r}.")
+    pool = as_run(pool, "pool") if pool is not None else None
     grade_map = check_grade_map(grade_map)
     rarity_alpha = ALPHA.check(rarity_alpha)
     cap4, cap3 = CAP4.check(cap4), CAP3.check(cap3)
     relevance_threshold = REL.check(relevance_threshold)
     score_precision = check_score_precision(score_precision)
-    if values is not None and not isinstance(values, Mapping):
-        raise InvalidParameterError(f"values must map metric names to values; got {values!r}.")
-    pool = as_run(pool, "pool") if pool is not None else None
-    if query_id not in qrels:
-        raise MissingKeyError(f"Query {query_id!r} is not judged; diagnose a query of the qrels.")
-    if not isinstance(cutoff, int) or isinstance(cutoff, bool) or cutoff < 1:
-        raise InvalidParameterError(f"The cutoff must be an int >= 1. Got {cutoff!r} instead.")
-    if utility is None:
-        try:
-            check_utility_scale(qrels.grade_values(), grade_map, ["diagnose"])
-            utility = True
-        except GradeScaleError:
-            if grade_map is not None:
-                raise
-            utility = False
-    elif utility:
-        check_utility_scale(qrels.grade_values(), grade_map, ["diagnose(utility=True)"])
+    _check_query(qrels, query_id, cutoff, values)
+    utility = _reads_utility(qrels, grade_map, utility)
     judged = qrels[query_id]
     if utility:
         mapping = grade_map or {}
