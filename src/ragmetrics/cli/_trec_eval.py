@@ -24,6 +24,10 @@ What differs on purpose is listed in docs/cli.md: a score or grade that is not a
 refused where trec_eval reads it as 0; gzip files and ``-`` for standard input are read;
 ``-h`` describes the measures in our words.
 
+Three modules, one job each: ``_trec_args`` reads the arguments, ``_trec_measures`` holds
+the measure table; this one reads the files, accumulates each measure as trec_eval does and
+prints the lines.
+
 Example:
     >>> [m.label for m in measures(["P.10,5", "map"])]
     ['map', 'P_5', 'P_10']
@@ -34,11 +38,21 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
 
-from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
+from ragmetrics.cli._trec_args import Options, options
+from ragmetrics.cli._trec_measures import (
+    BOGUS_DOC,
+    MIN_GEO_MEAN,
+    VERSION,
+    Measure,
+    TrecEvalError,
+    c_double,
+    help_lines,
+    measures,
+)
 from ragmetrics.errors import (
     InputFormatError,
     InvalidParameterError,
@@ -57,560 +71,20 @@ __all__ = [
     "run_trec_eval",
 ]
 
-VERSION = "10.0-rc3"  # the trec_eval release whose output this reproduces
-MIN_GEO_MEAN = 0.00001  # trec_eval's floor before a logarithm (gm_map, gm_bpref)
-BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's one-doc ranking for a missing query (-c)
-
-
-class TrecEvalError(Exception):
-    """A refusal of the ``trec_eval`` command: its message and trec_eval's exit code."""
-
-    def __init__(self, message: str, code: int) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-# Measure and _Family are named tuples, _Options a plain class: every call of the command
-# makes these types, and a frozen dataclass costs 1.2 ms to make against 0.16 ms
-class Measure(NamedTuple):
-    """One line of trec_eval's output: its name, our metric, and how it prints and sums.
-
-    Attributes:
-        label: the name printed (``P_5``).
-        metric: our metric label (``precision@5``); None for ``runid``, ``num_q`` and
-            ``relstring``, which the command makes itself.
-        value: ``"double"`` (``%6.4f``), ``"long"`` (an integer), ``"string"``
-            (``relstring``), ``"runid"`` or ``"num_q"``.
-        summary: ``"mean"``, ``"sum"`` (counts), ``"gm"`` (geometric mean), ``"none"``, or
-            ``"judged_relevant"``: a sum, but with ``-c`` the qrels' judgments graded above
-            0, whatever ``-l``, as trec_eval's ``num_rel`` summary counts them.
-        per_query: printed for each query with ``-q``.
-        zero_if_missing: set to 0 for a query the run lacks (``-c``), as trec_eval does.
-        length: ``relstring``'s number of docs.
-        collection: the metric takes the collection's size (``-N``) as ``n_docs``.
-        per_group: averaged over the judgment groups of ``-R qrels_jg``.
-        constant_zero: 0 for every query whatever the data (a recall level above 1: no
-            ranking reaches it); ``metric`` is then empty.
-        preference: a measure of preference judgments (``-R prefs`` or ``qrels_prefs``),
-            computed by the command (``metric`` names it).
-        levels: the recall levels of an interpolated precision: on an empty ranking
-            trec_eval divides 0 by 0 at each level that rounds to rank 0 (NaN).
-    """
-
-    label: str
-    metric: str | None
-    value: str = "double"
-    summary: str = "mean"
-    per_query: bool = True
-    zero_if_missing: bool = False
-    length: int = 0
-    collection: bool = False
-    levels: tuple[float, ...] = ()
-    per_group: bool = False
-    preference: bool = False
-    constant_zero: bool = False
-
-
-class _Family(NamedTuple):
-    """A trec_eval measure: how its parameters are read and which lines they make.
-
-    ``kind``: ``"none"`` (no parameters), ``"cutoffs"`` (integers, one line each, sorted),
-    ``"levels"`` (numbers, one line each, sorted), ``"numbers"`` (one line, named after the
-    parameters as written), ``"pairs"`` (``name=value``, one line).
-    """
-
-    kind: str
-    defaults: tuple[Any, ...]
-    make: Callable[[str, Any], Measure]
-
-
-def _single(metric: str, **traits: Any) -> _Family:
-    return _Family("none", (), lambda name, _: Measure(name, metric, **traits))
-
-
-def _cutoffs(base: str, defaults: tuple[int, ...], **traits: Any) -> _Family:
-    def make(name: str, cutoff: Any) -> Measure:
-        return Measure(f"{name}_{cutoff}", f"{base}@{cutoff}", **traits)
-
-    return _Family("cutoffs", defaults, make)
-
-
-def _levels(metric: Callable[[float], str], defaults: tuple[float, ...], **traits: Any) -> _Family:
-    def make(name: str, level: Any) -> Measure:
-        return Measure(f"{name}_{level:3.2f}", metric(level), **traits)
-
-    return _Family("levels", defaults, make)
-
-
-def _recall_level(name: str, level: float) -> Measure:
-    """An ``iprec_at_recall`` line. trec_eval takes any level: below 0 it reads as 0 (the
-    same rank), above 1 no ranking reaches it (0)."""
-    label = f"{name}_{level:3.2f}"
-    if level > 1.0:
-        return Measure(label, "", levels=(level,), constant_zero=True)
-    return Measure(label, f"iprec_at_recall(level={max(level, 0.0)!r})", levels=(level,))
-
-
-def _numbers(
-    metric: Callable[[tuple[float, ...]], str],
-    defaults: tuple[float, ...],
-    interpolated: bool = False,
-    **traits: Any,
-) -> _Family:
-    def make(name: str, given: Any) -> Measure:
-        printable, values = given
-        label = name if printable is None else f"{name}_{printable}"
-        levels = tuple(values) if interpolated else ()
-        return Measure(label, metric(values), levels=levels, **traits)
-
-    return _Family("numbers", defaults, make)
-
-
-def _pairs(metric: Callable[[str, float | None], str], **traits: Any) -> _Family:
-    """A family of ``name=value`` parameters: grades' gains, and ``p`` for RBP."""
-
-    def make(name: str, given: Any) -> Measure:
-        printable, parts = given
-        gains, persistence = [], None
-        for part in parts:
-            key, _, value = part.partition("=")
-            if key == "p":
-                persistence = _c_double(value)
-            gains.append(f"{key}:{_c_double(value)!r}")
-        label = name if printable is None else f"{name}_{printable}"
-        return Measure(label, metric(";".join(gains), persistence), **traits)
-
-    return _Family("pairs", (), make)
-
-
-def _gained(base: str, plain: str | None = None) -> Callable[[str, float | None], str]:
-    def metric(gains: str, _: float | None) -> str:
-        if not gains and plain is not None:
-            return plain
-        return f"{base}(gains={gains})" if gains else base
-
-    return metric
-
-
-def _rbp(base: str, with_gains: bool) -> Callable[[str, float | None], str]:
-    def metric(gains: str, persistence: float | None) -> str:
-        params = [] if persistence is None else [f"p={persistence!r}"]
-        if with_gains and gains:
-            params.append(f"gains={gains}")
-        return f"{base}({','.join(params)})" if params else base
-
-    return metric
-
-
-def _utility(values: tuple[float, ...]) -> str:
-    weights = (list(values) + [0.0] * 4)[:4]
-    names = ("rel_ret", "nonrel_ret", "rel_missed", "nonrel_missed")
-    return "utility(" + ",".join(f"{n}={w!r}" for n, w in zip(names, weights, strict=True)) + ")"
-
-
-def _relstring(name: str, given: Any) -> Measure:
-    printable, values = given
-    label = name if printable is None else f"{name}_{printable}"
-    return Measure(label, None, "string", "none", length=int(values[0]) if values else 0)
-
-
-def _preference(name: str) -> _Family:
-    """A preference measure (``-R prefs``): computed by the command, not a metric."""
-    counted = name in PREFERENCE_COUNTS
-    return _Family(
-        "none",
-        (),
-        lambda label, _: Measure(
-            label,
-            f"prefs:{name}",
-            "long" if counted else "double",
-            "sum" if counted else "mean",
-            preference=True,
-        ),
-    )
-
-
-_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_RECALL_LEVELS = tuple(i / 10 for i in range(11))
-
-# trec_eval's measures on qrels and a ranked run, in the order it prints them
-_FAMILIES: dict[str, _Family] = {
-    "runid": _Family("none", (), lambda name, _: Measure(name, None, "runid", "none", False)),
-    "num_q": _Family("none", (), lambda name, _: Measure(name, None, "num_q", "none", False)),
-    "num_ret": _single("num_ret", value="long", summary="sum", zero_if_missing=True),
-    "num_rel": _single("num_rel", value="long", summary="judged_relevant"),
-    "num_rel_ret": _single("num_rel_ret", value="long", summary="sum"),
-    "map": _single("map"),
-    "gm_map": _single("map", summary="gm", per_query=False),
-    "Rprec": _single("r_precision"),
-    "bpref": _single("bpref"),
-    "recip_rank": _single("mrr"),
-    "iprec_at_recall": _Family(
-        "levels", _RECALL_LEVELS, lambda name, level: _recall_level(name, level)
-    ),
-    "P": _cutoffs("precision", _CUTOFFS),
-    "relstring": _Family("numbers", (10.0,), _relstring),
-    "recall": _cutoffs("recall", _CUTOFFS),
-    "infAP": _single("infap"),
-    "gm_bpref": _single("bpref", summary="gm", per_query=False),
-    "Rprec_mult": _levels(
-        lambda x: f"r_precision_mult(mult={x!r})", tuple(i / 5 for i in range(1, 11))
-    ),
-    "utility": _numbers(_utility, (1.0, -1.0, 0.0, 0.0), zero_if_missing=True, collection=True),
-    "11pt_avg": _numbers(
-        lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
-        _RECALL_LEVELS,
-        interpolated=True,
-    ),
-    "binG": _single("bin_g"),
-    "G": _pairs(_gained("g")),
-    "dcg": _pairs(_gained("dcg")),
-    "ideal_dcg": _pairs(_gained("ideal_dcg")),
-    "ndcg": _pairs(_gained("ndcg_gains", plain="ndcg")),
-    "ndcg_rel": _pairs(_gained("ndcg_rel")),
-    "Rndcg": _pairs(_gained("r_ndcg")),
-    "ndcg_cut": _cutoffs("ndcg", _CUTOFFS),
-    "map_cut": _cutoffs("map", _CUTOFFS),
-    "relative_P": _cutoffs("relative_precision", _CUTOFFS),
-    "success": _cutoffs("hit_rate", (1, 5, 10)),
-    "set_P": _single("set_precision"),
-    "set_relative_P": _single("set_relative_precision"),
-    "set_recall": _single("set_recall"),
-    "set_map": _single("set_ap"),
-    "set_F": _numbers(lambda v: f"set_f(beta={v[0]!r})", (1.0,)),
-    "num_nonrel_judged_ret": _single("num_nonrel_judged_ret", value="long", summary="sum"),
-    **{name: _preference(name) for name in PREFERENCE_MEASURES},
-    "map_avgjg": _single("map", per_group=True),
-    "P_avgjg": _cutoffs("precision", _CUTOFFS, per_group=True),
-    "Rprec_mult_avgjg": _levels(
-        lambda x: f"r_precision_mult(mult={x!r})",
-        tuple(i / 5 for i in range(1, 11)),
-        per_group=True,
-    ),
-    "yaap": _single("yaap"),
-    "rbp": _pairs(_rbp("rbp", with_gains=True)),
-    "rbp_resid": _pairs(_rbp("rbp_resid", with_gains=False), zero_if_missing=True),
-    "unj": _cutoffs("unjudged_rate", (5, 10, 20), zero_if_missing=True),
-}
-
-_OFFICIAL = "runid num_q num_ret num_rel num_rel_ret map gm_map Rprec bpref recip_rank"
-_OFFICIAL += " iprec_at_recall P"
-_SET = "runid num_q num_ret num_rel num_rel_ret utility set_P set_recall set_relative_P"
-_SET += " set_map set_F"
-_ALL_TREC = _OFFICIAL + " relstring recall unj rbp rbp_resid infAP gm_bpref utility 11pt_avg"
-_ALL_TREC += " ndcg relative_P Rprec_mult success map_cut ndcg_cut ndcg_rel Rndcg binG G set_P"
-_ALL_TREC += " set_recall set_relative_P set_map set_F num_nonrel_judged_ret"
-_SETS: dict[str, tuple[str, ...]] = {
-    "official": tuple(_OFFICIAL.split()),
-    "set": tuple(_SET.split()),
-    "all_trec": tuple(_ALL_TREC.split()),
-    "qrels_jg": ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"),
-    "all_prefs": ("runid", "num_q", *PREFERENCE_MEASURES),
-    "prefs": ("runid", "num_q", *PREFERENCE_MEASURES[:6]),
-}
-
-
-def _c_long(text: str) -> int:
-    """C's ``atol``: leading blanks, a sign, digits; whatever follows is ignored; 0 when
-    there are no digits; past a 64-bit long, the largest (or smallest) long, as glibc's
-    ``strtol`` saturates."""
-    stripped = text.lstrip(" \t\n\v\f\r")
-    sign, digits = 1, ""
-    if stripped[:1] in "+-" and stripped:
-        sign = -1 if stripped[0] == "-" else 1
-        stripped = stripped[1:]
-    for char in stripped:
-        if not "0" <= char <= "9":
-            break
-        digits += char
-    digits = digits.lstrip("0")
-    if len(digits) > 19 or (digits and int(digits) > 2**63 - 1):
-        return 2**63 - 1 if sign > 0 else -(2**63)
-    return sign * int(digits) if digits else 0
-
-
-def _c_double(text: str) -> float:
-    """C's ``atof`` for decimal numbers: the longest leading part that reads as a number."""
-    stripped = text.lstrip(" \t\n\v\f\r")
-    for end in range(len(stripped), 0, -1):
-        part = stripped[:end]
-        if part[-1:].isdigit() or part[-1:] == ".":
-            try:
-                return float(part)
-            except ValueError:
-                continue
-    return 0.0
-
-
-def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
-    """A family's parameters from ``-m name.TEXT`` (None: its defaults), read as trec_eval
-    reads them."""
-    if family.kind == "none":
-        return [None]
-    if text is None:
-        if family.kind in ("numbers", "pairs"):
-            return [(None, family.defaults)]
-        return list(family.defaults)
-    parts = text.split(",")
-    if family.kind == "cutoffs":
-        cutoffs = sorted(_c_long(p) for p in parts)
-        if cutoffs[0] <= 0:
-            raise TrecEvalError("trec_eval: Negative cutoff detected", 2)
-        if len(set(cutoffs)) != len(cutoffs):
-            raise TrecEvalError("trec_eval: duplicate cutoffs detected", 2)
-        return cutoffs
-    if family.kind == "levels":
-        levels = sorted(_c_double(p) for p in parts)
-        if len(set(levels)) != len(levels):
-            raise TrecEvalError("trec_eval: duplicate cutoffs detected", 2)
-        return levels
-    if family.kind == "numbers":
-        return [(text, tuple(_c_double(p) for p in parts))]
-    if not _well_paired(text):
-        raise TrecEvalError(f"trec_eval: malformed pair parameters in '{text}'", 2)
-    return [(text, tuple(parts))]
-
-
-def _well_paired(text: str) -> bool:
-    """trec_eval's check of ``name=value,...``: no two commas or two equal signs in a row
-    (counting the start as a comma), and an equal sign last of the two."""
-    last = ","
-    for char in text:
-        if char in ",=":
-            if char == last:
-                return False
-            last = char
-    return last == "="
-
-
-def measures(specs: Sequence[str]) -> list[Measure]:
-    """trec_eval's ``-m`` arguments as output lines, in trec_eval's order.
-
-    Example:
-        >>> [m.label for m in measures(["P.5,10", "map"])]
-        ['map', 'P_5', 'P_10']
-    """
-    marked: set[str] = set()
-    given: dict[str, str] = {}  # the first parameter list of each measure
-    for spec in specs or ["official"]:
-        name, dot, text = spec.partition(".")
-        if dot:
-            if not text:
-                raise TrecEvalError(f"trec_eval: illegal measure '{name}'", 1)
-            given.setdefault(name, text)
-        if name in _SETS:
-            marked.update(_SETS[name])
-        elif name in _FAMILIES:
-            marked.add(name)
-        else:
-            raise TrecEvalError(f"trec_eval: illegal measure '{spec}'", 1)
-    lines: list[Measure] = []
-    for name, family in _FAMILIES.items():
-        if name in marked:
-            params = _parameters(name, family, given.get(name))
-            lines.extend(family.make(name, p) for p in params)
-    return lines
-
-
-class _Options:
-    """The options of one call, as read from its arguments (each starts at its default)."""
-
-    per_query: bool = False
-    complete: bool = False
-    summary: bool = True
-    judged_only: bool = False
-    level: int = 1
-    max_docs: int | None = None
-    n_docs: int = 0
-    debug_query: str | None = None
-    specs: list[str] | None = None
-    help: bool = False
-    version: bool = False
-    files: tuple[str, str] | None = None
-    zscores: str | None = None
-    rel_format: str = "qrels"
-
-
-_SHORT_WITH_VALUE = set("mlDNMRTZ")
-_SHORT_ALONE = set("hvqcnJo")
-_LONG = {
-    "help": "h",
-    "version": "v",
-    "query_eval_wanted": "q",
-    "measure": "m",
-    "complete_rel_info_wanted": "c",
-    "level_for_rel": "l",
-    "nosummary": "n",
-    "Debug_level": "D",
-    "Judged_docs_only": "J",
-    "Number_docs_in_coll": "N",
-    "Max_retrieved_per_topic": "M",
-    "Rel_info_format": "R",
-    "Results_format": "T",
-    "Output_old_results_format": "o",
-    "Zscore": "Z",
-}
-USAGE = (
-    "Usage: ragmetrics trec_eval [-h] [-q] [-c] [-n] [-J] [-l N] [-M N] [-N N] "
-    "{-m measure[.params]}* QRELS RUN"
-)
-
-
-# the flags that set a switch of the options: flag -> (attribute, value)
-_SWITCHES = {
-    "h": ("help", True),
-    "q": ("per_query", True),
-    "c": ("complete", True),
-    "n": ("summary", False),
-    "J": ("judged_only", True),
-}
-
-
-def _options(argv: Sequence[str]) -> _Options:
-    """The arguments as GNU getopt reads trec_eval's: flags anywhere before ``--``, short
-    flags combined, values attached or apart, long names or their unambiguous prefixes."""
-    pairs, files = _getopt(list(argv))
-    options = _Options()
-    options.specs = []
-    for flag, value in pairs:
-        if flag == "v":
-            options.version = True
-            return options  # trec_eval stops at -v
-        if flag in _SWITCHES:
-            attribute, setting = _SWITCHES[flag]
-            setattr(options, attribute, setting)
-        elif flag == "m":
-            options.specs.append(value or "")
-        elif flag != "o":  # -o: obsolete in trec_eval too
-            _valued(options, flag, value or "")
-    if not options.help:
-        if len(files) != 2:
-            raise TrecEvalError(USAGE, 1)
-        options.files = (files[0], files[1])
-    return options
-
-
-def _getopt(items: list[str]) -> tuple[list[tuple[str, str | None]], list[str]]:
-    """``(flag, value)`` for each option in order (long names as their short flag), and the
-    other arguments."""
-    pairs: list[tuple[str, str | None]] = []
-    files: list[str] = []
-    i = 0
-    while i < len(items):
-        item = items[i]
-        i += 1
-        if item == "--":
-            files.extend(items[i:])
-            break
-        if item.startswith("--"):
-            i = _long_option(item, items, i, pairs)
-        elif item.startswith("-") and item != "-":
-            i = _short_options(item, items, i, pairs)
-        else:
-            files.append(item)
-    return pairs, files
-
-
-def _long_option(item: str, items: list[str], i: int, pairs: list[tuple[str, str | None]]) -> int:
-    """Reads ``--name[=value]`` (its value may be the next argument, at ``i``) into
-    ``pairs``; returns where the next argument is."""
-    name, eq, value = item[2:].partition("=")
-    matches = [n for n in _LONG if n.startswith(name)]
-    exact = [n for n in matches if n == name]
-    if exact:
-        matches = exact
-    if len(matches) != 1:
-        raise TrecEvalError(f"{USAGE}\n(unknown or ambiguous option '{item}')", 1)
-    flag = _LONG[matches[0]]
-    # trec_eval's long -o takes a value its short form does not (and ignores it)
-    if flag not in _SHORT_WITH_VALUE and flag != "o":
-        if eq:
-            raise TrecEvalError(f"{USAGE}\n(option '--{matches[0]}' takes no value)", 1)
-        pairs.append((flag, None))
-        return i
-    if not eq:
-        if i >= len(items):
-            raise TrecEvalError(f"{USAGE}\n(option '{item}' needs a value)", 1)
-        value, i = items[i], i + 1
-    pairs.append((flag, value))
-    return i
-
-
-def _short_options(item: str, items: list[str], i: int, pairs: list[tuple[str, str | None]]) -> int:
-    """Reads ``-abc`` or ``-mVALUE`` (a flag's value may be the next argument, at ``i``)
-    into ``pairs``; returns where the next argument is."""
-    for position in range(1, len(item)):
-        flag = item[position]
-        if flag in _SHORT_ALONE:
-            pairs.append((flag, None))
-            continue
-        if flag not in _SHORT_WITH_VALUE:
-            raise TrecEvalError(f"{USAGE}\n(unknown option '-{flag}')", 1)
-        value = item[position + 1 :]
-        if not value:
-            if i >= len(items):
-                raise TrecEvalError(f"{USAGE}\n(option '-{flag}' needs a value)", 1)
-            value, i = items[i], i + 1
-        pairs.append((flag, value))
-        break
-    return i
-
-
-def _valued(options: _Options, flag: str, value: str) -> None:
-    if flag in "lMN":
-        number = _integer(flag, value)
-        if flag == "l":
-            if number < 0:
-                raise TrecEvalError(
-                    f"ragmetrics trec_eval: -l {number}: below 0, trec_eval counts every "
-                    f"unjudged doc retrieved as relevant, though not in R (P_k reaches 1 while "
-                    f"recall cannot); give -l 0 or more.",
-                    1,
-                )
-            options.level = number
-        elif flag == "M":
-            options.max_docs = number
-        else:
-            options.n_docs = number
-    elif flag == "D":
-        level, _, query = value.partition(".")
-        _integer(flag, level)
-        options.debug_query = query or None
-    elif flag == "R":
-        if value not in ("qrels", "qrels_jg", "prefs", "qrels_prefs"):
-            raise TrecEvalError(f"trec_eval: Illegal rel_format '{value}'", 2)
-        options.rel_format = value
-    elif flag == "T" and value != "trec_results":
-        raise TrecEvalError(f"trec_eval: Illegal retrieval results format '{value}'", 2)
-    elif flag == "Z":
-        options.zscores = value
-
-
-def _integer(flag: str, value: str) -> int:
-    """A flag's integer; where trec_eval reads ``-l abc`` as 0, we refuse (docs/cli.md)."""
-    number = ascii_int(value)
-    if number is None:
-        raise TrecEvalError(
-            f"ragmetrics trec_eval: -{flag} {value!r} is not an integer (trec_eval would read "
-            f"it as {_c_long(value)}); give a whole number, e.g. -{flag} 2.",
-            1,
-        )
-    return number
-
 
 def run_trec_eval(argv: Sequence[str]) -> Iterator[str]:
     """The lines ``trec_eval ARGV`` prints, one by one; raises :class:`TrecEvalError` with
     trec_eval's exit code where it would stop."""
-    options = _options(argv)
-    if options.version:
+    given = options(argv)
+    if given.version:
         print(f"trec_eval version {VERSION} (ragmetrics)", file=sys.stderr)
         return
-    if options.help:
-        yield from _help(options.specs or [])
+    if given.help:
+        yield from help_lines(given.specs or [])
         return
-    lines = measures(options.specs or [])
-    assert options.files is not None
-    yield from _evaluate(options, lines)
+    lines = measures(given.specs or [])
+    assert given.files is not None
+    yield from _evaluate(given, lines)
 
 
 class _Inputs(NamedTuple):
@@ -625,7 +99,7 @@ class _Inputs(NamedTuple):
     cut_repeats: set[str] | None  # with -M, the queries whose copies fall within the cut
 
 
-def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
+def _evaluate(options: Options, lines: list[Measure]) -> Iterator[str]:
     """The lines trec_eval prints: the files read, the queries chosen, each measure's
     per-query values accumulated as trec_eval does, then printed."""
     import numpy as np  # here: --help and --version start without it
@@ -651,7 +125,7 @@ def _evaluate(options: _Options, lines: list[Measure]) -> Iterator[str]:
         yield from _summary_lines(options, lines, columns, inputs, query_ids, z)
 
 
-def _read_inputs(options: _Options) -> _Inputs:
+def _read_inputs(options: Options) -> _Inputs:
     from ragmetrics.data._run import Run
 
     assert options.files is not None
@@ -687,7 +161,7 @@ def _check_judgment_format(lines: list[Measure], inputs: _Inputs) -> None:
 
 
 def _queries(
-    options: _Options, inputs: _Inputs
+    options: Options, inputs: _Inputs
 ) -> tuple[list[str], list[str], tuple[str, TrecEvalError] | None]:
     """The queries scored, those of them the run lacks (-c), and where trec_eval stops
     with which error: it stops at the first query it cannot score, after printing those
@@ -726,7 +200,7 @@ def _queries(
 
 
 def _values(
-    options: _Options, lines: list[Measure], inputs: _Inputs, rankings: Any, query_ids: list[str]
+    options: Options, lines: list[Measure], inputs: _Inputs, rankings: Any, query_ids: list[str]
 ) -> dict[str, Any]:
     """Each metric's value per query (in ``query_ids`` order), by the judgment format."""
     from ragmetrics.engine._evaluation import evaluate
@@ -753,7 +227,7 @@ def _values(
 
 
 def _columns(
-    options: _Options,
+    options: Options,
     lines: list[Measure],
     values: dict[str, Any],
     query_ids: list[str],
@@ -803,7 +277,7 @@ def _per_query_lines(
 
 
 def _summary_lines(
-    options: _Options,
+    options: Options,
     lines: list[Measure],
     columns: dict[str, Any],
     inputs: _Inputs,
@@ -841,7 +315,7 @@ def _zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
         if len(fields) != 4:
             raise TrecEvalError(f"trec_eval.get_zscores: Malformed line {number}", 2)
         query, measure, mean, stddev = fields
-        table.setdefault(query, {})[measure] = (_c_double(mean), _c_double(stddev))
+        table.setdefault(query, {})[measure] = (c_double(mean), c_double(stddev))
     return table
 
 
@@ -1092,7 +566,7 @@ def _with_collection(line: Measure, n_docs: int) -> str:
 
 
 def _rankings(
-    run: Any, qrels: Any, query_ids: list[str], options: _Options, absent: list[str]
+    run: Any, qrels: Any, query_ids: list[str], options: Options, absent: list[str]
 ) -> Any:
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
@@ -1160,62 +634,6 @@ def _line(measure: Measure, query_id: str, value: float, z: str = "") -> str:
     else:
         shown = f"{value:6.4f}"
     return f"{z}{measure.label:<22}\t{query_id}\t{shown}"
-
-
-def _help(specs: list[str]) -> Iterator[str]:
-    from ragmetrics.metrics.registry import parse_metric
-
-    yield USAGE
-    yield ""
-    yield "Evaluates RUN (a TREC run) against QRELS (TREC judgments) and prints trec_eval's"
-    yield "lines. Flags: -q every query too; -c average over every judged query (a query"
-    yield "without results counts as retrieving nothing); -n no summary; -J only judged docs;"
-    yield "-l N lowest relevant grade; -M N at most N docs per query; -N N docs in the"
-    yield "collection (utility); -m MEASURE[.PARAMS] a measure, family or set (official,"
-    yield "all_trec, set, qrels_jg, all_prefs, prefs); -D N[.QID] only query QID; -R FORMAT"
-    yield "the judgments' format (qrels, qrels_jg, prefs, qrels_prefs); -Z FILE z-scores;"
-    yield "-v version."
-    yield ""
-    names = [s.partition(".")[0] for s in specs] or list(_FAMILIES)
-    for name in names:
-        family = _FAMILIES.get(name)
-        if family is None:
-            continue
-        line = family.make(name, _parameters(name, family, None)[0])
-        if name in _SAID:
-            summary = _SAID[name]
-        elif line.preference:
-            summary = "preferences (-R prefs): " + _PREFS_SAID.get(name.split("_", 1)[1], "")
-        else:
-            assert line.metric is not None
-            summary = parse_metric(line.metric).spec.summary
-            summary += " (mean over judgment groups)" if line.per_group else ""
-        yield f"  {name:<22} {summary}"
-
-
-# what the command says of the lines that are not a metric's mean
-_SAID = {
-    "runid": "the run's tag (its last line's)",
-    "num_q": "queries evaluated",
-    "gm_map": "average precision, geometric mean over queries",
-    "relstring": "each ranked doc's grade as a character (- unjudged), per query",
-}
-_PREFS_SAID = {
-    "num_prefs_poss": "preferences the judgments state, summed over groups",
-    "num_prefs_ful": "preferences the ranking fulfils, retrieved or implied",
-    "num_prefs_ful_ret": "preferences fulfilled among retrieved docs",
-    "simp": "preferences fulfilled / stated",
-    "pair": "per pair of docs, the share of its preferences fulfilled, averaged",
-    "avgjg": "preferences fulfilled / stated within each group, averaged over groups",
-    "avgjg_Rnonrel": "as avgjg, with as many non-relevant docs as relevant ones",
-    "simp_ret": "as simp, among retrieved docs",
-    "pair_ret": "as pair, among retrieved docs",
-    "avgjg_ret": "as avgjg, among retrieved docs",
-    "avgjg_Rnonrel_ret": "as avgjg_Rnonrel, among retrieved docs",
-    "simp_imp": "as simp, counting the implied preferences",
-    "pair_imp": "as pair, counting the implied preferences",
-    "avgjg_imp": "as avgjg, counting the implied preferences",
-}
 
 
 def _run_id(path: str) -> str:

@@ -22,8 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ragmetrics.cli._trec_eval import MIN_GEO_MEAN, Measure, TrecEvalError
-from ragmetrics.cli._trec_eval import measures as trec_lines
+from ragmetrics.cli._trec_measures import MIN_GEO_MEAN, Measure, TrecEvalError
+from ragmetrics.cli._trec_measures import measures as trec_lines
 from ragmetrics.errors import InputFormatError, InvalidParameterError
 
 __all__ = [
