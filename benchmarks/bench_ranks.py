@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
+from ragmetrics.data import _order as locate
 from ragmetrics.data._store import Store
-from ragmetrics.engine import _locate as locate
 
 SHAPES = [(1000, 100), (1000, 1000), (100, 10_000), (20, 50_000)]  # width, queries
 LOCATED = [5, 20, 50, 100, 150, 300]

@@ -219,9 +219,9 @@ def test_ranks_compared_block_by_block_equal_sorted_positions(
     """Located docs are compared with their rows a block at a time: with blocks of a few
     docs, ties met only in later blocks (after blocks with none) are still broken by id,
     each in its own block; uneven rows (NaN padding) and negative scores included."""
-    from ragmetrics.engine import _locate as locate
+    from ragmetrics.data import _order
 
-    monkeypatch.setattr(locate, "BLOCK_CELLS", cells)
+    monkeypatch.setattr(_order, "BLOCK_CELLS", cells)
     rng = random.Random(cells)
     qrels, run = {}, {}
     for q in range(120):
@@ -272,7 +272,7 @@ def _paths_taken(
     """Which way each located doc of ``run`` was ranked: ``(path, located docs)`` per call,
     the ranks checked against the sorted run's positions. About ``judged_share`` of each
     query's docs are judged, all of query ``whole``'s."""
-    from ragmetrics.engine import _locate as locate
+    from ragmetrics.data import _order
 
     calls: list[tuple[str, int]] = []
 
@@ -283,9 +283,9 @@ def _paths_taken(
 
         return wrapped
 
-    monkeypatch.setattr(locate, "_ranks_by_sorting", spy("sort", locate._ranks_by_sorting, 2))
+    monkeypatch.setattr(_order, "_ranks_by_sorting", spy("sort", _order._ranks_by_sorting, 2))
     monkeypatch.setattr(
-        locate, "_ranks_by_comparing", spy("compare", locate._ranks_by_comparing, 4)
+        _order, "_ranks_by_comparing", spy("compare", _order._ranks_by_comparing, 4)
     )
     rng = random.Random(len(run))
     qrels = {

@@ -1,6 +1,6 @@
 """The columnar store behind Run and Qrels, and each branch of its hashed join.
 
-The join (``Store.hash_join``) answers only when it is sure; every way it can be wrong is a
+The join (``Store._hash_join``) answers only when it is sure; every way it can be wrong is a
 branch that hands over to the string path (``None``). Each test below builds the case of one
 branch, checks that the branch decides (the join's answer), and that the numbers equal the
 string path's; hashes are replaced by hand-made ones where a case needs a collision.
@@ -44,7 +44,7 @@ def _trec_run(tmp_path: Path, lines: list[tuple[str, str, float]]) -> rm.Run:
 
 def _join(qrels: rm.Qrels, run: rm.Run) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     judged = store_of(qrels)
-    return store_of(run).hash_join(judged, store_of(run).rows(list(judged.query_ids)))
+    return store_of(run)._hash_join(judged, store_of(run).rows(list(judged.query_ids)))
 
 
 def _same_as_strings(qrels: rm.Qrels, run: rm.Run) -> dict[str, dict[str, float | None]]:
@@ -470,11 +470,11 @@ def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(
     rows held to 16, the long runs take the one global sort. A file already in trec_eval's
     order keeps it, one with every tie the other way round has its ties reversed, and one
     with a single tied pair the other way round is put right."""
-    from ragmetrics.data import _store
+    from ragmetrics.data import _order
 
     if tie_width is not None:
-        monkeypatch.setattr(_store, "_TIE_WIDTH", tie_width)
-    breaking = _store._break_ties
+        monkeypatch.setattr(_order, "_TIE_WIDTH", tie_width)
+    breaking = _order._break_ties
     rng = np.random.default_rng(seed)
     run: dict[str, dict[str, float]] = {}
     for q in range(60):
@@ -496,7 +496,7 @@ def test_ties_are_ranked_by_id_descending_in_runs_short_and_long(
         lines[i], lines[i + 1] = lines[i + 1], lines[i]
     from_file = _trec_run(tmp_path, lines)
     broken = []
-    monkeypatch.setattr(_store, "_break_ties", lambda *a: broken.append(1) or breaking(*a))
+    monkeypatch.setattr(_order, "_break_ties", lambda *a: broken.append(1) or breaking(*a))
     from_file.rankings()
     assert bool(broken) is (written in ("as drawn", "one tie swapped"))
     for made in (from_file, rm.Run.from_dict(run)):

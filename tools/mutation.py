@@ -33,6 +33,7 @@ TARGETS = [
     "metrics/_rag.py",
     "engine/_locate.py",
     "metrics/judged.py",  # JudgedRun, moved out of engine/_locate.py
+    "data/_order.py",  # trec_eval's order, moved out of engine/_locate.py and data/_store.py
     "data/_store.py",
     "formats/_packed.py",
     "formats/_trec_fast.py",

@@ -506,20 +506,6 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     def __getitem__(self, query_id: str) -> Mapping[str, int]:
         return MappingProxyType(self._store.maps()[self._store.index[query_id]])
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._store.query_ids)
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._store.index
-
-    @property
-    def query_ids(self) -> tuple[str, ...]:
-        """The judged queries, in the order they were given."""
-        return self._store.query_ids
-
     @property
     def n_judgments(self) -> int:
         """How many (query, doc) pairs are judged."""

@@ -519,20 +519,6 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
     def __getitem__(self, query_id: str) -> tuple[str, ...]:
         return self.ranking(query_id)
 
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._store.query_ids)
-
-    def __len__(self) -> int:
-        return len(self._store)
-
-    def __contains__(self, query_id: object) -> bool:
-        return query_id in self._store.index
-
-    @property
-    def query_ids(self) -> tuple[str, ...]:
-        """The queries of the run, in the order they were given."""
-        return self._store.query_ids
-
     @property
     def is_scored(self) -> bool:
         """True when the run carries scores (built from dicts, TREC files or scored JSON)."""

@@ -12,13 +12,13 @@ made cheapest, and every other form is derived on first use and kept:
 
 ``Run`` and ``Qrels`` each hold one store (``store_of``); the judge reads it only through
 the methods here. :meth:`Store.find` locates judged docs in the rankings: by a hashed join
-when both sides are bytes (:meth:`Store.hash_join`), else by set intersection of strings.
+when both sides are bytes (:meth:`Store._hash_join`), else by set intersection of strings.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, islice, repeat
 from operator import and_, attrgetter
 from typing import Any
@@ -35,15 +35,32 @@ from ragmetrics._util.arrays import (
     split,
 )
 from ragmetrics._util.threads import map_threaded
+from ragmetrics.data._order import BLOCK_CELLS, rank_by_value
 from ragmetrics.data._precision import ScorePrecision, as_float32
 from ragmetrics.formats import _packed
 
 
 class Stored:
-    """Base of the classes that hold a :class:`Store` (read it with :func:`store_of`)."""
+    """Base of the classes that hold a :class:`Store` (read it with :func:`store_of`): the
+    mapping protocol over its queries, once for ``Qrels`` and ``Run`` (each adds its own
+    ``__getitem__``)."""
 
     __slots__ = ("_store",)
     _store: Store
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._store.query_ids)
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, query_id: object) -> bool:
+        return query_id in self._store.index
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        """The queries, in the order they were given."""
+        return self._store.query_ids
 
 
 def store_of(holder: Stored) -> Store:
@@ -240,6 +257,11 @@ class Store:
             )
         return self._maps
 
+    @property
+    def was_encoded(self) -> bool:
+        """True once :meth:`encoded` has run (its answer is kept)."""
+        return bool(self._encoded)
+
     def encoded(self) -> np.ndarray | None:
         """The doc ids as bytes (flat), or None when one is not ASCII or holds a zero byte
         (such an id is in no store built from bytes)."""
@@ -253,7 +275,7 @@ class Store:
             self._encoded.append(encoded)
         return self._encoded[0]
 
-    def hashes(self, words: int) -> np.ndarray:
+    def _word_hashes(self, words: int) -> np.ndarray:
         """``_packed.hashes`` of the bytes ids, read as ``words`` 8-byte words."""
         hashed = self._hashes.get(words)
         if hashed is None and self._dictionary is not None:
@@ -265,13 +287,13 @@ class Store:
             hashed = self._hashes[words] = _packed.hashes(ids, words)
         return hashed
 
-    def short_keys(self, words: int) -> np.ndarray:
+    def _short_word_keys(self, words: int) -> np.ndarray:
         """The top 16 bits of each id's hash (:meth:`hashes`), made odd, one row per query
         padded with 0 (never a key): a quarter of the bytes to compare when a judged doc is
         looked for among its query's results. Kept, as the hashes are."""
         padded = self._short.get(words)
         if padded is None:
-            short = _short_keys(self.hashes(words))
+            short = _short_keys(self._word_hashes(words))
             padded = self._short[words] = pad_rows(self.lengths, short, fill=0)
         return padded
 
@@ -313,7 +335,7 @@ class Store:
         counts = self.lengths
         if not fits_padded(counts, len(ids)):
             return True
-        hashed = self.hashes(_packed.n_words(ids))
+        hashed = self._word_hashes(_packed.n_words(ids))
         padding = int(_EMPTY)  # sorts after every key, the top one included
         top = np.uint64(padding - 1)
         keys = np.minimum(hashed, top)  # ours to sort in place
@@ -403,7 +425,7 @@ class Store:
         values = self.values
         assert values is not None
         compared = as_float32(values) if score_precision == "float32" else values
-        return _rank_by_value(compared, self, score_precision)
+        return rank_by_value(compared, self, score_precision)
 
     def ranked(self, score_precision: ScorePrecision) -> Store:
         """A store of the same docs in ranked order (itself when it has no values)."""
@@ -430,7 +452,7 @@ class Store:
         positions, values)`` of every judged doc found: its judged row, its position in
         the run row (input order) and its judged value (float64).
         """
-        located = self.hash_join(judged, run_rows)
+        located = self._hash_join(judged, run_rows)
         if located is None:
             return self._set_join(judged, run_rows, progress)
         rows, positions, at = located
@@ -468,7 +490,7 @@ class Store:
         )
         return np.repeat(np.arange(n_queries), n_found), positions, values
 
-    def hash_join(
+    def _hash_join(
         self, judged: Store, run_rows: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """:meth:`find` by hashes, for a store of bytes: ``(rows, positions, judged
@@ -504,8 +526,8 @@ class Store:
         n_located = len(judged_ids)
         if n_located * run_width < _SORT_STEPS * n_queries * width * np.log2(width + 2):
             return self._compare_join(judged, run_rows, words, judged_ids)
-        hashed = self.hashes(words)
-        judged_keys = judged.hashes(words) & _HASH_BITS
+        hashed = self._word_hashes(words)
+        judged_keys = judged._word_hashes(words) & _HASH_BITS
         judged_starts = judged.offsets[:-1]
         present = run_rows >= 0
         result_counts = np.where(present, self.lengths[run_rows], 0)
@@ -551,13 +573,13 @@ class Store:
         words: int,
         judged_ids: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """:meth:`hash_join` by comparing each judged doc's short key (:meth:`short_keys`)
+        """:meth:`_hash_join` by comparing each judged doc's short key (:meth:`_short_word_keys`)
         with every result of its query, a block at a time. A key names a doc's first
         equal column; each is checked byte for byte. A judged doc whose first equal key is
         another id's (one pair in 32,768) is looked for again by its full hash, and any
         full-hash match that is not equal (a collision) hands over to the string path."""
-        padded = self.short_keys(words)
-        judged_hashes = judged.hashes(words)
+        padded = self._short_word_keys(words)
+        judged_hashes = judged._word_hashes(words)
         short = _short_keys(judged_hashes)
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
         in_run = run_rows[owner]
@@ -592,7 +614,7 @@ class Store:
         again = judged_at[~same]
         rows, column, at = spans(self.offsets[in_run[again]], self.lengths[in_run[again]])
         wanted = judged_hashes[again[rows]] & _HASH_BITS
-        hit = np.flatnonzero((self.hashes(words)[at] & _HASH_BITS) == wanted)
+        hit = np.flatnonzero((self._word_hashes(words)[at] & _HASH_BITS) == wanted)
         back = again[rows[hit]]
         more = self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back)
         if more is None:
@@ -617,9 +639,6 @@ class Store:
         if not (ids[self.offsets[run_rows[rows]] + first] == judged_ids[judged_at]).all():
             return None
         return rows, first, judged_at
-
-
-BLOCK_CELLS = 1 << 18  # cells of a vectorized block (keys sorted, scores compared)
 
 
 _SORT_STEPS = 2  # a step of a row sort counted as this many comparisons (measured)
@@ -689,169 +708,3 @@ _HASH_BITS = np.uint64(0x7FFF_FFFF_FFFF_0000)  # the hash part of a join key
 _FROM_QRELS = 1 << 15  # the tag bit of a judged doc (a result's tag is its column)
 _TAG_BITS = (1 << 16) - 1
 _EMPTY = np.uint64(2**64 - 1)  # padding: sorts last, equal to no key
-
-
-def _rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePrecision) -> np.ndarray:
-    """The permutation that sorts each query of ``store`` by ``values`` descending, ties by
-    doc id descending (``values``: the store's, rounded as ``score_precision`` says)."""
-    lengths, offsets = store.lengths, store.offsets
-    n_queries = len(lengths)
-    total = len(values)
-    query_of = np.repeat(np.arange(n_queries), lengths)
-    if store.in_rank_order_but_ties(score_precision):  # in rank order: only ties to break
-        order = np.arange(total)
-    elif fits_padded(lengths, total):
-        # One padded matrix argsort is an order of magnitude faster than a lexsort.
-        padded = pad_rows(lengths, -values.astype(np.float64), fill=np.inf)
-        width = padded.shape[1]
-        ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
-        order = ranked[np.arange(width)[None, :] < lengths[:, None]]
-    else:
-        order = np.asarray(np.lexsort((-values, query_of)))
-    ranked_values = values[order]
-    ties = np.flatnonzero(ranked_values[1:] == ranked_values[:-1])
-    if len(ties):
-        ties = ties[query_of[ties] == query_of[ties + 1]]
-    if len(ties):
-        written = _tie_order(order, ties, store)
-        if written == "ascending":
-            order = _reversed_ties(order, ties)
-        elif written is None:
-            order = _break_ties(order, ties, store)
-    ranked_order: np.ndarray = order
-    return ranked_order
-
-
-def _tie_order(order: np.ndarray, ties: np.ndarray, store: Store) -> str | None:
-    """``"descending"`` when every tied pair (``ties[i]`` ties with ``ties[i] + 1``) has the
-    larger doc id first, as trec_eval ranks them: a run written in trec_eval's order needs
-    no tie broken; ``"ascending"`` when every pair has the smaller id first (as Anserini
-    writes ties), each run of ties then only reversed; None otherwise, or for ids that are
-    not bytes. Bytes compare in the strings' order; a doc repeated in a tie is neither
-    larger nor smaller, so its ties are broken in full."""
-    ids = store.ids
-    if ids is None:
-        return None
-    above, below = ids[order[ties]], ids[order[ties + 1]]
-    if bool((above > below).all()):
-        return "descending"
-    if bool((above < below).all()):
-        return "ascending"
-    return None
-
-
-def _reversed_ties(order: np.ndarray, ties: np.ndarray) -> np.ndarray:
-    """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
-    reversed."""
-    starts, lengths = _tie_runs(ties)
-    run_of, within, positions = spans(starts, lengths)
-    out = order.copy()
-    out[positions] = order[positions + lengths[run_of] - 1 - 2 * within]
-    return out
-
-
-def _tie_runs(ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Where each run of tied positions starts (``ties[i]`` ties with ``ties[i] + 1``) and
-    how many positions it holds."""
-    breaks = np.flatnonzero(np.diff(ties) != 1)
-    starts = np.concatenate(([ties[0]], ties[breaks + 1]))
-    return starts, np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
-
-
-def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
-    """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
-    sorted by doc id descending (trec_eval), all runs in one sort."""
-    starts, lengths = _tie_runs(ties)
-    ids = store.ids
-    if ids is None and (store._encoded or int(lengths.sum()) > store.n_docs // 8):
-        # many tied strings: encoded once as bytes (None if one is not printable ASCII),
-        # which costs less than ranking millions of strings among themselves
-        ids = store.encoded()
-    out = order.copy()
-    if ids is not None:
-        # a tie of two docs (most ties, with scores of a few decimals) takes one comparison
-        # of bytes: the larger id first
-        two = lengths == 2
-        pairs = starts[two]
-        swap = pairs[ids[order[pairs]] < ids[order[pairs + 1]]]
-        out[swap], out[swap + 1] = order[swap + 1], order[swap]
-        starts, lengths = starts[~two], lengths[~two]
-        if not len(starts):
-            return out
-    run_of, within, positions = spans(starts, lengths)
-    docs = order[positions]
-    if ids is not None:  # printable ASCII bytes: byte order is string order
-        # as integers, in byte order: sorting them is faster than sorting bytes
-        words = _packed.sort_words(ids[docs])
-        keys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)]
-    else:  # strings: ranked among themselves (exact, unlike a fixed-width copy)
-        flat = store.flat_docs()
-        tied = [flat[i] for i in docs.tolist()]
-        code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
-        keys = [np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))]
-    width = int(lengths.max())
-    if width <= _TIE_WIDTH and len(lengths) * width <= 8 * len(positions):
-        # short runs (the usual ties): each sorted in a row of a padded matrix, key by key
-        ranked = _sorted_rows(keys, run_of, within, lengths, width)
-        first = np.cumsum(lengths) - lengths  # where each run starts in ``docs``
-        # the run's within-th position takes its within-th largest id
-        out[positions] = docs[first[run_of] + ranked[run_of, lengths[run_of] - 1 - within]]
-        return out
-    ascending = np.lexsort((*keys, run_of))  # by run, then id ascending
-    # the k-th tied position (its run's within[k]-th) takes its run's within[k]-th largest
-    k = np.arange(len(positions))
-    out[positions] = docs[ascending[k + lengths[run_of] - 1 - 2 * within]]
-    return out
-
-
-# runs of ties up to this long are sorted as rows of a matrix (rows padded to at most 8x the
-# tied docs): measured against the one global lexsort on 4M tied docs, rows won at every run
-# length from 16 to 10^6, by 1.1-20x, also with every id sharing its first 8 bytes
-_TIE_WIDTH = 1 << 20
-
-
-def _sorted_rows(
-    keys: list[np.ndarray],
-    run_of: np.ndarray,
-    within: np.ndarray,
-    lengths: np.ndarray,
-    width: int,
-) -> np.ndarray:
-    """For runs of items (item ``i`` is member ``within[i]`` of run ``run_of[i]``, run ``r``
-    has ``lengths[r]`` members), each run's members in ascending order of ``keys`` (least
-    significant first, as ``np.lexsort``): row ``r`` lists run ``r``'s member numbers, then
-    its padding. Each row is sorted by the most significant key; only where two members of
-    a run share it is the row sorted again, stably, key by key. The padding holds each
-    key's largest value and starts after the members, so it stays after them."""
-
-    def matrix_of(
-        values: np.ndarray, rows: np.ndarray, columns: np.ndarray, n_rows: int
-    ) -> np.ndarray:
-        """``values`` at ``(rows, columns)`` of a matrix padded with their largest value."""
-        matrix = np.full((n_rows, width), np.iinfo(values.dtype).max, dtype=values.dtype)
-        matrix[rows, columns] = values
-        return matrix
-
-    first = matrix_of(keys[-1], run_of, within, len(lengths))
-    ranked: np.ndarray = np.argsort(first, axis=1, kind="stable")
-    if len(keys) == 1:
-        return ranked
-    in_order = np.take_along_axis(first, ranked, axis=1)
-    shared = (in_order[:, 1:] == in_order[:, :-1]) & (
-        np.arange(1, width)[None, :] < lengths[:, None]
-    )
-    again = np.flatnonzero(shared.any(axis=1))
-    if not len(again):
-        return ranked
-    # the rows where two members share it (a few, or none), key by key
-    slot = np.full(len(lengths), -1)
-    slot[again] = np.arange(len(again))
-    members = np.flatnonzero(slot[run_of] >= 0)
-    rows, columns = slot[run_of[members]], within[members]
-    order = np.broadcast_to(np.arange(width), (len(again), width))
-    for key in keys:
-        matrix = matrix_of(key[members], rows, columns, len(again))
-        in_order = np.take_along_axis(matrix, order, axis=1)
-        order = np.take_along_axis(order, np.argsort(in_order, axis=1, kind="stable"), axis=1)
-    ranked[again] = order
-    return ranked

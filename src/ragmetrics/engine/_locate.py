@@ -14,19 +14,17 @@ from typing import Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import fits_padded, pad_rows
-from ragmetrics._util.threads import map_threaded
+from ragmetrics.data._order import rank_of
 from ragmetrics.data._precision import ScorePrecision, as_float32
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
-from ragmetrics.data._store import BLOCK_CELLS, Store, store_of
+from ragmetrics.data._store import Store, store_of
 from ragmetrics.metrics.judged import Evidence, JudgedRun
 
 __all__ = [
     "locate_in_lists",
     "locate_in_ranking",
     "locate_judged",
-    "rank_of",
 ]
 
 
@@ -259,136 +257,3 @@ def locate_in_lists(
     qrels = Qrels.from_dict(judgments)
     options.setdefault("with_pool", True)
     return locate_judged(qrels, Run.from_lists(rankings), list(qrels), depth=None, **options)
-
-
-def rank_of(
-    results: Store, rows: np.ndarray, positions: np.ndarray, score_precision: ScorePrecision
-) -> np.ndarray:
-    """The 0-based rank of the doc at ``positions[i]`` (input order) of row ``rows[i]``.
-
-    Rank = the docs of the row scored higher, plus those scored equal with a greater doc id
-    (trec_eval's order). Each located doc is compared with its row's scores as one padded
-    row, a block of located docs at a time. With ``score_precision="float32"`` scores are
-    compared after rounding to 32-bit floats, so scores equal in float32 tie.
-    """
-    if results.in_rank_order(score_precision):  # written in rank order, no ties
-        same: np.ndarray = positions.copy()
-        return same
-    scores = results.values
-    assert scores is not None
-    lengths = results.lengths
-    width = int(lengths.max()) if len(lengths) else 0
-    if len(rows) * width > _TIES_FACTOR * len(scores) and results.in_rank_order_but_ties(
-        score_precision
-    ):  # in rank order but for runs of ties: sorting them costs less than comparing
-        every = np.arange(len(lengths))
-        return _ranks_by_sorting(results, every, rows, positions, score_precision)
-    if score_precision == "float32":
-        scores = as_float32(scores)
-    uniform = bool((lengths == width).all())
-    if not uniform and not fits_padded(lengths, len(scores)):
-        # very uneven rankings: a padded matrix would dwarf the run; sort it once instead
-        return _ranks_by_sorting(results, np.arange(len(lengths)), rows, positions, score_precision)
-    # Comparing a located doc with its whole row costs the row's width; sorting the row
-    # costs about its length x log2(length). Rows holding many located docs are sorted (one
-    # query of a million judged docs: seconds, not hours), the others compared.
-    located = np.bincount(rows, minlength=len(lengths))
-    heavy = located * width > _SORT_FACTOR * lengths * np.log2(lengths + 2)
-    if heavy.any():
-        ranks = np.empty(len(rows), dtype=np.int64)
-        sorted_rows = heavy[rows]
-        ranks[sorted_rows] = _ranks_by_sorting(
-            results,
-            np.flatnonzero(heavy),
-            rows[sorted_rows],
-            positions[sorted_rows],
-            score_precision,
-        )
-        light = ~sorted_rows
-        if light.any():
-            ranks[light] = _ranks_by_comparing(
-                results, scores, width, uniform, rows[light], positions[light]
-            )
-        return ranks
-    return _ranks_by_comparing(results, scores, width, uniform, rows, positions)
-
-
-# a sort step counted as this many comparisons (measured: benchmarks/bench_ranks.py)
-_SORT_FACTOR = 8
-# a run in rank order but for ties is ranked by sorting its ties (about 7 ns a result) rather
-# than by comparing (about 3 ns a cell of located docs x width) past this many cells a result
-_TIES_FACTOR = 2
-
-
-def _ranks_by_sorting(
-    results: Store,
-    sorted_rows: np.ndarray,
-    rows: np.ndarray,
-    positions: np.ndarray,
-    score_precision: ScorePrecision,
-) -> np.ndarray:
-    """:func:`rank_of` for docs of the rows ``sorted_rows`` only, by sorting those rows."""
-    part = results.take(sorted_rows)
-    order = part.ranked_order(score_precision)
-    place = np.empty_like(order)
-    place[order] = np.arange(len(order))
-    row_in_part = np.empty(len(results), dtype=np.int64)
-    row_in_part[sorted_rows] = np.arange(len(sorted_rows))
-    starts = part.offsets[row_in_part[rows]]
-    ranks: np.ndarray = place[starts + positions] - starts
-    return ranks
-
-
-def _ranks_by_comparing(
-    results: Store,
-    scores: np.ndarray,
-    width: int,
-    uniform: bool,
-    rows: np.ndarray,
-    positions: np.ndarray,
-) -> np.ndarray:
-    """:func:`rank_of` by comparing each located doc's score with its whole row."""
-    lengths, offsets = results.lengths, results.offsets
-    # NaN padding compares false with every score: it is never above or tied
-    padded = (
-        scores.reshape(len(lengths), width) if uniform else pad_rows(lengths, scores, fill=np.nan)
-    )
-    values = scores[offsets[rows] + positions]
-    step = max(1, BLOCK_CELLS // max(width, 1))
-
-    def block_ranks(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The block's ranks by score, and its tied pairs (located doc, column) that the
-        doc ids must order."""
-        stop = start + step
-        block = padded[rows[start:stop]]
-        value = values[start:stop, None]
-        ranks = (block > value).sum(axis=1)
-        equal = block == value
-        # every doc equals itself: only rows with more than one equal score hold a tie
-        shared = np.flatnonzero(equal.sum(axis=1) > 1)
-        if not len(shared):
-            return ranks, _NO_PAIRS, _NO_PAIRS
-        located, columns = np.nonzero(equal[shared])
-        located = shared[located]
-        other = columns != positions[start:stop][located]  # a doc does not tie with itself
-        return ranks, located[other] + start, columns[other]
-
-    # blocks side by side on threads (numpy lets go of the interpreter)
-    blocks = map_threaded(block_ranks, range(0, len(rows), step))
-    ranks = np.concatenate([np.zeros(0, dtype=np.int64)] + [part[0] for part in blocks])
-    # ties are broken by doc id descending: count the tied docs with a greater id (block by
-    # block: the pairs of a block are at most its cells)
-    pairs = 0  # tied pairs compared so far: past an eighth of the docs, ids are encoded once
-    behind: list[np.ndarray] = []
-    for _, hits, columns in blocks:
-        if len(hits):
-            pairs += len(hits)
-            encode = pairs > results.n_docs // 8
-            above = results.greater(rows[hits], columns, positions[hits], encode=encode)
-            behind.append(hits[above])
-    if behind:
-        ranks += np.bincount(np.concatenate(behind), minlength=len(ranks))
-    return ranks
-
-
-_NO_PAIRS = np.zeros(0, dtype=np.int64)
