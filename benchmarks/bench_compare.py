@@ -29,7 +29,7 @@ from bench_metrics import OURS, generate
 
 def job(n_queries: int, repeat: int) -> dict[str, float]:
     import ragmetrics as rm
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     qrels_dict, run_dict = generate(n_queries, workload="msmarco")
     rng = random.Random(5)

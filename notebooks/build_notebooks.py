@@ -192,7 +192,7 @@ Markdown(comparison.tests_markdown())""",
     ),
     (
         "code",
-        """from ragmetrics.output import plots
+        """from ragmetrics.report import plots
 plots.plot_rag_decomposition(comparison, 5);  # the ; shows the figure once""",
     ),
     (

@@ -48,12 +48,13 @@ def shared_seed(name: str) -> Path:
 
 def restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
     """Copies of every registry (metrics, keyword parameters, tests, corrections, formats,
-    fusion methods and normalizations), put back when the test ends: what a test or a
+    fusion methods, normalizations and output formats), put back when the test ends: what a test or a
     document's example registers stays there."""
     from ragmetrics.analysis import stats
     from ragmetrics.data import _files as files
     from ragmetrics.fusion import _methods, _norms
     from ragmetrics.metrics import registry
+    from ragmetrics.output import _renderers
 
     files.formats()  # the built-in formats are in the copy
     for module, name in (
@@ -64,6 +65,7 @@ def restore_registries(monkeypatch: pytest.MonkeyPatch) -> None:
         (stats, "_PAIRED_TESTS"),
         (stats, "_CORRECTIONS"),
         (files, "_FORMATS"),
+        (_renderers, "_RENDERERS"),
     ):
         monkeypatch.setattr(module, name, dict(getattr(module, name)))
     for module in (_methods, _norms):

@@ -477,3 +477,44 @@ def _check_answer(answer: Any) -> None:
             assert mean is None or math.isfinite(mean), f"{label}'s mean is {mean}"
     if isinstance(answer, float):
         assert not math.isinf(answer), f"an infinite answer {answer}"
+
+
+# --- output formats -----------------------------------------------------------------------
+
+
+def check_renderer(renderer: Any) -> None:
+    """A format renders what it declares (a result, per query too, and a comparison) as
+    text, with hostile ids and NA values, never a NaN or an infinity spelled out; a
+    result that kept no per-query values is refused, not rendered empty."""
+    import re
+
+    hostile = "q\u202e<b>|`*_&\\"  # bidi override, markup of every format, a backslash
+    qrels = {hostile: {"a": 5, "b": 4}, "plain": {"c": 1}}  # "plain": the set metrics are NA
+    run = {hostile: {"a": 0.5, "b": 0.5}, "plain": {"c": 1e308}}
+    metrics = ["ndcg@5", "ra_nwg@5", "pct_proc@5"]
+    result = rm.evaluate(qrels, run, metrics)
+    assert np.isnan(result.values).any()  # NA values to render
+    other = {hostile: {"b": 0.9}, "plain": {"c": 0.1}}
+    comparison = rm.compare(qrels, {"x": run, "y": other}, metrics, n_permutations=20)
+    cases: list[tuple[str, Any, dict[str, Any]]] = []
+    if renderer.result is not None:
+        cases += [("a result", result, {}), ("a result per query", result, {"per_query": True})]
+    if renderer.comparison is not None:
+        cases.append(("a comparison", comparison, {}))
+    for case, value, options in cases:
+        with contract(f"format {renderer.name}", case, benign=True):
+            text = value.render(renderer.name, **options)
+            assert isinstance(text, str) and text, "no text"
+            spelled = re.search(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", text, re.I)
+            assert spelled is None, f"says {spelled.group(0) if spelled else ''!r}"
+    if renderer.result is not None and "per_query" in _keywords(renderer.result):
+        streamed = rm.evaluate_stream(qrels, [rm.Run.from_dict(run)], ["ndcg@5"])
+        with contract(f"format {renderer.name}", "a result without per-query values"):
+            refused = refused_or(lambda: streamed.render(renderer.name, per_query=True))
+            assert refused is None, "rendered a result that kept no per-query values"
+
+
+def _keywords(function: Callable[..., Any]) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(function).parameters)

@@ -173,7 +173,7 @@ def test_an_evaluation_loads_numpy_and_what_it_needs_and_nothing_else() -> None:
     assert "numpy" not in before and "ragmetrics" in before
     assert "numpy" in loaded
     unwanted = {"pydantic", "tqdm", "pandas", "pyarrow", "scipy", "matplotlib", "ray", "logging",
-                "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.output._report"}  # fmt: skip
+                "concurrent.futures", "ragmetrics.analysis.stats", "ragmetrics.report._report"}  # fmt: skip
     assert not unwanted & loaded, sorted(unwanted & loaded)
 
 

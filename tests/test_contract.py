@@ -16,6 +16,7 @@ from ragmetrics.analysis import stats
 from ragmetrics.data import _files as format_registry
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, _methods, _norms
 from ragmetrics.metrics import registered, registry
+from ragmetrics.output import Renderer, register_renderer, renderers
 from tests import contract
 from tests.conftest import restore_registries
 
@@ -50,6 +51,11 @@ def test_every_correction_meets_the_contract(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(format_registry.formats()))
 def test_every_input_format_meets_the_contract(name: str, tmp_path: Path) -> None:
     contract.check_format(format_registry.formats()[name], tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(renderers()))
+def test_every_output_format_meets_the_contract(name: str) -> None:
+    contract.check_renderer(renderers()[name])
 
 
 # --- a new component is covered: toys that break the contract are caught -----------------
@@ -132,6 +138,15 @@ def test_a_correction_that_lowers_p_is_caught() -> None:
         contract.check_correction(toy)
 
 
+def test_an_output_format_spelling_nan_is_caught() -> None:
+    def naive(result: Any, **options: Any) -> str:
+        return repr(result.values.tolist())  # NA as nan
+
+    toy = register_renderer(Renderer("naive", "values as Python writes them", result=naive))
+    with pytest.raises(AssertionError, match=r"format naive.*says 'nan'"):
+        contract.check_renderer(toy)
+
+
 def test_an_input_format_with_raw_errors_is_caught(tmp_path: Path) -> None:
     def read(path: Any, name: Any = None) -> Any:
         return int(Path(path).read_bytes()[:1] or b"x")  # a raw ValueError on garbage
@@ -170,7 +185,7 @@ def _public_functions() -> list[tuple[str, Any]]:
     found += [("fusion.fuse", fuse), ("fusion.optimize_fusion", optimize_fusion)]
     from ragmetrics import goldset, matching
     from ragmetrics.compat import autorag
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     found += [
         ("Qrels.from_dict", rm.Qrels.from_dict),

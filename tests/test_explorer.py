@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import ragmetrics as rm
-from ragmetrics.output._report import write_report
+from ragmetrics.report._report import write_report
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"

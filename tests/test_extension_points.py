@@ -110,7 +110,7 @@ def test_a_paired_test_is_seen_by_compare_its_wording_and_the_command_line(
     cmp = rm.compare(QRELS, {"a": RUN, "b": other}, ["P@1"], test="sign")
     assert {t.p_value for t in cmp.tests} <= {1.0, 0.01}
     assert "paired sign test" in cmp.legend()
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     html = write_report(cmp, tmp_path / "report.html").read_text(encoding="utf-8")
     assert "paired sign test" in html
@@ -213,3 +213,33 @@ def test_a_correction_is_seen_by_compare_its_legend_and_the_command_line(
         match=r"^A correction named 'halve' is already registered; register yours under",
     ):
         stats.register_correction(stats.CorrectionSpec("halve", "Other", "FDR", lambda p: p))
+
+
+def test_an_output_format_is_seen_by_results_and_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One Renderer: ``result.render(name)`` and ``--format name`` of ``ragmetrics
+    evaluate``; a comparison it does not render is refused with the formats that do."""
+    from ragmetrics.output import Renderer, register_renderer, renderers
+
+    def pipes(result: Any, **options: Any) -> str:
+        headers, rows = result.table_rows(per_query=bool(options.get("per_query")))
+        return "\n".join("|".join(map(str, row)) for row in [headers, *rows])
+
+    tsv = register_renderer(Renderer("pipes", "means between pipes", result=pipes))
+    assert renderers()["pipes"] is tsv and register_renderer(tsv) is tsv
+    result = rm.evaluate(QRELS, RUN, ["P@1", "ndcg"])
+    assert result.render("pipes").splitlines()[0] == "metric|mean|queries|NA"
+    assert result.render("pipes", per_query=True).splitlines()[0] == "query_id|P@1|ndcg"
+    cmp = rm.compare(QRELS, {"a": RUN, "b": RUN}, ["P@1"], n_permutations=10)
+    with pytest.raises(rm.InvalidParameterError, match=r"renders no Comparison.*markdown"):
+        cmp.render("pipes")
+    with pytest.raises(rm.InvalidParameterError, match=r"Unknown output format 'rst'.*pipes"):
+        result.render("rst")
+    with pytest.raises(rm.InvalidParameterError, match="already registered"):
+        register_renderer(Renderer("pipes", "another", result=pipes))
+    (tmp_path / "q.json").write_text(json.dumps(QRELS))
+    (tmp_path / "r.json").write_text(json.dumps(RUN))
+    code = main(["evaluate", str(tmp_path / "q.json"), str(tmp_path / "r.json"), "-m", "P@1",
+                 "--format", "pipes"])  # fmt: skip
+    assert code == 0 and capsys.readouterr().out.startswith("metric|mean|queries|NA\nP@1|")

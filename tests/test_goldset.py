@@ -288,7 +288,7 @@ def test_saved_with_a_sidecar_and_loaded_back(tmp_path: Path) -> None:
 
 def test_a_report_says_which_labels_it_used(tmp_path: Path) -> None:
     from ragmetrics.cli._commands import main
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     runs = _runs()
     gold = goldset.grade(

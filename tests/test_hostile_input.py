@@ -339,7 +339,7 @@ def test_markdown_and_text_outputs_escape_ids(tmp_path: Path) -> None:
 
 
 def test_a_markdown_report_escapes_ids_and_the_html_shows_them_as_text(tmp_path: Path) -> None:
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5}})
     runs = {
@@ -413,7 +413,7 @@ def test_a_failed_write_leaves_the_previous_file_intact(tmp_path: Path) -> None:
 
 def test_run_names_with_mathtext_or_controls_draw(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     qrels = rm.Qrels.from_dict({"q1": {"a": 5, "b": 4}, "q2": {"a": 5, "c": 3}})
     runs = {

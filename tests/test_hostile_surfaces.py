@@ -387,7 +387,7 @@ def _small_comparison() -> tuple[dict, dict, rm.Comparison]:
 
 
 def test_a_markdown_report_leaves_the_users_files_alone(tmp_path) -> None:
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     pytest.importorskip("matplotlib")
     qrels, runs, cmp = _small_comparison()

@@ -12,7 +12,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.metrics import parse_metric, registered
 from ragmetrics.metrics.registry import CAP3, Scale
-from ragmetrics.output.plots import decompositions
+from ragmetrics.report.plots import decompositions
 from tests.conftest import shared_file
 
 GRADED = {"q1": {"a": 3, "b": 1, "c": 2, "d": 0}, "q2": {"e": 2, "f": 1}}

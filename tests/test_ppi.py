@@ -106,7 +106,7 @@ def test_ppi_evaluate_and_compare_on_real_evaluations() -> None:
 def test_ppi_as_keywords_of_evaluate_compare_and_the_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``human_qrels=`` in evaluate and compare gives the estimates ppi_evaluate and
     ppi_compare give, and the report shows them beside the naive intervals."""
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     llm, human, runs = _graded(5)
     metrics = ["ndcg@5", "P@3"]

@@ -94,7 +94,7 @@ def test_the_adapters_import_the_core_only_through_its_adapter_interface(package
 def test_the_paths_of_before_the_folders_are_gone() -> None:
     """No release was made with them: ``ragmetrics.stream`` is not an alias of
     ``ragmetrics.engine.stream``."""
-    for old in ("ragmetrics.stream", "ragmetrics.qrels", "ragmetrics.report", "ragmetrics.stats"):
+    for old in ("ragmetrics.stream", "ragmetrics.qrels", "ragmetrics.stats"):
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module(old)
 

@@ -10,8 +10,8 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.cli._commands import main
-from ragmetrics.output import plots
-from ragmetrics.output._report import write_report
+from ragmetrics.report import plots
+from ragmetrics.report._report import write_report
 from tests.conftest import shared_file
 
 pytest.importorskip("matplotlib")

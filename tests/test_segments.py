@@ -108,7 +108,7 @@ def test_segments_as_keywords_of_evaluate_compare_and_the_report(tmp_path: Path)
     a pandas Series leave a query out, counted; the report shows the slices; a wrong type is
     refused before anything is evaluated."""
     pd = pytest.importorskip("pandas")
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     qrels, runs = _data()
     series = pd.Series({q: ("A" if i < 20 else "B") for i, q in enumerate(qrels)})

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.engine.stream import evaluate_stream
     from ragmetrics.fusion import fuse, optimize_fusion
     from ragmetrics.metrics import list_metrics
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
 # Where each other public name lives. `import ragmetrics` loads none of them (the errors
 # above are a few classes): a command line that only prints its version, or a script that
@@ -49,7 +49,7 @@ _HOMES = {
     "ragmetrics.analysis._comparison": ("Comparison", "PairedTest", "compare"),
     "ragmetrics.data._dataset": ("RetrievalDataset",),
     "ragmetrics.data._files": ("read_qrels", "read_run"),
-    "ragmetrics.output._report": ("write_report",),
+    "ragmetrics.report._report": ("write_report",),
     "ragmetrics.engine._diagnostics": ("Diagnosis", "diagnose"),
     "ragmetrics.analysis._evaluation": ("evaluate",),
     "ragmetrics.analysis._segments": ("by_segment",),

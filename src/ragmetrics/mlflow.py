@@ -204,7 +204,7 @@ def _params(prefix: str, settings: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _log_report(mlflow: Any, comparison: Comparison, options: Mapping[str, Any]) -> None:
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     with tempfile.TemporaryDirectory() as folder:
         path = write_report(comparison, Path(folder) / "report.html", **options)

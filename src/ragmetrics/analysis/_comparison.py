@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import html
-import json
 import math
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ragmetrics._util.progress import progress_bar
-from ragmetrics._util.table import (
-    escape_markdown,
-    format_cell,
-    html_table,
-    interval_text,
-    markdown_table,
-    text_table,
-    visible,
-)
 from ragmetrics._util.warn import warn
 from ragmetrics.analysis._ppi_math import PPIEstimate, ppi_of_pairs, ppi_of_result
 from ragmetrics.analysis._segments import check_segments
@@ -46,6 +34,14 @@ from ragmetrics.engine._settings import MissingPolicy, as_qrels, as_run, check_s
 from ragmetrics.errors import InvalidParameterError, MissingKeyError, QueryMismatchWarning
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric, Param
+from ragmetrics.output._renderers import render
+from ragmetrics.output._tables import (
+    escape_markdown,
+    format_cell,
+    interval_text,
+    markdown_table,
+    visible,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -202,7 +198,7 @@ class Comparison:
             higher_is_better=self.metric(metric).higher_is_better,
         )
 
-    def _marks(self) -> dict[tuple[str, str], str]:
+    def marks(self) -> dict[tuple[str, str], str]:
         marks: dict[tuple[str, str], str] = {}
         if paired_test(self.settings["test"]).family is not None:
             for metric in self.metrics:
@@ -277,8 +273,10 @@ class Comparison:
             f"could be chance."
         )
 
-    def _table(self, bold: str) -> tuple[list[str], list[list[str]]]:
-        marks = self._marks()
+    def means_rows(self, bold: str = "") -> tuple[list[str], list[list[str]]]:
+        """Headers and one row per run of its means as text, the best of each column
+        between ``bold`` marks, each followed by its significance marks."""
+        marks = self.marks()
         headers = ["run", *self.metrics]
         rows = []
         for name in self.runs:
@@ -292,10 +290,17 @@ class Comparison:
             rows.append(row)
         return headers, rows
 
+    rendered_as = "comparison"  # how the output formats know it (ragmetrics.output)
+
+    def render(self, fmt: str = "text", **options: Any) -> str:
+        """This comparison in an output format (``"text"``, ``"markdown"``, ``"latex"``,
+        ``"csv"``, ``"html"``, ``"json"`` or a registered one: see
+        :meth:`EvaluationResult.render`)."""
+        return render(self, fmt, **options)
+
     def to_markdown(self) -> str:
         """The means table (best per column in bold, significance marks) and its legend."""
-        headers, rows = self._table("**")
-        return f"{markdown_table(headers, cast(Any, rows))}\n\n{self.legend()}"
+        return self.render("markdown")
 
     def to_latex(
         self, *, digits: int = 4, caption: str | None = None, label: str | None = None
@@ -303,45 +308,10 @@ class Comparison:
         """The means table as LaTeX (``booktabs``; the marks need ``amssymb``): the best
         mean of each column in bold, significance marks as superscripts (triangles against
         the baseline, letters otherwise), the legend as the caption unless one is given."""
-        from ragmetrics._util.table import escape_latex, latex_table
-
-        marks = self._marks()
-        headers = ["run", *self.metrics]
-        rows, bold, raw = [], set(), {}
-        for r, name in enumerate(self.runs):
-            rows.append(
-                [f"{name} (baseline)" if name == self.baseline else name]
-                + [format_cell(self.means[name][m], digits) for m in self.metrics]
-            )
-            for c, metric in enumerate(self.metrics, start=1):
-                if self.best(metric) == name:
-                    bold.add((r, c))
-                mark = marks.get((name, metric), "").strip()
-                if mark:
-                    symbols = mark.replace("▲", r"\blacktriangle").replace(
-                        "▼", r"\blacktriangledown"
-                    )
-                    raw[(r, c)] = (
-                        f"$^{{{symbols}}}$"
-                        if "\\" in symbols
-                        else rf"\textsuperscript{{{escape_latex(mark)}}}"
-                    )
-        return latex_table(
-            headers,
-            rows,
-            bold=bold,
-            marks=raw,
-            caption=caption if caption is not None else self.legend(bold=False),
-            label=label,
-        )
+        return self.render("latex", digits=digits, caption=caption, label=label)
 
     def to_table(self) -> str:
-        headers, rows = self._table("")
-        text = f"{text_table(headers, cast(Any, rows))}\n\n{self.legend(bold=False)}"
-        latency = self.latency_rows()
-        if latency is not None:
-            text += "\n\nRetrieval latency:\n" + text_table(*latency)
-        return text
+        return self.render("text")
 
     def latency_rows(self) -> tuple[list[str], list[list[Any]]] | None:
         """Headers and one row per run of its retrieval times (p50, p95, mean, in ms, and how
@@ -462,22 +432,13 @@ class Comparison:
         }
 
     def to_json(self, path: str | None = None, *, indent: int | None = None) -> str:
-        text = json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        text = self.render("json", indent=indent)
         if path is not None:
             write_text(path, text)
         return text
 
     def _repr_html_(self) -> str:
-        headers, rows = self._table("")
-        bold = {
-            (r, c + 1)
-            for r, name in enumerate(self.runs)
-            for c, m in enumerate(self.metrics)
-            if self.best(m) == name
-        }
-        # the legend's `names` are markdown code spans: <code> here, never literal backticks
-        legend = re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(self.legend(), quote=False))
-        return html_table(headers, cast(Any, rows), bold=bold) + f"<p><small>{legend}</small></p>"
+        return self.render("html")
 
     def __repr__(self) -> str:
         shape = f"{len(self.runs)} runs x {len(self.metrics)} metrics"

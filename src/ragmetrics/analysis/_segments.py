@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.table import format_cell, interval_text, markdown_table, text_table
 from ragmetrics.analysis.stats import adjust, bootstrap_cis, paired_interval
 from ragmetrics.errors import InputFormatError, InvalidParameterError
+from ragmetrics.output._tables import format_cell, interval_text, markdown_table, text_table
 
 if TYPE_CHECKING:
     import pandas as pd

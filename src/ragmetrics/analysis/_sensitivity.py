@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.table import markdown_table
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.engine._evaluation import evaluate
@@ -18,6 +17,7 @@ from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import parse_metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, WEIGHTING
+from ragmetrics.output._tables import markdown_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -41,7 +41,16 @@ __all__ = [
     "read_segments",
 ]
 
-_FORMATS = ("table", "json", "csv", "markdown")
+
+def _formats(kind: str) -> tuple[str, ...]:
+    """The --format choices: "table" (the text format) and every registered output format
+    that renders a ``kind`` (result or comparison), plug-ins' included."""
+    from ragmetrics.output import renderers
+
+    names = [n for n, r in renderers().items() if n != "text" and getattr(r, kind) is not None]
+    return ("table", *names)
+
+
 _SEGMENTS_HELP = (
     "also print each metric per segment of the queries (and, for compare, each pair's test "
     "within each segment): a JSON object {query_id: segment}, or lines 'query_id segment'"
@@ -255,7 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument(
         "--per-query", action="store_true", help="also print every query's values"
     )
-    evaluate.add_argument("--format", choices=_FORMATS, default="table", help="output format")
+    evaluate.add_argument(
+        "--format", choices=_formats("result"), default="table", help="output format"
+    )
     evaluate.add_argument("--stream", action="store_true", help=_STREAM_HELP)
     evaluate.add_argument(
         "--workers",
@@ -280,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     comparing.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
     comparing.add_argument("--stream", action="store_true", help=_STREAM_HELP)
     comparing.add_argument(
-        "--format", choices=("table", "markdown", "json"), default="table", help="output format"
+        "--format", choices=_formats("comparison"), default="table", help="output format"
     )
 
     reporting = commands.add_parser(
@@ -467,11 +478,13 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         if args.per_query:
             print()
             print(result.to_markdown(per_query=True).split("\n\n")[0])
-    else:
+    elif fmt == "table":
         print(result.to_table())
         if args.per_query:
             print()
             print(result.to_table(per_query=True).split("\n\n")[0])
+    else:  # latex, html or a plug-in's format
+        print(result.render(fmt))
     if segments is not None:
         from ragmetrics.analysis._segments import by_segment
 
@@ -486,7 +499,7 @@ def _segments_first(args: argparse.Namespace) -> dict[str, str] | None:
     command before it prints anything)."""
     if not getattr(args, "segments", None):
         return None
-    if args.format in ("json", "csv"):
+    if args.format not in ("table", "markdown"):
         raise InputFormatError(
             f"--segments prints tables: use --format table or markdown (not {args.format})."
         )
@@ -535,6 +548,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         print(comparison.to_markdown())
         if args.tests:
             print("\n" + comparison.tests_markdown())
+    elif args.format != "table":  # latex, csv, html or a plug-in's format
+        print(comparison.render(args.format))
     else:
         print(comparison.to_table())
         if args.tests:
@@ -548,7 +563,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ragmetrics.analysis._comparison import compare
-    from ragmetrics.output._report import write_report
+    from ragmetrics.report._report import write_report
 
     output = Path(args.output)
     if not output.parent.is_dir():  # before any work
@@ -649,8 +664,8 @@ def _cmd_fuse(args: argparse.Namespace) -> int:
 def _cmd_metrics(args: argparse.Namespace) -> int:
     import json
 
-    from ragmetrics._util.table import text_table
     from ragmetrics.metrics import list_metrics
+    from ragmetrics.output._tables import text_table
 
     listing = list_metrics()
     if args.format == "json":

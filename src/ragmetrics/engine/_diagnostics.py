@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragmetrics._util.table import escape_markdown
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -27,6 +26,7 @@ from ragmetrics.errors import (
 )
 from ragmetrics.metrics._rag import check_utility_scale, rarity_weights
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, REL
+from ragmetrics.output._tables import escape_markdown
 
 __all__ = [
     "Diagnosis",

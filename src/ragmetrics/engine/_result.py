@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ragmetrics._util.table import csv_table, format_cell, html_table, markdown_table, text_table
 from ragmetrics.data._precision import ScorePrecision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -20,6 +19,7 @@ from ragmetrics.errors import MissingKeyError, RagMetricsError
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.metrics import Metric
 from ragmetrics.metrics.registry import ALPHA, CAP3, CAP4, Scale, Tally
+from ragmetrics.output._renderers import render
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -318,13 +318,20 @@ class EvaluationResult:
             payload["per_query"] = self.per_query
         return payload
 
+    rendered_as = "result"  # how the output formats know it (ragmetrics.output)
+
+    def render(self, fmt: str = "text", **options: Any) -> str:
+        """This result in an output format: ``"text"``, ``"markdown"``, ``"latex"``,
+        ``"csv"``, ``"html"``, ``"json"`` or any registered with
+        :func:`ragmetrics.output.register_renderer`; ``options`` are the format's
+        (``per_query``, ``digits``; ``caption`` and ``label`` for LaTeX; ``indent`` for JSON)."""
+        return render(self, fmt, **options)
+
     def to_json(
         self, path: str | None = None, *, per_query: bool = True, indent: int | None = None
     ) -> str:
         """JSON with ``aggregate``, ``counts`` and (by default) ``per_query``; NA is null."""
-        import json  # here: an evaluation that is not written as JSON never loads it
-
-        text = json.dumps(self.to_dict(per_query=per_query), indent=indent, ensure_ascii=False)
+        text = self.render("json", per_query=per_query, indent=indent)
         if path is not None:
             write_text(path, text)
         return text
@@ -354,7 +361,9 @@ class EvaluationResult:
                 "per-query values. Pass per_query=True to evaluate_stream to keep them."
             )
 
-    def _rows(self, per_query: bool) -> tuple[list[str], list[list[Any]]]:
+    def table_rows(self, per_query: bool = False) -> tuple[list[str], list[list[Any]]]:
+        """Headers and rows: each metric's mean, queries defined and NA, or with
+        ``per_query`` each query's values (None for NA). What every format renders."""
         if per_query:
             self._require_rows()
             headers = ["query_id", *self.metrics]
@@ -370,9 +379,7 @@ class EvaluationResult:
         """A markdown table of the means (or of every query), with a note of what was left
         out; ``diagnostics=n`` appends the diagnosis of the n worst queries (by the first set
         metric, else the first metric)."""
-        headers, rows = self._rows(per_query)
-        table = markdown_table(headers, rows, digits=digits)
-        parts = [table, self._note()]
+        parts = [self.render("markdown", per_query=per_query, digits=digits)]
         if diagnostics:
             sets = [m.label for m in self._metric_specs if m.spec.family == "set"]
             label = sets[0] if sets else self.metrics[0]
@@ -382,9 +389,7 @@ class EvaluationResult:
 
     def to_table(self, *, per_query: bool = False, digits: int = 4) -> str:
         """A plain-text table for terminals."""
-        headers, rows = self._rows(per_query)
-        note = self._note()
-        return text_table(headers, rows, digits=digits) + (f"\n\n{note}" if note else "")
+        return self.render("text", per_query=per_query, digits=digits)
 
     def to_latex(
         self,
@@ -395,17 +400,15 @@ class EvaluationResult:
         label: str | None = None,
     ) -> str:
         """A LaTeX table (booktabs) of the means, or of every query with ``per_query``."""
-        from ragmetrics._util.table import latex_table
-
-        headers, rows = self._rows(per_query)
-        text_rows = [[format_cell(cell, digits) for cell in row] for row in rows]
-        return latex_table(headers, text_rows, caption=caption, label=label)
+        return self.render(
+            "latex", per_query=per_query, digits=digits, caption=caption, label=label
+        )
 
     def to_csv(self, *, per_query: bool = False) -> str:
-        headers, rows = self._rows(per_query)
-        return csv_table(headers, rows)
+        return self.render("csv", per_query=per_query)
 
-    def _note(self) -> str:
+    def note(self) -> str:
+        """What was counted and what was left out, in a sentence (under every table)."""
         c = self.counts
         parts = [f"{c.queries} queries counted"]
         if c.missing_from_run:
@@ -424,15 +427,13 @@ class EvaluationResult:
         return "; ".join(parts) + "."
 
     def _repr_html_(self) -> str:
-        headers, rows = self._rows(False)
-        caption = f"ragmetrics: {self.run_name}" if self.run_name else "ragmetrics evaluation"
-        return html_table(headers, rows, caption=caption) + f"<p><small>{self._note()}</small></p>"
+        return self.render("html")
 
     def __repr__(self) -> str:
         means = ", ".join(
             f"{m}={'NA' if v is None else format(v, '.4f')}" for m, v in self.aggregate.items()
         )
-        return f"EvaluationResult({means}; {self._note()[:-1]})"
+        return f"EvaluationResult({means}; {self.note()[:-1]})"
 
     def __str__(self) -> str:
         return self.to_table()

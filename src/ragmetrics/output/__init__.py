@@ -1,3 +1,6 @@
-"""Output: the HTML report and its plots."""
+"""Output formats: how results and comparisons read as text, markdown, LaTeX, CSV, HTML and
+JSON, one registered :class:`Renderer` per format."""
 
-__all__: list[str] = []  # a folder: its modules hold the public names
+from ragmetrics.output._renderers import Renderer, register_renderer, render, renderers
+
+__all__ = ["Renderer", "register_renderer", "render", "renderers"]

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ragmetrics._util.optional import import_matplotlib_pyplot
-from ragmetrics._util.table import visible
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.engine._evaluation import evaluate
 from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
+from ragmetrics.output._tables import visible
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.table import escape_markdown, html_table, markdown_table
 from ragmetrics._version import __version__
 from ragmetrics.analysis._comparison import Comparison
 from ragmetrics.data._dataset import RetrievalDataset
 from ragmetrics.engine._settings import as_qrels, as_run
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.formats._atomic import write_bytes, write_text
+from ragmetrics.output._tables import escape_markdown, html_table, markdown_table
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -46,7 +46,7 @@ def _figures(
     runs: Mapping[str, Run] | None,
     options: dict[str, Any],
 ) -> list[tuple[str, Figure]]:
-    from ragmetrics.output import plots
+    from ragmetrics.report import plots
 
     figures: list[tuple[str, Figure]] = []
     parsed = {label: comparison.metric(label) for label in comparison.metrics}
@@ -493,7 +493,7 @@ def write_report(
     else:
         extra = ""
         if explorer:
-            from ragmetrics.output._explorer import explorer_html
+            from ragmetrics.report._explorer import explorer_html
 
             extra = explorer_html(
                 comparison,
