@@ -1,5 +1,6 @@
-"""``evaluate_stream(..., workers=N)``: a TREC file (plain or gzip) or Parquet (a file of many
-row groups, a folder) shared by N processes gives the same bits as one process, for every
+"""``evaluate_stream(..., workers=N)``: a plain TREC file or Parquet (a file of many row
+groups, a folder) shared by N processes gives the same bits as one process (a gzip file is
+read by one process, with a warning, and gives them too), for every
 registered metric; bad input is refused as one process refuses it, with the same line."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import random
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -80,10 +82,15 @@ def test_every_share_of_every_input_gives_the_same_bits(tmp_path: Path, utility:
         pq.write_table(table.slice(start, 4999), folder / f"part-{part:02d}.parquet")
     for source in (run, tmp_path / "run.txt.gz", tmp_path / "run.parquet", folder):
         for workers in (2, 3, 5):
-            shared = rm.evaluate_stream(
-                qrels, source, metrics, per_query=True, batch_rows=500, workers=workers,
-                progress=False,
-            )  # fmt: skip
+            gzipped = str(source).endswith(".gz")  # read by one process, with a warning
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                shared = rm.evaluate_stream(
+                    qrels, source, metrics, per_query=True, batch_rows=500, workers=workers,
+                    progress=False,
+                )  # fmt: skip
+            told = [w for w in caught if issubclass(w.category, rm.OneProcessWarning)]
+            assert len(told) == gzipped and (not told or "gunzip" in str(told[0].message))
             _same(one, shared)
 
 

@@ -57,7 +57,6 @@ TESTS = [
     "test_extension_points.py",
     "test_format_io.py",
     "test_format_rules.py",
-    "test_gzip_shares.py",  # a gzip run's shares, scored by forked workers
     "test_hostile_input.py",
     "test_input_checks.py",
     "test_kernel_references.py",

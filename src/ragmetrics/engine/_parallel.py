@@ -5,13 +5,11 @@ and this process merges them in input order (exact sums: the same bits as one wo
 
 - A plain TREC file: N byte ranges (``_stream_io.trec_shares``), each read by its worker
   straight from the file; nothing but the partial results crosses between processes.
-- A gzip TREC file: a gzip stream decompresses only from its start, so every worker
-  decompresses what comes before its share and skips it (``_stream_io.GzipShare``); later
-  shares are smaller to make up for it (``_stream_io.gzip_cuts``). Handing out blocks
-  decompressed here instead was measured no faster than one process on 2 cores (4.6 s
-  against 4.7 s for 1 GB): this process would decompress the whole file alone, and every
-  block would be copied to a worker.
-- Standard input is read in one pass, by one process, with a warning.
+- A gzip TREC file and standard input are read by one process, with a warning
+  (:func:`why_one_process`). A gzip stream decompresses only from its start: workers that
+  each decompressed up to their share (a class of 200 lines, removed) took 1.5 s against
+  1.6 s for one process on 10 million rows on 2 cores, under the 10% a speed path must gain;
+  handing out blocks decompressed here was no faster either (4.6 s against 4.7 s for 1 GB).
 - Parquet: a folder is shared out by files, a file by row groups. A query whose rows run over
   the edge of a share is scored by the share it starts in: a share skips the rows its first
   query has in the share before, and reads on past its end to finish its last query.
@@ -23,7 +21,6 @@ deadlock, no re-import of the caller's script, which ``spawn`` needs guarded by
 
 from __future__ import annotations
 
-import gzip
 import os
 import pickle
 import threading
@@ -40,7 +37,7 @@ from ragmetrics.data._batches import batches as run_batches
 from ragmetrics.data._files import find_format
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.formats import _stream_io
-from ragmetrics.formats._io import GZIP_MAGIC, gzip_module, reading
+from ragmetrics.formats._io import GZIP_MAGIC
 from ragmetrics.formats._trec_fast import line_number
 
 if TYPE_CHECKING:  # the job comes from engine.stream, which imports this module
@@ -61,10 +58,6 @@ def evaluate_in_processes(job: Job, source: Any, workers: int) -> tuple[str, Mer
         )
     path = os.fspath(source)
     spec = find_format(path)
-    if spec.name == "trec" and _is_gzip(path):
-        cuts = _stream_io.gzip_cuts(path, workers, _inflate_cost())
-        ranges = [(path, (a, b)) for a, b in pairwise([*cuts, None])]
-        return path, _run(job, path, _score_gzip_share, ranges, workers)
     if spec.name == "trec":
         shares = _stream_io.trec_shares(path, workers)
         tasks: Iterable[Any] = [(path, share) for share in shares]
@@ -84,18 +77,17 @@ def why_one_process(source: Any) -> str | None:
     path = os.fspath(source)
     if path == "-":
         return "standard input is read in one pass, by one process"
+    if os.path.isfile(path) and _is_gzip(path):
+        return (
+            "a gzip stream decompresses only from its start, so workers cannot share it; "
+            "decompress it (gunzip) or write it as Parquet to share it among workers"
+        )
     return None
 
 
 def _is_gzip(path: str) -> bool:
     with open(path, "rb") as handle:
         return handle.read(2) == GZIP_MAGIC
-
-
-def _inflate_cost() -> float:
-    """Decompressing a gzip run, against parsing and scoring the same bytes (measured on
-    ``bench_stream``'s 1 GB run, one core: 0.95 s or 2.5 s against 4.2 s)."""
-    return 0.23 if gzip_module() is not gzip else 0.6
 
 
 def _run(
@@ -216,32 +208,6 @@ def _score_share(task: tuple[str, tuple[int, int]]) -> PartialResult | None:
 def _score_trec(job: Job, path: str, share: tuple[int, int], first: int) -> PartialResult | None:
     chunks = _stream_io.trec_chunks(path, share, first)
     return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
-
-
-# --- gzip TREC files: shares of the decompressed bytes -------------------------------------
-
-
-def _score_gzip_share(task: tuple[str, tuple[int, int | None]]) -> PartialResult | None:
-    path, (cut, next_cut) = task
-    job = _job()
-    try:
-        return _score_gzip(job, path, cut, next_cut, None)
-    except InputFormatError:
-        # as for a plain share: numbered again from the file's first line
-        return _score_gzip(job, path, cut, next_cut, line_number)
-
-
-def _score_gzip(
-    job: Job, path: str, cut: int, next_cut: int | None, numbered: Callable[[str, int], int] | None
-) -> PartialResult | None:
-    with reading(path):
-        share = _stream_io.GzipShare(path, cut, next_cut)
-        first = 1 if numbered is None else numbered(path, share.start)
-    try:
-        chunks = _stream_io.trec_handle_chunks(share, path, first, share.start)
-        return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
-    finally:
-        share.close()
 
 
 # --- Parquet: files or row groups ----------------------------------------------------------
