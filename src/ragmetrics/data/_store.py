@@ -452,6 +452,8 @@ class Store:
         positions, values)`` of every judged doc found: its judged row, its position in
         the run row (input order) and its judged value (float64).
         """
+        # ids as bytes hashed: 64 ms against 178 ms for the strings' path, reading a 500,000-line
+        # run and its qrels and evaluating 5 metrics (benchmarks/bench_paths.py)
         located = self._hash_join(judged, run_rows)
         if located is None:
             return self._set_join(judged, run_rows, progress)
