@@ -97,6 +97,18 @@ def test_max_records_bounds_memory(bm25, dataset) -> None:  # type: ignore[no-un
     assert len(handler.records) == 10
 
 
+def test_the_handler_keeps_texts_only_when_asked(bm25, dataset) -> None:  # type: ignore[no-untyped-def]
+    text = next(iter(dataset.queries.values()))
+    kept = {}
+    for keep in (False, True):
+        handler = RetrievalEvalCallbackHandler(keep_texts=keep)
+        bm25.invoke(text, config={"callbacks": [handler]})
+        (record,) = handler.records
+        assert record.doc_ids
+        kept[keep] = record.texts
+    assert kept[False] == () and len(kept[True]) == len(record.doc_ids) and all(kept[True])
+
+
 class BrokenRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun

@@ -343,6 +343,21 @@ def test_recorder_captures_a_query_engine(vector_index, dataset) -> None:  # typ
     assert recorder.failures == 0
 
 
+def test_the_recorder_keeps_texts_only_when_asked(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    """A record holds ids and scores; each node's text (kilobytes a retrieval) only with
+    keep_texts=True."""
+    retriever = vector_index.as_retriever(similarity_top_k=3)
+    text = next(iter(dataset.queries.values()))
+    kept = {}
+    for keep in (False, True):
+        with RetrievalRecorder(keep_texts=keep) as recorder:
+            retriever.retrieve(text)
+        (record,) = recorder.records
+        assert len(record.doc_ids) == 3 and len(record.scores) == 3
+        kept[keep] = record.texts
+    assert kept[False] == () and len(kept[True]) == 3 and all(kept[True])
+
+
 def test_concurrent_capture_loses_nothing(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
     retriever = vector_index.as_retriever(similarity_top_k=2)
     texts = list(dataset.queries.values())[:60]

@@ -47,6 +47,8 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
             default: the handler never breaks the user's chain; its first error warns and
             the last ones are kept in ``last_error``).
         max_records: keep at most this many records (the oldest are dropped).
+        keep_texts: keep each retrieved document's text in its record (off by default: a
+            record then holds ids and scores only, a few hundred bytes).
         **options: per-ranking ``evaluate()`` keywords (``relevance_threshold``,
             ``grade_map``...), checked here.
 
@@ -66,6 +68,7 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         query_id_key: str = "query_id",
         raise_error: bool = False,
         max_records: int | None = None,
+        keep_texts: bool = False,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -82,6 +85,7 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         self.query_id_key = query_id_key
         self.raise_error = raise_error
         self.options = options
+        self.keep_texts = bool(keep_texts)
         self._ids = DocumentIds(id_key)
         self._log = RetrievalLog(
             queries=text_to_id,
@@ -132,7 +136,8 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         **kwargs: Any,
     ) -> None:
         try:
-            self._log.end(str(run_id), self._ids(documents), texts=document_texts(documents))
+            texts = document_texts(documents) if self.keep_texts else ()
+            self._log.end(str(run_id), self._ids(documents), texts=texts)
         except Exception as error:
             self._log.discard(str(run_id))
             self._failed("retriever end", error)

@@ -143,6 +143,8 @@ class RetrievalRecorder(BaseEventHandler):
         query_ids: query text -> query id; unknown texts are keyed by the text itself.
         id_field: node id to record (``"node_id"``, ``"ref_doc_id"``, ``"metadata:<key>"``).
         max_records: keep at most this many records (the oldest are dropped).
+        keep_texts: keep each retrieved node's text in its record (off by default: a record
+            then holds ids and scores only).
 
     Attach with ``recorder.attach()`` or ``with recorder:``. ``recorder.records`` keeps
     every retrieval (failed ones with their error); ``recorder.run`` is the latest
@@ -154,6 +156,7 @@ class RetrievalRecorder(BaseEventHandler):
     query_ids: dict[str, str] = Field(default_factory=dict)
     id_field: str = "node_id"
     max_records: int | None = None
+    keep_texts: bool = False
     _log: RetrievalLog = PrivateAttr()
     _watcher: _SpanWatcher = PrivateAttr()
     _dispatcher: Dispatcher | None = PrivateAttr(default=None)
@@ -186,7 +189,7 @@ class RetrievalRecorder(BaseEventHandler):
                 log.end(
                     span,
                     node_ids(event.nodes, self.id_field),
-                    texts=node_texts(event.nodes),
+                    texts=node_texts(event.nodes) if self.keep_texts else (),
                     scores=[n.score for n in event.nodes],
                     query=_query_text(event.str_or_query_bundle),
                 )
