@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import warnings
 
 import pytest
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -29,7 +30,7 @@ from llama_index.evaluation.ragmetrics import (
     RetrievalRecorder,
     register_metrics,
 )
-from ragmetrics.errors import HandlerFailureWarning, IdMismatchWarning
+from ragmetrics.errors import HandlerFailureWarning, IdMismatchWarning, StageWarning
 
 NAMES = ["hit_rate@1", "hit_rate@3", "mrr@5", "ndcg@5", "recall@5", "map@5"]
 
@@ -231,15 +232,27 @@ def test_records_tell_stages_apart_and_keep_failures(dataset) -> None:  # type: 
         [bm25, other], llm=MockLLM(), num_queries=1, use_async=False, similarity_top_k=3
     )
     ids = {t: q for q, t in data.queries.items()}
-    with RetrievalRecorder(query_ids=ids, id_field="ref_doc_id") as recorder:
+    recorder = RetrievalRecorder(query_ids=ids, id_field="ref_doc_id")
+    with recorder, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         for text in data.queries.values():
             fusion.retrieve(text)
+    told = [str(w.message) for w in caught if issubclass(w.category, StageWarning)]
+    assert len(told) == 1 and "Two BM25Retriever objects" in told[0]
+    assert "'BM25Retriever#2'" in told[0]
     records = recorder.records
     assert len(records) == 30  # two sub-retrievers and the fusion, per query
-    assert {r.retriever for r in records} == {"BM25Retriever", "QueryFusionRetriever"}
-    nested = [r for r in records if r.retriever == "BM25Retriever"]
-    assert all(r.parent_id is not None for r in nested)
-    assert len(recorder.records_of("BM25Retriever")) == 20
+    # two objects of one class: two stages, neither overwriting the other
+    names = {"BM25Retriever", "BM25Retriever#2", "QueryFusionRetriever"}
+    assert {r.retriever for r in records} == names
+    nested = [r for r in records if r.retriever.startswith("BM25Retriever")]
+    assert len(nested) == 20 and all(r.parent_id is not None for r in nested)
+    assert len(recorder.records_of("BM25Retriever")) == 20  # the class: both objects
+    assert len(recorder.records_of("BM25Retriever#2")) == 10
+    for text, qid in ids.items():  # each object's own ranking, under its own stage
+        assert recorder.run_of("BM25Retriever#2")[qid] == tuple(
+            dict.fromkeys(n.node.ref_doc_id for n in other.retrieve(text))
+        )
     top = recorder.run  # the fusion's rankings: the sub-retrievals are nested in it
     assert top == recorder.run_of("QueryFusionRetriever")
     result = recorder.evaluate(data.qrels, ["recall@3"])

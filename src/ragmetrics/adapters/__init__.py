@@ -28,6 +28,7 @@ from ragmetrics.errors import (
     InvalidParameterError,
     RagMetricsError,
     RagMetricsWarning,
+    StageWarning,
 )
 from ragmetrics.goldset import Judge, Reply, model_identity
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
@@ -54,6 +55,7 @@ __all__ = [
     "RetrievalRecord",
     "Retrieved",
     "Run",
+    "StageWarning",
     "as_dataset",
     "model_identity",
     "progress_bar",

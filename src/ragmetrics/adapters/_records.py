@@ -76,12 +76,16 @@ class RetrievalRecord:
     def is_stage(self, stage: str) -> bool:
         """True when ``stage`` is this record's retriever name or one of its tags; a
         retriever named ``Class@node`` (a LangGraph node) answers to ``Class``, to ``node``
-        and to the whole name."""
+        and to the whole name, and ``Class#2`` (the second object of a class under one
+        LlamaIndex recorder) to ``Class`` and to the whole name."""
         if stage == self.retriever or stage in self.tags:
             return True
         if self.retriever is not None and "@" in self.retriever:
             kind, _, node = self.retriever.partition("@")
             return stage in (kind, node)
+        if self.retriever is not None and "#" in self.retriever:
+            kind, _, number = self.retriever.rpartition("#")
+            return number.isdigit() and stage == kind
         return False
 
 

@@ -41,6 +41,8 @@ from ragmetrics.adapters import (
     RetrievalLog,
     RetrievalRecord,
     Run,
+    StageWarning,
+    warn,
 )
 
 __all__ = ["RetrievalRecord", "RetrievalRecorder"]
@@ -66,6 +68,8 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
 
     _log: RetrievalLog | None = PrivateAttr(default=None)
     _parents: dict[str, str | None] = PrivateAttr(default_factory=dict)  # open spans only
+    # class name -> the ids of its retriever objects, in the order they first retrieved
+    _instances: dict[str, list[int]] = PrivateAttr(default_factory=dict)
 
     def span_enter(
         self,
@@ -85,7 +89,7 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
             return  # _retrieve and other spans of the retriever
         try:
             query = _query_text(bound_args.arguments.get("str_or_query_bundle", ""))
-            name = getattr(instance, "name", None) or type(instance).__name__
+            name = getattr(instance, "name", None) or self._stage_name(instance)
             self._log.start(
                 id_, query, retriever=name, tags=_tags(tags), parent_id=self._retrieval(parent_id)
             )
@@ -115,6 +119,25 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         self._parents.pop(id_, None)
         if self._log is not None and isinstance(instance, BaseRetriever):
             self._log.fail(id_, err if err is not None else "the retrieval was dropped")
+
+    def _stage_name(self, instance: BaseRetriever) -> str:
+        """The retriever's class name; a second object of the same class records as
+        ``Class#2`` (a third ``Class#3``...), with a warning, rather than overwriting the
+        first one's stage."""
+        cls = type(instance).__name__
+        seen = self._instances.setdefault(cls, [])
+        if id(instance) not in seen:
+            seen.append(id(instance))
+            if len(seen) == 2:
+                warn(
+                    f"Two {cls} objects retrieve under one recorder: the second records as "
+                    f"stage '{cls}#2' (the first as '{cls}'), so neither overwrites the "
+                    f"other; recorder.run_of('{cls}#2') scores it. Tag the retrievers "
+                    f"(instrument_tags) to give their stages names of your own.",
+                    StageWarning,
+                )
+        number = seen.index(id(instance)) + 1
+        return cls if number == 1 else f"{cls}#{number}"
 
     def _retrieval(self, parent_id: str | None) -> str | None:
         """The nearest open retrieval span above ``parent_id``, else ``parent_id`` itself."""
