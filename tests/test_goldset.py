@@ -110,6 +110,22 @@ def test_grade_caches_every_answer_and_reruns_for_free(tmp_path: Path) -> None:
     assert other.calls == 6
 
 
+def test_questions_and_a_corpus_without_labels_are_graded(tmp_path: Path) -> None:
+    """Grading is how labels are made: a dataset of questions and a corpus, no relevant docs,
+    is graded, and the labels it gets evaluate the runs; before grading, evaluating it says
+    that it has no labels."""
+    labelled = _dataset()
+    bare = rm.RetrievalDataset(queries=labelled.queries, corpus=labelled.corpus)
+    assert len(bare.qrels) == 0
+    with pytest.raises(rm.RagMetricsError, match="qrels are empty"):
+        rm.evaluate(bare.qrels, _runs()[0], ["ndcg@5"])
+    pairs = goldset.pool(_runs(), depth=3)
+    gold = goldset.grade(pairs, bare, Counter(), model_id="det-1", cache=tmp_path / "g.sqlite")
+    assert gold.usage.calls == len(pairs) and len(gold.qrels) == N_QUERIES
+    result = rm.evaluate(gold.qrels, _runs()[0], ["ndcg@5"], grade_map=None)
+    assert result.counts.queries == N_QUERIES
+
+
 def test_answers_that_are_not_grades_are_reasked_then_left_unjudged(tmp_path: Path) -> None:
     dataset = _dataset()
     pairs = [("q1", "d1"), ("q2", "d2"), ("q3", "d3")]

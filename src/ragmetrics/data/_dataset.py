@@ -28,6 +28,8 @@ class RetrievalDataset(BaseModel):
     ``EmbeddingQAFinetuneDataset`` wrote (``queries``, ``corpus``, ``relevant_docs``, ``mode``).
     ``query_metadata`` (query id -> fields such as ``{"topic": "finance", "lang": "de"}``)
     is optional; :meth:`segments` turns it into the ``segments=`` of evaluate and compare.
+    ``relevant_docs`` is optional too: questions and a corpus without labels are what
+    :func:`ragmetrics.goldset.grade` grades, and its ``GoldSet.qrels`` are the labels then.
 
     Example:
         >>> ds = RetrievalDataset(queries={"q1": "who?"}, corpus={"d1": "text"},
@@ -40,7 +42,7 @@ class RetrievalDataset(BaseModel):
 
     queries: dict[str, str]
     corpus: dict[str, str] = {}
-    relevant_docs: dict[str, dict[str, int]]
+    relevant_docs: dict[str, dict[str, int]] = {}
     mode: str = "text"
     query_metadata: dict[str, dict[str, Any]] = {}
 
