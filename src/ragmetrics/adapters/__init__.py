@@ -15,7 +15,15 @@ The LlamaIndex and LangChain distributions import the core from here and from no
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics.adapters._harness import EvaluationPlan, Retrieved
-from ragmetrics.adapters._records import HandlerFailure, RetrievalLog, RetrievalRecord
+from ragmetrics.adapters._records import (
+    POLICIES,
+    HandlerFailure,
+    Policy,
+    RetrievalLog,
+    RetrievalRecord,
+    current_question,
+    question,
+)
 from ragmetrics.adapters._scoring import QueryScorer
 from ragmetrics.data._dataset import RetrievalDataset, as_dataset
 from ragmetrics.data._qrels import Qrels
@@ -35,6 +43,7 @@ from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 
 __all__ = [
     "DEFAULT_RULES",
+    "POLICIES",
     "ChunkMatcher",
     "EvaluationPlan",
     "EvaluationResult",
@@ -45,6 +54,7 @@ __all__ = [
     "Judge",
     "MatchRules",
     "MissingPolicy",
+    "Policy",
     "Qrels",
     "QueryScorer",
     "RagMetricsError",
@@ -57,7 +67,9 @@ __all__ = [
     "Run",
     "StageWarning",
     "as_dataset",
+    "current_question",
     "model_identity",
     "progress_bar",
+    "question",
     "warn",
 ]

@@ -12,9 +12,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
@@ -24,6 +26,7 @@ from ragmetrics.engine._settings import MissingPolicy
 from ragmetrics.errors import (
     HandlerFailureWarning,
     InputFormatError,
+    InvalidParameterError,
     RagMetricsError,
     StageWarning,
 )
@@ -33,10 +36,66 @@ if TYPE_CHECKING:
     from ragmetrics.data._qrels import Qrels
 
 __all__ = [
+    "POLICIES",
     "HandlerFailure",
+    "Policy",
     "RetrievalLog",
     "RetrievalRecord",
+    "current_question",
+    "question",
 ]
+
+# How the retrievals of one query become its ranking: "latest" keeps the last successful
+# retrieval (a pipeline that retrieves once per question); "union" joins every successful
+# retrieval of the query, docs in the order first seen, each once (an agent that calls its
+# retriever tool several times for one question).
+Policy = Literal["latest", "union"]
+POLICIES: tuple[str, ...] = ("latest", "union")
+
+_QUESTION: ContextVar[str | None] = ContextVar("ragmetrics_question", default=None)
+
+
+@contextmanager
+def question(query_id: str) -> Iterator[str]:
+    """Every retrieval started inside the block belongs to query ``query_id``, whatever
+    text the pipeline searched with: an agent's tool calls, a graph's nodes, the tasks
+    started inside the block (asyncio copies the context into them) and the framework
+    threads that copy it (LangChain's executors do). A thread of your own sees it when
+    started with ``contextvars.copy_context().run``. An id given by the framework itself (a
+    LangChain run's metadata) still wins.
+
+    Example:
+        >>> from ragmetrics.adapters import RetrievalLog, question
+        >>> log = RetrievalLog()
+        >>> with question("q7"):
+        ...     log.start("span-1", "the agent's own rewrite")
+        >>> log.end("span-1", ["d3", "d1"]).query_id
+        'q7'
+    """
+    if not isinstance(query_id, str) or not query_id:
+        raise InvalidParameterError(
+            f"question() takes the query id the retrievals belong to, a non-empty string; "
+            f"got {query_id!r}."
+        )
+    token = _QUESTION.set(query_id)
+    try:
+        yield query_id
+    finally:
+        _QUESTION.reset(token)
+
+
+def current_question() -> str | None:
+    """The query id of the innermost :func:`question` block around this call, or None."""
+    return _QUESTION.get()
+
+
+def _check_policy(policy: object) -> Policy:
+    if policy not in POLICIES:
+        raise InvalidParameterError(
+            f"policy must be one of {', '.join(map(repr, POLICIES))} (how a query's "
+            f"retrievals become its ranking); got {policy!r}."
+        )
+    return policy  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -53,6 +112,8 @@ class RetrievalRecord:
         parent_id: the retrieval this one was made for (a fusion or ensemble retriever's
             span or run), else the span or run it was called from, if any.
         error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
+        in_question: True when the query id came from a :func:`question` block (an agent's
+            search for the user's question, whatever text it searched with).
         seconds: how long the retrieval took (wall time from its start event to its end or
             error), ``None`` when its start was not seen.
     """
@@ -68,6 +129,7 @@ class RetrievalRecord:
     parent_id: str | None = None
     error: str | None = None
     seconds: float | None = None
+    in_question: bool = False
 
     @property
     def failed(self) -> bool:
@@ -97,6 +159,7 @@ class _Open:
     tags: tuple[str, ...]
     parent_id: str | None
     started: float = field(default_factory=time.perf_counter)
+    in_question: bool = False
 
 
 @dataclass
@@ -157,7 +220,12 @@ class RetrievalLog:
         tags: Sequence[str] = (),
         parent_id: str | None = None,
     ) -> None:
-        """A retrieval began (a second start of the same span adds what it knows)."""
+        """A retrieval began (a second start of the same span adds what it knows); inside a
+        :func:`question` block it belongs to that query unless ``query_id`` is given."""
+        in_question = False
+        if query_id in (None, ""):
+            query_id = _QUESTION.get()
+            in_question = query_id is not None
         with self._lock:
             known = self._open.get(span_id)
             if known is not None:  # e.g. a span handler saw it before the start event
@@ -166,10 +234,12 @@ class RetrievalLog:
                 known.retriever = known.retriever or retriever
                 known.tags = known.tags or tuple(tags)
                 known.parent_id = known.parent_id or parent_id
+                known.in_question = known.in_question or in_question
                 return
             self._open[span_id] = _Open(
                 query, self.query_id(query, query_id), retriever, tuple(tags), parent_id
             )
+            self._open[span_id].in_question = in_question
 
     def end(
         self,
@@ -199,6 +269,7 @@ class RetrievalLog:
             span_id,
             opened.parent_id,
             seconds=seconds,
+            in_question=opened.in_question,
         )
         live = self._score(record)
         with self._lock:
@@ -227,6 +298,7 @@ class RetrievalLog:
                     parent_id=opened.parent_id,
                     error=text,
                     seconds=time.perf_counter() - opened.started,
+                    in_question=opened.in_question,
                 )
             )
 
@@ -305,13 +377,42 @@ class RetrievalLog:
         with self._lock:
             return self._failures[-1] if self._failures else None
 
-    def run(self, stage: str | None = None, *, name: str = "recorded") -> Run:
-        """The latest successful retrieval of each query, as a ranked-list run.
+    def run(
+        self, stage: str | None = None, *, name: str = "recorded", policy: Policy = "latest"
+    ) -> Run:
+        """Each query's ranking, as a ranked-list run: its latest successful retrieval
+        (``policy="latest"``), or the union of all of them, docs in the order first seen
+        (``policy="union"``: an agent that searched several times for one question;
+        :meth:`calls` says how many times).
 
         Without ``stage``, retrievals nested in another recorded one (the sub-retrievers of
-        a fusion retriever) are left out, and a warning names the stages when distinct
-        retrievers recorded the same query (pick one with ``stage=``).
+        a fusion retriever) are left out, and with ``"latest"`` a warning names the stages
+        when distinct retrievers recorded the same query (pick one with ``stage=``).
         """
+        policy = _check_policy(policy)
+        records = self._successful(stage)
+        if stage is None and policy == "latest":
+            self._warn_stages(records)
+        if policy == "latest":
+            ranked = {r.query_id: list(r.doc_ids) for r in records}
+        else:
+            seen: dict[str, dict[str, None]] = {}
+            for record in records:
+                seen.setdefault(record.query_id, {}).update(dict.fromkeys(record.doc_ids))
+            ranked = {query_id: list(docs) for query_id, docs in seen.items()}
+        return Run.from_lists(ranked, name=name)
+
+    def calls(self, stage: str | None = None) -> dict[str, int]:
+        """Per query, how many successful retrievals :meth:`run` draws from (the same
+        records: of ``stage``, else the top-level ones)."""
+        counted: dict[str, int] = {}
+        for record in self._successful(stage):
+            counted[record.query_id] = counted.get(record.query_id, 0) + 1
+        return counted
+
+    def _successful(self, stage: str | None) -> list[RetrievalRecord]:
+        """The successful retrievals of ``stage`` (refused with the stages that exist when
+        none was recorded), else the top-level ones, in the order they ended."""
         records = [r for r in self.records(stage) if not r.failed]
         if stage is not None and not self.records(stage):
             raise InputFormatError(
@@ -322,9 +423,7 @@ class RetrievalLog:
         if stage is None:
             spans = {r.span_id for r in self.records()}
             records = [r for r in records if r.parent_id is None or r.parent_id not in spans]
-            self._warn_stages(records)
-        latest = {r.query_id: list(r.doc_ids) for r in records}
-        return Run.from_lists(latest, name=name)
+        return records
 
     def stage_names(self) -> list[str]:
         """Every name a stage can be selected by: retrievers' names and tags, in order."""
@@ -353,13 +452,29 @@ class RetrievalLog:
                 StageWarning,
             )
         twice = [key for key, n in siblings.items() if n > 1]
+        if not twice:  # searched again for one question() (a query asked twice is not)
+            times: dict[tuple[str, str], int] = {}
+            for record in (r for r in records if r.in_question):
+                asked = (record.query_id, record.retriever or "?")
+                times[asked] = times.get(asked, 0) + 1
+            again = [(q, name, n) for (q, name), n in times.items() if n > 1]
+            if again:
+                query_id, name, n = again[0]
+                warn(
+                    f"{len(again)} queries were retrieved more than once by {name!r} (query "
+                    f"{query_id!r}: {n} times); the run keeps each query's latest retrieval. "
+                    f'policy="union" joins them (an agent that searches several times for '
+                    f"one question).",
+                    StageWarning,
+                )
         if twice:
             query_id, name, _ = twice[0]
             warn(
                 f"{len(twice)} queries were retrieved more than once by retrievers named "
                 f"{name!r} within one call of the pipeline (query {query_id!r}): two retrievers "
-                f"of one class, or one called twice; the run keeps the latest. Name each "
-                f"retriever (run_name, or a graph node) to score them as separate stages.",
+                f"of one class, or one called twice (an agent searching again); the run keeps "
+                f'the latest. policy="union" joins an agent\'s searches; naming each '
+                f"retriever (run_name, or a graph node) scores them as separate stages.",
                 StageWarning,
             )
 
@@ -370,16 +485,18 @@ class RetrievalLog:
         *,
         stage: str | None = None,
         missing: MissingPolicy = "skip",
+        policy: Policy = "latest",
         **options: Any,
     ) -> EvaluationResult:
-        """Score the recorded run against ``qrels``.
+        """Score the recorded run (:meth:`run` with ``stage`` and ``policy``) against
+        ``qrels``; ``result.settings["policy"]`` says which policy made the run.
 
         ``missing="skip"`` by default: a judged query the pipeline was never asked says
         nothing about its retrieval, so it is left out and counted
         (``counts.missing_from_run``), not scored 0. Retrievals that raised are listed in
         ``result.retrieval_errors`` and their queries score as empty rankings.
         """
-        run = self.run(stage)
+        run = self.run(stage, policy=policy)
         failed = {
             r.query_id: r.error
             for r in self.records(stage)
@@ -393,6 +510,7 @@ class RetrievalLog:
         errors = {q: e for q, e in failed.items() if e is not None}
         timed = [r for r in self.records(stage) if r.seconds is not None and r.query_id in run]
         return result.replace(
+            settings={**result.settings, "policy": policy},
             retrieval_errors=errors,
             latencies={r.query_id: r.seconds for r in timed if r.seconds is not None},
             counts=replace(result.counts, failed_retrievals=len(errors)),

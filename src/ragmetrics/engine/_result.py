@@ -200,6 +200,7 @@ class EvaluationResult:
         self,
         *,
         counts: Counts | None = None,
+        settings: Mapping[str, Any] | None = None,
         retrieval_errors: Mapping[str, str] | None = None,
         latencies: Mapping[str, float] | None = None,
         segments: SegmentTable | None = None,
@@ -210,6 +211,8 @@ class EvaluationResult:
         new = copy.copy(self)
         if counts is not None:
             new.counts = counts
+        if settings is not None:
+            new.settings = dict(settings)
         if retrieval_errors is not None:
             new.retrieval_errors = dict(retrieval_errors)
         if latencies is not None:

@@ -3,6 +3,8 @@
 - :class:`RetrievalEvalCallbackHandler`: records and scores every retrieval of a chain.
 - :func:`evaluate_retriever` / :func:`aevaluate_retriever`: a retriever over a dataset.
 - :func:`langsmith_evaluator`: a function evaluator for LangSmith-style experiments.
+- :func:`question`: inside ``with question(query_id):`` an agent's retrievals belong to that
+  query, whatever text it searched with.
 """
 
 from langchain_ragmetrics._documents import content_hash, document_id, document_ids, document_texts
@@ -13,6 +15,7 @@ from langchain_ragmetrics.evaluation import (
     langsmith_evaluator,
 )
 from langchain_ragmetrics.judge import ChatModelJudge, as_judge
+from ragmetrics.adapters import question
 
 __all__ = [
     "ChatModelJudge",
@@ -26,4 +29,5 @@ __all__ = [
     "document_texts",
     "evaluate_retriever",
     "langsmith_evaluator",
+    "question",
 ]

@@ -20,6 +20,7 @@ from ragmetrics.adapters import (
     EvaluationResult,
     HandlerFailure,
     MissingPolicy,
+    Policy,
     Qrels,
     QueryScorer,
     RagMetricsError,
@@ -196,9 +197,15 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         """The latest successful top-level retrieval of each query, as a ranked-list run."""
         return self._log.run(name="callback")
 
-    def run_of(self, stage: str) -> Run:
-        """The latest successful retrieval of each query by one stage."""
-        return self._log.run(stage, name=stage)
+    def run_of(self, stage: str | None = None, *, policy: Policy = "latest") -> Run:
+        """The successful retrievals of one stage (None: the top-level ones) as a run: each
+        query's latest, or with ``policy="union"`` all of them joined, docs in the order
+        first seen (an agent that searched several times for one question)."""
+        return self._log.run(stage, name=stage or "callback", policy=policy)
+
+    def calls(self, stage: str | None = None) -> dict[str, int]:
+        """Per query, how many successful retrievals :meth:`run_of` draws from."""
+        return self._log.calls(stage)
 
     def evaluate(
         self,
@@ -206,11 +213,12 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
         *,
         stage: str | None = None,
         missing: MissingPolicy = "skip",
+        policy: Policy = "latest",
         **options: Any,
     ) -> EvaluationResult:
-        """Score the recorded run against the ground truth. Judged queries the chain never
-        saw are left out and counted (``missing="skip"``): they say nothing about the
-        retriever. Failed retrievals score as empty rankings, listed in
+        """Score the recorded run (``policy``: as :meth:`run_of`) against the ground truth. Judged
+        queries the chain never saw are left out and counted (``missing="skip"``): they say
+        nothing about the retriever. Failed retrievals score as empty rankings, listed in
         ``result.retrieval_errors``."""
         if self.qrels is None:
             raise RagMetricsError(
@@ -222,6 +230,7 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
             list(metrics or self.metrics),
             stage=stage,
             missing=missing,
+            policy=policy,
             **{**self.options, **options},
         )
 

@@ -4,7 +4,8 @@
   ``RetrieverEvaluator(metrics=[...])``; :func:`register_metrics` for
   ``RetrieverEvaluator.from_metric_names``.
 - :class:`RagMetricsRetrieverEvaluator`: a retriever over a whole dataset.
-- :class:`RetrievalRecorder`: records every retrieval of a pipeline into a ``ragmetrics.Run``.
+- :class:`RetrievalRecorder`: records every retrieval of a pipeline into a ``ragmetrics.Run``;
+  inside ``with question(query_id):`` an agent's tool calls belong to that query.
 """
 
 from llama_index.evaluation.ragmetrics._nodes import node_id, node_ids, node_texts
@@ -16,6 +17,7 @@ from llama_index.evaluation.ragmetrics.metrics import (
     register_metrics,
 )
 from llama_index.evaluation.ragmetrics.recorder import RetrievalRecord, RetrievalRecorder
+from ragmetrics.adapters import question
 
 __all__ = [
     "LLMJudge",
@@ -28,5 +30,6 @@ __all__ = [
     "node_id",
     "node_ids",
     "node_texts",
+    "question",
     "register_metrics",
 ]

@@ -37,6 +37,7 @@ from ragmetrics.adapters import (
     EvaluationResult,
     HandlerFailure,
     MissingPolicy,
+    Policy,
     Qrels,
     RetrievalLog,
     RetrievalRecord,
@@ -242,9 +243,15 @@ class RetrievalRecorder(BaseEventHandler):
         """The latest successful top-level retrieval of each query, as a ranked-list run."""
         return self._log.run()
 
-    def run_of(self, stage: str) -> Run:
-        """The latest successful retrieval of each query by one stage."""
-        return self._log.run(stage, name=stage)
+    def run_of(self, stage: str | None = None, *, policy: Policy = "latest") -> Run:
+        """The successful retrievals of one stage (None: the top-level ones) as a run: each
+        query's latest, or with ``policy="union"`` all of them joined, docs in the order
+        first seen (an agent that searched several times for one question)."""
+        return self._log.run(stage, name=stage or "recorded", policy=policy)
+
+    def calls(self, stage: str | None = None) -> dict[str, int]:
+        """Per query, how many successful retrievals :meth:`run_of` draws from."""
+        return self._log.calls(stage)
 
     def evaluate(
         self,
@@ -253,13 +260,16 @@ class RetrievalRecorder(BaseEventHandler):
         *,
         stage: str | None = None,
         missing: MissingPolicy = "skip",
+        policy: Policy = "latest",
         **options: Any,
     ) -> EvaluationResult:
-        """Score what was recorded. Judged queries the pipeline was never asked are left out
-        and counted (``missing="skip"``), as the LangChain handler does: they say nothing
-        about the retriever. Failed retrievals score as empty rankings and are listed in
-        ``result.retrieval_errors``."""
-        return self._log.evaluate(qrels, metrics, stage=stage, missing=missing, **options)
+        """Score what was recorded (``policy``: as :meth:`run_of`). Judged queries the pipeline was
+        never asked are left out and counted (``missing="skip"``), as the LangChain handler
+        does: they say nothing about the retriever. Failed retrievals score as empty
+        rankings and are listed in ``result.retrieval_errors``."""
+        return self._log.evaluate(
+            qrels, metrics, stage=stage, missing=missing, policy=policy, **options
+        )
 
     @property
     def failures(self) -> int:
