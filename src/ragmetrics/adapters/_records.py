@@ -39,6 +39,7 @@ __all__ = [
     "POLICIES",
     "HandlerFailure",
     "Policy",
+    "RecordedRetrievals",
     "RetrievalLog",
     "RetrievalRecord",
     "current_question",
@@ -521,3 +522,48 @@ class RetrievalLog:
             self._records.clear()
             self._open.clear()
             self._live.clear()
+
+
+class RecordedRetrievals:
+    """What every recorder shows of its :class:`RetrievalLog` (``self._log``), written once
+    for the LlamaIndex recorder and the LangChain handler: the records, the run of a stage
+    under a policy, the searches per query, and the failures inside the recorder."""
+
+    if TYPE_CHECKING:
+        _log: RetrievalLog
+
+    _run_name = "recorded"  # the name of the run of the top-level retrievals
+
+    @property
+    def records(self) -> list[RetrievalRecord]:
+        """Every retrieval kept (bounded by ``max_records``), failed ones included."""
+        return self._log.records()
+
+    def records_of(self, stage: str) -> list[RetrievalRecord]:
+        """The retrievals of one stage: a retriever's name (or class) or a tag."""
+        return self._log.records(stage)
+
+    @property
+    def run(self) -> Run:
+        """The latest successful top-level retrieval of each query, as a ranked-list run."""
+        return self._log.run(name=self._run_name)
+
+    def run_of(self, stage: str | None = None, *, policy: Policy = "latest") -> Run:
+        """The successful retrievals of one stage (None: the top-level ones) as a run: each
+        query's latest, or with ``policy="union"`` all of them joined, docs in the order
+        first seen (an agent that searched several times for one question)."""
+        return self._log.run(stage, name=stage or self._run_name, policy=policy)
+
+    def calls(self, stage: str | None = None) -> dict[str, int]:
+        """Per query, how many successful retrievals :meth:`run_of` draws from."""
+        return self._log.calls(stage)
+
+    @property
+    def failures(self) -> int:
+        """Errors inside the recorder itself (kept, not raised, by default)."""
+        return self._log.n_failures
+
+    @property
+    def last_error(self) -> HandlerFailure | None:
+        """The last error inside the recorder (where, the error, the query)."""
+        return self._log.last_error

@@ -18,22 +18,21 @@ from langchain_core.documents import Document
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics.adapters import (
     EvaluationResult,
-    HandlerFailure,
     MissingPolicy,
     Policy,
     Qrels,
     QueryScorer,
     RagMetricsError,
+    RecordedRetrievals,
     RetrievalDataset,
     RetrievalLog,
     RetrievalRecord,
-    Run,
 )
 
 __all__ = ["RetrievalEvalCallbackHandler", "RetrievalRecord"]
 
 
-class RetrievalEvalCallbackHandler(BaseCallbackHandler):
+class RetrievalEvalCallbackHandler(RecordedRetrievals, BaseCallbackHandler):
     """Record every retrieval of a chain into a ragmetrics ``Run``, and score it live.
 
     Args:
@@ -58,6 +57,7 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
     """
 
     run_inline = True  # cheap and thread-safe: no executor hop in async chains
+    _run_name = "callback"
 
     def __init__(
         self,
@@ -164,15 +164,6 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
     # --- results -------------------------------------------------------------------------
 
     @property
-    def records(self) -> list[RetrievalRecord]:
-        """Every retrieval seen (bounded by ``max_records``), failed ones included."""
-        return self._log.records()
-
-    def records_of(self, stage: str) -> list[RetrievalRecord]:
-        """The retrievals of one stage: a retriever's name (``run_name`` or class) or a tag."""
-        return self._log.records(stage)
-
-    @property
     def errors(self) -> list[RetrievalRecord]:
         """The retrievals that raised."""
         return [r for r in self.records if r.failed]
@@ -181,31 +172,6 @@ class RetrievalEvalCallbackHandler(BaseCallbackHandler):
     def live(self) -> dict[str, dict[str, float | None]]:
         """Per judged query, the metrics of its latest retrieval."""
         return self._log.live
-
-    @property
-    def failures(self) -> int:
-        """Errors inside the handler itself (kept, not raised, unless ``raise_error``)."""
-        return self._log.n_failures
-
-    @property
-    def last_error(self) -> HandlerFailure | None:
-        """The last error inside the handler (where, the error, the query)."""
-        return self._log.last_error
-
-    @property
-    def run(self) -> Run:
-        """The latest successful top-level retrieval of each query, as a ranked-list run."""
-        return self._log.run(name="callback")
-
-    def run_of(self, stage: str | None = None, *, policy: Policy = "latest") -> Run:
-        """The successful retrievals of one stage (None: the top-level ones) as a run: each
-        query's latest, or with ``policy="union"`` all of them joined, docs in the order
-        first seen (an agent that searched several times for one question)."""
-        return self._log.run(stage, name=stage or "callback", policy=policy)
-
-    def calls(self, stage: str | None = None) -> dict[str, int]:
-        """Per query, how many successful retrievals :meth:`run_of` draws from."""
-        return self._log.calls(stage)
 
     def evaluate(
         self,

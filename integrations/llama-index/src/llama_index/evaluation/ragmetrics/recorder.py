@@ -35,13 +35,12 @@ from llama_index.core.schema import QueryBundle
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
 from ragmetrics.adapters import (
     EvaluationResult,
-    HandlerFailure,
     MissingPolicy,
     Policy,
     Qrels,
+    RecordedRetrievals,
     RetrievalLog,
     RetrievalRecord,
-    Run,
     StageWarning,
     warn,
 )
@@ -160,7 +159,7 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         return None
 
 
-class RetrievalRecorder(BaseEventHandler):
+class RetrievalRecorder(RecordedRetrievals, BaseEventHandler):
     """Records retrievals from LlamaIndex's instrumentation.
 
     Args:
@@ -229,30 +228,6 @@ class RetrievalRecorder(BaseEventHandler):
 
     # --- what was recorded ---------------------------------------------------------------
 
-    @property
-    def records(self) -> list[RetrievalRecord]:
-        """Every retrieval kept, failed ones included."""
-        return self._log.records()
-
-    def records_of(self, stage: str) -> list[RetrievalRecord]:
-        """The retrievals of one stage: a retriever class name (or ``name``) or a tag."""
-        return self._log.records(stage)
-
-    @property
-    def run(self) -> Run:
-        """The latest successful top-level retrieval of each query, as a ranked-list run."""
-        return self._log.run()
-
-    def run_of(self, stage: str | None = None, *, policy: Policy = "latest") -> Run:
-        """The successful retrievals of one stage (None: the top-level ones) as a run: each
-        query's latest, or with ``policy="union"`` all of them joined, docs in the order
-        first seen (an agent that searched several times for one question)."""
-        return self._log.run(stage, name=stage or "recorded", policy=policy)
-
-    def calls(self, stage: str | None = None) -> dict[str, int]:
-        """Per query, how many successful retrievals :meth:`run_of` draws from."""
-        return self._log.calls(stage)
-
     def evaluate(
         self,
         qrels: Qrels | Mapping[str, Mapping[str, int]],
@@ -270,16 +245,6 @@ class RetrievalRecorder(BaseEventHandler):
         return self._log.evaluate(
             qrels, metrics, stage=stage, missing=missing, policy=policy, **options
         )
-
-    @property
-    def failures(self) -> int:
-        """How many times handling a retrieval failed inside the recorder."""
-        return self._log.n_failures
-
-    @property
-    def last_error(self) -> HandlerFailure | None:
-        """The last failure inside the recorder (where, the error, the query)."""
-        return self._log.last_error
 
     @property
     def open_spans(self) -> int:
