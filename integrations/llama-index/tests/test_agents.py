@@ -1,6 +1,7 @@
-"""Agents with a retriever tool, evaluated per user question: real llama-index-core agents
-(FunctionAgent, AgentWorkflow) driven by its own MockFunctionCallingLLM, which calls the
-tool twice per question with its own rewrites of the question."""
+"""Agents and stages, on real llama-index-core objects: agents with a retriever tool
+(FunctionAgent, AgentWorkflow, driven by its own MockFunctionCallingLLM, which calls the tool
+twice per question with its own rewrites) evaluated per user question; a query engine's
+node post-processor recorded as a rerank stage."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ from uuid import uuid4
 import pytest
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.core.base.llms.types import ToolCallBlock
-from llama_index.core.llms import ChatMessage, MessageRole, MockFunctionCallingLLM
+from llama_index.core.llms import ChatMessage, MessageRole, MockFunctionCallingLLM, MockLLM
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import NodeWithScore
 from llama_index.core.tools import FunctionTool
 
 import ragmetrics as rm
@@ -106,3 +110,59 @@ def test_an_unknown_policy_is_refused_with_the_policies(agents) -> None:  # type
         recorder.run_of(policy="merge")  # type: ignore[arg-type]
     with pytest.raises(rm.InvalidParameterError, match="non-empty string"), question(""):
         pass
+
+
+class _Reverse(BaseNodePostprocessor):
+    """A reranker that reverses the candidates and keeps two."""
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: Any = None) -> Any:
+        return list(reversed(nodes))[:2]
+
+
+class _Broken(BaseNodePostprocessor):
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: Any = None) -> Any:
+        raise TimeoutError("the reranking service did not answer")
+
+
+def test_a_query_engines_rerank_is_a_stage_of_its_own(vector_index, dataset) -> None:  # type: ignore[no-untyped-def]
+    """Retrieve, then rerank, recorded as two stages of one query: the default run is the
+    retrieval, "rerank" the reranked list, and PROC@k of the rerank stage is counted against
+    the retrieval's candidates without user code; a failing reranker is recorded as failed."""
+    retriever = vector_index.as_retriever(similarity_top_k=4)
+    engine = RetrieverQueryEngine.from_args(
+        retriever, llm=MockLLM(), node_postprocessors=[_Reverse()]
+    )
+    asked = dict(list(dataset.queries.items())[:10])
+    with RetrievalRecorder(query_ids={t: q for q, t in asked.items()}) as recorder:
+        for text in asked.values():
+            engine.query(text)
+    assert recorder.failures == 0
+    for qid, text in asked.items():
+        found = tuple(n.node.node_id for n in retriever.retrieve(text))
+        assert recorder.run[qid] == found  # the retrieval
+        assert recorder.run_of("rerank")[qid] == tuple(reversed(found))[:2]
+        assert recorder.run_of("_Reverse") == recorder.run_of("rerank")
+    grades = {1: 1, 2: 5}  # the people set grades its evidence 2
+    metrics = ["pct_proc@2", "proc@2"]
+    staged = recorder.evaluate(dataset.qrels, metrics, stage="rerank", grade_map=grades)
+    by_hand = rm.evaluate(
+        dataset.qrels, recorder.run_of("rerank"), metrics, grade_map=grades,
+        pool=recorder.run, missing="skip",
+    )  # fmt: skip
+    assert staged.aggregate == by_hand.aggregate
+    alone = rm.evaluate(
+        dataset.qrels, recorder.run_of("rerank"), metrics, grade_map=grades, missing="skip"
+    )
+    assert staged.aggregate != alone.aggregate  # the pool is the retrieval's 4, not its own 2
+
+    broken = RetrieverQueryEngine.from_args(
+        retriever, llm=MockLLM(), node_postprocessors=[_Broken()]
+    )
+    qid, text = next(iter(asked.items()))
+    with RetrievalRecorder(query_ids={text: qid}) as failing, pytest.raises(TimeoutError):
+        broken.query(text)
+    (rerank,) = failing.records_of("rerank")
+    assert rerank.failed and "TimeoutError" in (rerank.error or "") and rerank.doc_ids == ()
+    assert failing.run[qid] == tuple(n.node.node_id for n in retriever.retrieve(text))
+    result = failing.evaluate(dataset.qrels, ["recall@2"], stage="rerank")
+    assert result.retrieval_errors == {qid: rerank.error}

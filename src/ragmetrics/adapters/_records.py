@@ -113,6 +113,9 @@ class RetrievalRecord:
         parent_id: the retrieval this one was made for (a fusion or ensemble retriever's
             span or run), else the span or run it was called from, if any.
         error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
+        kind: ``"retrieve"``, or ``"rerank"`` for a stage that reorders or cuts what a
+            retrieval found (a LlamaIndex node post-processor): the stage ``"rerank"``
+            selects these, and the default run leaves them out.
         in_question: True when the query id came from a :func:`question` block (an agent's
             search for the user's question, whatever text it searched with).
         seconds: how long the retrieval took (wall time from its start event to its end or
@@ -131,6 +134,7 @@ class RetrievalRecord:
     error: str | None = None
     seconds: float | None = None
     in_question: bool = False
+    kind: str = "retrieve"
 
     @property
     def failed(self) -> bool:
@@ -141,7 +145,7 @@ class RetrievalRecord:
         retriever named ``Class@node`` (a LangGraph node) answers to ``Class``, to ``node``
         and to the whole name, and ``Class#2`` (the second object of a class under one
         LlamaIndex recorder) to ``Class`` and to the whole name."""
-        if stage == self.retriever or stage in self.tags:
+        if stage == self.retriever or stage in self.tags or stage == self.kind:
             return True
         if self.retriever is not None and "@" in self.retriever:
             kind, _, node = self.retriever.partition("@")
@@ -161,6 +165,7 @@ class _Open:
     parent_id: str | None
     started: float = field(default_factory=time.perf_counter)
     in_question: bool = False
+    kind: str = "retrieve"
 
 
 @dataclass
@@ -220,6 +225,7 @@ class RetrievalLog:
         retriever: str | None = None,
         tags: Sequence[str] = (),
         parent_id: str | None = None,
+        kind: str = "retrieve",
     ) -> None:
         """A retrieval began (a second start of the same span adds what it knows); inside a
         :func:`question` block it belongs to that query unless ``query_id`` is given."""
@@ -241,6 +247,7 @@ class RetrievalLog:
                 query, self.query_id(query, query_id), retriever, tuple(tags), parent_id
             )
             self._open[span_id].in_question = in_question
+            self._open[span_id].kind = kind
 
     def end(
         self,
@@ -271,6 +278,7 @@ class RetrievalLog:
             opened.parent_id,
             seconds=seconds,
             in_question=opened.in_question,
+            kind=opened.kind,
         )
         live = self._score(record)
         with self._lock:
@@ -300,6 +308,7 @@ class RetrievalLog:
                     error=text,
                     seconds=time.perf_counter() - opened.started,
                     in_question=opened.in_question,
+                    kind=opened.kind,
                 )
             )
 
@@ -423,7 +432,11 @@ class RetrievalLog:
             )
         if stage is None:
             spans = {r.span_id for r in self.records()}
-            records = [r for r in records if r.parent_id is None or r.parent_id not in spans]
+            records = [
+                r
+                for r in records
+                if r.kind == "retrieve" and (r.parent_id is None or r.parent_id not in spans)
+            ]
         return records
 
     def stage_names(self) -> list[str]:
@@ -498,6 +511,10 @@ class RetrievalLog:
         ``result.retrieval_errors`` and their queries score as empty rankings.
         """
         run = self.run(stage, policy=policy)
+        reranked = stage is not None and any(r.kind == "rerank" for r in self.records(stage))
+        if reranked and "pool" not in options and self._successful(None):
+            # PROC@k of a reranker: the candidates it chose from are the retrieval's
+            options = {**options, "pool": self.run(policy=policy)}
         failed = {
             r.query_id: r.error
             for r in self.records(stage)

@@ -30,6 +30,7 @@ from llama_index.core.instrumentation.span.simple import (  # type: ignore[attr-
     SimpleSpan,
 )
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
@@ -70,6 +71,8 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
     _parents: dict[str, str | None] = PrivateAttr(default_factory=dict)  # open spans only
     # class name -> the ids of its retriever objects, in the order they first retrieved
     _instances: dict[str, list[int]] = PrivateAttr(default_factory=dict)
+    _reranks: set[str] = PrivateAttr(default_factory=set)  # open post-processor spans
+    _id_field: str = PrivateAttr(default="node_id")
 
     def span_enter(
         self,
@@ -83,6 +86,9 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         if self._log is None:
             return
         self._parents[id_] = parent_id
+        if isinstance(instance, BaseNodePostprocessor) and "nodes" in bound_args.arguments:
+            self._rerank_started(id_, bound_args, instance, parent_id, tags)
+            return
         if not isinstance(instance, BaseRetriever):
             return
         if bound_args.signature.parameters.get("str_or_query_bundle") is None:
@@ -105,8 +111,18 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> None:
         self._parents.pop(id_, None)
-        if self._log is not None:
-            self._log.discard(id_)  # closed by its end event already; nothing stays open
+        if self._log is None:
+            return
+        if id_ in self._reranks:
+            self._reranks.discard(id_)
+            try:
+                nodes = list(result or [])
+                self._log.end(id_, node_ids(nodes, self._id_field), scores=[n.score for n in nodes])
+            except Exception as error:  # never break the pipeline
+                self._log.discard(id_)
+                self._log.handler_failed("rerank end", error)
+            return
+        self._log.discard(id_)  # closed by its end event already; nothing stays open
 
     def span_drop(
         self,
@@ -117,8 +133,35 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         **kwargs: Any,
     ) -> None:
         self._parents.pop(id_, None)
-        if self._log is not None and isinstance(instance, BaseRetriever):
+        self._reranks.discard(id_)
+        if self._log is not None and isinstance(instance, (BaseRetriever, BaseNodePostprocessor)):
             self._log.fail(id_, err if err is not None else "the retrieval was dropped")
+
+    def _rerank_started(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: BaseNodePostprocessor,
+        parent_id: str | None,
+        tags: dict[str, Any] | None,
+    ) -> None:
+        """A node post-processor (a reranker, a cut-off) began: a stage of kind "rerank",
+        named by its class, under the query it was given."""
+        assert self._log is not None
+        try:
+            bundle = bound_args.arguments.get("query_bundle")
+            query = _query_text(bundle) if bundle is not None else ""
+            self._log.start(
+                id_,
+                query,
+                retriever=type(instance).__name__,
+                tags=_tags(tags),
+                parent_id=self._retrieval(parent_id),
+                kind="rerank",
+            )
+            self._reranks.add(id_)
+        except Exception as error:  # never break the pipeline
+            self._log.handler_failed("rerank start", error)
 
     def _stage_name(self, instance: BaseRetriever) -> str:
         """The retriever's class name; a second object of the same class records as
@@ -192,6 +235,7 @@ class RetrievalRecorder(RecordedRetrievals, BaseEventHandler):
         self._log = RetrievalLog(queries=self.query_ids, max_records=self.max_records)
         self._watcher = _SpanWatcher()
         self._watcher._log = self._log
+        self._watcher._id_field = self.id_field
 
     @classmethod
     def class_name(cls) -> str:
