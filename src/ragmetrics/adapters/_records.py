@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -244,10 +244,14 @@ class RetrievalLog:
                 known.in_question = known.in_question or in_question
                 return
             self._open[span_id] = _Open(
-                query, self.query_id(query, query_id), retriever, tuple(tags), parent_id
+                query,
+                self.query_id(query, query_id),
+                retriever,
+                tuple(tags),
+                parent_id,
+                in_question=in_question,
+                kind=kind,
             )
-            self._open[span_id].in_question = in_question
-            self._open[span_id].kind = kind
 
     def end(
         self,
@@ -423,15 +427,16 @@ class RetrievalLog:
     def _successful(self, stage: str | None) -> list[RetrievalRecord]:
         """The successful retrievals of ``stage`` (refused with the stages that exist when
         none was recorded), else the top-level ones, in the order they ended."""
-        records = [r for r in self.records(stage) if not r.failed]
-        if stage is not None and not self.records(stage):
+        chosen = self.records(stage)
+        if stage is not None and not chosen:
             raise InputFormatError(
                 f"No retrieval was recorded for the stage {stage!r}. The stages recorded: "
                 f"{', '.join(self.stage_names()) or 'none'} (a retriever's name, a tag, or "
                 f"a LangGraph node's class or node name)."
             )
+        records = [r for r in chosen if not r.failed]
         if stage is None:
-            spans = {r.span_id for r in self.records()}
+            spans = {r.span_id for r in chosen}
             records = [
                 r
                 for r in records
@@ -465,22 +470,10 @@ class RetrievalLog:
                 f"retrieval. Pass stage=<retriever name or tag> to score one of them.",
                 StageWarning,
             )
+        # searched again for one question() (a query merely asked twice is not warned of)
+        times = Counter((r.query_id, r.retriever or "?") for r in records if r.in_question)
+        again = [(q, name, n) for (q, name), n in times.items() if n > 1]
         twice = [key for key, n in siblings.items() if n > 1]
-        if not twice:  # searched again for one question() (a query asked twice is not)
-            times: dict[tuple[str, str], int] = {}
-            for record in (r for r in records if r.in_question):
-                asked = (record.query_id, record.retriever or "?")
-                times[asked] = times.get(asked, 0) + 1
-            again = [(q, name, n) for (q, name), n in times.items() if n > 1]
-            if again:
-                query_id, name, n = again[0]
-                warn(
-                    f"{len(again)} queries were retrieved more than once by {name!r} (query "
-                    f"{query_id!r}: {n} times); the run keeps each query's latest retrieval. "
-                    f'policy="union" joins them (an agent that searches several times for '
-                    f"one question).",
-                    StageWarning,
-                )
         if twice:
             query_id, name, _ = twice[0]
             warn(
@@ -489,6 +482,15 @@ class RetrievalLog:
                 f"of one class, or one called twice (an agent searching again); the run keeps "
                 f'the latest. policy="union" joins an agent\'s searches; naming each '
                 f"retriever (run_name, or a graph node) scores them as separate stages.",
+                StageWarning,
+            )
+        elif again:
+            query_id, name, n = again[0]
+            warn(
+                f"{len(again)} queries were retrieved more than once by {name!r} (query "
+                f"{query_id!r}: {n} times); the run keeps each query's latest retrieval. "
+                f'policy="union" joins them (an agent that searches several times for '
+                f"one question).",
                 StageWarning,
             )
 
@@ -511,14 +513,13 @@ class RetrievalLog:
         ``result.retrieval_errors`` and their queries score as empty rankings.
         """
         run = self.run(stage, policy=policy)
-        reranked = stage is not None and any(r.kind == "rerank" for r in self.records(stage))
+        chosen = self.records(stage)
+        reranked = stage is not None and any(r.kind == "rerank" for r in chosen)
         if reranked and "pool" not in options and self._successful(None):
             # PROC@k of a reranker: the candidates it chose from are the retrieval's
             options = {**options, "pool": self.run(policy=policy)}
         failed = {
-            r.query_id: r.error
-            for r in self.records(stage)
-            if r.error is not None and r.query_id not in run
+            r.query_id: r.error for r in chosen if r.error is not None and r.query_id not in run
         }
         if failed:
             lists = {q: list(run[q]) for q in run}
@@ -526,7 +527,7 @@ class RetrievalLog:
             run = Run.from_lists(lists, name=run.name)
         result = evaluate_run(qrels, run, metrics, missing=missing, **options)
         errors = {q: e for q, e in failed.items() if e is not None}
-        timed = [r for r in self.records(stage) if r.seconds is not None and r.query_id in run]
+        timed = [r for r in chosen if r.seconds is not None and r.query_id in run]
         return result.replace(
             settings={**result.settings, "policy": policy},
             retrieval_errors=errors,

@@ -1,5 +1,6 @@
-"""The result of an evaluation: its :class:`Counts` and the :class:`EvaluationResult` with
-its renderings (dict, JSON, pandas, markdown, text, CSV, HTML)."""
+"""The result of an evaluation: its :class:`Counts` and the :class:`EvaluationResult`, a
+value whose output formats (text, markdown, LaTeX, CSV, HTML, JSON) come from
+:mod:`ragmetrics.output`."""
 
 from __future__ import annotations
 

@@ -85,7 +85,7 @@ def trec_chunks(
         start = share[0]
         handle = _Share(handle, *share)
     try:
-        yield from trec_handle_chunks(handle, path, first_line, start)
+        yield from _handle_chunks(handle, path, first_line, start)
     finally:
         if share is None:
             close_bytes(handle)
@@ -93,7 +93,7 @@ def trec_chunks(
             handle.close()
 
 
-def trec_handle_chunks(
+def _handle_chunks(
     handle: Any, path: str | os.PathLike[str], first_line: int = 1, offset: int = 0
 ) -> Iterator[Chunk]:
     """The chunks of an open handle of TREC bytes that start at line ``first_line``, byte
