@@ -8,7 +8,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 INTEGRATIONS := $(wildcard integrations/*/pyproject.toml)
-EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
+EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test,agents]")
+OLDEST_EDITABLES := -e ".[dev]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[test]")
 TESTED := integrations/tested.txt
 DEMO_STAMP := $(VENV)/.demo-installed
 DEMO_EDITABLES := -e ".[plot]" $(foreach p,$(INTEGRATIONS),-e "$(dir $(p))[demo]")
@@ -94,6 +95,6 @@ OLDEST := .venv-oldest
 test-oldest:
 	test -x $(OLDEST)/bin/python || $(PYTHON) -m venv $(OLDEST)
 	$(OLDEST)/bin/python -m pip install --quiet --upgrade pip
-	$(OLDEST)/bin/python -m pip install --quiet -c integrations/oldest.txt $(EDITABLES)
+	$(OLDEST)/bin/python -m pip install --quiet -c integrations/oldest.txt $(OLDEST_EDITABLES)
 	$(OLDEST)/bin/python -m pip list 2>/dev/null | grep -E "^(llama-index-core|langchain-core|langsmith) "
 	$(foreach p,$(INTEGRATIONS),cd $(dir $(p)) && $(CURDIR)/$(OLDEST)/bin/python -m pytest -p no:cacheprovider && cd $(CURDIR) &&) true

@@ -5,6 +5,7 @@ and are caught)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -220,6 +221,18 @@ def test_every_public_function_meets_the_contract(
         (tmp_path / "run.txt").write_text("q1 Q0 a 1 0.5 r\nq1 Q0 b 2 0.4 r\n")
         (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
         given["path"] = "run.txt" if name.endswith("read_run") else "qrels.txt"
+    if name.endswith("read_traces"):
+        span = {
+            "traceId": "ab" * 16, "spanId": "cd" * 8, "name": "R.retrieve",
+            "attributes": [
+                {"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}},
+                {"key": "input.value", "value": {"stringValue": "q1"}},
+                {"key": "retrieval.documents.0.document.id", "value": {"stringValue": "a"}},
+            ],
+        }  # fmt: skip
+        export = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+        (tmp_path / "traces.jsonl").write_text(json.dumps(export) + "\n")
+        given["source"] = "traces.jsonl"
     if name.endswith("by_segment"):
         given["result"] = rm.evaluate(given["qrels"], given["run"], given["metrics"])
         given["segments"] = {q: "odd" if i % 2 else "even" for i, q in enumerate(given["qrels"])}

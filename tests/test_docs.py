@@ -194,6 +194,7 @@ reranker = SimilarityPostprocessor(similarity_cutoff=0.0)
 query_engine = index.as_query_engine(llm=MockLLM())
 """,
 }
+PRELUDES["traces.md"] = PRELUDES["llama-index/README.md"]
 
 
 def integration_helpers(folder: str) -> Any:

@@ -26,6 +26,7 @@ from ragmetrics.errors import (
 )
 
 if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
+    from ragmetrics.adapters._traces import TraceRetrievals, read_traces
     from ragmetrics.analysis._comparison import Comparison, PairedTest, compare
     from ragmetrics.analysis._evaluation import evaluate
     from ragmetrics.analysis._segments import by_segment
@@ -60,6 +61,7 @@ _HOMES = {
     "ragmetrics.analysis._sensitivity": ("RobustnessResult", "robustness"),
     "ragmetrics.engine.stream": ("evaluate_stream",),
     "ragmetrics.fusion": ("fuse", "optimize_fusion"),
+    "ragmetrics.adapters._traces": ("TraceRetrievals", "read_traces"),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -101,6 +103,7 @@ __all__ = [
     "RetrievalDataset",
     "RobustnessResult",
     "Run",
+    "TraceRetrievals",
     "UndefinedMetricWarning",
     "UngroupedInputError",
     "UnknownMetricError",
@@ -116,6 +119,7 @@ __all__ = [
     "optimize_fusion",
     "read_qrels",
     "read_run",
+    "read_traces",
     "robustness",
     "write_report",
 ]

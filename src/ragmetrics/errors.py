@@ -28,6 +28,7 @@ __all__ = [
     "RagMetricsWarning",
     "RetrievalFailedWarning",
     "StageWarning",
+    "TraceKeyWarning",
     "UndefinedMetricWarning",
     "UngradedPairsWarning",
     "UngroupedInputError",
@@ -115,6 +116,12 @@ class HandlerFailureWarning(RagMetricsWarning):
 
 class StageWarning(RagMetricsWarning):
     """Several retrievers recorded the same query; a run of all stages keeps the latest."""
+
+
+class TraceKeyWarning(RagMetricsWarning):
+    """Retrievals read from traces were keyed by the text they searched with: their traces
+    carry no query-id metadata and no question their root span's input shows, so an
+    agent's rewrites of one question count as separate queries."""
 
 
 class IdFieldWarning(RagMetricsWarning):

@@ -1,16 +1,17 @@
 """Agents and stages, on real llama-index-core objects: agents with a retriever tool
-(FunctionAgent, AgentWorkflow, driven by its own MockFunctionCallingLLM, which calls the tool
-twice per question with its own rewrites) evaluated per user question; a query engine's
+(FunctionAgent, AgentWorkflow, ReActAgent, driven by a MockFunctionCallingLLM that calls the
+tool twice per question with its own rewrites) evaluated per user question; a query engine's
 node post-processor recorded as a rerank stage."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 from uuid import uuid4
 
 import pytest
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ToolCallBlock
 from llama_index.core.llms import ChatMessage, MessageRole, MockFunctionCallingLLM, MockLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
@@ -43,6 +44,26 @@ def _planner(messages: list[ChatMessage], **kwargs: Any) -> ChatMessage:
     return ChatMessage(role=MessageRole.ASSISTANT, blocks=calls)
 
 
+def _react_planner(messages: list[ChatMessage], **kwargs: Any) -> ChatMessage:
+    """The same plan in ReAct's text protocol: one action a step, two searches, an answer."""
+    observed = [
+        m
+        for m in messages
+        if m.role == MessageRole.USER and (m.content or "").startswith("Observation")
+    ]
+    asked = [
+        m.content or ""
+        for m in messages
+        if m.role == MessageRole.USER and not (m.content or "").startswith("Observation")
+    ][-1]
+    if len(observed) < 2:
+        searched = json.dumps({"query": _rewrites(asked)[len(observed)]})
+        step = f"Thought: I need to search.\nAction: search\nAction Input: {searched}"
+    else:
+        step = "Thought: I can answer without using any more tools.\nAnswer: answered"
+    return ChatMessage(role=MessageRole.ASSISTANT, content=step)
+
+
 @pytest.fixture
 def agents(vector_index):  # type: ignore[no-untyped-def]
     retriever = vector_index.as_retriever(similarity_top_k=3)
@@ -58,10 +79,12 @@ def agents(vector_index):  # type: ignore[no-untyped-def]
         tools=[tool],
         llm=MockFunctionCallingLLM(response_generator=_planner),
     )
-    return retriever, {"FunctionAgent": agent, "AgentWorkflow": AgentWorkflow(agents=[agent])}
+    react = ReActAgent(tools=[tool], llm=MockFunctionCallingLLM(response_generator=_react_planner))
+    built = {"FunctionAgent": agent, "AgentWorkflow": AgentWorkflow(agents=[agent])}
+    return retriever, {**built, "ReActAgent": react}
 
 
-@pytest.mark.parametrize("kind", ["FunctionAgent", "AgentWorkflow"])
+@pytest.mark.parametrize("kind", ["FunctionAgent", "AgentWorkflow", "ReActAgent"])
 def test_an_agents_searches_are_one_run_per_user_question(agents, dataset, kind) -> None:  # type: ignore[no-untyped-def]
     retriever, built = agents
     agent = built[kind]

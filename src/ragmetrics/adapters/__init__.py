@@ -17,6 +17,7 @@ from ragmetrics._util.warn import warn
 from ragmetrics.adapters._harness import EvaluationPlan, Retrieved
 from ragmetrics.adapters._records import (
     POLICIES,
+    RERANKING_RETRIEVERS,
     HandlerFailure,
     Policy,
     RecordedRetrievals,
@@ -26,6 +27,7 @@ from ragmetrics.adapters._records import (
     question,
 )
 from ragmetrics.adapters._scoring import QueryScorer
+from ragmetrics.adapters._traces import TraceRetrievals, looks_like_traces, read_traces
 from ragmetrics.data._dataset import RetrievalDataset, as_dataset
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -38,6 +40,7 @@ from ragmetrics.errors import (
     RagMetricsError,
     RagMetricsWarning,
     StageWarning,
+    TraceKeyWarning,
 )
 from ragmetrics.goldset import Judge, Reply, model_identity
 from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
@@ -45,6 +48,7 @@ from ragmetrics.matching import DEFAULT_RULES, ChunkMatcher, MatchRules
 __all__ = [
     "DEFAULT_RULES",
     "POLICIES",
+    "RERANKING_RETRIEVERS",
     "ChunkMatcher",
     "EvaluationPlan",
     "EvaluationResult",
@@ -68,10 +72,14 @@ __all__ = [
     "Retrieved",
     "Run",
     "StageWarning",
+    "TraceKeyWarning",
+    "TraceRetrievals",
     "as_dataset",
     "current_question",
+    "looks_like_traces",
     "model_identity",
     "progress_bar",
     "question",
+    "read_traces",
     "warn",
 ]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "POLICIES",
+    "RERANKING_RETRIEVERS",
     "HandlerFailure",
     "Policy",
     "RecordedRetrievals",
@@ -52,6 +53,11 @@ __all__ = [
 # retriever tool several times for one question).
 Policy = Literal["latest", "union"]
 POLICIES: tuple[str, ...] = ("latest", "union")
+
+# Retrievers that rerank or cut what a retriever inside them found (LangChain's
+# ContextualCompressionRetriever, around a document compressor or a cross-encoder): recorded
+# as "rerank" stages, and the retriever inside them as the query's retrieval.
+RERANKING_RETRIEVERS = frozenset({"ContextualCompressionRetriever"})
 
 _QUESTION: ContextVar[str | None] = ContextVar("ragmetrics_question", default=None)
 
@@ -316,6 +322,11 @@ class RetrievalLog:
                 )
             )
 
+    def add(self, record: RetrievalRecord) -> None:
+        """Keep a retrieval recorded elsewhere (read back from a trace), as it is."""
+        with self._lock:
+            self._records.append(record)
+
     def discard(self, span_id: str) -> None:
         """Forget an open span that will neither end nor fail here."""
         with self._lock:
@@ -416,6 +427,11 @@ class RetrievalLog:
             ranked = {query_id: list(docs) for query_id, docs in seen.items()}
         return Run.from_lists(ranked, name=name)
 
+    def latencies(self, stage: str | None = None) -> dict[str, float]:
+        """Per query, the seconds of its latest successful retrieval among those
+        :meth:`run` draws from (of ``stage``, else the top-level ones), where timed."""
+        return {r.query_id: r.seconds for r in self._successful(stage) if r.seconds is not None}
+
     def calls(self, stage: str | None = None) -> dict[str, int]:
         """Per query, how many successful retrievals :meth:`run` draws from (the same
         records: of ``stage``, else the top-level ones)."""
@@ -435,8 +451,8 @@ class RetrievalLog:
                 f"a LangGraph node's class or node name)."
             )
         records = [r for r in chosen if not r.failed]
-        if stage is None:
-            spans = {r.span_id for r in chosen}
+        if stage is None:  # a retrieval inside another (not inside a rerank) is a sub-stage
+            spans = {r.span_id for r in chosen if r.kind == "retrieve"}
             records = [
                 r
                 for r in records
@@ -527,11 +543,10 @@ class RetrievalLog:
             run = Run.from_lists(lists, name=run.name)
         result = evaluate_run(qrels, run, metrics, missing=missing, **options)
         errors = {q: e for q, e in failed.items() if e is not None}
-        timed = [r for r in chosen if r.seconds is not None and r.query_id in run]
         return result.replace(
             settings={**result.settings, "policy": policy},
             retrieval_errors=errors,
-            latencies={r.query_id: r.seconds for r in timed if r.seconds is not None},
+            latencies={q: s for q, s in self.latencies(stage).items() if q in run},
             counts=replace(result.counts, failed_retrievals=len(errors)),
         )
 

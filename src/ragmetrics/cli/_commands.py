@@ -277,6 +277,29 @@ def build_parser() -> argparse.ArgumentParser:
         "query boundaries; Parquet by row groups); the same numbers as one",
     )
     evaluate.add_argument("--segments", metavar="FILE", help=_SEGMENTS_HELP)
+    tracing = evaluate.add_argument_group(
+        "traces (a RUN of OpenTelemetry spans under the OpenInference conventions, or of "
+        "LangSmith runs: see docs/traces.md)"
+    )
+    tracing.add_argument(
+        "--stage",
+        help="score one stage: a retriever's class or span name, a LangGraph node, or "
+        "'rerank' (default: the top-level retrievals)",
+    )
+    tracing.add_argument(
+        "--policy",
+        help="how a question's several searches become its ranking: 'latest' (default) or "
+        "'union' (first seen, each doc once: an agent)",
+    )
+    tracing.add_argument(
+        "--query-key", help="the metadata key holding the query id (default: query_id)"
+    )
+    tracing.add_argument(
+        "--query-ids", metavar="FILE", help="a JSON object: question text -> query id"
+    )
+    tracing.add_argument(
+        "--id-field", help="'id' (default: each document's id) or 'metadata:<key>'"
+    )
 
     comparing = commands.add_parser(
         "compare",
@@ -456,7 +479,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         raise RagMetricsError(f"--workers must be 1 or more; got {args.workers}.")
     if args.workers > 1 and not args.stream:
         raise RagMetricsError("--workers shares a streamed run: add --stream.")
-    if args.stream:
+    traces = _traces_of(args)
+    if traces is not None:
+        result = traces.evaluate(
+            qrels,
+            args.metrics,
+            stage=args.stage,
+            policy=args.policy or "latest",
+            pool=pool,
+            **_options(args),
+        )
+    elif args.stream:
         result = evaluate_stream(
             qrels,
             _streamable(args.run),
@@ -492,6 +525,50 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print()
         print(table.to_markdown() if fmt == "markdown" else table.to_table())
     return 0
+
+
+_TRACE_OPTIONS = ("stage", "policy", "query_key", "query_ids", "id_field")
+
+
+def _traces_of(args: argparse.Namespace) -> Any:
+    """The run file read as traces (``TraceRetrievals``) when it holds spans or LangSmith
+    runs, else None (and then no trace option may be set)."""
+    import json
+    from pathlib import Path
+
+    from ragmetrics.adapters._traces import looks_like_traces, read_traces
+    from ragmetrics.data._files import find_format
+
+    given = [f"--{o.replace('_', '-')}" for o in _TRACE_OPTIONS if getattr(args, o) is not None]
+    path = args.run
+    head = b""
+    if path != "-" and Path(path).is_file() and find_format(path).name == "json":
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    if not looks_like_traces(head):
+        if given:
+            raise RagMetricsError(
+                f"{', '.join(given)} apply to a run read from traces; {path} is not one."
+            )
+        return None
+    if args.stream:
+        raise RagMetricsError("--stream reads TREC and Parquet runs; traces are read whole.")
+    query_ids = None
+    if args.query_ids:
+        try:
+            query_ids = json.loads(Path(args.query_ids).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise RagMetricsError(f"--query-ids {args.query_ids}: {error}") from None
+        if not isinstance(query_ids, dict):
+            raise RagMetricsError(
+                f"--query-ids {args.query_ids}: a JSON object (question text -> query id)."
+            )
+    return read_traces(
+        path,
+        query_key=args.query_key or "query_id",
+        query_ids=query_ids,
+        id_field=args.id_field or "id",
+    )
 
 
 def _segments_first(args: argparse.Namespace) -> dict[str, str] | None:

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 
 from langchain_ragmetrics._documents import DocumentIds, document_texts, id_hint
 from ragmetrics.adapters import (
+    RERANKING_RETRIEVERS,
     EvaluationResult,
     MissingPolicy,
     Policy,
@@ -110,6 +111,7 @@ class RetrievalEvalCallbackHandler(RecordedRetrievals, BaseCallbackHandler):
     ) -> None:
         try:
             name = kwargs.get("name") or (serialized or {}).get("name")
+            kind = name
             node = (metadata or {}).get("langgraph_node")
             stage_tags = [*(tags or ())]
             if node is not None and name is not None and str(name) != str(node):
@@ -124,6 +126,7 @@ class RetrievalEvalCallbackHandler(RecordedRetrievals, BaseCallbackHandler):
                 retriever=None if name is None else str(name),
                 tags=stage_tags,
                 parent_id=None if parent_run_id is None else str(parent_run_id),
+                kind="rerank" if kind in RERANKING_RETRIEVERS else "retrieve",
             )
         except Exception as error:
             self._failed("retriever start", error, query)
