@@ -142,6 +142,13 @@ class _Reverse(BaseNodePostprocessor):
         return list(reversed(nodes))[:2]
 
 
+class _KeepOne(BaseNodePostprocessor):
+    """A cut-off after the reranker: keeps the first."""
+
+    def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: Any = None) -> Any:
+        return list(nodes)[:1]
+
+
 class _Broken(BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore], query_bundle: Any = None) -> Any:
         raise TimeoutError("the reranking service did not answer")
@@ -165,6 +172,8 @@ def test_a_query_engines_rerank_is_a_stage_of_its_own(vector_index, dataset) -> 
         assert recorder.run[qid] == found  # the retrieval
         assert recorder.run_of("rerank")[qid] == tuple(reversed(found))[:2]
         assert recorder.run_of("_Reverse") == recorder.run_of("rerank")
+        # the final context: what the response synthesizer was given
+        assert recorder.run_of("context")[qid] == tuple(reversed(found))[:2]
     grades = {1: 1, 2: 5}  # the people set grades its evidence 2
     metrics = ["pct_proc@2", "proc@2"]
     staged = recorder.evaluate(dataset.qrels, metrics, stage="rerank", grade_map=grades)
@@ -177,6 +186,23 @@ def test_a_query_engines_rerank_is_a_stage_of_its_own(vector_index, dataset) -> 
         dataset.qrels, recorder.run_of("rerank"), metrics, grade_map=grades, missing="skip"
     )
     assert staged.aggregate != alone.aggregate  # the pool is the retrieval's 4, not its own 2
+
+    # two post-processors: each is a rerank stage; the context is what the last one kept
+    two = RetrieverQueryEngine.from_args(
+        retriever, llm=MockLLM(), node_postprocessors=[_Reverse(), _KeepOne()]
+    )
+    with RetrievalRecorder(query_ids={t: q for q, t in asked.items()}) as chained:
+        for text in asked.values():
+            two.query(text)
+    for qid, text in asked.items():
+        found = tuple(n.node.node_id for n in retriever.retrieve(text))
+        assert chained.run_of("_Reverse")[qid] == tuple(reversed(found))[:2]
+        assert chained.run_of("context")[qid] == chained.run_of("_KeepOne")[qid] == found[-1:]
+    context = chained.evaluate(dataset.qrels, metrics, stage="context", grade_map=grades)
+    assert context.aggregate == rm.evaluate(
+        dataset.qrels, chained.run_of("context"), metrics, grade_map=grades,
+        pool=chained.run, missing="skip",
+    ).aggregate  # fmt: skip
 
     broken = RetrieverQueryEngine.from_args(
         retriever, llm=MockLLM(), node_postprocessors=[_Broken()]

@@ -119,9 +119,11 @@ class RetrievalRecord:
         parent_id: the retrieval this one was made for (a fusion or ensemble retriever's
             span or run), else the span or run it was called from, if any.
         error: ``"ErrorType: message"`` when the retrieval raised, else ``None``.
-        kind: ``"retrieve"``, or ``"rerank"`` for a stage that reorders or cuts what a
-            retrieval found (a LlamaIndex node post-processor): the stage ``"rerank"``
-            selects these, and the default run leaves them out.
+        kind: ``"retrieve"``, ``"rerank"`` for a stage that reorders or cuts what a
+            retrieval found (a LlamaIndex node post-processor, a LangChain compression
+            retriever), or ``"context"`` for the final context a response synthesizer was
+            given: the stages ``"rerank"`` and ``"context"`` select these, and the default
+            run leaves them out.
         in_question: True when the query id came from a :func:`question` block (an agent's
             search for the user's question, whatever text it searched with).
         seconds: how long the retrieval took (wall time from its start event to its end or
@@ -530,9 +532,9 @@ class RetrievalLog:
         """
         run = self.run(stage, policy=policy)
         chosen = self.records(stage)
-        reranked = stage is not None and any(r.kind == "rerank" for r in chosen)
+        reranked = stage is not None and any(r.kind != "retrieve" for r in chosen)
         if reranked and "pool" not in options and self._successful(None):
-            # PROC@k of a reranker: the candidates it chose from are the retrieval's
+            # PROC@k of a reranker or of the final context: the candidates are the retrieval's
             options = {**options, "pool": self.run(policy=policy)}
         failed = {
             r.query_id: r.error for r in chosen if r.error is not None and r.query_id not in run

@@ -31,6 +31,7 @@ from llama_index.core.instrumentation.span.simple import (  # type: ignore[attr-
 )
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.response_synthesizers.base import BaseSynthesizer
 from llama_index.core.schema import QueryBundle
 
 from llama_index.evaluation.ragmetrics._nodes import check_id_field, node_ids, node_texts
@@ -88,6 +89,11 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         self._parents[id_] = parent_id
         if isinstance(instance, BaseNodePostprocessor) and "nodes" in bound_args.arguments:
             self._rerank_started(id_, bound_args, instance, parent_id, tags)
+            return
+        if isinstance(instance, BaseSynthesizer) and id_.partition("-")[0].endswith(
+            (".synthesize", ".asynthesize")
+        ):
+            self._context_given(id_, bound_args, instance, tags)
             return
         if not isinstance(instance, BaseRetriever):
             return
@@ -162,6 +168,27 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
             self._reranks.add(id_)
         except Exception as error:  # never break the pipeline
             self._log.handler_failed("rerank start", error)
+
+    def _context_given(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: BaseSynthesizer,
+        tags: dict[str, Any] | None,
+    ) -> None:
+        """A response synthesizer was given its nodes: the final context, a stage of kind
+        "context" (what the LLM read, after every post-processor), recorded as it starts."""
+        assert self._log is not None
+        try:
+            nodes = list(bound_args.arguments.get("nodes") or [])
+            query = _query_text(bound_args.arguments.get("query", ""))
+            self._log.start(
+                id_, query, retriever=type(instance).__name__, tags=_tags(tags), kind="context"
+            )
+            self._log.end(id_, node_ids(nodes, self._id_field), scores=[n.score for n in nodes])
+        except Exception as error:  # never break the pipeline
+            self._log.discard(id_)
+            self._log.handler_failed("context", error)
 
     def _stage_name(self, instance: BaseRetriever) -> str:
         """The retriever's class name; a second object of the same class records as
