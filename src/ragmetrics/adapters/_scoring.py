@@ -27,6 +27,7 @@ from ragmetrics.errors import (
     RagMetricsError,
 )
 from ragmetrics.metrics._rag import check_query_grades, check_utility_scale
+from ragmetrics.metrics.judged import OneRanking
 from ragmetrics.metrics.registry import Scale
 
 __all__ = [
@@ -89,6 +90,12 @@ class QueryScorer:
         self._utility = [m.label for m in self.metrics if m.spec.scale is Scale.UTILITY]
         if self.qrels is not None and self._utility:
             check_utility_scale(self.qrels.grade_values(), self.settings.grade_map, self._utility)
+        # every metric has a twin for one ranking, and nothing needs the kernels' input
+        self._single = (
+            all(m.spec.single is not None for m in self.metrics)
+            and not self._needs_pool
+            and self.settings.grade_map is None
+        )
         self._last: tuple[Any, _Judged] | None = None
         self._lock = threading.Lock()
         self._warned = False
@@ -176,6 +183,10 @@ class QueryScorer:
                     refused = error
         if not judged_docs:
             return dict.fromkeys(self.labels)
+        if self._single:
+            single = self._score_single(judged_docs, ranked, refused)
+            if single is not None:
+                return single
         judged = locate_in_ranking(
             judged_docs,
             ranked,
@@ -194,6 +205,30 @@ class QueryScorer:
                 continue
             value = float(metric.compute(judged)[0])
             scores[metric.label] = None if value != value else value  # NaN: NA
+        return scores
+
+    def _score_single(
+        self,
+        judged_docs: Mapping[str, float],
+        ranked: tuple[str, ...],
+        refused: RagMetricsError | None,
+    ) -> _Judged | None:
+        """The metrics' twins for one ranking (``MetricSpec.single``: the kernels' values in
+        plain Python); None when one of them does not cover its parameters."""
+        one = OneRanking.of(judged_docs, ranked)
+        scores: _Judged = {}
+        for metric in self.metrics:
+            if refused is not None and metric.label in self._utility:
+                scores[metric.label] = _Refused(refused)
+                continue
+            single = metric.spec.single
+            assert single is not None
+            value = single(one, metric.cutoff, **metric.params)
+            if value is None:
+                return None
+            scores[metric.label] = None if value != value else value  # NaN: NA
+        if not one.hits and ranked:
+            self._warn_ids(ranked, list(judged_docs))
         return scores
 
     @property

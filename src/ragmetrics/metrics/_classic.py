@@ -14,7 +14,7 @@ import numpy as np
 from ragmetrics._util.arrays import first_of_runs, row_sums, run_starts
 from ragmetrics.errors import InvalidParameterError
 from ragmetrics.formats._rules import ascii_int
-from ragmetrics.metrics.judged import JudgedRun
+from ragmetrics.metrics.judged import JudgedRun, OneRanking, log2_ranks_list
 from ragmetrics.metrics.registry import (
     DCG,
     GAINS,
@@ -460,6 +460,57 @@ def relevant_retrieved_count(judged: JudgedRun, cutoff: int | None, *, rel: int)
     return judged.hits(None, rel).astype(np.float64)
 
 
+# --- the kernels' twins for one ranking (MetricSpec.single) -----------------------------
+# The same operations in the same order as the kernel above each, on one ranking in plain
+# Python: a kernel's numpy set-up costs more than its sums on a 10-doc ranking, which is what
+# an adapter's plug-in scores a call. tests/test_single_ranking.py holds each twin to its
+# kernel, value for value, over random rankings, judgments and parameters.
+
+
+def _precision_one(one: OneRanking, cutoff: int | None, *, rel: int) -> float:
+    assert cutoff is not None
+    return len(one.relevant_ranks(rel, cutoff)) / cutoff
+
+
+def _recall_one(one: OneRanking, cutoff: int | None, *, rel: int) -> float:
+    relevant = one.n_relevant(rel)
+    return len(one.relevant_ranks(rel, cutoff)) / relevant if relevant else 0.0
+
+
+def _hit_rate_one(one: OneRanking, cutoff: int | None, *, rel: int) -> float:
+    return 1.0 if one.relevant_ranks(rel, cutoff) else 0.0
+
+
+def _reciprocal_rank_one(one: OneRanking, cutoff: int | None, *, rel: int) -> float:
+    ranks = one.relevant_ranks(rel, cutoff)
+    return 1.0 / (ranks[0] + 1.0) if ranks else 0.0
+
+
+def _average_precision_one(one: OneRanking, cutoff: int | None, *, rel: int) -> float:
+    summed = 0.0
+    for ordinal, rank in enumerate(one.relevant_ranks(rel, cutoff), 1):
+        summed += ordinal / (rank + 1.0)
+    relevant = one.n_relevant(rel)
+    return summed / relevant if relevant else 0.0
+
+
+def _ndcg_one(one: OneRanking, cutoff: int | None, *, dcg: str, gains: str = "") -> float | None:
+    if dcg != "log2" or gains:
+        return None  # the exponential gain and regraded gains: the kernel
+    ideal = sorted((max(grade, 0.0) for grade in one.judged), reverse=True)
+    if cutoff is not None:
+        ideal = ideal[:cutoff]
+    log2 = log2_ranks_list(max(one.length, len(ideal), 1))
+    observed = 0.0
+    for rank, grade in one.hits:
+        if cutoff is None or rank < cutoff:
+            observed += max(grade, 0.0) / log2[rank]
+    idcg = 0.0
+    for rank, gain in enumerate(ideal):
+        idcg += gain / log2[rank]
+    return observed / idcg if idcg != 0 else 0.0
+
+
 def _classic(name: str, kernel: Kernel, cutoff: Cutoff, summary: str, **traits: Any) -> MetricSpec:
     # runs at import, before a mutation tool switches a mutant on: its mutants cannot be
     # tested that way (the registry tests check every spec it makes)
@@ -474,11 +525,17 @@ register(
         Cutoff.REQUIRED,
         "relevant docs in the top k / k",
         perfect_is_one=False,
+        single=_precision_one,
     ),
     "p",
     "prec",
 )
-register(_classic("recall", recall, Cutoff.REQUIRED, "relevant docs in the top k / R"), "r")
+register(
+    _classic(
+        "recall", recall, Cutoff.REQUIRED, "relevant docs in the top k / R", single=_recall_one
+    ),
+    "r",
+)
 register(
     _classic(
         "f1",
@@ -489,19 +546,37 @@ register(
     )
 )
 register(
-    _classic("hit_rate", hit_rate, Cutoff.REQUIRED, "1 if a relevant doc is in the top k"),
+    _classic(
+        "hit_rate",
+        hit_rate,
+        Cutoff.REQUIRED,
+        "1 if a relevant doc is in the top k",
+        single=_hit_rate_one,
+    ),
     "success",
     "hit",
     "hitrate",
 )
 register(
-    _classic("mrr", reciprocal_rank, Cutoff.OPTIONAL, "1 / rank of the first relevant doc"),
+    _classic(
+        "mrr",
+        reciprocal_rank,
+        Cutoff.OPTIONAL,
+        "1 / rank of the first relevant doc",
+        single=_reciprocal_rank_one,
+    ),
     "rr",
     "recip_rank",
     "reciprocal_rank",
 )
 register(
-    _classic("map", average_precision, Cutoff.OPTIONAL, "average precision over relevant ranks"),
+    _classic(
+        "map",
+        average_precision,
+        Cutoff.OPTIONAL,
+        "average precision over relevant ranks",
+        single=_average_precision_one,
+    ),
     "ap",
     "map_cut",
     "average_precision",
@@ -514,6 +589,7 @@ register(
         "normalized DCG (linear gain, as trec_eval)",
         params=(DCG, GAINS),
         real_grades=True,
+        single=_ndcg_one,
     ),
     "ndcg_cut",
     presets={"ndcg_exp": {"dcg": "exp-log2"}},

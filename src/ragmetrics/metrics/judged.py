@@ -17,7 +17,7 @@ import numpy as np
 from ragmetrics._util.arrays import pad_rows, run_starts
 from ragmetrics.data._precision import ScorePrecision
 
-__all__ = ["Evidence", "JudgedRun", "ideal_of", "log2_ranks_table"]
+__all__ = ["Evidence", "JudgedRun", "OneRanking", "ideal_of", "log2_ranks_list", "log2_ranks_table"]
 
 T = TypeVar("T")
 
@@ -228,6 +228,57 @@ class JudgedRun:
 
 
 _LOG2_RANKS: list[np.ndarray] = [np.empty(0)]
+_LOG2_LIST: list[list[float]] = [[]]
+
+
+@dataclass(frozen=True)
+class OneRanking:
+    """One ranking judged, as the single-ranking twins of the kernels read it.
+
+    An adapter's plug-in scores one ranking a call; there, setting up a kernel's arrays costs
+    more than the sums themselves. A metric whose spec has a ``single`` function computes
+    from this instead, in plain Python, with the same operations in the same order as its
+    kernel (a randomized test holds each twin to its kernel, value for value).
+
+    Attributes:
+        hits: ``(rank, grade)`` of each judged doc in the ranking, by rank (0-based).
+        judged: every judged grade of the query.
+        length: how many docs the ranking holds (repeats dropped).
+    """
+
+    hits: tuple[tuple[int, float], ...]
+    judged: tuple[float, ...]
+    length: int
+
+    @classmethod
+    def of(cls, judgments: Mapping[str, float], ranking: tuple[str, ...]) -> OneRanking:
+        """``ranking`` (each doc once) judged by ``judgments`` (doc id -> grade)."""
+        get = judgments.get
+        hits = tuple(
+            (rank, float(grade))
+            for rank, doc in enumerate(ranking)
+            if (grade := get(doc)) is not None
+        )
+        return cls(hits, tuple(map(float, judgments.values())), len(ranking))
+
+    def relevant_ranks(self, rel: float, cutoff: int | None = None) -> list[int]:
+        """The ranks of the docs graded ``rel`` or above, within the first ``cutoff``."""
+        return [
+            rank for rank, grade in self.hits if grade >= rel and (cutoff is None or rank < cutoff)
+        ]
+
+    def n_relevant(self, rel: float) -> int:
+        """``R``: the judged docs graded ``rel`` or above."""
+        return sum(1 for grade in self.judged if grade >= rel)
+
+
+def log2_ranks_list(size: int) -> list[float]:
+    """:func:`log2_ranks_table` as Python floats (the same values), for the twins."""
+    table = _LOG2_LIST[0]
+    if len(table) < size:
+        table = log2_ranks_table(max(size, 1024)).tolist()
+        _LOG2_LIST[0] = table
+    return table
 
 
 def log2_ranks_table(size: int) -> np.ndarray:

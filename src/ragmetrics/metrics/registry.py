@@ -61,6 +61,9 @@ __all__ = [
 
 # kernel(judged, cutoff, **params) -> one value per query (NaN marks NA)
 Kernel = Callable[..., np.ndarray]
+# kernel's twin for one ranking: single(one, cutoff, **params) -> the value (NaN: NA), or
+# None where these parameters are not covered (the kernel then runs)
+SingleKernel = Callable[..., "float | None"]
 
 
 class Cutoff(Enum):
@@ -370,6 +373,10 @@ class MetricSpec:
             ERR), so qrels with grades such as 0.37 are accepted; other metrics refuse them.
         needs_pool: the kernel reads PROC@k's candidate pool (``JudgedRun.pooled``), which
             the locate step then judges in full alongside the run.
+        single: the kernel's twin for one ranking, ``single(one, cutoff, **params)`` on a
+            :class:`~ragmetrics.metrics.judged.OneRanking`: the same value in plain Python,
+            for scoring one ranking a call (the adapters' plug-ins); ``None`` returned, or
+            no twin, means the kernel runs.
     """
 
     name: str
@@ -389,6 +396,7 @@ class MetricSpec:
     can_be_negative: bool = False
     real_grades: bool = False
     needs_pool: bool = False
+    single: SingleKernel | None = None
 
     def param(self, name: str) -> Param:
         """The declared parameter ``name``."""
