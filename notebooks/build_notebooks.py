@@ -261,7 +261,7 @@ Markdown(sliced.to_markdown())""",
 NOTEBOOKS["03_llamaindex"] = [
     (
         "md",
-        "# 03 · LlamaIndex\n\nOur metrics inside `RetrieverEvaluator`, a whole dataset through `RagMetricsRetrieverEvaluator`, and every retrieval of a query engine captured by `RetrievalRecorder`. Everything runs offline: a hashing embedding stands in for a model.",
+        "# 03 · LlamaIndex\n\nOur metrics inside `RetrieverEvaluator`, a whole dataset through `RagMetricsRetrieverEvaluator`, every retrieval of a query engine captured by `RetrievalRecorder` (with its reranker and final context as stages), an agent evaluated per user question, and the same pipeline read back from its OpenTelemetry traces. Everything runs offline: a hashing embedding stands in for a model.",
     ),
     (
         "code",
@@ -342,12 +342,116 @@ print(len(recorder.records), "retrievals recorded")
 # judged queries the engine was never asked are left out and counted, not scored 0
 recorder.evaluate(data.qrels, ["hit_rate@5", "ndcg(gains='1:0')@5"], relevance_threshold=4)""",
     ),
+    (
+        "md",
+        "## 4. A reranker and the final context, as stages\n\nA query engine's node post-processors record as `\"rerank\"` stages and what the synthesizer was finally given as the `\"context\"` stage. PROC@k of a later stage is counted against the retrieval's candidates, so a reranker that drops the evidence is told from a retriever that never found it.",
+    ),
+    (
+        "code",
+        """from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.query_engine import RetrieverQueryEngine
+
+dispatcher = get_dispatcher("notebook")
+
+class ShortestFirst(BaseNodePostprocessor):
+    \"\"\"A toy reranker: the three shortest chunks first (a cross-encoder would go here). It
+    announces its work with LlamaIndex's rerank events, as the model rerankers do.\"\"\"
+    def _postprocess_nodes(self, nodes, query_bundle=None):
+        dispatcher.event(ReRankStartEvent(query=query_bundle, nodes=nodes, top_n=3, model_name="length"))
+        kept = sorted(nodes, key=lambda n: len(n.get_content()))[:3]
+        dispatcher.event(ReRankEndEvent(nodes=kept))
+        return kept
+
+engine = RetrieverQueryEngine.from_args(index.as_retriever(similarity_top_k=10), node_postprocessors=[ShortestFirst()])
+with RetrievalRecorder(query_ids={t: q for q, t in data.queries.items()}, id_field="ref_doc_id") as recorder:
+    for question in data.queries.values():
+        engine.query(question)
+metrics = ["pct_proc@3", "ra_nwg@3"]
+by_stage = {stage or "retrieve": recorder.evaluate(data.qrels, metrics, stage=stage).aggregate
+            for stage in (None, "rerank", "context")}
+by_stage""",
+    ),
+    (
+        "md",
+        "## 5. An agent, per user question\n\nAn agent searches with its own rewrites, often more than once. `question(query_id)` keys every retrieval inside it to the user's question; `policy=\"union\"` joins the searches (first seen, each doc once) and `calls()` counts them. A scripted LLM stands in for a model here: it calls the search tool twice per question.",
+    ),
+    (
+        "code",
+        """import asyncio, uuid
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.base.llms.types import ToolCallBlock
+from llama_index.core.llms import ChatMessage, MessageRole, MockFunctionCallingLLM
+from llama_index.core.tools import FunctionTool
+from llama_index.evaluation.ragmetrics import question
+
+search_retriever = index.as_retriever(similarity_top_k=5)
+def search(query: str) -> str:
+    \"\"\"Search the knowledge base.\"\"\"
+    return "\\n".join(n.get_content() for n in search_retriever.retrieve(query))
+
+def plan(messages, **kwargs):  # the scripted LLM: two searches, then an answer
+    if any(m.role == MessageRole.TOOL for m in messages):
+        return ChatMessage(role=MessageRole.ASSISTANT, content="answered")
+    words = [m for m in messages if m.role == MessageRole.USER][-1].content.rstrip("?").split()
+    halves = [" ".join(words[: len(words) // 2 + 1]), " ".join(words[len(words) // 2:])]
+    return ChatMessage(role=MessageRole.ASSISTANT, blocks=[
+        ToolCallBlock(tool_call_id=uuid.uuid4().hex, tool_name="search", tool_kwargs={"query": h}) for h in halves])
+
+agent = FunctionAgent(tools=[FunctionTool.from_defaults(fn=search)], llm=MockFunctionCallingLLM(response_generator=plan))
+
+async def ask_all():
+    with RetrievalRecorder(id_field="ref_doc_id") as recorder:
+        for query_id, text in data.queries.items():
+            with question(query_id):
+                await agent.run(text)
+    return recorder
+
+agent_recorder = await ask_all()
+print("searches per question:", set(agent_recorder.calls().values()))
+agent_recorder.evaluate(data.qrels, ["recall@10", "ra_nwg@10"], policy="union")""",
+    ),
+    (
+        "md",
+        "## 6. From production traces\n\nA pipeline traced with OpenInference's instrumentor needs no recorder: `rm.read_traces` reads its OpenTelemetry spans back (from an exporter, or from OTLP JSON files a collector wrote). Each question's id travels as span metadata. LlamaIndex records each chunk's own id, so the document id goes into the documents' metadata.",
+    ),
+    (
+        "code",
+        """from openinference.instrumentation import using_metadata
+from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+# the id rides along in the metadata; kept out of the embedded and prompted text
+traced_index = VectorStoreIndex.from_documents(
+    [Document(text=t, metadata={"doc_id": d}, excluded_embed_metadata_keys=["doc_id"],
+              excluded_llm_metadata_keys=["doc_id"]) for d, t in data.corpus.items()])
+exporter = InMemorySpanExporter()  # in production: an OTLP exporter to a collector
+provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))  # room for deep rankings
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+traced_engine = RetrieverQueryEngine.from_args(traced_index.as_retriever(similarity_top_k=10),
+                                               node_postprocessors=[ShortestFirst()])
+for query_id, text in data.queries.items():
+    with using_metadata({"query_id": query_id}):
+        traced_engine.query(text)
+LlamaIndexInstrumentor().uninstrument()
+
+traces = rm.read_traces(exporter.get_finished_spans(), id_field="metadata:doc_id")
+print(traces)
+from_traces = {stage or "retrieve": traces.evaluate(data.qrels, metrics, stage=stage).aggregate
+               for stage in (None, "rerank")}
+print("the recorder's numbers:", all(from_traces[s] == by_stage[s] for s in from_traces))
+from_traces""",
+    ),
 ]
 
 NOTEBOOKS["04_langchain"] = [
     (
         "md",
-        "# 04 · LangChain\n\nA callback that scores every retrieval of a chain, `evaluate_retriever` over a dataset, and a LangSmith-style evaluator. Offline: an in-memory vector store with a hashing embedding.",
+        "# 04 · LangChain\n\nA callback that scores every retrieval of a chain, `evaluate_retriever` over a dataset, a LangSmith-style evaluator, a reranker as a stage, a `create_agent` agent per user question, and runs read back from LangSmith traces. Offline: an in-memory vector store with a hashing embedding.",
     ),
     (
         "code",
@@ -421,6 +525,81 @@ result.to_pandas().describe().loc[["mean", "min"]]""",
 evaluator = langsmith_evaluator(["ndcg(gains='1:0')@5", "mrr"], id_key="doc_id", relevance_threshold=4)
 docs = retriever.invoke(data.queries["chat-city"])
 evaluator(outputs={"documents": docs}, reference_outputs={"relevant_docs": data.relevant_docs["chat-city"]})""",
+    ),
+    (
+        "md",
+        "## 4. A reranker as a stage\n\nA `ContextualCompressionRetriever` (a cross-encoder or any document compressor around a base retriever) records as two stages: the base retriever is the retrieval, the compression a `\"rerank\"` stage whose PROC@k is counted against the retriever's candidates.",
+    ),
+    (
+        "code",
+        """from langchain_classic.retrievers import ContextualCompressionRetriever
+from langchain_core.documents import BaseDocumentCompressor
+
+class ShortestFirst(BaseDocumentCompressor):
+    \"\"\"A toy reranker: the three shortest documents first (a cross-encoder would go here).\"\"\"
+    def compress_documents(self, documents, query, callbacks=None):
+        return sorted(documents, key=lambda d: len(d.page_content))[:3]
+
+reranking = ContextualCompressionRetriever(base_compressor=ShortestFirst(),
+                                          base_retriever=store.as_retriever(search_kwargs={"k": 10}))
+staged = RetrievalEvalCallbackHandler(data, ["pct_proc@3", "ra_nwg@3"], id_key="doc_id")
+reranking.batch(list(data.queries.values()), config={"callbacks": [staged]})
+{stage or "retrieve": staged.evaluate(stage=stage).aggregate for stage in (None, "rerank")}""",
+    ),
+    (
+        "md",
+        "## 5. An agent, per user question\n\n`create_agent` with a retriever tool: the agent searches with its own rewrites, twice per question here (a scripted chat model stands in for a real one). The question's id in the call's metadata reaches every search; `policy=\"union\"` joins them and `calls()` counts them.",
+    ),
+    (
+        "code",
+        """import uuid
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import tool
+
+class Scripted(BaseChatModel):
+    \"\"\"Two searches (the question's halves), then an answer.\"\"\"
+    @property
+    def _llm_type(self): return "scripted"
+    def bind_tools(self, tools, **kwargs): return self
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        if any(isinstance(m, ToolMessage) for m in messages):
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content="answered"))])
+        words = [m for m in messages if isinstance(m, HumanMessage)][-1].text.rstrip("?").split()
+        halves = [" ".join(words[: len(words) // 2 + 1]), " ".join(words[len(words) // 2:])]
+        calls = [{"name": "search", "args": {"query": h}, "id": uuid.uuid4().hex, "type": "tool_call"} for h in halves]
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content="", tool_calls=calls))])
+
+@tool
+def search(query: str) -> str:
+    \"\"\"Search the knowledge base.\"\"\"
+    return "\\n\\n".join(d.page_content for d in retriever.invoke(query))
+
+agent = create_agent(Scripted(), tools=[search])
+agent_handler = RetrievalEvalCallbackHandler(data, ["recall@10", "ra_nwg@10"], id_key="doc_id")
+for query_id, text in data.queries.items():
+    agent.invoke({"messages": [{"role": "user", "content": text}]},
+                 config={"callbacks": [agent_handler], "metadata": {"query_id": query_id}})
+print("searches per question:", set(agent_handler.calls().values()))
+agent_handler.evaluate(policy="union")""",
+    ),
+    (
+        "md",
+        "## 6. From production traces\n\nRuns already traced need no handler: `rm.read_traces` reads the retriever runs back from LangSmith (`Client.list_runs`, a JSON-lines export, or `collect_runs()` as here) or from the OpenTelemetry spans of OpenInference's LangChain instrumentor. LangChain's documents carry their ids in metadata, so the key is named.",
+    ),
+    (
+        "code",
+        """from langchain_core.tracers.context import collect_runs
+
+with collect_runs() as collected:
+    for query_id, text in data.queries.items():
+        reranking.invoke(text, config={"metadata": {"query_id": query_id}})
+traces = rm.read_traces(collected.traced_runs, id_field="metadata:doc_id")
+print(traces)
+{stage or "retrieve": traces.evaluate(data.qrels, ["pct_proc@3", "ra_nwg@3"], stage=stage).aggregate
+ for stage in (None, "rerank")}""",
     ),
 ]
 

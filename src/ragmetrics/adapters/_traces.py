@@ -144,7 +144,8 @@ def read_traces(
     if not spans:
         raise InputFormatError(f"{_name(source)} holds no span or run.")
     reader = _Reader(spans, query_key, dict(query_ids or {}), id_field, _name(source))
-    traces = TraceRetrievals(reader.records(), reader.summary())
+    records = reader.records()
+    traces = TraceRetrievals(records, reader.summary(records))
     if reader.own_keyed:
         span, root = reader.own_keyed[0]
         searched = _question(span.attributes.get(_INPUT)) or span.question
@@ -782,15 +783,14 @@ class _Reader:
             ids.append(self._doc_id(fields, position, span))
         return tuple(ids), tuple(None for _ in ids)
 
-    def summary(self) -> dict[str, int]:
-        chosen = self._retrievals()
+    def summary(self, records: Sequence[RetrievalRecord]) -> dict[str, int]:
         return {
             "traces": len({s.trace_id for s in self.spans.values()}),
             "spans": len(self.spans),
-            "retrievals": sum(1 for s in chosen if s.kind == "RETRIEVER"),
-            "reranks": sum(1 for s in chosen if s.kind == "RERANKER"),
-            "failed": sum(1 for s in chosen if s.error is not None),
-            "other spans": len(self.spans) - len(chosen),
+            "retrievals": sum(1 for r in records if r.kind == "retrieve"),
+            "reranks": sum(1 for r in records if r.kind == "rerank"),
+            "failed": sum(1 for r in records if r.failed),
+            "other spans": len(self.spans) - len(records),
         }
 
 
