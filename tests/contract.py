@@ -111,20 +111,43 @@ def _check_result(spec: MetricSpec, result: rm.EvaluationResult, case: str) -> N
         assert tally + result.counts.na[label] == result.counts.queries, f"{case}: counts"
 
 
+def nuggets_for(spec: MetricSpec, qrels: dict, *, unsupported: bool = True) -> dict[str, Any]:
+    """``nuggets=`` for a metric that reads nuggets (else nothing), made from the qrels:
+    each doc judged 1 or above a nugget supported by itself and by an unjudged doc, vital
+    when graded 2 or above (so the ideal ranking by grade is the best for every nugget
+    metric); every third query also needs a fact no doc supports, and the first has
+    no nuggets at all (NA)."""
+    if not spec.needs_nuggets:
+        return {}
+    nuggets: dict[str, dict[str, Any]] = {}
+    for number, (query_id, judged) in enumerate(qrels.items()):
+        if number == 0:
+            continue
+        relevant = [d for d, g in judged.items() if g >= 1]
+        of_query = {
+            f"n{i}": {"text": f"fact {i}", "vital": judged[d] >= 2, "support": [d, "x1"]}
+            for i, d in enumerate(relevant)
+        }
+        if unsupported and number % 3 == 0:
+            of_query["unsupported"] = {"text": "no doc says it", "vital": True, "support": []}
+        nuggets[query_id] = of_query
+    return {"nuggets": nuggets}
+
+
 def check_metric(spec: MetricSpec) -> None:
     """Every hostile input gives values in the declared range, NA only where declared and
     counted, or a RagMetricsError."""
     what = f"metric {spec.name!r}"
     names = metric_names(spec)
-    options: dict[str, Any] = {}
     qrels, run = _judgments(spec, 0)
+    options = nuggets_for(spec, qrels)
     with contract(what, "random judgments", benign=True):
         _check_result(spec, rm.evaluate(qrels, run, names, **options), "random")
     if spec.perfect_is_one and spec.higher_is_better:
         with contract(what, "a perfect ranking"):
             perfect = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
             deep = [n for n in names if "@" not in n or int(n.rsplit("@", 1)[1]) >= 10]
-            found = rm.evaluate(qrels, perfect, deep)
+            found = rm.evaluate(qrels, perfect, deep, **options)
             for label, mean in found.aggregate.items():
                 assert mean is None or mean <= 1.0, f"{label} = {mean} above 1"
                 for query_id, row in found.per_query.items():
@@ -133,44 +156,55 @@ def check_metric(spec: MetricSpec) -> None:
     with contract(what, "infinite and huge scores"):
         hostile = {q: {d: _extreme(i, s) for i, (d, s) in enumerate(docs.items())} for q, docs in run.items()}  # fmt: skip
         ranked = {q: list(rm.Run.from_dict({q: d})[q]) for q, d in hostile.items()}
-        a = rm.evaluate(qrels, hostile, names)
-        b = rm.evaluate(qrels, ranked, names)
+        a = rm.evaluate(qrels, hostile, names, **options)
+        b = rm.evaluate(qrels, ranked, names, **options)
         _check_result(spec, a, "infinite scores")
         assert np.array_equal(a.values, b.values, equal_nan=True), "inf ranks as its order"
     with contract(what, "a NaN score"):
         nan_run = {**run, "q0": {**run["q0"], "d0": math.nan}}
-        assert refused_or(lambda: rm.evaluate(qrels, nan_run, names)) is None, "NaN accepted"
+        assert refused_or(lambda: rm.evaluate(qrels, nan_run, names, **options)) is None, (
+            "NaN accepted"
+        )
     for n in (1, 2):
         with contract(what, f"{n} queries"):
             few = {q: qrels[q] for q in list(qrels)[:n]}
-            _check_result(spec, rm.evaluate(few, run, names, missing="skip"), f"{n} queries")
+            _check_result(
+                spec, rm.evaluate(few, run, names, missing="skip", **options), f"{n} queries"
+            )
     with contract(what, "repeated docs"):
         lists = {q: [*docs, *list(docs)[:2]] for q, docs in run.items()}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            found = rm.evaluate(qrels, lists, names)
+            found = rm.evaluate(qrels, lists, names, **options)
         _check_result(spec, found, "repeats")
         assert found.counts.repeated_ids_dropped > 0, "repeats not counted"
     with contract(what, "queries on one side only"):
         half = {q: docs for i, (q, docs) in enumerate(run.items()) if i % 2}
         with warnings.catch_warnings(record=True):
             warnings.simplefilter("always")
-            found = rm.evaluate(qrels, half, names, missing="zero")
+            found = rm.evaluate(qrels, half, names, missing="zero", **options)
         _check_result(spec, found, "one side")
         assert found.counts.missing_from_run == len(qrels) - len(half), "missing not counted"
     with contract(what, "swapped arguments"):
-        assert refused_or(lambda: rm.evaluate(rm.Run.from_dict(run), rm.Qrels.from_dict(qrels), names)) is None  # fmt: skip
+        assert refused_or(lambda: rm.evaluate(rm.Run.from_dict(run), rm.Qrels.from_dict(qrels), names, **options)) is None  # fmt: skip
     with contract(what, "Unicode ids"):
         rename = dict(zip(qrels, UNICODE_IDS + [f"u{i}" for i in range(len(qrels))], strict=False))
         moved_q = {rename[q]: {f"{d}\u00e9\U0001f600": g for d, g in j.items()} for q, j in qrels.items()}  # fmt: skip
         moved_r = {rename[q]: {f"{d}\u00e9\U0001f600": s for d, s in r.items()} for q, r in run.items()}  # fmt: skip
-        a = rm.evaluate(moved_q, moved_r, names)
-        b = rm.evaluate(qrels, run, names)
+        moved_n = {}
+        if options:
+            moved_n = {"nuggets": {rename[q]: {n: {**x, "support": [f"{d}\u00e9\U0001f600" for d in x["support"]]} for n, x in of.items()} for q, of in options["nuggets"].items()}}  # fmt: skip
+        a = rm.evaluate(moved_q, moved_r, names, **moved_n)
+        b = rm.evaluate(qrels, run, names, **options)
         for q in qrels:
             assert a.per_query[rename[q]] == b.per_query[q], f"ids changed a value ({q!r})"
     with contract(what, "empty inputs"):
-        assert refused_or(lambda: rm.evaluate({}, run, names)) is None, "empty qrels scored"
-        assert refused_or(lambda: rm.evaluate(qrels, {}, names)) is None, "empty run scored"
+        assert refused_or(lambda: rm.evaluate({}, run, names, **options)) is None, (
+            "empty qrels scored"
+        )
+        assert refused_or(lambda: rm.evaluate(qrels, {}, names, **options)) is None, (
+            "empty run scored"
+        )
 
 
 # --- fusion -------------------------------------------------------------------------------

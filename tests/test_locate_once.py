@@ -14,6 +14,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.engine._locate import locate_judged
+from ragmetrics.engine._nuggets import locate_nuggets
 from ragmetrics.metrics.judged import JudgedRun
 from ragmetrics.metrics.registry import Cutoff, registered
 
@@ -107,10 +108,14 @@ def test_kernels_read_only_the_located_arrays() -> None:
     judged = locate_judged(qrels, run, ["q1", "q2"], depth=None, pool=pool, with_pool=True)
     assert _inputs_inside(judged) == []
     assert judged.pool is not None and not judged.pool_is_self
+    nuggets = rm.Nuggets.from_dict({"q1": {"n": {"text": "t", "vital": True, "support": ["c"]}}})
+    found = locate_nuggets(nuggets, run, ["q1", "q2"], np.array([0, 1]), depth=None)
+    with_nuggets = dataclasses.replace(judged, nuggets=found)
+    assert _inputs_inside(with_nuggets) == []
     for spec in registered().values():
         params = {p.name: p.default for p in spec.params}
         cutoff = None if spec.cutoff is Cutoff.NONE else 2
-        values = spec.kernel(judged, cutoff, **params)
+        values = spec.kernel(with_nuggets if spec.needs_nuggets else judged, cutoff, **params)
         assert len(values) == 2, spec.name
 
 

@@ -16,6 +16,7 @@ import ragmetrics as rm
 from ragmetrics.engine import stream
 from ragmetrics.metrics import Cutoff, parse_metric, registered
 from ragmetrics.metrics.registry import aliases_of, presets_of
+from tests.contract import nuggets_for
 
 SPECS = sorted(registered().values(), key=lambda s: s.name)
 CUTOFFS = (1, 3, 10)
@@ -31,6 +32,12 @@ def _names(spec) -> list[str]:  # type: ignore[no-untyped-def]
         names += [f"{base}@{k}" for k in CUTOFFS]
         names += [base] if spec.cutoff is Cutoff.OPTIONAL else []
     return names
+
+
+def _evaluate(spec, qrels, run, names, **options):  # type: ignore[no-untyped-def]
+    """rm.evaluate, with nuggets made from the qrels for a metric that reads them (every
+    relevant doc a nugget: a ranking that holds them all finds them all)."""
+    return rm.evaluate(qrels, run, names, **options, **nuggets_for(spec, qrels, unsupported=False))
 
 
 def _case(seed: int, family: str) -> tuple[dict, dict]:
@@ -51,7 +58,7 @@ def _case(seed: int, family: str) -> tuple[dict, dict]:
 def test_values_lie_in_unit_interval(spec) -> None:  # type: ignore[no-untyped-def]
     for seed in range(3):
         qrels, run = _case(seed, spec.family)
-        result = rm.evaluate(qrels, run, _names(spec))
+        result = _evaluate(spec, qrels, run, _names(spec))
         finite = result.values[~np.isnan(result.values)]
         if not spec.can_be_negative:
             assert (finite >= 0).all()
@@ -71,7 +78,7 @@ def test_perfect_ranking_scores_one(spec) -> None:  # type: ignore[no-untyped-de
     qrels = {f"q{q}": {f"d{i}": rng.choice(grades) for i in range(3)} for q in range(30)}
     ideal = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
     names = [n for n in _names(spec) if (parse_metric(n).cutoff or 3) >= 3]
-    result = rm.evaluate(qrels, ideal, names)
+    result = _evaluate(spec, qrels, ideal, names)
     for label, value in result.aggregate.items():
         assert value == 1.0, label  # exactly: no rounding leaves a perfect ranking below or above
     for query_id, values in result.per_query.items():
@@ -94,12 +101,12 @@ def test_nothing_below_rank_k_changes_metric_at_k(spec) -> None:  # type: ignore
             options = {}
         shuffled = {q: r[:k] + rng.sample(r[k:], len(r[k:])) for q, r in run.items()}
         cut = {q: r[:k] for q, r in run.items()}
-        base = rm.evaluate(qrels, run, [name], **options).values
+        base = _evaluate(spec, qrels, run, [name], **options).values
         assert np.array_equal(
-            base, rm.evaluate(qrels, shuffled, [name], **options).values, equal_nan=True
+            base, _evaluate(spec, qrels, shuffled, [name], **options).values, equal_nan=True
         )
         assert np.array_equal(
-            base, rm.evaluate(qrels, cut, [name], **options).values, equal_nan=True
+            base, _evaluate(spec, qrels, cut, [name], **options).values, equal_nan=True
         )
 
 
@@ -166,10 +173,10 @@ def test_a_perfect_ranking_is_never_worse_than_a_random_one(spec) -> None:  # ty
     qrels = {f"q{q}": {f"d{i}": rng.choice(grades) for i in range(8)} for q in range(30)}
     ideal = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}
     names = [n for n in _names(spec) if parse_metric(n).spec is spec]
-    best = rm.evaluate(qrels, ideal, names).aggregate
+    best = _evaluate(spec, qrels, ideal, names).aggregate
     for seed in range(5):
         shuffled = {q: random.Random(seed).sample(r, len(r)) for q, r in ideal.items()}
-        other = rm.evaluate(qrels, shuffled, names).aggregate
+        other = _evaluate(spec, qrels, shuffled, names).aggregate
         for name in names:
             if best[name] is None or other[name] is None:
                 continue
@@ -204,24 +211,31 @@ def test_a_query_scores_the_same_bits_whatever_its_batch(spec) -> None:  # type:
         names += [f"{spec.name}@100"]
     for seed in range(2):
         qrels, run = _uneven_case(seed, spec.family)
-        whole = rm.evaluate(qrels, run, names).per_query
+        nuggets = nuggets_for(spec, qrels, unsupported=False)
+        whole = rm.evaluate(qrels, run, names, **nuggets).per_query
         for query_id, ranking in run.items():
-            alone = rm.evaluate(qrels, {query_id: ranking}, names, missing="skip").per_query
+            alone = rm.evaluate(
+                qrels, {query_id: ranking}, names, missing="skip", **nuggets
+            ).per_query
             assert alone[query_id] == whole[query_id], query_id
         batches = [rm.Run.from_lists(dict(list(run.items())[i : i + 7])) for i in range(0, 25, 7)]
-        streamed = rm.evaluate_stream(qrels, batches, names, per_query=True, progress=False)
+        streamed = rm.evaluate_stream(
+            qrels, batches, names, per_query=True, progress=False, **nuggets
+        )
         assert streamed.per_query == whole
         rng = random.Random(seed)
         ids = list(run)
         rng.shuffle(ids)
         parts = [
-            stream.partial(qrels, {q: run[q] for q in ids[i : i + 4]}, names, per_query=True)
+            stream.partial(
+                qrels, {q: run[q] for q in ids[i : i + 4]}, names, per_query=True, **nuggets
+            )
             for i in range(0, 25, 4)
         ]
         merged = stream.merge(parts).result(qrels)
         assert merged.per_query == whole
-        assert merged.aggregate == whole_aggregate(qrels, run, names)
+        assert merged.aggregate == whole_aggregate(qrels, run, names, **nuggets)
 
 
-def whole_aggregate(qrels: dict, run: dict, names: list[str]) -> dict:  # type: ignore[type-arg]
-    return rm.evaluate(qrels, run, names).aggregate
+def whole_aggregate(qrels: dict, run: dict, names: list[str], **options: object) -> dict:  # type: ignore[type-arg]
+    return rm.evaluate(qrels, run, names, **options).aggregate

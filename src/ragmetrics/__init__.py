@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the names below load on first use (see __getattr__)
     from ragmetrics.analysis._sensitivity import RobustnessResult, robustness
     from ragmetrics.data._dataset import RetrievalDataset
     from ragmetrics.data._files import read_qrels, read_run
+    from ragmetrics.data._nuggets import Nuggets
     from ragmetrics.data._qrels import Qrels
     from ragmetrics.data._run import Run
     from ragmetrics.engine._diagnostics import Diagnosis, diagnose
@@ -57,6 +58,7 @@ _HOMES = {
     "ragmetrics.engine._result": ("Counts", "EvaluationResult"),
     "ragmetrics.metrics": ("list_metrics",),
     "ragmetrics.data._qrels": ("Qrels",),
+    "ragmetrics.data._nuggets": ("Nuggets",),
     "ragmetrics.data._run": ("Run",),
     "ragmetrics.analysis._sensitivity": ("RobustnessResult", "robustness"),
     "ragmetrics.engine.stream": ("evaluate_stream",),
@@ -95,6 +97,7 @@ __all__ = [
     "InvalidParameterError",
     "MissingDependencyError",
     "MissingQueryError",
+    "Nuggets",
     "OneProcessWarning",
     "PairedTest",
     "Qrels",

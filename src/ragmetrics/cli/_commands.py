@@ -147,6 +147,13 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
         help="map the qrels' grades onto utility grades 1..5 for the RAG set metrics, "
         "e.g. 0:1,1:3,2:4,3:5 for TREC 0-3 (every grade of the qrels must be mapped)",
     )
+    parser.add_argument(
+        "--nuggets",
+        metavar="FILE",
+        help="nuggets (JSON or JSONL: query id, nugget id, text, vital, supporting doc ids) "
+        "for nugget_recall@k, vital_recall@k, weighted_nugget_recall@k, sufficiency@k and "
+        "sufficient_k",
+    )
 
 
 def _add_testing(parser: argparse.ArgumentParser) -> None:
@@ -213,11 +220,17 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         for keyword in keyword_params()
         if getattr(args, f"param_{keyword}", None) is not None
     }
+    nuggets = None
+    if getattr(args, "nuggets", None):
+        from ragmetrics.data._nuggets import Nuggets
+
+        nuggets = Nuggets.from_json(args.nuggets)
     return {
         **params,
         "missing": args.missing,
         "score_precision": args.score_precision,
         "grade_map": args.grade_map,
+        **({"nuggets": nuggets} if nuggets is not None else {}),
     }
 
 

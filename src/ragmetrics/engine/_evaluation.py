@@ -4,6 +4,7 @@ call the kernels, count, and hold the result."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.engine._id_warnings import warn_if_ids_do_not_meet
 from ragmetrics.engine._locate import locate_judged
+from ragmetrics.engine._nuggets import locate_nuggets
 from ragmetrics.engine._result import EvaluationResult, Inputs
 from ragmetrics.engine._selection import count, select_queries
 from ragmetrics.engine._settings import (
@@ -199,6 +201,16 @@ def score_queries(
         progress=progress,
         run_rows=run_rows,
     )
+    if settings.nuggets is not None and any(m.spec.needs_nuggets for m in parsed):
+        found = locate_nuggets(
+            settings.nuggets,
+            run,
+            query_ids,
+            run_rows,
+            depth=depth_needed(parsed),
+            score_precision=settings.score_precision,
+        )
+        judged = replace(judged, nuggets=found)
     values = np.empty((len(query_ids), len(parsed)))
     for column, metric in enumerate(parsed):
         values[:, column] = metric.compute(judged)

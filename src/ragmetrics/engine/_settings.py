@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ragmetrics.data._nuggets import Nuggets
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -40,6 +41,7 @@ _MISSING_POLICIES = ("zero", "skip", "error")
 _OTHER_KEYWORDS = (
     "missing",
     "pool",
+    "nuggets",
     "grade_map",
     "score_precision",
     "progress",
@@ -72,6 +74,7 @@ class Settings:
     score_precision: ScorePrecision
     progress: bool | None
     judged_only: bool = False
+    nuggets: Nuggets | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for ``EvaluationResult.settings``."""
@@ -87,6 +90,7 @@ class Settings:
             "pool": None if self.pool is None else (self.pool.name or "given"),
             "score_precision": self.score_precision,
             **({"judged_only": True} if self.judged_only else {}),
+            **({"nuggets": repr(self.nuggets)} if self.nuggets is not None else {}),
         }
 
 
@@ -135,6 +139,19 @@ def check_settings(**keywords: Any) -> Settings:
         score_precision=check_score_precision(keywords.get("score_precision", "float64")),
         progress=progress,
         judged_only=judged_only,
+        nuggets=_checked_nuggets(keywords.get("nuggets")),
+    )
+
+
+def _checked_nuggets(value: Any) -> Nuggets | None:
+    """``nuggets=`` as :class:`Nuggets`: given so, or built from ``{qid: {nugget_id: {...}}}``."""
+    if value is None or isinstance(value, Nuggets):
+        return value
+    if isinstance(value, Mapping):
+        return Nuggets.from_dict(value)
+    raise InvalidParameterError(
+        f"nuggets= takes Nuggets (rm.Nuggets.from_dict / from_json) or a mapping "
+        f"{{qid: {{nugget_id: {{'text', 'vital', 'support'}}}}}}; got {type(value).__name__}."
     )
 
 
@@ -189,7 +206,15 @@ def check_grade_map(grade_map: Any) -> dict[int, int] | None:
 def resolve_metrics(metrics: str | Sequence[str], settings: Settings) -> list[Metric]:
     """Parse metric names and fill each parameter the name leaves out from the keywords of
     ``settings``, else from its declared default."""
-    return [m.resolve(settings.params) for m in parse_metrics(metric_names(metrics))]
+    resolved = [m.resolve(settings.params) for m in parse_metrics(metric_names(metrics))]
+    needing = [m.label for m in resolved if m.spec.needs_nuggets]
+    if needing and settings.nuggets is None:
+        raise InvalidParameterError(
+            f"{', '.join(needing)} count(s) nuggets: pass nuggets= (rm.Nuggets.from_json, or "
+            f"--nuggets FILE on the command line). Without nuggets, group_recall@k and "
+            f"recall_all@k count the relevant docs (or the evidence groups) the same way."
+        )
+    return resolved
 
 
 def checked_inputs(

@@ -3,7 +3,7 @@
 Importing this package registers every built-in metric.
 """
 
-from ragmetrics.metrics import _classic, _trec  # noqa: F401 - importing registers them
+from ragmetrics.metrics import _classic, _nuggets, _trec  # noqa: F401 - importing registers them
 from ragmetrics.metrics._rag import rarity_weights
 from ragmetrics.metrics.registry import (
     Cutoff,

@@ -17,7 +17,15 @@ import numpy as np
 from ragmetrics._util.arrays import pad_rows, run_starts
 from ragmetrics.data._precision import ScorePrecision
 
-__all__ = ["Evidence", "JudgedRun", "OneRanking", "ideal_of", "log2_ranks_list", "log2_ranks_table"]
+__all__ = [
+    "Evidence",
+    "JudgedRun",
+    "NuggetHits",
+    "OneRanking",
+    "ideal_of",
+    "log2_ranks_list",
+    "log2_ranks_table",
+]
 
 T = TypeVar("T")
 
@@ -39,6 +47,35 @@ class Evidence:
     n_given: np.ndarray
     member_hits: np.ndarray
     member_columns: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class NuggetHits:
+    """Where each query's nuggets were first found, one row per query of a judged run.
+
+    Attributes:
+        first: the 0-based rank at which a supporting doc of each nugget first appears
+            (``inf``: none within the judged depth, and in the padding past a query's last
+            nugget); one column per nugget, in the order the nuggets were given.
+        vital: True for the vital nuggets (False in the padding).
+        counts: how many nuggets each query has (0: the nugget metrics are NA).
+    """
+
+    first: np.ndarray
+    vital: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def real(self) -> np.ndarray:
+        """True in the columns that hold a nugget (False in the padding)."""
+        real: np.ndarray = np.arange(self.first.shape[1])[None, :] < self.counts[:, None]
+        return real
+
+    @property
+    def n_vital(self) -> np.ndarray:
+        """Per query, how many vital nuggets."""
+        counts: np.ndarray = self.vital.sum(axis=1)
+        return counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,6 +102,7 @@ class JudgedRun:
         hit_tied: per hit, True when its score equals that of the hit just above it (the
             same query): tied judged docs, which the ranking orders by doc id descending.
             None for rankings without scores (no ties).
+        nuggets: where each query's nuggets were found (None: no nugget metric was asked).
     """
 
     query_ids: tuple[str, ...]
@@ -84,6 +122,7 @@ class JudgedRun:
     pool: JudgedRun | None = None
     pool_is_self: bool = False
     hit_tied: np.ndarray | None = None
+    nuggets: NuggetHits | None = None
     cache: dict[Any, Any] = field(default_factory=dict)
 
     @property

@@ -373,6 +373,8 @@ class MetricSpec:
             ERR), so qrels with grades such as 0.37 are accepted; other metrics refuse them.
         needs_pool: the kernel reads PROC@k's candidate pool (``JudgedRun.pooled``), which
             the locate step then judges in full alongside the run.
+        needs_nuggets: the kernel reads where each query's nuggets were found
+            (``JudgedRun.nuggets``); an evaluation asking for it needs ``nuggets=``.
         single: the kernel's twin for one ranking, ``single(one, cutoff, **params)`` on a
             :class:`~ragmetrics.metrics.judged.OneRanking`: the same value in plain Python,
             for scoring one ranking a call (the adapters' plug-ins); ``None`` returned, or
@@ -396,6 +398,7 @@ class MetricSpec:
     can_be_negative: bool = False
     real_grades: bool = False
     needs_pool: bool = False
+    needs_nuggets: bool = False
     single: SingleKernel | None = None
 
     def param(self, name: str) -> Param:
