@@ -114,11 +114,12 @@ def test_an_agents_searches_are_one_run_per_user_question(agents, dataset, kind)
     assert set(union.query_ids) == set(asked) == set(latest.query_ids)
     for qid, text in asked.items():
         searched = {q: [n.node.node_id for n in retriever.retrieve(q)] for q in _rewrites(text)}
-        # the agent may run its two calls in either order: the union is in the order the
-        # retrievals ended, each doc once; "latest" is the one that ended last
+        # the agent may run its two calls at once: the union is in the order the retrievals
+        # started, each doc once; "latest" is the one that ended last
         records = [r for r in recorder.records if r.query_id == qid]
         assert sorted(r.query for r in records) == sorted(searched)
-        in_order = [d for r in records for d in searched[r.query]]
+        by_start = sorted(records, key=lambda r: r.started or 0.0)
+        in_order = [d for r in by_start for d in searched[r.query]]
         assert union[qid] == tuple(dict.fromkeys(in_order))
         assert latest[qid] == tuple(searched[records[-1].query])
     result = recorder.evaluate(dataset.qrels, ["recall@6"], policy="union")

@@ -49,8 +49,8 @@ __all__ = [
 
 # How the retrievals of one query become its ranking: "latest" keeps the last successful
 # retrieval (a pipeline that retrieves once per question); "union" joins every successful
-# retrieval of the query, docs in the order first seen, each once (an agent that calls its
-# retriever tool several times for one question).
+# retrieval of the query (in the order they started), docs in the order first seen, each once
+# (an agent that calls its retriever tool several times for one question).
 Policy = Literal["latest", "union"]
 POLICIES: tuple[str, ...] = ("latest", "union")
 
@@ -128,6 +128,9 @@ class RetrievalRecord:
             search for the user's question, whatever text it searched with).
         seconds: how long the retrieval took (wall time from its start event to its end or
             error), ``None`` when its start was not seen.
+        started: when it started, on the log's own clock (a recorder's ``perf_counter``, a
+            trace's epoch seconds): ``policy="union"`` joins a question's searches in the
+            order they were started. ``None`` when its start was not seen.
     """
 
     query: str
@@ -143,6 +146,7 @@ class RetrievalRecord:
     seconds: float | None = None
     in_question: bool = False
     kind: str = "retrieve"
+    started: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -291,6 +295,7 @@ class RetrievalLog:
             seconds=seconds,
             in_question=opened.in_question,
             kind=opened.kind,
+            started=None if seconds is None else opened.started,
         )
         live = self._score(record)
         with self._lock:
@@ -321,6 +326,7 @@ class RetrievalLog:
                     seconds=time.perf_counter() - opened.started,
                     in_question=opened.in_question,
                     kind=opened.kind,
+                    started=opened.started,
                 )
             )
 
@@ -408,8 +414,9 @@ class RetrievalLog:
         self, stage: str | None = None, *, name: str = "recorded", policy: Policy = "latest"
     ) -> Run:
         """Each query's ranking, as a ranked-list run: its latest successful retrieval
-        (``policy="latest"``), or the union of all of them, docs in the order first seen
-        (``policy="union"``: an agent that searched several times for one question;
+        (``policy="latest"``), or the union of all of them, docs in the order first seen,
+        searches in the order they started (``policy="union"``: an agent that searched
+        several times for one question;
         :meth:`calls` says how many times).
 
         Without ``stage``, retrievals nested in another recorded one (the sub-retrievers of
@@ -422,9 +429,10 @@ class RetrievalLog:
             self._warn_stages(records)
         if policy == "latest":
             ranked = {r.query_id: list(r.doc_ids) for r in records}
-        else:
+        else:  # in the order the searches were started (an agent's parallel calls end in
+            # any order; they start in the order it issued them)
             seen: dict[str, dict[str, None]] = {}
-            for record in records:
+            for record in sorted(records, key=_start_order):
                 seen.setdefault(record.query_id, {}).update(dict.fromkeys(record.doc_ids))
             ranked = {query_id: list(docs) for query_id, docs in seen.items()}
         return Run.from_lists(ranked, name=name)
@@ -557,6 +565,11 @@ class RetrievalLog:
             self._records.clear()
             self._open.clear()
             self._live.clear()
+
+
+def _start_order(record: RetrievalRecord) -> tuple[bool, float]:
+    """Records by start (those whose start was not seen after, in their own order)."""
+    return (record.started is None, record.started or 0.0)
 
 
 class RecordedRetrievals:

@@ -693,6 +693,7 @@ class _Reader:
             seconds,
             in_question,
             kind,
+            span.start,
         )
 
     def _query(self, span: _Span, ancestors: list[_Span]) -> tuple[str, str, bool]:
