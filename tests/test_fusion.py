@@ -9,6 +9,7 @@ libraries fuse the same rankings and any difference is in the fusion itself.
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import zlib
@@ -476,3 +477,14 @@ def test_the_command_line_fuses_trains_and_writes(
     assert "needs phi" in capsys.readouterr().err
     assert main(["fuse", *paths, "-o", str(out), "--param", "k"]) == 2
     assert "NAME=VALUE" in capsys.readouterr().err
+
+
+def test_max_normalization_of_a_query_whose_best_score_is_zero_stays_finite() -> None:
+    """norm="max" divides by the query's best score, or by a floor of 1e-9 when that is 0 or
+    below; a score of -1.8e299 over the floor overflowed to -inf and the fusion was refused
+    (found by tests/test_properties_analysis.py). Such a query is worked out again on its
+    scores scaled by a power of two, as the other normalizations' overflows are."""
+    runs = [{"q": {"a": 0.0, "b": -1.797693134862316e299}}, {"q": {"a": 1.0}}]
+    fused = fuse(runs, method="sum", norm="max")
+    assert list(fused["q"]) == ["a", "b"]
+    assert all(math.isfinite(v) for v in fused.to_dict()["q"].values())

@@ -40,13 +40,70 @@ def test_ppi_intervals_cover_the_truth_where_naive_ones_do_not() -> None:
     assert np.mean(widths) < 0.8 * np.mean(human_widths)  # the LLM agrees well: narrower
 
 
+def _ppi_plus_plus(f_all: np.ndarray, f_n: np.ndarray, y_n: np.ndarray) -> tuple[float, float]:
+    """PPI++ for a mean, written out from Angelopoulos, Duchi and Zrnic (2023), with the
+    unlabelled set the queries people did not grade (``f_all`` minus the sample, which is
+    its first ``n`` values here): the weight lambda = Cov(y, f) / (Var(f) + (n/N) Var_u(f)),
+    clipped to [0, 1]; the estimate and its half-width at 95%."""
+    n = len(y_n)
+    f_u = f_all[n:]
+    cov = sum((a - y_n.mean()) * (b - f_n.mean()) for a, b in zip(y_n, f_n, strict=True)) / (n - 1)
+    lam = min(1.0, max(0.0, cov / (np.var(f_n, ddof=1) + n / len(f_u) * np.var(f_u, ddof=1))))
+    est = lam * f_u.mean() + (y_n - lam * f_n).mean()
+    var = lam**2 * np.var(f_u, ddof=1) / len(f_u) + np.var(y_n - lam * f_n, ddof=1) / n
+    return est, 1.959963984540054 * math.sqrt(var)
+
+
+@pytest.mark.parametrize(
+    ("bias", "noise", "agrees"),
+    [(0.08, 0.05, True), (0.0, 0.6, False), (0.3, 0.0, True)],
+    ids=["good but biased", "poor: mostly noise", "biased, no noise"],
+)
+def test_power_tuned_intervals_cover_and_are_never_wider_than_peoples(
+    bias: float, noise: float, agrees: bool
+) -> None:
+    """Over 400 simulated golden sets each: PPI++ covers the truth at its level with LLM
+    labels good or poor, and is never wider than the interval from people's labels alone,
+    where classic PPI (lambda = 1) can be much wider."""
+    target = 2 / 5
+    covered, classic_wider, ratios = 0, 0, []
+    for seed in range(400):
+        rng = np.random.default_rng(10_000 + seed)
+        truth = rng.beta(2, 3, size=400)
+        if agrees:
+            llm = np.clip(truth + bias + rng.normal(0, noise, 400), 0, 1)
+        else:  # labels that barely track the truth
+            llm = np.clip(0.2 * truth + rng.uniform(0, 1, 400) * noise + 0.3, 0, 1)
+        sample = rng.choice(400, size=40, replace=False)
+        _est, low, high = ppi_mean(llm, llm[sample], truth[sample])
+        covered += low <= target <= high
+        human_half = 1.959963984540054 * truth[sample].std(ddof=1) / math.sqrt(40)
+        assert (high - low) / 2 <= human_half * (1 + 1e-12)  # never wider, every time
+        ratios.append((high - low) / 2 / human_half)
+        _, c_low, c_high = ppi_mean(llm, llm[sample], truth[sample], tuning=1.0)
+        classic_wider += (c_high - c_low) / 2 > human_half
+    assert covered / 400 >= 0.92  # 95% intervals; 400 draws: 2 standard errors below 0.95
+    if agrees:
+        assert np.mean(ratios) < 0.8  # the LLM helps: clearly narrower
+    else:
+        assert classic_wider > 100  # classic PPI pays for poor labels; PPI++ does not
+
+
 def test_ppi_mean_as_written() -> None:
     llm = [0.6, 0.8, 0.7, 0.9] * 5
-    estimate, low, high = ppi_mean(llm, llm[:10], [x - 0.1 for x in llm[:10]])
-    assert estimate == pytest.approx(0.75 - 0.1)
-    f_var = np.var(llm, ddof=1) / 20
+    people = [x - 0.1 for x in llm[:10]]
+    # classic PPI (lambda = 1): the LLM's mean, corrected by the mean difference
+    estimate, low, high = ppi_mean(llm, llm[:10], people, tuning=1.0)
+    assert estimate == pytest.approx(np.mean(llm[10:]) - 0.1)  # 0.76: the other ten
+    f_var = np.var(llm[10:], ddof=1) / 10  # the LLM's mean over the 10 queries not graded
     half = 1.959963984540054 * np.sqrt(f_var + 0.0)
     assert (low, high) == pytest.approx((estimate - half, estimate + half))
+    # power-tuned (the default)
+    estimate, low, high = ppi_mean(llm, llm[:10], people)
+    expected, half = _ppi_plus_plus(np.array(llm), np.array(llm[:10]), np.array(people))
+    assert (estimate, low, high) == pytest.approx((expected, expected - half, expected + half))
+    with pytest.raises(InvalidParameterError, match="tuning"):
+        ppi_mean(llm, llm[:10], people, tuning=1.5)
     with pytest.raises(InvalidParameterError, match="equal-length"):
         ppi_mean([0.1, 0.2], [0.1], [0.1, 0.2])
 
@@ -68,7 +125,7 @@ def test_a_few_agreeing_human_labels_give_no_interval() -> None:
         ppi_evaluate(llm_qrels, renamed, runs["bm25"], ["ndcg@5"])
 
 
-def _graded(seed: int) -> tuple[dict, dict, dict]:
+def _graded(seed: int, n_sample: int = 12) -> tuple[dict, dict, dict]:
     rng = random.Random(seed)
     human = {f"q{i}": {f"d{j}": rng.randint(0, 2) for j in range(8)} for i in range(30)}
     llm = {  # the LLM grades generously
@@ -81,7 +138,7 @@ def _graded(seed: int) -> tuple[dict, dict, dict]:
         }
         for name, boost in (("bm25", 0.0), ("hybrid", 1.0))
     }
-    sample = {q: human[q] for q in list(human)[:12]}
+    sample = {q: human[q] for q in list(human)[:n_sample]}
     return llm, sample, runs
 
 
@@ -93,7 +150,10 @@ def test_ppi_evaluate_and_compare_on_real_evaluations() -> None:
     f_all = np.array([on_llm[q]["ndcg@5"] for q in llm])
     f_n = np.array([on_llm[q]["ndcg@5"] for q in human])
     y_n = np.array([on_human[q]["ndcg@5"] for q in human])
-    assert estimate.estimate == pytest.approx(f_all.mean() + (y_n - f_n).mean())
+    expected, half = _ppi_plus_plus(f_all, f_n, y_n)
+    assert estimate.estimate == pytest.approx(expected)
+    assert (estimate.low, estimate.high) == pytest.approx((expected - half, expected + half))
+    assert 0.0 <= estimate.tuning <= 1.0
     assert (estimate.n_all, estimate.n_human) == (30, 12)
     assert estimate.naive == pytest.approx(f_all.mean())
     assert estimate.human_only == pytest.approx(y_n.mean())
@@ -138,3 +198,49 @@ def test_ppi_as_keywords_of_evaluate_compare_and_the_report(tmp_path) -> None:  
     assert "Intervals valid on LLM labels" in page and "people graded 12 of the queries" in page
     with pytest.raises(rm.RagMetricsError):
         rm.compare(llm, runs, metrics, human_qrels=[1, 2])
+
+
+def test_the_planner_says_how_many_labels_a_width_needs() -> None:
+    """From a pilot of human labels, the plan for a width; grading that many queries (200
+    times over) gives intervals of about that width, and never more labels than people's
+    labels alone would need."""
+    from ragmetrics.analysis.ppi import ppi_plan
+
+    rng = np.random.default_rng(3)
+    truth = rng.beta(2, 3, 3000)
+    for noise, helps in ((0.05, True), (0.6, False)):
+        llm = np.clip(truth + rng.normal(0, noise, 3000), 0, 1)
+        pilot = rng.choice(3000, 300, replace=False)
+        plan = ppi_plan(llm, llm[pilot], truth[pilot], width=0.06)
+        assert plan.n_human is not None and plan.n_human <= plan.n_people_only
+        assert (plan.n_human < 0.7 * plan.n_people_only) == helps
+        widths = []
+        for _ in range(200):
+            graded = rng.choice(3000, plan.n_human, replace=False)
+            _, low, high = ppi_mean(llm, llm[graded], truth[graded])
+            widths.append(high - low)
+        assert abs(np.mean(widths) - 0.06) < 0.1 * 0.06  # as planned, within 10%
+    tiny = ppi_plan(llm, llm[pilot], truth[pilot], width=1e-4)
+    assert tiny.n_human is None and tiny.expected_width > 1e-4  # not reachable: said so
+    with pytest.raises(InvalidParameterError, match="width"):
+        ppi_plan(llm, llm[pilot], truth[pilot], width=0)
+
+
+def test_estimates_per_segment_are_the_segments_own() -> None:
+    llm, human, runs = _graded(6, n_sample=24)
+    segments = {q: "even" if int(q[1:]) % 2 == 0 else "odd" for q in llm}
+    estimates = ppi_evaluate(llm, human, runs["hybrid"], ["ndcg@5"], segments=segments)
+    assert [e.segment for e in estimates] == [None, "even", "odd"]
+    for part in ("even", "odd"):
+        inside = {q: g for q, g in llm.items() if segments[q] == part}
+        people = {q: g for q, g in human.items() if segments[q] == part}
+        run = {q: r for q, r in runs["hybrid"].items() if q in inside}
+        (alone,) = ppi_evaluate(inside, people, run, ["ndcg@5"])
+        (ours,) = [e for e in estimates if e.segment == part]
+        assert (ours.estimate, ours.low, ours.high, ours.n_human) == pytest.approx(
+            (alone.estimate, alone.low, alone.high, alone.n_human)
+        )
+    pairs = ppi_compare(llm, human, runs, ["ndcg@5"], baseline="bm25", segments=segments)
+    assert [(e.segment, e.pair) for e in pairs] == [
+        (None, ("bm25", "hybrid")), ("even", ("bm25", "hybrid")), ("odd", ("bm25", "hybrid")),
+    ]  # fmt: skip

@@ -155,9 +155,15 @@ def _min_max_inverted(rows: Rows, table: Table) -> Rows:
     return Rows(rows.cand[order], rows.lengths, values[order])
 
 
-def _max(rows: Rows, table: Table) -> Rows:
+def _max_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
     _, highs = _extremes(rows)
-    return rows.with_values(_scores(rows) / _per_row(rows, np.maximum(highs, FLOOR)))
+    denominator = np.maximum(highs, FLOOR)
+    return _scores(rows) / _per_row(rows, denominator), denominator
+
+
+# a query whose best score is 0 or below divides by FLOOR, which a score of -1e299 overflows:
+# worked out again on its scores scaled by a power of two, as the other normalizations are
+_max = _guarded(_max_values)
 
 
 def _sum_values(rows: Rows) -> tuple[np.ndarray, np.ndarray]:
