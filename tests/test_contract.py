@@ -199,6 +199,8 @@ def _public_functions() -> list[tuple[str, Any]]:
         ("matching.is_chunk_from_original", matching.is_chunk_from_original),
         ("matching.ChunkMatcher", matching.ChunkMatcher),
         ("goldset.pool", goldset.pool),
+        ("goldset.utility_qrels", goldset.utility_qrels),
+        ("goldset.tracking", goldset.tracking),
         ("output.write_report", write_report),
     ]
     found += [
@@ -280,6 +282,27 @@ _OWN: dict[str, dict[str, Any]] = {
     "ChunkMatcher": {"originals": {"a": "hello world", "b": "other"}},
     "pool": {"runs": [{"q0": {"a": 0.5}}, {"q0": {"b": 0.4}}], "depth": 5},
     "write_report": {"path": "report.md", "plots": False},
+    "utility_qrels": {
+        "questions": {"q0": "who?"},
+        "run": {"q0": ["a", "b"]},
+        "passages": {"a": "Ada did.", "b": "nobody"},
+        "answer": lambda question, passage: passage.split()[0],
+        "references": {"q0": "Ada"},
+        "model_id": "toy",
+        "cache": None,
+        "metric": "exact_match",
+    },
+    "ppi_plan": {
+        "llm_all": np.linspace(0.1, 0.9, 40),
+        "llm_sample": np.linspace(0.1, 0.9, 40)[:12],
+        "human_sample": np.linspace(0.1, 0.9, 40)[:12] + 0.05,
+        "width": 0.2,
+    },
+    "tracking": {
+        "metric": {s: {"q1": v, "q2": v / 2} for s, v in zip("abc", (0.9, 0.5, 0.1), strict=True)},
+        "quality": {s: {"q1": v, "q2": v} for s, v in zip("abc", (1.0, 0.6, 0.2), strict=True)},
+        "n_boot": 100,
+    },
 }
 for _name in ("retrieval_f1", "retrieval_map", "retrieval_mrr", "retrieval_ndcg",
               "retrieval_precision", "retrieval_recall"):  # fmt: skip

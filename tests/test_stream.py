@@ -22,20 +22,38 @@ from ragmetrics.errors import (
     RagMetricsError,
     UngroupedInputError,
 )
-from ragmetrics.metrics.registry import Cutoff
+from ragmetrics.metrics.registry import Cutoff, registered
 
 GRADE_MAP = {0: 1, 1: 3, 2: 4, 3: 5}
 
 
-def _every_metric() -> list[str]:
-    """One name per registered metric (at @10 where it takes a cutoff)."""
+def _every_metric(*, nuggets: bool = False) -> list[str]:
+    """One name per registered metric (at @10 where it takes a cutoff); those that read
+    nuggets only with ``nuggets=True`` (they need ``nuggets=``: see :func:`_nuggets`)."""
     names = []
-    for spec in rm.list_metrics():
-        names.append(spec["name"] if spec["cutoff"] == Cutoff.NONE.value else f"{spec['name']}@10")
-    return names
+    for spec in registered().values():
+        if not spec.kernel.__module__.startswith("ragmetrics.") or spec.needs_nuggets != nuggets:
+            continue  # another test's metric, or the other kind
+        names.append(spec.name if spec.cutoff is Cutoff.NONE else f"{spec.name}@10")
+    return sorted(names)
 
 
 METRICS = _every_metric()
+NUGGET_METRICS = _every_metric(nuggets=True)
+
+
+def _nuggets(qrels: Qrels) -> dict[str, dict[str, dict[str, object]]]:
+    """Nuggets of every other judged query: one for each doc graded 2 or more (vital at
+    3), supported by that doc and by an unjudged one."""
+    return {
+        query_id: {
+            f"n{doc}": {"text": doc, "vital": grade == 3, "support": [doc, "never-retrieved"]}
+            for doc, grade in judged.items()
+            if grade >= 2
+        }
+        for number, (query_id, judged) in enumerate(qrels.items())
+        if number % 2
+    }
 
 
 def _data(seed: int, n_queries: int = 240) -> tuple[dict[str, dict[str, int]], Run]:
@@ -78,11 +96,12 @@ def test_a_streamed_trec_file_equals_evaluate_on_every_metric(tmp_path: Path, mi
     path = tmp_path / "run.txt"
     with pytest.warns(rm.FormatLossWarning, match="empty ranking"):  # read back as missing
         run.to_trec(path)
-    options = {"grade_map": GRADE_MAP, "missing": missing}
-    expected = evaluate(qrels, Run.from_trec(path), METRICS, **options)
+    options = {"grade_map": GRADE_MAP, "missing": missing, "nuggets": _nuggets(qrels)}
+    metrics = METRICS + NUGGET_METRICS
+    expected = evaluate(qrels, Run.from_trec(path), metrics, **options)
     for batch_rows in (1, 50, 10**6):
         streamed = evaluate_stream(
-            qrels, path, METRICS, per_query=True, batch_rows=batch_rows, progress=False, **options
+            qrels, path, metrics, per_query=True, batch_rows=batch_rows, progress=False, **options
         )
         _same(expected, streamed)
     assert expected.counts.missing_from_run and expected.counts.not_judged

@@ -248,7 +248,7 @@ def ppi_plan(
     var_f, var_y = float(f_all.var(ddof=1)), float(y_n.var(ddof=1))
     var_fn = float(f_n.var(ddof=1))
     cov = float(np.cov(y_n, f_n, ddof=1)[0, 1])
-    people_only = max(MIN_HUMAN, math.ceil((2 * z) ** 2 * var_y / width**2))
+    people_only = max(MIN_HUMAN, math.ceil((2 * z * math.sqrt(var_y) / width) ** 2))
     big_n = len(f_all)
 
     def expected(n: int) -> tuple[float, float]:

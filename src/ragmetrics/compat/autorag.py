@@ -28,12 +28,11 @@ ground-truth passage, and the scores are averaged over the retrieved passages.
 from __future__ import annotations
 
 import math
-import re
-import string
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragmetrics._util.answers import normalize_answer
 from ragmetrics.errors import RagMetricsError
 
 Groups = Sequence[Sequence[str]]
@@ -160,15 +159,6 @@ def retrieval_ndcg(retrieval_gt: Any, pred: Any) -> Score | list[Score]:
     """Binary nDCG over the raw prediction list (a repeated hit adds gain again); the ideal
     has ``min(ids listed in retrieval_gt, len(pred))`` relevant slots."""
     return _apply(_ndcg, retrieval_gt, pred)
-
-
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalization: lowercase, drop punctuation and articles, single spaces."""
-    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
 
 
 def _token_scores(truth: str, predicted: str) -> tuple[float, float, float]:

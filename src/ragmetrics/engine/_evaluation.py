@@ -15,7 +15,6 @@ from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.engine._id_warnings import warn_if_ids_do_not_meet
 from ragmetrics.engine._locate import locate_judged
-from ragmetrics.engine._nuggets import locate_nuggets
 from ragmetrics.engine._result import EvaluationResult, Inputs
 from ragmetrics.engine._selection import count, select_queries
 from ragmetrics.engine._settings import (
@@ -202,6 +201,8 @@ def score_queries(
         run_rows=run_rows,
     )
     if settings.nuggets is not None and any(m.spec.needs_nuggets for m in parsed):
+        from ragmetrics.engine._nuggets import locate_nuggets  # only when asked for
+
         found = locate_nuggets(
             settings.nuggets,
             run,

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ragmetrics.data._nuggets import Nuggets
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -31,6 +30,9 @@ __all__ = [
     "metric_names",
     "resolve_metrics",
 ]
+
+if TYPE_CHECKING:  # loaded when nuggets are given: the trec_eval stand-in never reads them
+    from ragmetrics.data._nuggets import Nuggets
 
 MissingPolicy = Literal["zero", "skip", "error"]
 _MISSING_POLICIES = ("zero", "skip", "error")
@@ -145,7 +147,11 @@ def check_settings(**keywords: Any) -> Settings:
 
 def _checked_nuggets(value: Any) -> Nuggets | None:
     """``nuggets=`` as :class:`Nuggets`: given so, or built from ``{qid: {nugget_id: {...}}}``."""
-    if value is None or isinstance(value, Nuggets):
+    if value is None:
+        return None
+    from ragmetrics.data._nuggets import Nuggets
+
+    if isinstance(value, Nuggets):
         return value
     if isinstance(value, Mapping):
         return Nuggets.from_dict(value)

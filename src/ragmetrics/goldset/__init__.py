@@ -15,13 +15,11 @@ with the answer kept; a call that keeps failing leaves it failed, with the error
 
 from __future__ import annotations
 
-import asyncio
 import datetime
 import hashlib
 import json
 import os
 import statistics
-import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,9 +41,10 @@ from ragmetrics.errors import (
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
-from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks
+from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks, run_sync
 from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge, model_identity
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE, TEMPLATE_HASH, parse_grade, prompt
+from ragmetrics.goldset._utility import Tracking, UtilityLabels, tracking, utility_qrels
 
 __all__ = [
     "PROMPT_VERSION",
@@ -59,8 +58,10 @@ __all__ = [
     "Limits",
     "Pool",
     "Reply",
+    "Tracking",
     "UngradedPairsWarning",
     "Usage",
+    "UtilityLabels",
     "agrade",
     "as_judge",
     "audit",
@@ -72,6 +73,8 @@ __all__ = [
     "parse_grade",
     "pool",
     "read_sample",
+    "tracking",
+    "utility_qrels",
 ]
 
 RRF_K = 60  # the constant of reciprocal-rank fusion (Cormack et al.)
@@ -515,26 +518,8 @@ def grade(
             progress=progress,
         )
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        done: GoldSet = asyncio.run(graded())
-        return done
-    box: dict[str, Any] = {}
-
-    def in_thread() -> None:  # a notebook's loop is running: grade on a loop of our own
-        try:
-            box["result"] = asyncio.run(graded())
-        except BaseException as error:
-            box["error"] = error
-
-    thread = threading.Thread(target=in_thread)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    result: GoldSet = box["result"]
-    return result
+    done: GoldSet = run_sync(graded)  # inside a running loop (a notebook): on one of its own
+    return done
 
 
 async def agrade(

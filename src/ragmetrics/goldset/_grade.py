@@ -6,17 +6,61 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ragmetrics.errors import RagMetricsError
 from ragmetrics.goldset._cache import Answer, Cache, cache_key
 from ragmetrics.goldset._judge import Conversation, Judge, Reply
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE_HASH, parse_grade, prompt, reask
 
+T = TypeVar("T")
+
 MAX_REASKS = 2
+
+
+def run_sync(make: Callable[[], Awaitable[T]]) -> T:
+    """``await make()`` from synchronous code: on a new event loop, or, inside a running one
+    (a notebook), on a loop of its own in a thread."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())  # type: ignore[arg-type]
+    box: dict[str, Any] = {}
+
+    def in_thread() -> None:
+        try:
+            box["result"] = asyncio.run(make())  # type: ignore[arg-type]
+        except BaseException as error:
+            box["error"] = error
+
+    thread = threading.Thread(target=in_thread)
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    result: T = box["result"]
+    return result
+
+
+@dataclass(frozen=True)
+class Asking:
+    """What one kind of question to the model is: its first message for a (query, passage)
+    pair, the strict reader of its reply (None: not an answer, re-ask), the corrective
+    re-ask (None: take the reply as it is), and the version and template hash that key the
+    cache (another prompt never reads this one's answers)."""
+
+    prompt: Callable[[str, str], str]
+    parse: Callable[[object], int | None]
+    reask: Callable[[str], str] | None
+    version: str
+    template_hash: str
+
+
+GRADING = Asking(prompt, parse_grade, reask, PROMPT_VERSION, TEMPLATE_HASH)
 
 
 @dataclass(frozen=True)
@@ -115,6 +159,7 @@ def make_tasks(
     texts: Callable[[str, str], tuple[str, str]],
     judge: Judge,
     samples: int,
+    asking: Asking = GRADING,
 ) -> list[Task]:
     tasks = []
     params = dict(judge.params)
@@ -122,7 +167,7 @@ def make_tasks(
         query, passage = texts(query_id, doc_id)
         for sample in range(samples):
             key, parts = cache_key(
-                judge.model_id, params, PROMPT_VERSION, TEMPLATE_HASH, query, passage, sample
+                judge.model_id, params, asking.version, asking.template_hash, query, passage, sample
             )
             tasks.append(Task(index, sample, query, passage, key, parts))
     return tasks
@@ -139,8 +184,11 @@ CLAIM_POLL_SECONDS = 0.2  # how often a key another process claimed is looked up
 class Engine:
     """Runs the tasks against the judge (see the module docstring)."""
 
-    def __init__(self, judge: Judge, cache: Cache, limits: Limits, progress: Any) -> None:
+    def __init__(
+        self, judge: Judge, cache: Cache, limits: Limits, progress: Any, asking: Asking = GRADING
+    ) -> None:
         self.judge, self.cache, self.limits, self.progress = judge, cache, limits, progress
+        self.asking = asking
         self.usage = Usage()
         self.window = _Window()
         self.spent_tokens = 0
@@ -186,7 +234,8 @@ class Engine:
             self.cache.release(task.key)  # after put() nothing is left to release
 
     async def _ask(self, task: Task) -> Outcome:
-        conversation: Conversation = [("user", prompt(task.query, task.passage))]
+        asking = self.asking
+        conversation: Conversation = [("user", asking.prompt(task.query, task.passage))]
         prompt_tokens = completion_tokens = 0
         reported = True
         raw = ""
@@ -199,12 +248,12 @@ class Engine:
             prompt_tokens += reply.prompt_tokens or 0
             completion_tokens += reply.completion_tokens or 0
             raw = reply.text if isinstance(reply.text, str) else repr(reply.text)
-            grade = parse_grade(reply.text)
-            if grade is not None:
+            grade = asking.parse(reply.text)
+            if grade is not None or asking.reask is None:
                 break
             if attempt < MAX_REASKS:
                 self.usage.reasks += 1
-                conversation = [*conversation, ("assistant", raw), ("user", reask(raw))]
+                conversation = [*conversation, ("assistant", raw), ("user", asking.reask(raw))]
         answer = Answer(
             grade=grade,
             answer=raw,
