@@ -201,6 +201,9 @@ def _public_functions() -> list[tuple[str, Any]]:
         ("goldset.pool", goldset.pool),
         ("goldset.utility_qrels", goldset.utility_qrels),
         ("goldset.tracking", goldset.tracking),
+        ("goldset.make_nuggets", goldset.make_nuggets),
+        ("goldset.support_nuggets", goldset.support_nuggets),
+        ("goldset.support_agreement", goldset.support_agreement),
         ("output.write_report", write_report),
     ]
     found += [
@@ -297,6 +300,25 @@ _OWN: dict[str, dict[str, Any]] = {
         "llm_sample": np.linspace(0.1, 0.9, 40)[:12],
         "human_sample": np.linspace(0.1, 0.9, 40)[:12] + 0.05,
         "width": 0.2,
+    },
+    "make_nuggets": {
+        "questions": {"q0": "who wrote it?"},
+        "judge": lambda prompt: "vital: Ada wrote it",
+        "references": {"q0": "Ada wrote it."},
+        "model_id": "toy",
+        "cache": None,
+    },
+    "support_nuggets": {
+        "nuggets": {"q0": {"n1": {"text": "Ada wrote it", "vital": True, "support": []}}},
+        "pairs": {"q0": ["a"]},
+        "passages": {"a": "Ada wrote it in 1843."},
+        "judge": lambda prompt: "yes",
+        "model_id": "toy",
+        "cache": None,
+    },
+    "support_agreement": {
+        "llm": {("q", "n", "a"): True, ("q", "n", "b"): False},
+        "human": {("q", "n", "a"): True, ("q", "n", "b"): True},
     },
     "tracking": {
         "metric": {s: {"q1": v, "q2": v / 2} for s, v in zip("abc", (0.9, 0.5, 0.1), strict=True)},

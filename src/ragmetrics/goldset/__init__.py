@@ -43,11 +43,24 @@ from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
 from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks, run_sync
 from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge, model_identity
+from ragmetrics.goldset._nuggetize import (
+    NUGGET_TEMPLATE,
+    SUPPORT_TEMPLATE,
+    NuggetSet,
+    SupportAgreement,
+    make_nuggets,
+    parse_nuggets,
+    parse_support,
+    support_agreement,
+    support_nuggets,
+)
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE, TEMPLATE_HASH, parse_grade, prompt
 from ragmetrics.goldset._utility import Tracking, UtilityLabels, tracking, utility_qrels
 
 __all__ = [
+    "NUGGET_TEMPLATE",
     "PROMPT_VERSION",
+    "SUPPORT_TEMPLATE",
     "TEMPLATE",
     "Audit",
     "Estimate",
@@ -56,8 +69,10 @@ __all__ = [
     "Judge",
     "LabelsChangedWarning",
     "Limits",
+    "NuggetSet",
     "Pool",
     "Reply",
+    "SupportAgreement",
     "Tracking",
     "UngradedPairsWarning",
     "Usage",
@@ -69,10 +84,15 @@ __all__ = [
     "export_sample",
     "grade",
     "labels_of",
+    "make_nuggets",
     "model_identity",
     "parse_grade",
+    "parse_nuggets",
+    "parse_support",
     "pool",
     "read_sample",
+    "support_agreement",
+    "support_nuggets",
     "tracking",
     "utility_qrels",
 ]

@@ -91,6 +91,10 @@ def as_judge(
 ) -> Judge:
     """A :class:`Judge` from a judge, or from a function ``fn(prompt) -> str`` with
     ``model_id=`` (required: the cache is keyed by it)."""
+    if params is not None and not isinstance(params, Mapping):
+        raise InvalidParameterError(
+            f"params maps the model's settings to their values; got {type(params).__name__}."
+        )
     if isinstance(judge, Judge):
         if model_id is not None or params is not None:
             raise InvalidParameterError(
