@@ -273,6 +273,7 @@ import numpy as np
 from llama_index.core import Document, Settings, VectorStoreIndex
 from llama_index.core.embeddings import BaseEmbedding
 from llama_index.core.llms import MockLLM
+from llama_index.core.node_parser import SentenceSplitter
 
 class HashingEmbedding(BaseEmbedding):
     """Words hashed into 256 dimensions: deterministic and local (a stand-in for a real model)."""
@@ -287,6 +288,9 @@ class HashingEmbedding(BaseEmbedding):
 
 Settings.embed_model = HashingEmbedding()
 Settings.llm = MockLLM()
+# chunk ids from the document and the chunk's number (random UUIDs by default): equal scores
+# then tie the same way in every run, and so do the numbers below
+Settings.node_parser = SentenceSplitter(id_func=lambda i, doc: f"{doc.doc_id}-{i}")
 data = datasets.demo()
 documents = [Document(text=t, id_=d) for d, t in data.corpus.items()]
 index = VectorStoreIndex.from_documents(documents)
@@ -391,13 +395,14 @@ def search(query: str) -> str:
     \"\"\"Search the knowledge base.\"\"\"
     return "\\n".join(n.get_content() for n in search_retriever.retrieve(query))
 
-def plan(messages, **kwargs):  # the scripted LLM: two searches, then an answer
-    if any(m.role == MessageRole.TOOL for m in messages):
+def plan(messages, **kwargs):  # the scripted LLM: two searches, one a turn, then an answer
+    done = sum(m.role == MessageRole.TOOL for m in messages)
+    if done == 2:
         return ChatMessage(role=MessageRole.ASSISTANT, content="answered")
     words = [m for m in messages if m.role == MessageRole.USER][-1].content.rstrip("?").split()
     halves = [" ".join(words[: len(words) // 2 + 1]), " ".join(words[len(words) // 2:])]
-    return ChatMessage(role=MessageRole.ASSISTANT, blocks=[
-        ToolCallBlock(tool_call_id=uuid.uuid4().hex, tool_name="search", tool_kwargs={"query": h}) for h in halves])
+    return ChatMessage(role=MessageRole.ASSISTANT, blocks=[ToolCallBlock(
+        tool_call_id=uuid.uuid4().hex, tool_name="search", tool_kwargs={"query": halves[done]})])
 
 agent = FunctionAgent(tools=[FunctionTool.from_defaults(fn=search)], llm=MockFunctionCallingLLM(response_generator=plan))
 
@@ -774,7 +779,7 @@ Markdown(found.to_markdown())""",
     ),
     (
         "md",
-        "## Intervals that stay valid on LLM labels\n\nThe intervals above treat the judge's labels as the truth; this judge is biased, so they are centred on the wrong values. Give `compare` people's grades for a random sample of the questions (`human_qrels=`; in practice the filled-in `export_sample` file, read with `goldset.read_sample`). Here the demo's own grades of 20 random questions stand in for the people. Prediction-powered inference corrects the judge's mean over every question by its error on the sample: the PPI interval holds whatever the judge's bias, where the naive one does not, and it is narrower than the people's sample alone when the judge agrees well.",
+        "## Intervals that stay valid on LLM labels\n\nThe intervals above treat the judge's labels as the truth; this judge is biased, so they are centred on the wrong values. Give `compare` people's grades for a random sample of the questions (`human_qrels=`; in practice the filled-in `export_sample` file, read with `goldset.read_sample`). Here the demo's own grades of 30 random questions stand in for the people. Prediction-powered inference corrects the judge's mean over every question by its error on the sample: the PPI interval holds whatever the judge's bias, where the naive one does not, and it is narrower than the people's sample alone when the judge agrees well.",
     ),
     (
         "code",
@@ -782,7 +787,7 @@ Markdown(found.to_markdown())""",
 import pandas as pd
 from ragmetrics.analysis.ppi import ppi_rows
 
-sample = random.Random(0).sample(sorted(gold.qrels.query_ids), 20)
+sample = random.Random(0).sample(sorted(gold.qrels.query_ids), 30)
 people = {q: data.relevant_docs[q] for q in sample}
 checked = rm.compare(gold.qrels, {"words": by_words, "short": by_short}, ["ra_nwg@5", "n_recall_4plus@5"],
                      baseline="words", human_qrels=people, missing="skip")

@@ -58,6 +58,10 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
         """Prefer :meth:`from_dict`; this one takes checked :class:`Nugget` values."""
         self._data = {q: MappingProxyType(dict(n)) for q, n in data.items()}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as plain dicts (a worker process of a streamed evaluation gets a copy)."""
+        return (Nuggets, ({q: dict(n) for q, n in self._data.items()},))
+
     # --- reading ------------------------------------------------------------------------
 
     @classmethod
