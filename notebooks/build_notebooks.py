@@ -825,6 +825,143 @@ print(three, dict(three.qrels.to_dict()), three.usage.reasks)""",
 ]
 
 
+NOTEBOOKS["07_nuggets_and_utility"] = [
+    (
+        "md",
+        "# 07 · Nuggets, sufficiency, utility labels and intervals worth paying for\n\nTREC RAG judges answers by *nuggets*, the facts a good answer needs; eRAG labels a passage by whether the generator answers from it alone; prediction-powered intervals turn a few dozen human labels into a trustworthy interval. This notebook does all three on the demo set, with a deterministic stand-in for the LLM, so it runs offline.",
+    ),
+    (
+        "code",
+        SETUP
+        + '''
+import re
+from ragmetrics import goldset
+
+data = datasets.demo()
+
+STOP = {"what", "whic", "does", "did", "the", "for", "her", "his", "and", "how", "many", "who", "when", "wher", "maya"}
+
+def words(text):  # the first four letters of each word: "named" meets "name"
+    return {w.removesuffix("'s")[:4] for w in re.findall(r"[a-z']+", text.lower()) if len(w) > 2} - STOP
+
+def overlap(question, text):
+    return len(words(question) & words(text))
+
+by_words = rm.Run.from_dict(
+    {q: {d: overlap(t, body) for d, body in data.corpus.items()} for q, t in data.queries.items()},
+    name="words").truncate(10)
+by_short = rm.Run.from_dict(
+    {q: {d: overlap(t, body) / len(body) ** 0.5 for d, body in data.corpus.items()} for q, t in data.queries.items()},
+    name="short").truncate(10)''',
+    ),
+    (
+        "md",
+        "## 1. Nuggets from an LLM\n\n`make_nuggets` asks the model for the facts of a complete answer, from each question's best-graded passages; `support_nuggets` then asks, fact by fact and passage by passage, whether the passage states the fact. The stand-in model lists the sentences of the material that share the most words with the question, and says a passage states a fact when it holds the fact's words.",
+    ),
+    (
+        "code",
+        '''def sentences(material):
+    """The material's statements: each user turn, each sentence of a page."""
+    found = []
+    for line in material.splitlines():
+        line = re.sub(r"^\\[\\d+\\] ", "", line).strip()
+        if line.startswith("user: "):
+            found.append(line[6:])
+        elif line and not line.startswith(("assistant:", "Date:")):
+            found += [p.strip() for p in re.split(r"(?<=\\.) ", line) if len(p) > 20]
+    return found
+
+def stand_in(prompt):
+    if "must contain" in prompt:  # the listing prompt: the two statements closest to the question
+        question = prompt.split("Question:\\n")[1].split("\\n")[0]
+        material = prompt.split("reference answers):\\n")[1].split("\\n\\nWrite each fact")[0]
+        ranked = sorted(sentences(material), key=lambda l: -overlap(question, l))[:2]
+        return "\\n".join(f"{'vital' if i == 0 else 'okay'}: {l}" for i, l in enumerate(ranked))
+    fact = prompt.split("Fact: ")[1].split("\\n")[0]
+    passage = prompt.split("Passage:\\n")[1]
+    return "yes" if fact.lower() in passage.lower() else "no"
+
+made = goldset.make_nuggets(data, stand_in, min_grade=5, model_id="stand-in-1", cache=None)
+pairs = goldset.pool([by_words, by_short], depth=10)
+nuggets = goldset.support_nuggets(made, pairs, data.corpus, stand_in, questions=data.queries,
+                                  model_id="stand-in-1", cache=None, progress=False).nuggets
+print(nuggets)
+{n: (x.vital, x.text, x.support) for n, x in nuggets["chat-dog"].items()}''',
+    ),
+    (
+        "md",
+        "## 2. Nugget recall and sufficiency of two retrievers\n\n`sufficiency@k` is 1 when every vital fact has a supporting passage in the top k: could a reader answer from this context at all? `sufficient_k` is the smallest such k. Questions without nuggets (no answer in the originals) are NA, counted, never 0.",
+    ),
+    (
+        "code",
+        '''metrics = ["nugget_recall@5", "vital_recall@5", "weighted_nugget_recall@5", "sufficiency@5", "sufficient_k"]
+comparison = rm.compare(data.qrels, {"words": by_words, "short": by_short}, metrics,
+                        nuggets=nuggets, n_permutations=2000)
+comparison''',
+    ),
+    (
+        "md",
+        "## 3. Utility labels (eRAG)\n\nGive each top-5 passage to the generator alone and keep whether its answer matches the reference. The stand-in generator answers with the passage's sentence closest to the question; the references are the decisive turns. Recall over these labels says how often the context holds a passage the generator can answer from.",
+    ),
+    (
+        "code",
+        '''def generator(question, passage):
+    lines = [l.split(": ", 1)[-1] for l in passage.splitlines()[1:]]
+    return max(lines, key=lambda l: overlap(question, l)) if lines else ""
+
+references = {q: [x.text for x in of.values() if x.vital] for q, of in nuggets.items()}
+utility = {}
+for name, run in {"words": by_words, "short": by_short}.items():
+    answered = rm.Run.from_lists({q: list(run[q]) for q in references})  # questions with an answer
+    labels = goldset.utility_qrels(data.queries, answered, data.corpus, answer=generator,
+                                   references=references, k=5, model_id="generator-1",
+                                   cache=None, progress=False)
+    utility[name] = rm.evaluate(labels.qrels, answered, ["recall@5", "hit_rate@5"]).aggregate
+utility''',
+    ),
+    (
+        "md",
+        "## 4. An interval from a few dozen human labels\n\nThe LLM's grades cover every question; people grade a random sample (24 questions here; the demo's own grades stand in for them). The power-tuned (PPI++) interval weights the LLM's labels by how well they track the people's: the word judge tracks them so poorly that it gets no weight, and its interval is the people's own, where its naive interval is far off; a judge that mostly agrees gets some weight and a narrower interval. Never wider than the people's alone. `ppi_plan` then says, from this pilot, how many human-labelled questions an interval 0.25 wide would need.",
+    ),
+    (
+        "code",
+        '''import random
+import pandas as pd
+from ragmetrics.analysis.ppi import ppi_evaluate, ppi_plan
+
+def word_judge(prompt):
+    question = prompt.split("Question:")[1].split("Passage:")[0]
+    passage = prompt.split("Passage:")[1].split("Grades:")[0]
+    found = sum(w in passage.lower() for w in words(question)) / max(len(words(question)), 1)
+    return str(1 + round(4 * found))
+
+weak = goldset.grade(pairs, data, word_judge, model_id="word-judge-1", cache=None, progress=False).qrels
+rng = random.Random(2)  # a judge that gives the people's grade 4 times in 5, one lower otherwise
+good = {q: {d: g if rng.random() < 0.8 else max(1, g - 1) for d, g in data.relevant_docs[q].items()}
+        for q in weak.query_ids}
+sample = random.Random(1).sample(sorted(weak.query_ids), 24)
+people = {q: data.relevant_docs[q] for q in sample}
+rows = []
+for name, llm in (("word judge", weak), ("good judge", good)):
+    (estimate,) = ppi_evaluate(llm, people, by_words, ["ra_nwg@5"], missing="skip")
+    rows.append({"judge": name, "weight of its labels": round(estimate.tuning, 3),
+                 "PPI++": f"{estimate.estimate:.3f} [{estimate.low:.3f}, {estimate.high:.3f}]",
+                 "naive": f"{estimate.naive:.3f} [{estimate.naive_low:.3f}, {estimate.naive_high:.3f}]",
+                 "people only": f"{estimate.human_only:.3f} [{estimate.human_low:.3f}, {estimate.human_high:.3f}]"})
+pd.DataFrame(rows)''',
+    ),
+    (
+        "code",
+        '''on_llm = rm.evaluate(good, by_words, ["ra_nwg@5"]).per_query
+on_people = rm.evaluate(people, by_words, ["ra_nwg@5"]).per_query
+both = [q for q in sample if on_llm[q]["ra_nwg@5"] is not None and on_people[q]["ra_nwg@5"] is not None]
+every = [v["ra_nwg@5"] for v in on_llm.values() if v["ra_nwg@5"] is not None]
+plan = ppi_plan(every, [on_llm[q]["ra_nwg@5"] for q in both], [on_people[q]["ra_nwg@5"] for q in both], width=0.25)
+plan''',
+    ),
+]
+
+
 def build(name: str, cells: list[tuple[str, str]]) -> Path:
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {

@@ -52,7 +52,15 @@ def test_demo_runs(tmp_path: Path) -> None:
         "Date: " in dataset["corpus"]["session-02"]
         and "\nuser: " in dataset["corpus"]["session-02"]
     )
+    nuggets = json.loads((tmp_path / "data" / "nuggets.json").read_text())["nuggets"]
+    assert len(nuggets) == 30  # one vital fact for each answered question
+    assert all(
+        set(n["answer"]["support"]) == {d for d, g in judged[q].items() if g >= 4}
+        for q, n in nuggets.items()
+    )
+    assert "nugget_recall@5" in out
     page = (tmp_path / "report.html").read_text()
+    assert "nugget_recall@5" in page
     assert "What limits RA-nWG@5" in page and "worst queries" in page
     assert "Settings" in page and "relevance threshold" in page and "confidence interval" in page
     assert "p &lt; 0.05 (before the correction)" in page

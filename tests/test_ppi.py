@@ -244,3 +244,12 @@ def test_estimates_per_segment_are_the_segments_own() -> None:
     assert [(e.segment, e.pair) for e in pairs] == [
         (None, ("bm25", "hybrid")), ("even", ("bm25", "hybrid")), ("odd", ("bm25", "hybrid")),
     ]  # fmt: skip
+
+
+def test_missing_is_the_callers_to_choose() -> None:
+    """ppi_evaluate(..., missing="skip") raised a raw TypeError (missing given twice)."""
+    llm, human, runs = _graded(7)
+    run = {q: r for q, r in runs["hybrid"].items() if q != "q29"}  # one LLM-graded query absent
+    (skipped,) = ppi_evaluate(llm, human, run, ["ndcg@5"], missing="skip")
+    (zero,) = ppi_evaluate(llm, human, run, ["ndcg@5"])
+    assert (skipped.n_all, zero.n_all) == (29, 30)

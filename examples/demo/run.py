@@ -41,6 +41,7 @@ METRICS = [
     "pct_proc@5",
     "n_recall_4plus@5",
     "harm@5",
+    "nugget_recall@5",  # each answered question's answer, stated by its originals graded 4-5
 ]
 # classic metrics count grades 4 and 5 (answering or confirming) as relevant
 OPTIONS = {"relevance_threshold": 4}
@@ -156,8 +157,15 @@ def main() -> None:
         "credited for a guess.)"
     )
     files = write_trec_files(dataset.qrels, runs)
+    nuggets = rm.Nuggets.from_json(path.parent / "nuggets.json")
     comparison = rm.compare(
-        dataset.qrels, runs, METRICS, baseline="llamaindex/256tok", correction="holm", **OPTIONS
+        dataset.qrels,
+        runs,
+        METRICS,
+        baseline="llamaindex/256tok",
+        correction="holm",
+        nuggets=nuggets,
+        **OPTIONS,
     )
     print(
         "\nGrades 1..5 (5 decisive, 4 highly relevant, 3 partial, 2 weak, 1 not relevant). "
@@ -174,6 +182,7 @@ def main() -> None:
         runs=runs,
         title="Chunk size and retrieval for RAG (ragmetrics demo)",
         dataset=dataset,  # questions and originals' texts in the per-query explorer
+        nuggets=nuggets,
         **OPTIONS,
     )
     print(f"\nreport: {report}")
@@ -192,7 +201,7 @@ def say_what_is_missing(dataset: rm.RetrievalDataset, runs: dict[str, rm.Run]) -
     answered = len(dataset.queries) - len(unanswered)
     print(
         f"\n{len(unanswered)} questions have no answer in the originals ({', '.join(unanswered)}):"
-        f" RA-nWG, PROC and n_recall are NA there and average over the other {answered}. The "
+        f" RA-nWG, PROC, n_recall and nugget recall are NA there and average over the other {answered}. The "
         "classic metrics keep them, as trec_eval does: recall and MRR are 0 in every "
         "configuration; nDCG credits the weak passages (grade 2) a configuration finds."
     )

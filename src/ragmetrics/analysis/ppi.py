@@ -56,9 +56,10 @@ __all__ = [
 
 
 def _results(qrels: Any, run: Any, metrics: str | Sequence[str], options: Any) -> Any:
-    """``run`` evaluated on ``qrels``, every judged query counted (missing ones score 0)."""
+    """``run`` evaluated on ``qrels``: every judged query counted (one the run lacks scores
+    0), unless the caller says otherwise with ``missing=``."""
     names = metric_list(metrics)
-    return evaluate(qrels, run, names, missing="zero", **options)
+    return evaluate(qrels, run, names, **{"missing": "zero", **options})
 
 
 def ppi_evaluate(

@@ -17,7 +17,8 @@ Example:
 """
 
 from ragmetrics.datasets._demo import build as demo
+from ragmetrics.datasets._demo import nuggets as demo_nuggets
 from ragmetrics.datasets._demo import write as write_demo
 from ragmetrics.datasets._people import hashed_embedding, people
 
-__all__ = ["demo", "hashed_embedding", "people", "write_demo"]
+__all__ = ["demo", "demo_nuggets", "hashed_embedding", "people", "write_demo"]

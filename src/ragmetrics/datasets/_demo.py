@@ -10,10 +10,13 @@ uneven, so that rarity weighting changes numbers.
 
 from __future__ import annotations
 
+from typing import Any
+
 import random
 from pathlib import Path
 
 from ragmetrics.data._dataset import RetrievalDataset
+from ragmetrics.data._nuggets import Nuggets
 from ragmetrics.datasets._facts import (
     CONVERSATION,
     EXTRA_TURNS,
@@ -166,9 +169,27 @@ def build(seed: int = 7) -> RetrievalDataset:
     )
 
 
+def nuggets(dataset: RetrievalDataset | None = None) -> Nuggets:
+    """The demo's nuggets: for each answered question one vital fact, its answer, stated by
+    the originals graded 5 (the turn or page that answers) and 4 (those that confirm it);
+    the unanswered questions have none (their nugget metrics are NA)."""
+    data = dataset if dataset is not None else build()
+    made: dict[str, dict[str, Any]] = {}
+    for query_id, question in data.queries.items():
+        support = sorted(d for d, g in data.qrels[query_id].items() if g >= 4)
+        if support:
+            made[query_id] = {
+                "answer": {"text": f"the answer to: {question}", "vital": True, "support": support}
+            }
+    return Nuggets.from_dict(made)
+
+
 def write(folder: Path) -> Path:
-    """Write the evaluation set as ``dataset.json`` in ``folder``."""
+    """Write the evaluation set as ``dataset.json`` in ``folder``, and its nuggets beside it
+    as ``nuggets.json``."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "dataset.json"
-    build().to_json(path, indent=1)
+    data = build()
+    data.to_json(path, indent=1)
+    nuggets(data).to_json(folder / "nuggets.json")
     return path
