@@ -10,10 +10,9 @@ uneven, so that rarity weighting changes numbers.
 
 from __future__ import annotations
 
-from typing import Any
-
 import random
 from pathlib import Path
+from typing import Any
 
 from ragmetrics.data._dataset import RetrievalDataset
 from ragmetrics.data._nuggets import Nuggets
