@@ -171,7 +171,7 @@ def _builtin() -> None:
         InputFormat(
             name="json",
             suffixes=(".json", ".jsonl"),
-            sniff=lambda head: head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"["),
+            sniff=_looks_like_json,
             read_qrels=Qrels.from_json,
             read_run=lambda path, name: Run.from_json(path, name=name),
         )
@@ -189,6 +189,18 @@ def _builtin() -> None:
             directories=True,
         )
     )
+
+
+def _looks_like_json(head: bytes) -> bool:
+    """True when a file starts as JSON does (``{`` or ``[``), unless its first line is a TREC
+    line: a run's query id may begin with a bracket (``[ Q0 doc 1 0.5 tag``)."""
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:1] not in (b"{", b"["):
+        return False
+    fields = text.split(b"\n", 1)[0].split()
+    trec_run = len(fields) == 6 and fields[1] in (b"Q0", b"q0", b"0")
+    trec_qrels = len(fields) == 4 and fields[1] == b"0" and fields[3].lstrip(b"-").isdigit()
+    return not (trec_run or trec_qrels)
 
 
 def _three_columns(head: bytes) -> bool:

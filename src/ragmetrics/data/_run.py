@@ -20,7 +20,6 @@ from ragmetrics._util.paths import file_stem
 from ragmetrics.data._precision import check_score_precision
 from ragmetrics.data._store import Store, Stored
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
-from ragmetrics.formats import _packed
 from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.formats._convert import (
     check_ids,
@@ -35,7 +34,13 @@ from ragmetrics.formats._convert import (
     score_column,
     scored_snapshot,
 )
-from ragmetrics.formats._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics.formats._io import (
+    PathLike,
+    group_contiguous,
+    read_trec_maps,
+    regroup_order,
+    runs_of,
+)
 from ragmetrics.formats._rules import check_trec_ids, warn_format_loss
 from ragmetrics.formats._trec_fast import read_plain_trec_packed
 
@@ -355,12 +360,17 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         bytes unless a query comes back later or a doc repeats, which are regrouped and
         deduplicated as strings. ``dictionary``: see ``Store.from_bytes``."""
         counts = np.asarray(lengths, dtype=np.int64)
-        if len(set(queries)) == len(queries):
-            store = Store.from_bytes(queries, counts, ids, scores, dictionary=dictionary)
-            if not store.has_repeats():
-                return cls._make(store, {}, name)
-        grouped = group_contiguous(queries, counts.tolist(), _packed.decode(ids), scores)
-        return cls._from_scored_columns(*grouped, name)
+        if len(set(queries)) != len(queries):  # a query's rows apart (a join, a sort by doc)
+            queries, counts, order = regroup_order(queries, counts)
+            ids, scores = ids[order], scores[order]
+            if dictionary is not None:
+                dictionary = (dictionary[0], dictionary[1][order])
+        store = Store.from_bytes(queries, counts, ids, scores, dictionary=dictionary)
+        repeated = store.repeated_rows()
+        if not len(repeated):
+            return cls._make(store, {}, name)
+        store, dropped = store.without_repeats(repeated)  # those queries alone
+        return cls._make(store, dropped, name)
 
     @classmethod
     @without_gc

@@ -326,16 +326,28 @@ class Store:
         return Store(query_ids, lengths, tuples=tuples, values=values, scored=self.scored)
 
     def has_repeats(self) -> bool:
-        """True when some query may hold a doc twice: it does, or the queries are too uneven
-        to check in one padded matrix (only asked of bytes; other forms are built from
-        dicts, or deduplicated by their constructors)."""
+        """True when some query holds a doc twice (only asked of bytes; other forms are
+        built from dicts, or deduplicated by their constructors)."""
+        return bool(len(self.repeated_rows()))
+
+    def repeated_rows(self) -> np.ndarray:
+        """The rows (queries) that hold some doc twice, ascending (bytes ids only; none for
+        the other forms). Equal ids are found through their hashes, each pair checked byte
+        for byte: a row at a time in a padded matrix sorted in place, or, for queries too
+        uneven to pad, by one sort of (row, hash) over the whole run."""
         ids = self._ids
+        none = np.zeros(0, dtype=np.int64)
         if ids is None or not len(ids):
-            return False
+            return none
         counts = self.lengths
-        if not fits_padded(counts, len(ids)):
-            return True
         hashed = self._word_hashes(_packed.n_words(ids))
+        if not fits_padded(counts, len(ids)):
+            row_of = np.repeat(np.arange(len(counts)), counts)
+            order = np.lexsort((hashed, row_of))
+            a, b = order[:-1], order[1:]
+            same = (row_of[a] == row_of[b]) & (hashed[a] == hashed[b])
+            a, b = a[same], b[same]
+            return np.unique(row_of[a[ids[a] == ids[b]]])
         padding = int(_EMPTY)  # sorts after every key, the top one included
         top = np.uint64(padding - 1)
         keys = np.minimum(hashed, top)  # ours to sort in place
@@ -357,7 +369,7 @@ class Store:
         pairs = map_threaded(block_pairs, range(0, len(counts), step))
         row = np.concatenate([found for found, _ in pairs])
         if not len(row):  # the usual case: no two keys of a row alike
-            return False
+            return none
         column = np.concatenate([at for _, at in pairs])
         # equal hashes are equal ids, unless two ids collide: compare the bytes of the pairs
         # (each such row's keys again, as they were before the sort, so that the stable
@@ -368,7 +380,42 @@ class Store:
         n = np.arange(len(row))
         first = offsets[row] + order[n, column]
         second = offsets[row] + order[n, column + 1]
-        return bool((ids[first] == ids[second]).any())
+        return np.unique(row[ids[first] == ids[second]])
+
+    def without_repeats(self, rows: np.ndarray) -> tuple[Store, dict[str, int]]:
+        """This store with each doc once in ``rows`` (those :meth:`repeated_rows` names): a
+        repeated doc keeps its highest value (its best-ranked copy; the first of equal
+        copies); the other rows are untouched. Returns the store and, per query, how many
+        copies were dropped. Only the repeated rows are read as Python objects."""
+        ids, values = self._ids, self.values
+        assert ids is not None  # bytes ids always come with values
+        assert values is not None
+        offsets = self.offsets
+        keep = np.ones(len(ids), dtype=bool)
+        dropped: dict[str, int] = {}
+        for row in rows.tolist():
+            start, stop = int(offsets[row]), int(offsets[row + 1])
+            best: dict[bytes, int] = {}
+            row_values = values[start:stop].tolist()
+            for position, doc in enumerate(ids[start:stop].tolist()):
+                held = best.get(doc)
+                if held is None or row_values[position] > row_values[held]:
+                    best[doc] = position
+            kept = np.zeros(stop - start, dtype=bool)
+            kept[list(best.values())] = True
+            keep[start:stop] = kept
+            dropped[self.query_ids[row]] = stop - start - len(best)
+        counts = self.lengths.copy()
+        counts[rows] -= np.array(
+            [dropped[self.query_ids[r]] for r in rows.tolist()], dtype=np.int64
+        )
+        dictionary = self._dictionary
+        if dictionary is not None:
+            dictionary = (dictionary[0], dictionary[1][keep])
+        store = Store.from_bytes(
+            self.query_ids, counts, ids[keep], values[keep], dictionary=dictionary
+        )
+        return store, dropped
 
     # --- order --------------------------------------------------------------------------
 

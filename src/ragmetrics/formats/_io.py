@@ -306,13 +306,22 @@ def group_contiguous(
     if len(first_seen) == len(block_queries):
         return list(block_queries), lengths, doc_ids, values
     # Some query's rows are split across the file: regroup them, keeping row order.
-    code_of = {query: code for code, query in enumerate(first_seen)}
-    codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), lengths)
-    order = np.argsort(codes, kind="stable")
+    queries, regrouped_lengths, order = regroup_order(block_queries, lengths)
     regrouped = list(map(doc_ids.__getitem__, order.tolist()))
-    queries = list(first_seen)
-    regrouped_lengths = np.bincount(codes, minlength=len(queries))
     return queries, regrouped_lengths, regrouped, values[order]
+
+
+def regroup_order(
+    block_queries: list[str], block_lengths: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """For rows given as runs of equal query ids, some query's rows apart: the queries in
+    the order first seen, their lengths, and the order that takes the rows to them (each
+    query's rows together, in their order), as :func:`group_contiguous` groups them."""
+    first_seen = dict.fromkeys(block_queries)
+    code_of = {query: code for code, query in enumerate(first_seen)}
+    codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), block_lengths)
+    order = np.argsort(codes, kind="stable")
+    return list(first_seen), np.bincount(codes, minlength=len(first_seen)), order
 
 
 def runs_of(column: list[str]) -> tuple[list[str], list[int]]:

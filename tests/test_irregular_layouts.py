@@ -1,0 +1,86 @@
+"""Runs as users bring them (a doc repeated within a query, a query's rows apart, both) read
+from TREC text and Parquet give what the same run as dicts gives: the same rankings, the
+same metrics, the repeated copies counted per query. Reading them keeps the ids as bytes and
+mends only the queries that need it (benchmarks/bench_irregular.py measures the cost)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+import ragmetrics as rm
+
+METRICS = ["ndcg@10", "map", "recall@20", "mrr", "P@5"]
+
+
+def _rows(seed: int) -> list[tuple[str, str, float]]:
+    rng = random.Random(seed)
+    rows = []
+    for q in range(60):
+        docs = [f"d{rng.randrange(10**7)}" for _ in range(rng.randint(1, 30))]
+        for d in docs:
+            rows.append((f"q{q}", d, float(rng.randint(0, 9))))  # ties
+        if q % 7 == 0 and len(docs) > 1:  # a repeat: the same doc again, another score
+            rows.append((f"q{q}", docs[0], float(rng.randint(0, 9))))
+            rows.append((f"q{q}", docs[-1], float(rng.randint(0, 9))))
+    return rows
+
+
+def _expected(rows: list[tuple[str, str, float]]) -> tuple[dict, dict[str, int]]:
+    best: dict[str, dict[str, float]] = {}
+    copies: dict[str, int] = {}
+    for q, d, s in rows:
+        of_query = best.setdefault(q, {})
+        if d in of_query:
+            copies[q] = copies.get(q, 0) + 1
+            of_query[d] = max(of_query[d], s)  # a repeated doc keeps its best score
+        else:
+            of_query[d] = s
+    return best, copies
+
+
+@pytest.mark.parametrize("layout", ["grouped", "by doc id", "shuffled"])
+@pytest.mark.parametrize("fmt", ["trec", "parquet"])
+def test_repeats_and_scattered_queries_read_as_the_dict_does(
+    tmp_path: Path, layout: str, fmt: str
+) -> None:
+    rows = _rows(3)
+    if layout == "by doc id":
+        rows = sorted(rows, key=lambda r: r[1])
+    elif layout == "shuffled":
+        random.Random(4).shuffle(rows)
+    expected, copies = _expected(rows)
+    path = tmp_path / f"run.{'txt' if fmt == 'trec' else 'parquet'}"
+    if fmt == "trec":
+        path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows))
+    else:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        columns = list(zip(*rows, strict=True))
+        pq.write_table(
+            pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]}), path
+        )
+    run = rm.read_run(path)
+    assert run.to_dict() == expected
+    assert dict(run.duplicates) == copies and sum(copies.values()) > 0
+    qrels = {q: dict.fromkeys(list(docs)[::3], 1) for q, docs in expected.items()}
+    assert (
+        rm.evaluate(qrels, run, METRICS).per_query
+        == rm.evaluate(qrels, expected, METRICS).per_query
+    )
+
+
+def test_a_trec_file_whose_first_query_id_begins_with_a_bracket_is_trec(tmp_path: Path) -> None:
+    """Its first byte made it JSON to the format sniffer: read as JSON, refused by the
+    stream (found by tests/test_properties.py)."""
+    run = tmp_path / "run"
+    run.write_text("[ Q0 d1 1 0.5 t\n{x} Q0 d2 1 0.4 t\n")
+    qrels = tmp_path / "qrels"
+    qrels.write_text("[ 0 d1 1\n")
+    assert rm.read_run(run).to_dict() == {"[": {"d1": 0.5}, "{x}": {"d2": 0.4}}
+    assert dict(rm.read_qrels(qrels)["["]) == {"d1": 1}
+    streamed = rm.evaluate_stream(rm.read_qrels(qrels), run, ["P@1"], progress=False)
+    assert streamed.aggregate == {"P@1": 1.0}
