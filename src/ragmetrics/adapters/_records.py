@@ -606,6 +606,16 @@ class RecordedRetrievals:
         """Per query, how many successful retrievals :meth:`run_of` draws from."""
         return self._log.calls(stage)
 
+    def stage_names(self) -> list[str]:
+        """Every name a stage can be selected by: retrievers' names (or classes), tags, and
+        a trace's span names."""
+        return self._log.stage_names()
+
+    def latencies(self, stage: str | None = None) -> dict[str, float]:
+        """Per query, the seconds its latest successful retrieval (of ``stage``, else the
+        top-level ones) took (from a trace: its span's start and end)."""
+        return self._log.latencies(stage)
+
     @property
     def failures(self) -> int:
         """Errors inside the recorder itself (kept, not raised, by default)."""

@@ -176,15 +176,6 @@ class TraceRetrievals(RecordedRetrievals):
             self._log.add(record)
         self.summary = dict(summary)
 
-    def stage_names(self) -> list[str]:
-        """Every name a stage can be selected by: retrievers' class names and span names."""
-        return self._log.stage_names()
-
-    def latencies(self, stage: str | None = None) -> dict[str, float]:
-        """Per query, the seconds its latest successful retrieval (of ``stage``, else the
-        top-level ones) took, from its span's start and end times."""
-        return self._log.latencies(stage)
-
     def evaluate(
         self,
         qrels: Qrels | Mapping[str, Mapping[str, int]],

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ragmetrics.errors import RagMetricsError
+from ragmetrics._util.progress import progress_bar
+from ragmetrics.errors import InvalidParameterError, RagMetricsError
 from ragmetrics.goldset._cache import Answer, Cache, cache_key
 from ragmetrics.goldset._judge import Conversation, Judge, Reply
 from ragmetrics.goldset._prompt import PROMPT_VERSION, TEMPLATE_HASH, parse_grade, prompt, reask
@@ -326,3 +328,46 @@ def retry_after(error: BaseException) -> float | None:
         return None if value is None else max(0.0, float(value))
     except (TypeError, ValueError):
         return None
+
+
+def check_run_options(limits: Any, cache: Any, progress: Any) -> None:
+    """The keywords every question to the model takes, refused before any call."""
+    if limits is not None and not isinstance(limits, Limits):
+        raise InvalidParameterError(
+            f"limits must be a goldset.Limits; got {type(limits).__name__}."
+        )
+    if cache is not None and (not isinstance(cache, str | os.PathLike) or cache == ""):
+        raise InvalidParameterError(f"cache is a file path or None; got {cache!r}.")
+    if progress is not None and not isinstance(progress, bool):
+        raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}.")
+
+
+def ask_pairs(
+    keys: list[tuple[str, str]],
+    texts: Callable[[str, str], tuple[str, str]],
+    judge: Judge,
+    asking: Asking,
+    *,
+    cache: Any,
+    limits: Limits | None,
+    progress: bool | None,
+    what: str,
+) -> tuple[list[Outcome], Usage]:
+    """Ask ``judge`` once for each key's (query, passage) texts, through the engine (cache,
+    limits, budget, retries), with a progress bar from 50 keys on; the outcomes in order."""
+    check_run_options(limits, cache, progress)
+
+    async def asked() -> tuple[list[Outcome], Usage]:
+        tasks = make_tasks(keys, texts, judge, 1, asking)
+        store = Cache(cache)
+        show = progress if progress is not None else len(keys) >= 50
+        bar = progress_bar(total=len(tasks), desc=what, unit=" answers", disable=not show)
+        try:
+            engine = Engine(judge, store, limits or Limits(), bar, asking)
+            outcomes = await engine.run(tasks)
+        finally:
+            bar.close()
+            store.close()
+        return outcomes, engine.usage
+
+    return run_sync(asked)

@@ -20,16 +20,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
 from ragmetrics.data._nuggets import Nugget, Nuggets
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.errors import InvalidParameterError, UngradedPairsWarning
-from ragmetrics.goldset._cache import Cache
-from ragmetrics.goldset._grade import Asking, Engine, Limits, Usage, make_tasks, run_sync
+from ragmetrics.goldset._grade import Asking, Limits, Usage, ask_pairs
 from ragmetrics.goldset._judge import as_judge
+from ragmetrics.goldset._utility import questions_and_passages
 
 __all__ = [
     "NUGGET_TEMPLATE",
@@ -186,7 +185,7 @@ def make_nuggets(
     ``fn(prompt) -> str`` with ``model_id=``. The nuggets have no support yet:
     :func:`support_nuggets` labels it.
     """
-    texts, corpus = _questions(questions, passages)
+    texts, corpus = questions_and_passages(questions, passages, need_passages=False)
     evidence = evidence if evidence is not None else getattr(questions, "qrels", None)
     _check_counts(min_grade=min_grade, max_passages=max_passages, max_nuggets=max_nuggets)
     material = _material(texts, corpus, evidence, references, min_grade, max_passages)
@@ -365,18 +364,6 @@ def support_agreement(
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _questions(questions: Any, passages: Any) -> tuple[dict[str, str], Mapping[str, str]]:
-    queries = getattr(questions, "queries", questions)
-    corpus = passages if passages is not None else getattr(questions, "corpus", None)
-    if not isinstance(queries, Mapping) or not all(
-        isinstance(q, str) and isinstance(t, str) for q, t in queries.items()
-    ):
-        raise InvalidParameterError(
-            "questions maps each query id to its question text (or is a RetrievalDataset)."
-        )
-    return dict(queries), corpus if isinstance(corpus, Mapping) else {}
-
-
 def _check_counts(**counts: Any) -> None:
     for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -462,29 +449,9 @@ def _ask(
     progress: bool | None,
     what: str,
 ) -> tuple[list[Any], Usage]:
-    if limits is not None and not isinstance(limits, Limits):
-        raise InvalidParameterError(
-            f"limits must be a goldset.Limits; got {type(limits).__name__}."
-        )
-    if cache is not None and (not isinstance(cache, str | os.PathLike) or cache == ""):
-        raise InvalidParameterError(f"cache is a file path or None; got {cache!r}.")
-    if progress is not None and not isinstance(progress, bool):
-        raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}.")
-
-    async def asked() -> tuple[list[Any], Usage]:
-        tasks = make_tasks(keys, texts, judge, 1, asking)
-        store = Cache(cache)
-        show = progress if progress is not None else len(keys) >= 50
-        bar = progress_bar(total=len(tasks), desc=what, unit=" answers", disable=not show)
-        try:
-            engine = Engine(judge, store, limits or Limits(), bar, asking)
-            outcomes = await engine.run(tasks)
-        finally:
-            bar.close()
-            store.close()
-        return outcomes, engine.usage
-
-    return run_sync(asked)
+    return ask_pairs(
+        keys, texts, judge, asking, cache=cache, limits=limits, progress=progress, what=what
+    )
 
 
 def _warn_missing(what: str, total: int, unread: Any, failed: Any, remaining: Any) -> None:

@@ -28,18 +28,23 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.answers import exact_match, token_f1
-from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
 from ragmetrics.errors import InvalidParameterError, UngradedPairsWarning
 from ragmetrics.goldset._agreement import kendall_tau_b
-from ragmetrics.goldset._cache import Cache
-from ragmetrics.goldset._grade import Asking, Engine, Limits, Usage, make_tasks, run_sync
+from ragmetrics.goldset._grade import Asking, Limits, Usage, ask_pairs, check_run_options
 from ragmetrics.goldset._judge import Conversation, Judge, Reply
 
-__all__ = ["UTILITY_METRICS", "Tracking", "UtilityLabels", "tracking", "utility_qrels"]
+__all__ = [
+    "UTILITY_METRICS",
+    "Tracking",
+    "UtilityLabels",
+    "questions_and_passages",
+    "tracking",
+    "utility_qrels",
+]
 
 UTILITY_METRICS = ("exact_match", "f1")
 ANSWER_VERSION = "answer-alone-1"  # keys the cache: another labelling never reads these
@@ -142,7 +147,7 @@ def utility_qrels(
             retrieved doc without a passage text.
     """
     _check_options(metric, k, answer, model_id, params, limits, cache, progress)
-    texts, corpus = _questions(questions, passages)
+    texts, corpus = questions_and_passages(questions, passages)
     wanted = _references(references)
     ranked = run if isinstance(run, Run) else Run.from_obj(run)
     pairs: list[tuple[str, str]] = []
@@ -165,20 +170,10 @@ def utility_qrels(
         )
     generator = _Generator(answer, str(model_id), dict(params or {}))
 
-    async def labelled() -> tuple[list[Any], Usage]:
-        tasks = make_tasks(pairs, lambda q, d: (texts[q], corpus[d]), generator, 1, _ANSWERING)
-        store = Cache(cache)
-        show = progress if progress is not None else len(pairs) >= 50
-        bar = progress_bar(total=len(tasks), desc="answering", unit=" passages", disable=not show)
-        try:
-            engine = Engine(generator, store, limits or Limits(), bar, _ANSWERING)
-            outcomes = await engine.run(tasks)
-        finally:
-            bar.close()
-            store.close()
-        return outcomes, engine.usage
-
-    outcomes, usage = run_sync(labelled)
+    outcomes, usage = ask_pairs(
+        pairs, lambda q, d: (texts[q], corpus[d]), generator, _ANSWERING,
+        cache=cache, limits=limits, progress=progress, what="answering",
+    )  # fmt: skip
     return _labels(pairs, outcomes, usage, wanted, metric, k, generator, skipped)
 
 
@@ -210,27 +205,28 @@ def _check_options(
         raise InvalidParameterError(
             f"params maps the generator's settings to their values; got {type(params).__name__}."
         )
-    if limits is not None and not isinstance(limits, Limits):
-        raise InvalidParameterError(
-            f"limits must be a goldset.Limits; got {type(limits).__name__}."
-        )
-    if cache is not None and (not isinstance(cache, str | os.PathLike) or cache == ""):
-        raise InvalidParameterError(f"cache is a file path or None; got {cache!r}.")
-    if progress is not None and not isinstance(progress, bool):
-        raise InvalidParameterError(f"progress must be True, False or None; got {progress!r}.")
+    check_run_options(limits, cache, progress)
 
 
-def _questions(questions: Any, passages: Any) -> tuple[dict[str, str], Mapping[str, str]]:
+def questions_and_passages(
+    questions: Any, passages: Any, *, need_passages: bool = True
+) -> tuple[dict[str, str], Mapping[str, str]]:
+    """The question texts and the passages' texts, from mappings or a ``RetrievalDataset``
+    (its queries, and its corpus when ``passages`` is None)."""
     queries = getattr(questions, "queries", questions)
     corpus = passages if passages is not None else getattr(questions, "corpus", None)
-    if not isinstance(queries, Mapping) or not all(isinstance(t, str) for t in queries.values()):
+    if not isinstance(queries, Mapping) or not all(
+        isinstance(q, str) and isinstance(t, str) for q, t in queries.items()
+    ):
         raise InvalidParameterError(
             "questions maps each query id to its question text (or is a RetrievalDataset)."
         )
     if not isinstance(corpus, Mapping):
-        raise InvalidParameterError(
-            "passages maps each doc id to its text (or questions is a RetrievalDataset)."
-        )
+        if need_passages:
+            raise InvalidParameterError(
+                "passages maps each doc id to its text (or questions is a RetrievalDataset)."
+            )
+        corpus = {}
     return dict(queries), corpus
 
 
