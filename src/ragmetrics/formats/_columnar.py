@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from ragmetrics._util.arrays import stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.errors import InputFormatError
 
@@ -346,11 +347,49 @@ def packed_columns(
     if docs is None or len(scores) == 0:
         return None
     ids, dictionary = docs
+    scattered = _scattered_queries(table.column(query))
+    if scattered is not None:  # a query's rows apart: grouped by codes, not run by run
+        names, lengths, order = scattered
+        ids, scores = ids[order], scores[order]
+        if dictionary is not None:
+            dictionary = (dictionary[0], dictionary[1][order])
+        return names, lengths, ids, scores, dictionary
     runs = _query_runs(table.column(query))
     if runs is None:
         return None
     names, lengths = runs
     return names, lengths, ids, scores, dictionary
+
+
+# runs of query ids past this share of the rows (and past a few thousand): the rows are
+# grouped through the column's codes, not by listing each run's id as a Python string
+SCATTERED_RUNS = 0.05
+
+
+def _scattered_queries(column: Any) -> tuple[list[str], Any, Any] | None:
+    """For a string query column whose rows of one query lie apart (a file sorted by doc
+    id, a join's output): the query ids in the order first seen, their row counts, and the
+    stable order that brings each query's rows together; None when the column is mostly in
+    runs (the run-by-run reading is then cheaper) or is not text."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    compute = pyarrow.compute
+    whole = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    n = len(whole)
+    if n < 2 or not (_is_text(whole.type) or pyarrow.types.is_dictionary(whole.type)):
+        return None
+    if pyarrow.types.is_dictionary(whole.type):
+        whole = whole.cast(whole.type.value_type)
+    changes = compute.sum(compute.not_equal(whole.slice(1), whole.slice(0, n - 1))).as_py()
+    if (changes or 0) + 1 <= max(4096, SCATTERED_RUNS * n):
+        return None
+    encoded = compute.dictionary_encode(whole)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    distinct = encoded.dictionary  # in the order first seen, as Arrow encodes
+    order = stable_order(codes, len(distinct))
+    lengths = np.bincount(codes, minlength=len(distinct)).astype(np.int64)
+    return distinct.to_pylist(), lengths, order
 
 
 def _doc_ids(column: Any) -> tuple[Any, Any] | None:

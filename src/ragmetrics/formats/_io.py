@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ragmetrics._util.arrays import stable_order
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._convert import not_utf8, unreadable
 from ragmetrics.formats._rules import (
@@ -320,7 +321,7 @@ def regroup_order(
     first_seen = dict.fromkeys(block_queries)
     code_of = {query: code for code, query in enumerate(first_seen)}
     codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), block_lengths)
-    order = np.argsort(codes, kind="stable")
+    order = stable_order(codes, len(code_of))
     return list(first_seen), np.bincount(codes, minlength=len(first_seen)), order
 
 
