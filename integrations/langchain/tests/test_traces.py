@@ -169,6 +169,8 @@ def test_a_compression_retriever_is_a_rerank_stage(
         found = tuple(d.metadata["doc_id"] for d in bm25.invoke(text))
         assert handler.run[qid] == found  # the retrieval, not the compressed list
         assert handler.run_of("rerank")[qid] == tuple(reversed(found[:2]))
+        # the final context: what the chain passes on, the compressed list
+        assert handler.run_of("context")[qid] == handler.run_of("rerank")[qid]
     grades = {1: 1, 2: 5}
     metrics = ["proc@2", "pct_proc@2", "recall@2"]
     staged = handler.evaluate(metrics, stage="rerank", grade_map=grades)
@@ -181,6 +183,7 @@ def test_a_compression_retriever_is_a_rerank_stage(
     for traces in (spans, runs):
         assert traces.run.to_dict() == handler.run.to_dict()
         assert traces.run_of("rerank").to_dict() == handler.run_of("rerank").to_dict()
+        assert traces.run_of("context").to_dict() == handler.run_of("rerank").to_dict()
         from_traces = traces.evaluate(dataset.qrels, metrics, stage="rerank", grade_map=grades)
         assert from_traces.per_query == staged.per_query
 
@@ -209,3 +212,16 @@ def test_a_failing_retriever_in_a_trace_is_failed(
         assert record.failed and "index offline" in (record.error or "")
         result = rm.read_traces(source).evaluate(dataset.qrels, ["recall@5"])
         assert list(result.retrieval_errors) == ["q1"]
+
+
+def test_without_a_reranker_the_final_context_is_the_retrieval(
+    bm25: Any, dataset: rm.RetrievalDataset
+) -> None:
+    handler = RetrievalEvalCallbackHandler(dataset, ["recall@5"], id_key="doc_id")
+    asked = dict(list(dataset.queries.items())[:4])
+    for qid, text in asked.items():
+        bm25.invoke(text, config={"callbacks": [handler], "metadata": {"query_id": qid}})
+    assert handler.run_of("context") == handler.run
+    empty = RetrievalEvalCallbackHandler(dataset, ["recall@5"], id_key="doc_id")
+    with pytest.raises(rm.InputFormatError, match="no final context"):
+        empty.run_of("context")

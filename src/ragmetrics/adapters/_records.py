@@ -454,6 +454,8 @@ class RetrievalLog:
         """The successful retrievals of ``stage`` (refused with the stages that exist when
         none was recorded), else the top-level ones, in the order they ended."""
         chosen = self.records(stage)
+        if stage == "context" and not chosen:
+            return self._last_stage()
         if stage is not None and not chosen:
             raise InputFormatError(
                 f"No retrieval was recorded for the stage {stage!r}. The stages recorded: "
@@ -469,6 +471,29 @@ class RetrievalLog:
                 if r.kind == "retrieve" and (r.parent_id is None or r.parent_id not in spans)
             ]
         return records
+
+    def _last_stage(self) -> list[RetrievalRecord]:
+        """The final context where no synthesizer was seen (a LangChain chain, a trace): the
+        records of the last stage each query went through (a rerank, where the retrieval was
+        reranked, else the retrieval), so "latest" gives the list the chain passed on."""
+        every = self.records()
+        spans = {r.span_id for r in every if r.kind == "retrieve"}
+        top = [
+            r
+            for r in every
+            if not r.failed
+            and (r.kind != "retrieve" or r.parent_id is None or r.parent_id not in spans)
+        ]
+        last: dict[str, str] = {}
+        for record in top:  # in the order they ended: the last kind seen per query wins
+            last[record.query_id] = record.kind
+        if not top:
+            raise InputFormatError(
+                "No retrieval was recorded, so there is no final context: the stage "
+                "'context' is what a response synthesizer was given, else the last stage of "
+                "each query (a rerank, else the retrieval)."
+            )
+        return [r for r in top if r.kind == last[r.query_id]]
 
     def stage_names(self) -> list[str]:
         """Every name a stage can be selected by: retrievers' names and tags, in order."""
