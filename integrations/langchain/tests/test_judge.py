@@ -159,3 +159,39 @@ def test_a_tool_model_that_answers_in_text_is_read_strictly(tmp_path: Path) -> N
 def test_a_chat_model_given_as_it_is_points_to_as_judge() -> None:
     with pytest.raises(InvalidParameterError, match="from langchain_ragmetrics import as_judge"):
         goldset.grade([("q1", "d7")], passages(), GradingChat(), model_id="m", cache=None)
+
+
+class FactChat(ToolGradingChat):
+    """A tool-calling chat model that answers the nugget questions in words: the facts of a
+    passage it is shown, and yes or no for support. Any call with tools bound is recorded."""
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
+        if kwargs.get("tools"):
+            self.seen_tools.append("a tool was bound")
+        first = str(messages[0].content)
+        if "must contain" in first:
+            answer = "vital: passage 3 is on topic 3\nokay: it has filler"
+        else:
+            fact = first.split("Fact: ")[1].split("\n")[0]
+            answer = "yes" if fact.split(" is on")[0] in first.split("Passage:")[1] else "no"
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=answer))])
+
+
+def test_nuggets_are_asked_in_words_even_of_a_tool_calling_model() -> None:
+    """The grade tool is for grades: nugget listing and support questions go to the model
+    plainly (``aask_text``), or a tool-calling model would be forced into a grade."""
+    data = passages()
+    model = FactChat()
+    judge = as_judge(model, model_id="fact-chat")
+    made = goldset.make_nuggets(
+        {"q3": data.queries["q3"]}, judge, references={"q3": "passage 3"}, cache=None
+    )
+    assert [n.text for n in made.nuggets["q3"].values()] == [
+        "passage 3 is on topic 3",
+        "it has filler",
+    ]
+    supported = goldset.support_nuggets(made, {"q3": ["d3", "d7"]}, data.corpus, judge, cache=None)
+    assert supported.nuggets["q3"]["n1"].support == ("d3",)
+    assert model.seen_tools == []  # never through the grade tool

@@ -176,3 +176,32 @@ def test_tool_calls_that_are_not_one_grade_are_asked_again(tmp_path: Path) -> No
 def test_an_llm_given_as_it_is_points_to_as_judge() -> None:
     with pytest.raises(InvalidParameterError, match=r"from llama_index\.evaluation\.ragmetrics"):
         goldset.grade([("q1", "d7")], passages(), GradingLLM(), model_id="m", cache=None)
+
+
+class FactLLM(ToolGradingLLM):
+    """A function-calling LLM that answers the nugget questions in words; any call with
+    tools is recorded."""
+
+    def chat(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatResponse:
+        if kwargs.get("tools"):
+            self.seen.append("a tool was sent")
+        first = str(messages[0].content)
+        if "must contain" in first:
+            text = "vital: passage 3 is on topic 3\nokay: it has filler"
+        else:
+            fact = first.split("Fact: ")[1].split("\n")[0]
+            text = "yes" if fact.split(" is on")[0] in first.split("Passage:")[1] else "no"
+        return ChatResponse(message=ChatMessage(role=MessageRole.ASSISTANT, content=text))
+
+
+def test_nuggets_are_asked_in_words_even_of_a_function_calling_llm() -> None:
+    data = passages()
+    llm = FactLLM()
+    judge = as_judge(llm, model_id="fact-llm")
+    made = goldset.make_nuggets(
+        {"q3": data.queries["q3"]}, judge, references={"q3": "passage 3"}, cache=None
+    )
+    assert [n.vital for n in made.nuggets["q3"].values()] == [True, False]
+    supported = goldset.support_nuggets(made, {"q3": ["d3", "d7"]}, data.corpus, judge, cache=None)
+    assert supported.nuggets["q3"]["n1"].support == ("d3",)
+    assert llm.seen == []

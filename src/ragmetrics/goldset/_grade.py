@@ -60,6 +60,7 @@ class Asking:
     reask: Callable[[str], str] | None
     version: str
     template_hash: str
+    text: bool = False  # answered in free text: a judge's grade tool or schema is not used
 
 
 GRADING = Asking(prompt, parse_grade, reask, PROMPT_VERSION, TEMPLATE_HASH)
@@ -279,7 +280,8 @@ class Engine:
                 self.usage.calls += 1
                 self.spent_tokens += tokens
             try:
-                reply = await self.judge.aask(conversation)
+                asked = self.judge.aask_text if self.asking.text else self.judge.aask
+                reply = await asked(conversation)
             except RagMetricsError:
                 raise  # a mistake in how the judge is made: retrying cannot mend it
             except Exception as error:

@@ -46,6 +46,12 @@ class Judge:
     async def aask(self, conversation: Conversation) -> Reply:
         return await asyncio.to_thread(self.ask, conversation)
 
+    async def aask_text(self, conversation: Conversation) -> Reply:
+        """A question answered in free text (listing nuggets, yes or no, an answer), not a
+        grade: a judge that grades through a tool or a schema overrides this to ask the
+        model plainly; by default the same as :meth:`aask`."""
+        return await self.aask(conversation)
+
 
 @dataclass
 class FunctionJudge(Judge):

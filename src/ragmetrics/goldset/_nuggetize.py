@@ -121,6 +121,7 @@ def _creating(limit: int) -> Asking:
         reask=lambda raw: NUGGET_REASK,
         version=f"{NUGGET_VERSION}-max{limit}",
         template_hash=_hash(NUGGET_TEMPLATE, NUGGET_REASK),
+        text=True,
     )
 
 
@@ -131,6 +132,7 @@ _SUPPORTING = Asking(
     reask=lambda raw: SUPPORT_REASK.format(answer=json.dumps(raw[:200])),
     version=SUPPORT_VERSION,
     template_hash=_hash(SUPPORT_TEMPLATE, SUPPORT_REASK),
+    text=True,
 )
 
 

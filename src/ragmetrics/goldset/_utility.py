@@ -60,6 +60,7 @@ _ANSWERING = Asking(
     reask=None,
     version=ANSWER_VERSION,
     template_hash=hashlib.sha256(b"answer(question, passage)").hexdigest()[:16],
+    text=True,
 )
 
 

@@ -50,6 +50,11 @@ class ChatModelJudge(Judge):
     async def aask(self, conversation: list[tuple[str, str]]) -> Reply:
         return self._reply(await self._runnable().ainvoke(_messages(conversation)))
 
+    async def aask_text(self, conversation: list[tuple[str, str]]) -> Reply:
+        """A question answered in words (nuggets, support), asked without the grade tool."""
+        output = await self.model.ainvoke(_messages(conversation))
+        return _with_usage(_text(output), output)
+
     def _runnable(self) -> Any:
         return self._structured if self._structured is not None else self.model
 

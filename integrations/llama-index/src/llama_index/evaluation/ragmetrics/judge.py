@@ -89,6 +89,10 @@ class LLMJudge(Judge):
         )
         return _reply(response, self._answer)
 
+    async def aask_text(self, conversation: list[tuple[str, str]]) -> Reply:
+        """A question answered in words (nuggets, support), asked without the grade tool."""
+        return _reply(await self.llm.achat(_messages(conversation)), _text)
+
     def _answer(self, response: ChatResponse) -> str:
         """The arguments of the first tool call, as JSON (read strictly by ragmetrics), or
         the text when the LLM called no tool."""
