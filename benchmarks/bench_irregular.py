@@ -4,8 +4,9 @@ One run of N queries x 100 docs with MS MARCO-size doc ids (up to 8.8 million) a
 with ties, written five ways: regular (each query's rows together, no doc twice), with one
 row in 20,000 repeating its query's previous doc, with the rows sorted by doc id (queries not
 contiguous, as a join, Spark or DuckDB leaves them), and as pandas writes Parquet (an index
-column, row groups of 50,000). Each is read and evaluated on five metrics, in Parquet and in
-TREC text; the times are medians of rounds that alternate the layouts, and each is printed
+column, row groups of 50,000), by Polars (categorical doc ids, row groups of 20,000) and by
+DuckDB in a shuffled order (a join's output). Each is read and evaluated on five metrics, in
+Parquet and in TREC text; the times are medians of rounds that alternate the layouts, and each is printed
 as a ratio to the regular layout of its format (the goal: 1.5x at most).
 
     python benchmarks/bench_irregular.py [--queries 5000] [--rounds 5]
@@ -85,6 +86,22 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
     written = folder / "pandas.parquet"
     frame.to_parquet(written, row_group_size=50_000)  # an index column, nullable types
     paths["written by pandas"] = {"parquet": written}
+    try:
+        import duckdb
+        import polars as pl
+    except ImportError:  # optional: the dev environment has both
+        return paths
+    by_polars = folder / "polars.parquet"
+    pl.DataFrame({"query_id": q, "doc_id": d, "score": s}).with_columns(
+        pl.col("doc_id").cast(pl.Categorical)  # dictionary-encoded ids, large strings
+    ).write_parquet(by_polars, row_group_size=20_000)
+    paths["written by Polars"] = {"parquet": by_polars}
+    by_duckdb = folder / "duckdb.parquet"
+    duckdb.sql(  # a join's output: queries in no particular order
+        f"COPY (SELECT query_id, doc_id, score FROM read_parquet('{folder / 'regular.parquet'}') "
+        f"ORDER BY hash(doc_id)) TO '{by_duckdb}' (FORMAT PARQUET, ROW_GROUP_SIZE 100000)"
+    )
+    paths["written by DuckDB, shuffled"] = {"parquet": by_duckdb}
     return paths
 
 
@@ -109,7 +126,7 @@ def main() -> None:
                 for fmt, path in by_format.items():
                     times.setdefault((name, fmt), []).append(_time(qrels, path))
         print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
-        print(f"{'the same run, but':<22} {'Parquet':>16} {'TREC':>16}")
+        print(f"{'the same run, but':<28} {'Parquet':>16} {'TREC':>16}")
         for name, by_format in paths.items():
             cells = []
             for fmt in ("parquet", "trec"):
@@ -119,7 +136,7 @@ def main() -> None:
                 median = statistics.median(times[(name, fmt)])
                 base = statistics.median(times[("regular", fmt)])
                 cells.append(f"{median:7.3f} s {median / base:5.2f}x")
-            print(f"{name:<22} {cells[0]:>16} {cells[1]:>16}")
+            print(f"{name:<28} {cells[0]:>16} {cells[1]:>16}")
 
 
 if __name__ == "__main__":
