@@ -29,6 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ragmetrics._util.arrays import stable_order
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -81,7 +82,7 @@ def read_plain_trec_packed(
     doc_ids, values = _Rows(), _Rows()
     try:
         with reading(path):
-            blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer)
+            blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer, regroup=True)
             for block, parsed in blocks:
                 if parsed is None:
                     blocks.close()
@@ -164,6 +165,7 @@ def parsed_blocks(
     integer: bool,
     *,
     offset: int = 0,
+    regroup: bool = False,
 ) -> Generator[tuple[Block, _Parsed | None], None, None]:
     """Each block of ``handle`` (cut at line ends) with its parse, None where the block is
     not plain; in a file of many blocks, a few blocks ahead are parsed side by side on
@@ -172,10 +174,15 @@ def parsed_blocks(
     share of the file, read by one worker of several), for the line number of an error.
 
     A block's buffer is read into again once the next block is asked for: a caller takes
-    what it needs of a block before that (a parse never refers to its block's buffer)."""
+    what it needs of a block before that (a parse never refers to its block's buffer).
+
+    ``regroup``: a block whose query ids change on many lines (a file sorted by doc id) comes
+    back with each query's lines together, in their order (see :func:`_grouped`); a reader of
+    the whole file regroups across blocks anyway, where a streamed reader must see the file's
+    own order to refuse a run that is not grouped by query."""
 
     def parse(block: Block) -> _Parsed | None:
-        return _read_block(block, n_columns, doc_col, value_col, integer)
+        return _read_block(block, n_columns, doc_col, value_col, integer, regroup)
 
     spare: list[np.ndarray] = []  # buffers of blocks done with, read into again
     head = handle.read(len(_BOM))
@@ -290,7 +297,12 @@ _Parsed = tuple[list[str], list[int], np.ndarray, np.ndarray]
 
 
 def _read_block(
-    block: Block, n_columns: int, doc_col: int, value_col: int, integer: bool
+    block: Block,
+    n_columns: int,
+    doc_col: int,
+    value_col: int,
+    integer: bool,
+    regroup: bool = False,
 ) -> _Parsed | None:
     # zeros past the end: a field's bytes can be copied as a fixed-width row
     padded = block.buffer[: block.size + _MAX_FIELD_WIDTH]
@@ -331,6 +343,11 @@ def _read_block(
     if runs is None:
         return None
     first_lines, run_lengths = runs
+    if regroup and len(first_lines) > max(_SCATTERED_FROM, len(line_starts) // 20):
+        grouped = _grouped(padded, line_starts, ends[0::n_columns])
+        if grouped is not None:
+            order, first_lines, run_lengths = grouped
+            doc_ids, values = doc_ids[order], values[order]
     query_text = _text(padded, line_starts[first_lines], ends[0::n_columns][first_lines])
     if query_text is None:
         return None
@@ -471,6 +488,40 @@ def _rows(padded: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     )
     rows: np.ndarray = windows[starts]
     return rows
+
+
+# query ids changing on more lines than this (and than 5% of a block's lines): the block's
+# lines are grouped by query before their ids are read as strings, one per query, not one
+# per run of lines
+_SCATTERED_FROM = 256
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _grouped(
+    padded: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """For a block whose query ids are scattered: the stable order that brings each query's
+    lines together (queries in the order first seen), the line where each query first
+    appears, and how many lines each has; None when an id is too wide to compare as words,
+    or when two ids share a key (the lines then stay in file order)."""
+    rows = _field_rows(padded, starts, ends, _MAX_ID_WIDTH)
+    if rows is None:
+        return None
+    words = np.ascontiguousarray(rows).view(np.uint64)
+    mixed = words[:, 0].copy()  # one 64-bit key per id, its words mixed in
+    for column in range(1, words.shape[1]):
+        mixed *= _MIX
+        mixed ^= words[:, column]
+    _, first, inverse = np.unique(mixed, return_index=True, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    if not (words == words[first[inverse]]).all():
+        return None  # two ids share a key (vanishingly rare): the lines stay as they are
+    by_first = np.argsort(first)  # the distinct ids in the order first seen
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[by_first] = np.arange(len(first))
+    codes = rank[inverse]
+    counts = np.bincount(codes, minlength=len(first))
+    return stable_order(codes, len(first)), first[by_first], counts
 
 
 def _query_runs(
