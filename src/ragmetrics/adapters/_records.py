@@ -424,7 +424,12 @@ class RetrievalLog:
         when distinct retrievers recorded the same query (pick one with ``stage=``).
         """
         policy = _check_policy(policy)
-        records = self._successful(stage)
+        return self._run_of(self._successful(stage), stage, name, policy)
+
+    def _run_of(
+        self, records: list[RetrievalRecord], stage: str | None, name: str, policy: Policy
+    ) -> Run:
+        """:meth:`run` of the successful records of ``stage`` already read."""
         if stage is None and policy == "latest":
             self._warn_stages(records)
         if policy == "latest":
@@ -440,7 +445,7 @@ class RetrievalLog:
     def latencies(self, stage: str | None = None) -> dict[str, float]:
         """Per query, the seconds of its latest successful retrieval among those
         :meth:`run` draws from (of ``stage``, else the top-level ones), where timed."""
-        return {r.query_id: r.seconds for r in self._successful(stage) if r.seconds is not None}
+        return _latencies(self._successful(stage))
 
     def calls(self, stage: str | None = None) -> dict[str, int]:
         """Per query, how many successful retrievals :meth:`run` draws from (the same
@@ -463,13 +468,8 @@ class RetrievalLog:
                 f"a LangGraph node's class or node name)."
             )
         records = [r for r in chosen if not r.failed]
-        if stage is None:  # a retrieval inside another (not inside a rerank) is a sub-stage
-            spans = {r.span_id for r in chosen if r.kind == "retrieve"}
-            records = [
-                r
-                for r in records
-                if r.kind == "retrieve" and (r.parent_id is None or r.parent_id not in spans)
-            ]
+        if stage is None:
+            records = [r for r in _top_level(chosen, records) if r.kind == "retrieve"]
         return records
 
     def _last_stage(self) -> list[RetrievalRecord]:
@@ -477,13 +477,7 @@ class RetrievalLog:
         records of the last stage each query went through (a rerank, where the retrieval was
         reranked, else the retrieval), so "latest" gives the list the chain passed on."""
         every = self.records()
-        spans = {r.span_id for r in every if r.kind == "retrieve"}
-        top = [
-            r
-            for r in every
-            if not r.failed
-            and (r.kind != "retrieve" or r.parent_id is None or r.parent_id not in spans)
-        ]
+        top = _top_level(every, [r for r in every if not r.failed])
         last: dict[str, str] = {}
         for record in top:  # in the order they ended: the last kind seen per query wins
             last[record.query_id] = record.kind
@@ -563,7 +557,9 @@ class RetrievalLog:
         (``counts.missing_from_run``), not scored 0. Retrievals that raised are listed in
         ``result.retrieval_errors`` and their queries score as empty rankings.
         """
-        run = self.run(stage, policy=policy)
+        policy = _check_policy(policy)
+        successful = self._successful(stage)
+        run = self._run_of(successful, stage, "recorded", policy)
         chosen = self.records(stage)
         reranked = stage is not None and any(r.kind != "retrieve" for r in chosen)
         if reranked and "pool" not in options and self._successful(None):
@@ -581,7 +577,7 @@ class RetrievalLog:
         return result.replace(
             settings={**result.settings, "policy": policy},
             retrieval_errors=errors,
-            latencies={q: s for q, s in self.latencies(stage).items() if q in run},
+            latencies={q: s for q, s in _latencies(successful).items() if q in run},
             counts=replace(result.counts, failed_retrievals=len(errors)),
         )
 
@@ -590,6 +586,25 @@ class RetrievalLog:
             self._records.clear()
             self._open.clear()
             self._live.clear()
+
+
+def _top_level(
+    every: list[RetrievalRecord], records: list[RetrievalRecord]
+) -> list[RetrievalRecord]:
+    """``records`` but the retrievals nested in another retrieval of ``every`` (a fusion
+    retriever's sub-retrievers); a retrieval inside a rerank (a compression retriever's base
+    retriever) is top-level."""
+    spans = {r.span_id for r in every if r.kind == "retrieve"}
+    return [
+        r
+        for r in records
+        if r.kind != "retrieve" or r.parent_id is None or r.parent_id not in spans
+    ]
+
+
+def _latencies(records: list[RetrievalRecord]) -> dict[str, float]:
+    """Per query, the seconds of its latest timed record."""
+    return {r.query_id: r.seconds for r in records if r.seconds is not None}
 
 
 def _start_order(record: RetrievalRecord) -> tuple[bool, float]:

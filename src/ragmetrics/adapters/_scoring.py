@@ -94,6 +94,7 @@ class QueryScorer:
         self._single = (
             all(m.spec.single is not None for m in self.metrics)
             and not self._needs_pool
+            and not self._utility
             and self.settings.grade_map is None
         )
         self._last: tuple[Any, _Judged] | None = None
@@ -183,8 +184,8 @@ class QueryScorer:
                     refused = error
         if not judged_docs:
             return dict.fromkeys(self.labels)
-        if self._single:
-            single = self._score_single(judged_docs, ranked, refused)
+        if self._single:  # no set metric: nothing refused
+            single = self._score_single(judged_docs, ranked)
             if single is not None:
                 return single
         judged = locate_in_ranking(
@@ -208,19 +209,13 @@ class QueryScorer:
         return scores
 
     def _score_single(
-        self,
-        judged_docs: Mapping[str, float],
-        ranked: tuple[str, ...],
-        refused: RagMetricsError | None,
+        self, judged_docs: Mapping[str, float], ranked: tuple[str, ...]
     ) -> _Judged | None:
         """The metrics' twins for one ranking (``MetricSpec.single``: the kernels' values in
         plain Python); None when one of them does not cover its parameters."""
         one = OneRanking.of(judged_docs, ranked)
         scores: _Judged = {}
         for metric in self.metrics:
-            if refused is not None and metric.label in self._utility:
-                scores[metric.label] = _Refused(refused)
-                continue
             single = metric.spec.single
             assert single is not None
             value = single(one, metric.cutoff, **metric.params)

@@ -52,7 +52,6 @@ PathLike = str | os.PathLike[str]
 # OpenInference attribute names (openinference-semantic-conventions)
 _KIND = "openinference.span.kind"
 _INPUT = "input.value"
-_INPUT_TYPE = "input.mime_type"
 _METADATA = "metadata"
 _RETRIEVED = "retrieval.documents"
 _RERANKED = "reranker.output_documents"
@@ -690,7 +689,7 @@ class _Reader:
     def _query(self, span: _Span, ancestors: list[_Span]) -> tuple[str, str, bool]:
         """The query id of a retrieval, the text it searched with, and whether the id came
         from its trace rather than from that text."""
-        own = span.question if span.question is not None else None
+        own = span.question
         if own is None:
             own = _question(span.attributes.get(_INPUT))
         if own is None and span.kind == "RERANKER":
@@ -800,9 +799,11 @@ def _class_name(name: str) -> str:
 
 
 def _metadata(span: _Span) -> Mapping[str, Any]:
-    if span.metadata is not None:
-        return span.metadata
-    return _json_object(span.attributes.get(_METADATA))
+    """A span's metadata (a LangSmith run's, or the OpenInference attribute's JSON), read
+    once: every retrieval below the span looks it up again."""
+    if span.metadata is None:
+        span.metadata = _json_object(span.attributes.get(_METADATA))
+    return span.metadata
 
 
 def _json_object(value: Any) -> Mapping[str, Any]:

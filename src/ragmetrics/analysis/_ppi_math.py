@@ -109,6 +109,27 @@ def tuned_mean(
     tuning: float | None = None,
 ) -> tuple[float, float, float, float]:
     """:func:`ppi_mean`, and the ``lambda`` it used."""
+    f_all, f_n, y_n = _checked_inputs(llm_all, llm_sample, human_sample, alpha)
+    if tuning is not None and (
+        isinstance(tuning, bool) or not isinstance(tuning, int | float) or not 0 <= tuning <= 1
+    ):
+        raise InvalidParameterError(f"tuning must be a number in [0, 1] (or None); got {tuning!r}.")
+    rest = _Rest.of(f_all, f_n)
+    lam = _power_tuning(rest, f_n, y_n) if tuning is None else float(tuning)
+    variance = _variance(rest, f_n, y_n, lam)
+    if tuning is None and not variance <= _variance(rest, f_n, y_n, 0.0):
+        lam, variance = 0.0, _variance(rest, f_n, y_n, 0.0)  # rounding: never wider
+    estimate = float(lam * rest.mean + (y_n - lam * f_n).mean()) if lam else float(y_n.mean())
+    half = normal_quantile(1 - alpha / 2) * math.sqrt(variance)
+    return estimate, estimate - half, estimate + half, lam
+
+
+def _checked_inputs(
+    llm_all: Any, llm_sample: Any, human_sample: Any, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three vectors of :func:`ppi_mean` as float arrays, refused when they cannot make
+    an estimate: unequal sample vectors, too few human labels, a sample longer than every
+    query, a value that is not finite, or ``alpha`` outside (0, 1)."""
     f_all = as_values(llm_all, "llm_all")
     f_n = as_values(llm_sample, "llm_sample")
     y_n = as_values(human_sample, "human_sample")
@@ -130,18 +151,7 @@ def tuned_mean(
     if not (np.isfinite(f_all).all() and np.isfinite(f_n).all() and np.isfinite(y_n).all()):
         raise InvalidParameterError("PPI needs finite values; some are NaN or infinite.")
     in_unit_interval(alpha, "alpha")
-    if tuning is not None and (
-        isinstance(tuning, bool) or not isinstance(tuning, int | float) or not 0 <= tuning <= 1
-    ):
-        raise InvalidParameterError(f"tuning must be a number in [0, 1] (or None); got {tuning!r}.")
-    rest = _Rest.of(f_all, f_n)
-    lam = _power_tuning(rest, f_n, y_n) if tuning is None else float(tuning)
-    variance = _variance(rest, f_n, y_n, lam)
-    if tuning is None and not variance <= _variance(rest, f_n, y_n, 0.0):
-        lam, variance = 0.0, _variance(rest, f_n, y_n, 0.0)  # rounding: never wider
-    estimate = float(lam * rest.mean + (y_n - lam * f_n).mean()) if lam else float(y_n.mean())
-    half = normal_quantile(1 - alpha / 2) * math.sqrt(variance)
-    return estimate, estimate - half, estimate + half, lam
+    return f_all, f_n, y_n
 
 
 @dataclass(frozen=True)
@@ -236,10 +246,7 @@ def ppi_plan(
         >>> plan.n_human < plan.n_people_only
         True
     """
-    f_all = as_values(llm_all, "llm_all")
-    f_n = as_values(llm_sample, "llm_sample")
-    y_n = as_values(human_sample, "human_sample")
-    tuned_mean(f_all, f_n, y_n, alpha=alpha)  # the same checks as an estimate
+    f_all, f_n, y_n = _checked_inputs(llm_all, llm_sample, human_sample, alpha)
     if isinstance(width, bool) or not isinstance(width, int | float) or not width > 0:
         raise InvalidParameterError(f"width must be a number above 0; got {width!r}.")
     if not math.isfinite(width):

@@ -360,8 +360,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         bytes unless a query comes back later or a doc repeats, which are regrouped and
         deduplicated as strings. ``dictionary``: see ``Store.from_bytes``."""
         counts = np.asarray(lengths, dtype=np.int64)
-        if len(set(queries)) != len(queries):  # a query's rows apart (a join, a sort by doc)
-            queries, counts, order = regroup_order(queries, counts)
+        regrouping = regroup_order(queries, counts)
+        if regrouping is not None:  # a query's rows apart (a join, a sort by doc id)
+            queries, counts, order = regrouping
             ids, scores = ids[order], scores[order]
             if dictionary is not None:
                 dictionary = (dictionary[0], dictionary[1][order])

@@ -392,6 +392,7 @@ class Store:
         assert values is not None
         offsets = self.offsets
         keep = np.ones(len(ids), dtype=bool)
+        counts = self.lengths.copy()
         dropped: dict[str, int] = {}
         for row in rows.tolist():
             start, stop = int(offsets[row]), int(offsets[row + 1])
@@ -404,11 +405,8 @@ class Store:
             kept = np.zeros(stop - start, dtype=bool)
             kept[list(best.values())] = True
             keep[start:stop] = kept
+            counts[row] = len(best)
             dropped[self.query_ids[row]] = stop - start - len(best)
-        counts = self.lengths.copy()
-        counts[rows] -= np.array(
-            [dropped[self.query_ids[r]] for r in rows.tolist()], dtype=np.int64
-        )
         dictionary = self._dictionary
         if dictionary is not None:
             dictionary = (dictionary[0], dictionary[1][keep])

@@ -188,11 +188,12 @@ def score_queries(
 ) -> tuple[JudgedRun, np.ndarray]:
     """The kernel every entry point shares: judge ``query_ids`` (each at its ``run_rows``
     row of ``run``, -1 for none) and compute every metric; values are queries x metrics."""
+    depth = depth_needed(parsed)
     judged = locate_judged(
         qrels,
         run,
         query_ids,
-        depth=depth_needed(parsed),
+        depth=depth,
         grade_map=settings.grade_map,
         pool=settings.pool,
         with_pool=any(metric.spec.needs_pool for metric in parsed),
@@ -208,7 +209,7 @@ def score_queries(
             run,
             query_ids,
             run_rows,
-            depth=depth_needed(parsed),
+            depth=depth,
             score_precision=settings.score_precision,
         )
         judged = replace(judged, nuggets=found)

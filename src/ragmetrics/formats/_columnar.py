@@ -347,17 +347,20 @@ def packed_columns(
     if docs is None or len(scores) == 0:
         return None
     ids, dictionary = docs
-    scattered = _scattered_queries(table.column(query))
-    if scattered is not None:  # a query's rows apart: grouped by codes, not run by run
-        names, lengths, order = scattered
+    column = table.column(query)
+    starts = _run_starts(column)
+    if starts is None:
+        return None
+    if sum(len(s) for _, s in starts) > max(4096, SCATTERED_RUNS * len(column)):
+        # a query's rows apart: grouped by codes, not run by run
+        names, lengths, order = _scattered_queries(column)
         ids, scores = ids[order], scores[order]
         if dictionary is not None:
             dictionary = (dictionary[0], dictionary[1][order])
         return names, lengths, ids, scores, dictionary
-    runs = _query_runs(table.column(query))
-    if runs is None:
+    names, lengths = _query_runs(starts)
+    if not names:
         return None
-    names, lengths = runs
     return names, lengths, ids, scores, dictionary
 
 
@@ -366,25 +369,17 @@ def packed_columns(
 SCATTERED_RUNS = 0.05
 
 
-def _scattered_queries(column: Any) -> tuple[list[str], Any, Any] | None:
-    """For a string query column whose rows of one query lie apart (a file sorted by doc
-    id, a join's output): the query ids in the order first seen, their row counts, and the
-    stable order that brings each query's rows together; None when the column is mostly in
-    runs (the run-by-run reading is then cheaper) or is not text."""
+def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
+    """For a text query column whose rows of one query lie apart (a file sorted by doc id,
+    a join's output): the query ids in the order first seen, their row counts, and the
+    stable order that brings each query's rows together."""
     import numpy as np
 
     pyarrow = import_pyarrow()
-    compute = pyarrow.compute
     whole = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    n = len(whole)
-    if n < 2 or not (_is_text(whole.type) or pyarrow.types.is_dictionary(whole.type)):
-        return None
     if pyarrow.types.is_dictionary(whole.type):
         whole = whole.cast(whole.type.value_type)
-    changes = compute.sum(compute.not_equal(whole.slice(1), whole.slice(0, n - 1))).as_py()
-    if (changes or 0) + 1 <= max(4096, SCATTERED_RUNS * n):
-        return None
-    encoded = compute.dictionary_encode(whole)
+    encoded = pyarrow.compute.dictionary_encode(whole)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     distinct = encoded.dictionary  # in the order first seen, as Arrow encodes
     order = stable_order(codes, len(distinct))
@@ -433,30 +428,44 @@ def _identity(array: Any) -> tuple[int, ...]:
     )
 
 
-def _query_runs(column: Any) -> tuple[list[str], Any] | None:
-    """``(query ids, lengths)`` of the runs of equal ids down a (chunked) column, a run
-    spanning chunks counted once; None unless the ids are strings."""
+def _run_starts(column: Any) -> list[tuple[Any, Any]] | None:
+    """Each non-empty chunk of a (chunked) query column with the rows where its id changes
+    (codes compared in a dictionary chunk, not strings); None unless the ids are text."""
     import numpy as np
 
     pyarrow = import_pyarrow()
-    compute = pyarrow.compute
-    names: list[str] = []
-    lengths: list[Any] = []
+    found = []
     for chunk in column.chunks:
         n = len(chunk)
         if not n:
             continue
-        if pyarrow.types.is_dictionary(chunk.type):  # compare codes, not strings
+        if pyarrow.types.is_dictionary(chunk.type):
             codes = chunk.indices.to_numpy(zero_copy_only=False)
-            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
-            found = chunk.dictionary.take(pyarrow.array(codes[starts])).to_pylist()
+            changed = np.flatnonzero(codes[1:] != codes[:-1])
         elif _is_text(chunk.type):
-            changes = compute.not_equal(chunk.slice(1), chunk.slice(0, n - 1))
-            flags = changes.to_numpy(zero_copy_only=False)
-            starts = np.concatenate(([0], np.flatnonzero(flags) + 1))
-            found = chunk.take(pyarrow.array(starts)).to_pylist()
+            flags = pyarrow.compute.not_equal(chunk.slice(1), chunk.slice(0, n - 1))
+            changed = np.flatnonzero(flags.to_numpy(zero_copy_only=False))
         else:
             return None
+        found.append((chunk, np.concatenate(([0], changed + 1))))
+    return found
+
+
+def _query_runs(chunk_starts: list[tuple[Any, Any]]) -> tuple[list[str], Any]:
+    """``(query ids, lengths)`` of the runs of equal ids down the chunks of
+    :func:`_run_starts`, a run spanning chunks counted once (empty: no row)."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    names: list[str] = []
+    lengths: list[Any] = []
+    for chunk, starts in chunk_starts:
+        n = len(chunk)
+        if pyarrow.types.is_dictionary(chunk.type):
+            codes = chunk.indices.to_numpy(zero_copy_only=False)
+            found = chunk.dictionary.take(pyarrow.array(codes[starts])).to_pylist()
+        else:
+            found = chunk.take(pyarrow.array(starts)).to_pylist()
         sizes = np.diff(np.append(starts, n)).astype(np.int64)
         if names and names[-1] == found[0]:  # the run goes on from the chunk before
             lengths[-1][-1] += sizes[0]
@@ -464,9 +473,7 @@ def _query_runs(column: Any) -> tuple[list[str], Any] | None:
         if found:
             names.extend(found)
             lengths.append(sizes)
-    if not names:
-        return None
-    return names, np.concatenate(lengths)
+    return names, np.concatenate(lengths) if lengths else np.zeros(0, dtype=np.int64)
 
 
 def _fixed_width(column: Any) -> Any:

@@ -303,22 +303,24 @@ def group_contiguous(
     Returns ``(queries, lengths, doc_ids, values)`` with each query's rows contiguous.
     """
     lengths = np.asarray(block_lengths, dtype=np.int64)
-    first_seen = dict.fromkeys(block_queries)
-    if len(first_seen) == len(block_queries):
+    regrouping = regroup_order(block_queries, lengths)
+    if regrouping is None:
         return list(block_queries), lengths, doc_ids, values
     # Some query's rows are split across the file: regroup them, keeping row order.
-    queries, regrouped_lengths, order = regroup_order(block_queries, lengths)
+    queries, regrouped_lengths, order = regrouping
     regrouped = list(map(doc_ids.__getitem__, order.tolist()))
     return queries, regrouped_lengths, regrouped, values[order]
 
 
 def regroup_order(
     block_queries: list[str], block_lengths: np.ndarray
-) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """For rows given as runs of equal query ids, some query's rows apart: the queries in
-    the order first seen, their lengths, and the order that takes the rows to them (each
-    query's rows together, in their order), as :func:`group_contiguous` groups them."""
+) -> tuple[list[str], np.ndarray, np.ndarray] | None:
+    """For rows given as runs of equal query ids: None when each query is one run (the rows
+    are grouped already), else the queries in the order first seen, their lengths, and the
+    order that takes the rows to them (each query's rows together, in their order)."""
     first_seen = dict.fromkeys(block_queries)
+    if len(first_seen) == len(block_queries):
+        return None
     code_of = {query: code for code, query in enumerate(first_seen)}
     codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), block_lengths)
     order = stable_order(codes, len(code_of))

@@ -34,7 +34,7 @@ from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
-from ragmetrics.formats._packed import LOW_BYTES, word_rows, word_view
+from ragmetrics.formats._packed import LOW_BYTES, hashes, word_rows, word_view
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
@@ -494,7 +494,6 @@ def _rows(padded: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
 # lines are grouped by query before their ids are read as strings, one per query, not one
 # per run of lines
 _SCATTERED_FROM = 256
-_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _grouped(
@@ -507,14 +506,12 @@ def _grouped(
     rows = _field_rows(padded, starts, ends, _MAX_ID_WIDTH)
     if rows is None:
         return None
-    words = np.ascontiguousarray(rows).view(np.uint64)
-    mixed = words[:, 0].copy()  # one 64-bit key per id, its words mixed in
-    for column in range(1, words.shape[1]):
-        mixed *= _MIX
-        mixed ^= words[:, column]
-    _, first, inverse = np.unique(mixed, return_index=True, return_inverse=True)
+    rows = np.ascontiguousarray(rows)
+    ids = rows.view(f"S{rows.shape[1]}").reshape(-1)  # zero-padded whole words, as ids
+    keys = hashes(ids, rows.shape[1] // 8)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     inverse = inverse.reshape(-1)
-    if not (words == words[first[inverse]]).all():
+    if not (rows == rows[first[inverse]]).all():
         return None  # two ids share a key (vanishingly rare): the lines stay as they are
     by_first = np.argsort(first)  # the distinct ids in the order first seen
     rank = np.empty(len(first), dtype=np.int64)

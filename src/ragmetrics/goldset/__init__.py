@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics._version import __version__
 from ragmetrics.data._qrels import Qrels
@@ -41,7 +40,15 @@ from ragmetrics.errors import (
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.goldset._audit import Audit, audit, export_sample, read_sample
 from ragmetrics.goldset._cache import Cache
-from ragmetrics.goldset._grade import Engine, Limits, Usage, estimate_tokens, make_tasks, run_sync
+from ragmetrics.goldset._grade import (
+    GRADING,
+    Limits,
+    Usage,
+    estimate_tokens,
+    make_tasks,
+    run_sync,
+    run_tasks,
+)
 from ragmetrics.goldset._judge import FunctionJudge, Judge, Reply, as_judge, model_identity
 from ragmetrics.goldset._nuggetize import (
     NUGGET_TEMPLATE,
@@ -556,17 +563,9 @@ async def agrade(
 ) -> GoldSet:
     """:func:`grade`, awaited."""
     listed, the_judge, tasks = _tasks(pairs, dataset, judge, model_id, params, samples)
-    limits = limits or Limits()
-    store = Cache(cache)
     show = progress if progress is not None else len(listed) >= 50
-    bar = progress_bar(total=len(tasks), desc="grading", unit=" answers", disable=not show)
-    try:
-        engine = Engine(the_judge, store, limits, bar)
-        outcomes = await engine.run(tasks)
-    finally:
-        bar.close()
-        store.close()
-    return _assemble(listed, tasks, outcomes, engine.usage, the_judge, samples, pairs)
+    outcomes, usage = await run_tasks(tasks, the_judge, GRADING, cache, limits, show, "grading")
+    return _assemble(listed, tasks, outcomes, usage, the_judge, samples, pairs)
 
 
 def _assemble(

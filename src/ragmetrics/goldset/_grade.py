@@ -358,18 +358,28 @@ def ask_pairs(
     """Ask ``judge`` once for each key's (query, passage) texts, through the engine (cache,
     limits, budget, retries), with a progress bar from 50 keys on; the outcomes in order."""
     check_run_options(limits, cache, progress)
+    tasks = make_tasks(keys, texts, judge, 1, asking)
+    show = progress if progress is not None else len(keys) >= 50
+    return run_sync(lambda: run_tasks(tasks, judge, asking, cache, limits, show, what))
 
-    async def asked() -> tuple[list[Outcome], Usage]:
-        tasks = make_tasks(keys, texts, judge, 1, asking)
-        store = Cache(cache)
-        show = progress if progress is not None else len(keys) >= 50
-        bar = progress_bar(total=len(tasks), desc=what, unit=" answers", disable=not show)
-        try:
-            engine = Engine(judge, store, limits or Limits(), bar, asking)
-            outcomes = await engine.run(tasks)
-        finally:
-            bar.close()
-            store.close()
-        return outcomes, engine.usage
 
-    return run_sync(asked)
+async def run_tasks(
+    tasks: list[Task],
+    judge: Judge,
+    asking: Asking,
+    cache: Any,
+    limits: Limits | None,
+    show: bool,
+    what: str,
+) -> tuple[list[Outcome], Usage]:
+    """The tasks through the engine, with the cache opened and closed around them and a
+    progress bar (shown when ``show``) named ``what``; the outcomes in order, and the usage."""
+    store = Cache(cache)
+    bar = progress_bar(total=len(tasks), desc=what, unit=" answers", disable=not show)
+    try:
+        engine = Engine(judge, store, limits or Limits(), bar, asking)
+        outcomes = await engine.run(tasks)
+    finally:
+        bar.close()
+        store.close()
+    return outcomes, engine.usage

@@ -194,10 +194,9 @@ def make_nuggets(
     the_judge = as_judge(judge, model_id=model_id, params=params)
     asking = _creating(max_nuggets)
     queries = sorted(material)
-    outcomes, usage = _ask(
-        [(q, "") for q in queries],
-        lambda q, _: (texts[q], material[q]),
-        the_judge, asking, cache, limits, progress, "listing facts",
+    outcomes, usage = ask_pairs(
+        [(q, "") for q in queries], lambda q, _: (texts[q], material[q]), the_judge, asking,
+        cache=cache, limits=limits, progress=progress, what="listing facts",
     )  # fmt: skip
     made: dict[str, dict[str, Nugget]] = {}
     unread: dict[Any, str] = {}
@@ -274,9 +273,9 @@ def support_nuggets(
         head = f"Question: {question}\n" if question else ""
         return f"{head}Fact: {fact}", passages[doc]
 
-    outcomes, usage = _ask(
-        [(json.dumps([q, n]), d) for q, n, d in triples],
-        texts, the_judge, _SUPPORTING, cache, limits, progress, "labelling support",
+    outcomes, usage = ask_pairs(
+        [(json.dumps([q, n]), d) for q, n, d in triples], texts, the_judge, _SUPPORTING,
+        cache=cache, limits=limits, progress=progress, what="labelling support",
     )  # fmt: skip
     labels: dict[tuple[str, str, str], bool] = {}
     unread: dict[Any, str] = {}
@@ -439,21 +438,6 @@ def _pairs_of(pairs: Any, k: int) -> list[tuple[str, str]]:
             "pairs is a run or (query id, doc id) pairs, as goldset.pool returns them."
         )
     return list(dict.fromkeys(listed))
-
-
-def _ask(
-    keys: list[tuple[str, str]],
-    texts: Any,
-    judge: Any,
-    asking: Asking,
-    cache: Any,
-    limits: Any,
-    progress: bool | None,
-    what: str,
-) -> tuple[list[Any], Usage]:
-    return ask_pairs(
-        keys, texts, judge, asking, cache=cache, limits=limits, progress=progress, what=what
-    )
 
 
 def _warn_missing(what: str, total: int, unread: Any, failed: Any, remaining: Any) -> None:

@@ -111,7 +111,7 @@ class RetrievalEvalCallbackHandler(RecordedRetrievals, BaseCallbackHandler):
     ) -> None:
         try:
             name = kwargs.get("name") or (serialized or {}).get("name")
-            kind = name
+            kind = "rerank" if name in RERANKING_RETRIEVERS else "retrieve"
             node = (metadata or {}).get("langgraph_node")
             stage_tags = [*(tags or ())]
             if node is not None and name is not None and str(name) != str(node):
@@ -126,7 +126,7 @@ class RetrievalEvalCallbackHandler(RecordedRetrievals, BaseCallbackHandler):
                 retriever=None if name is None else str(name),
                 tags=stage_tags,
                 parent_id=None if parent_run_id is None else str(parent_run_id),
-                kind="rerank" if kind in RERANKING_RETRIEVERS else "retrieve",
+                kind=kind,
             )
         except Exception as error:
             self._failed("retriever start", error, query)

@@ -121,12 +121,7 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
             return
         if id_ in self._reranks:
             self._reranks.discard(id_)
-            try:
-                nodes = list(result or [])
-                self._log.end(id_, node_ids(nodes, self._id_field), scores=[n.score for n in nodes])
-            except Exception as error:  # never break the pipeline
-                self._log.discard(id_)
-                self._log.handler_failed("rerank end", error)
+            self._nodes_ended(id_, result, "rerank end")
             return
         self._log.discard(id_)  # closed by its end event already; nothing stays open
 
@@ -180,15 +175,25 @@ class _SpanWatcher(BaseSpanHandler[SimpleSpan]):
         "context" (what the LLM read, after every post-processor), recorded as it starts."""
         assert self._log is not None
         try:
-            nodes = list(bound_args.arguments.get("nodes") or [])
             query = _query_text(bound_args.arguments.get("query", ""))
             self._log.start(
                 id_, query, retriever=type(instance).__name__, tags=_tags(tags), kind="context"
             )
-            self._log.end(id_, node_ids(nodes, self._id_field), scores=[n.score for n in nodes])
+        except Exception as error:  # never break the pipeline
+            self._log.handler_failed("context", error)
+            return
+        self._nodes_ended(id_, bound_args.arguments.get("nodes"), "context")
+
+    def _nodes_ended(self, id_: str, nodes: Any, where: str) -> None:
+        """Close the stage ``id_`` with these nodes (their ids and scores); an error here is
+        the recorder's own: kept and warned of, the stage forgotten."""
+        assert self._log is not None
+        try:
+            listed = list(nodes or [])
+            self._log.end(id_, node_ids(listed, self._id_field), scores=[n.score for n in listed])
         except Exception as error:  # never break the pipeline
             self._log.discard(id_)
-            self._log.handler_failed("context", error)
+            self._log.handler_failed(where, error)
 
     def _stage_name(self, instance: BaseRetriever) -> str:
         """The retriever's class name; a second object of the same class records as
