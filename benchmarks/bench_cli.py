@@ -8,7 +8,11 @@ Prints, as medians of alternating runs:
   ratio, and whether the two printed the same lines. The run is written twice: its ties in
   trec_eval's order (doc id descending, as a run sorted by ``(score, doc)`` comes out), and
   with doc ids ascending (as Anserini and NIST's own test runs write them); ``-m all_trec``
-  reads the first.
+  reads the first;
+- ``ragmetrics trec_eval -q -c`` on a run shaped like a TREC Robust track's (100 topics x
+  1,000 docs, ids in the styles of its four collections, scores with four decimals) against
+  qrels of 1,400 judgments a topic, most of them not relevant, as pooled judging leaves them;
+- with ``--qrels FILE --run FILE``, the same on files of the user's own (a real TREC run).
 
 The C program is not part of this project: give its path with ``--trec-eval`` (or
 ``$TREC_EVAL``); it builds from NIST's sources (github.com/usnistgov/trec_eval) with ``make``.
@@ -54,6 +58,40 @@ def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int
             run_up.writelines(f"{q} Q0 {d} {i} {s:.3f} bench\n" for i, (s, d) in enumerate(up, 1))
 
 
+def write_robust(folder: Path, seed: int = 3) -> None:
+    """A run and qrels shaped like the Robust track's: ``robust-qrels.txt``, ``robust-run.txt``."""
+    rng = random.Random(seed)
+
+    def doc_id() -> str:
+        kind = rng.random()
+        if kind < 0.3:
+            return f"FBIS{rng.randint(3, 4)}-{rng.randrange(1, 70_000)}"
+        if kind < 0.55:
+            return f"FT9{rng.randint(11, 44)}-{rng.randrange(1, 16_000)}"
+        if kind < 0.8:
+            day = f"{rng.randint(1, 12):02d}{rng.randint(1, 31):02d}{rng.randint(89, 90)}"
+            return f"LA{day}-{rng.randrange(1, 200):04d}"
+        day = f"{rng.randint(1, 12):02d}{rng.randint(1, 31):02d}"
+        return f"FR94{day}-{rng.randint(0, 2)}-{rng.randrange(1, 400):05d}"
+
+    topics = sorted(rng.sample(range(303, 690), 100))
+    with (
+        open(folder / "robust-qrels.txt", "w") as qrels,
+        open(folder / "robust-run.txt", "w") as run,
+    ):
+        for topic in topics:
+            pool = list(dict.fromkeys(doc_id() for _ in range(1_400)))
+            relevant = set(rng.sample(pool, rng.randint(5, 120)))
+            qrels.writelines(f"{topic} 0 {d} {int(d in relevant)}\n" for d in sorted(pool))
+            shuffled = rng.sample(pool, len(pool))
+            retrieved = list(dict.fromkeys(shuffled[:700] + [doc_id() for _ in range(400)]))[:1000]
+            scores = sorted((round(rng.gauss(10, 3), 4) for _ in retrieved), reverse=True)
+            run.writelines(
+                f"{topic} Q0 {d} {i} {s} robustRun\n"
+                for i, (d, s) in enumerate(zip(retrieved, scores, strict=True))
+            )
+
+
 # as an installed package runs: compiled modules kept (an environment that turns bytecode
 # off would charge every call the compilation of the package)
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -69,6 +107,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--qrels", help="qrels of a real run to time as well (with --run)")
+    parser.add_argument("--run", help="a real TREC run to time with -q -c (with --qrels)")
     args = parser.parse_args()
     ours = str(BIN / "ragmetrics")
     calls = {
@@ -79,12 +119,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         write_track(folder)
+        write_robust(folder)
         qrels = str(folder / "qrels.txt")
+        robust = [str(folder / "robust-qrels.txt"), str(folder / "robust-run.txt")]
         cases = {  # label: the arguments after the program's name
             "-q (100 x 1,000)": ["-q", qrels, str(folder / "run.txt")],
             "-q, ties written up": ["-q", qrels, str(folder / "run-ties-up.txt")],
             "-q -m all_trec": ["-q", "-m", "all_trec", qrels, str(folder / "run.txt")],
+            "-q -c, Robust-shaped": ["-q", "-c", *robust],
         }
+        if args.qrels and args.run:
+            cases["-q -c, your files"] = ["-q", "-c", args.qrels, args.run]
         for case, arguments in cases.items():
             calls[f"ragmetrics trec_eval {case}"] = [ours, "trec_eval", *arguments]
             if args.trec_eval:

@@ -284,15 +284,13 @@ def _summary_lines(
     query_ids: list[str],
     z: str,
 ) -> Iterator[str]:
-    qrels = inputs.qrels
     for line in lines:
         if line.value == "runid":
             yield f"{'runid':<22}\tall\t{inputs.run_id}"
         elif line.value == "num_q":
             yield _line(line, "all", float(len(query_ids)), z)
         elif line.summary == "judged_relevant" and options.complete:
-            positive = sum(1 for q in qrels.query_ids for g in qrels[q].values() if g > 0)
-            yield _line(line, "all", float(positive), z)
+            yield _line(line, "all", float(inputs.qrels.n_positive), z)
         elif line.metric is not None:
             yield _line(line, "all", _summary(line, columns[line.label]), z)
 

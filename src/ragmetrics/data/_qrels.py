@@ -512,6 +512,11 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         return self._store.n_docs
 
     @property
+    def n_positive(self) -> int:
+        """How many judgments have a grade above 0 (trec_eval's ``num_rel`` under ``-c``)."""
+        return int(np.count_nonzero(self._grades() > 0))
+
+    @property
     def has_groups(self) -> bool:
         """True when evidence groups were given (``from_groups``)."""
         return bool(self._groups)
