@@ -229,3 +229,9 @@ def test_run_lengths_are_read_only(tmp_path) -> None:  # type: ignore[no-untyped
     for run in (rm.Run.from_dict({"q1": {"a": 0.5}}), rm.Run.from_trec(path)):
         with pytest.raises(ValueError, match="read-only"):
             run.lengths[0] = 5
+
+
+def test_n_positive_counts_grades_above_zero() -> None:
+    qrels = rm.Qrels.from_dict({"q1": {"a": 2, "b": 0, "c": -1}, "q2": {"d": 1}, "q3": {"e": 0}})
+    assert qrels.n_positive == 2
+    assert rm.Qrels.from_dict({"q": {"a": 0.25, "b": 0.0}}).n_positive == 1
