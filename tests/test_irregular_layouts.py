@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ragmetrics as rm
@@ -89,11 +90,81 @@ def test_a_trec_file_whose_first_query_id_begins_with_a_bracket_is_trec(tmp_path
 def test_the_stable_order_of_many_codes_is_numpys() -> None:
     """Scattered queries are grouped by 16-bit radix passes over their codes; past 65,536
     queries in two passes: the order must be numpy's stable argsort, exactly."""
-    import numpy as np
-
     from ragmetrics._util.arrays import stable_order
 
     rng = np.random.default_rng(0)
     for n_codes in (1, 3, 65_536, 65_537, 5_000_000):
         codes = rng.integers(0, n_codes, 100_000)
         assert (stable_order(codes, n_codes) == np.argsort(codes, kind="stable")).all()
+
+
+def _id_rows(ids: list[str], width: int = 16) -> np.ndarray:
+    rows = np.zeros((len(ids), width), dtype=np.uint8)
+    for i, query in enumerate(ids):
+        rows[i, : len(query)] = np.frombuffer(query.encode(), dtype=np.uint8)
+    return rows
+
+
+def test_a_scattered_blocks_lines_are_grouped_by_query_in_first_seen_order() -> None:
+    """A TREC block whose query ids change on many lines is grouped by query inside the
+    block (48-bit keys ordered by radix passes): each query's lines together, in file order,
+    queries in the order first seen; checked against the plain Python grouping."""
+    from ragmetrics.formats._trec_fast import _grouped
+
+    rng = random.Random(5)
+    for n_queries, n_lines in ((1, 50), (300, 5_000), (4_000, 30_000)):
+        names = [f"q{rng.randrange(10**12)}" for _ in range(n_queries)]
+        ids = [rng.choice(names) for _ in range(n_lines)]
+        grouped = _grouped(_id_rows(ids))
+        assert grouped is not None
+        order, first_lines, counts = grouped
+        first_seen = list(dict.fromkeys(ids))
+        rank = {query: i for i, query in enumerate(first_seen)}
+        assert order.tolist() == sorted(range(n_lines), key=lambda i: (rank[ids[i]], i))
+        assert first_lines.tolist() == [ids.index(query) for query in first_seen]
+        assert counts.tolist() == [ids.count(query) for query in first_seen]
+
+
+def test_ids_sharing_a_key_leave_the_block_in_file_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two ids with one key are never taken for one query: the block stays as it is and the
+    run is still read right (the lines grouped across blocks afterwards)."""
+    from ragmetrics.formats import _trec_fast
+
+    ids = [f"q{i % 400}" for i in range(4_000)]
+    rows = _id_rows(ids)
+    monkeypatch.setattr(_trec_fast, "hashes", lambda a, w: np.zeros(len(a), dtype=np.uint64))
+    assert _trec_fast._grouped(rows) is None
+    # high bits differ, low 48 alike: still one key, still refused
+    monkeypatch.setattr(
+        _trec_fast, "hashes", lambda a, w: (np.arange(len(a)) % 2).astype(np.uint64) << 50
+    )
+    assert _trec_fast._grouped(rows) is None
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 d{i} 0 {i % 7} r\n" for i, q in enumerate(ids)))
+    expected: dict[str, dict[str, float]] = {}
+    for i, q in enumerate(ids):
+        expected.setdefault(q, {})[f"d{i}"] = float(i % 7)
+    assert rm.read_run(path).to_dict() == expected
+
+
+def test_keys_that_differ_only_in_their_high_bits_are_told_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The grouping orders the keys' 48 bits in three passes of 16: ids whose keys differ
+    only in bits 32-47 (or 16-31) must still come out as separate queries."""
+    from ragmetrics.formats import _trec_fast
+
+    rng = random.Random(6)
+    names = [f"q{i}" for i in range(300)]
+    ids = [rng.choice(names) for _ in range(3_000)]
+    for shift in (20, 32):
+        code = {name.encode(): np.uint64(i) << np.uint64(shift) for i, name in enumerate(names)}
+        monkeypatch.setattr(
+            _trec_fast, "hashes", lambda a, w, code=code: np.array([code[x] for x in a.tolist()])
+        )
+        grouped = _trec_fast._grouped(_id_rows(ids))
+        assert grouped is not None
+        first_seen = list(dict.fromkeys(ids))
+        assert grouped[2].tolist() == [ids.count(query) for query in first_seen]
