@@ -1,23 +1,37 @@
 """Runs as users bring them, against the same run in the regular layout.
 
 One run of N queries x 100 docs with MS MARCO-size doc ids (up to 8.8 million) and scores
-with ties, written five ways: regular (each query's rows together, no doc twice), with one
-row in 20,000 repeating its query's previous doc, with the rows sorted by doc id (queries not
-contiguous, as a join, Spark or DuckDB leaves them), and as pandas writes Parquet (an index
-column, row groups of 50,000), by Polars (categorical doc ids, row groups of 20,000) and by
-DuckDB in a shuffled order (a join's output). Each is read and evaluated on five metrics, in
-Parquet and in TREC text; the times are medians of rounds that alternate the layouts, and each is printed
-as a ratio to the regular layout of its format (the goal: 1.5x at most).
+with ties, written in several layouts: regular (each query's rows together, no doc twice),
+with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
+(queries not contiguous, as a join, Spark or DuckDB leaves them), and as pandas writes
+Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
+of 20,000) and by DuckDB in a shuffled order (a join's output).
 
-    python benchmarks/bench_irregular.py [--queries 5000] [--rounds 5]
+Each layout is read and evaluated on five metrics from every source a user brings: Parquet,
+an Arrow stream (a RecordBatchReader over the Parquet file's batches), TREC text, gzipped
+TREC text, a dict of dicts (built beforehand in the layout's order; only ``evaluate`` is
+timed) and ``evaluate_stream`` over the TREC and the Parquet file. The times are medians of
+rounds that alternate the layouts; each is printed as a ratio to the regular layout of its
+source (the goal: 1.5x at most). A stream refuses a run whose queries are not grouped (it
+reads in one pass): such a cell says "refused".
+
+Then pytrec_eval (``parse_run`` of the TREC file) and ranx (``Run.from_file`` of the TREC
+file, ``Run.from_parquet``) on the same files, with the same metrics, warm, and the ratio of
+their time to ours.
+
+    python benchmarks/bench_irregular.py [--queries 5000] [--rounds 3] [--tools ranx,pytrec_eval]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gzip
+import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +90,10 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
         with trec.open("w") as out:
             for qq, dd, ss in zip(q.tolist(), d.tolist(), s.tolist(), strict=True):
                 out.write(f"{qq} Q0 {dd} 0 {ss} r\n")
-        paths[name] = {"parquet": parquet, "trec": trec}
+        zipped = folder / f"{slug}.txt.gz"
+        with trec.open("rb") as plain, gzip.open(zipped, "wb", compresslevel=1) as packed:
+            shutil.copyfileobj(plain, packed)
+        paths[name] = {"parquet": parquet, "trec": trec, "gzip": zipped}
     q, d, s = layouts["regular"]
     import pandas as pd
 
@@ -105,38 +122,168 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
     return paths
 
 
-def _time(qrels: rm.Qrels, path: Path) -> float:
+SOURCES = {  # column: (the file it reads, how)
+    "Parquet": ("parquet", "read"),
+    "Arrow stream": ("parquet", "arrow"),
+    "TREC": ("trec", "read"),
+    "TREC gzip": ("gzip", "read"),
+    "dicts": ("trec", "dicts"),
+    "stream TREC": ("trec", "stream"),
+    "stream Parquet": ("parquet", "stream"),
+}
+
+
+def _dicts(path: Path) -> dict[str, dict[str, float]]:
+    """The run as a user's dict of dicts, in the file's order (a repeated doc: its last)."""
+    run: dict[str, dict[str, float]] = {}
+    with path.open() as lines:
+        for line in lines:
+            q, _, d, _, s, _ = line.split()
+            run.setdefault(q, {})[d] = float(s)
+    return run
+
+
+def _job(qrels: rm.Qrels, path: Path, how: str) -> Callable[[], object]:
+    if how == "read":
+        return lambda: rm.evaluate(qrels, rm.read_run(path), METRICS)
+    if how == "arrow":
+
+        def from_stream() -> object:
+            batches = pq.ParquetFile(path).iter_batches()
+            first = next(batches)
+            reader = pa.RecordBatchReader.from_batches(first.schema, [first, *batches])
+            return rm.evaluate(qrels, rm.Run.from_arrow(reader), METRICS)
+
+        return from_stream
+    if how == "dicts":
+        run = _dicts(path)
+        return lambda: rm.evaluate(qrels, run, METRICS)
+    return lambda: rm.evaluate_stream(qrels, path, METRICS, progress=False)
+
+
+def _time(job: Callable[[], object]) -> float | None:
     start = time.perf_counter()
-    rm.evaluate(qrels, rm.read_run(path), METRICS)
+    try:
+        job()
+    except rm.errors.UngroupedInputError:
+        return None  # a stream reads in one pass: a run not grouped by query is refused
     return time.perf_counter() - start
+
+
+def _others(
+    tools: list[str], qrels: rm.Qrels, paths: dict, rounds: int
+) -> dict[tuple[str, str, str], float | None]:
+    """pytrec_eval's and ranx's medians on the TREC (and ranx's on the Parquet) files."""
+    jobs: dict[tuple[str, str, str], Callable[[], object]] = {}
+    judged = qrels.to_dict()
+    if "pytrec_eval" in tools:
+        import pytrec_eval
+
+        measures = {"ndcg_cut.10", "map", "recall.100", "recip_rank", "P.5"}
+
+        def pytrec(path: Path) -> object:
+            with path.open() as lines:
+                run = pytrec_eval.parse_run(lines)
+            return pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run)
+
+        for name, by_format in paths.items():
+            if "trec" in by_format:
+                jobs[("pytrec_eval", name, "TREC")] = lambda p=by_format["trec"]: pytrec(p)
+    if "ranx" in tools:
+        import warnings
+
+        import ranx
+
+        warnings.simplefilter("ignore")  # numba's notes on casts, once per compiled metric
+        import pandas
+
+        # ranx wants object-dtype id columns; pandas 3 reads strings as "str"
+        with contextlib.suppress(KeyError, pandas.errors.OptionError):
+            pandas.set_option("future.infer_string", False)
+
+        ranx_qrels = ranx.Qrels(judged)
+        names = ["ndcg@10", "map", "recall@100", "mrr@10", "precision@5"]
+        # (numba compiles on the first call: not timed)
+        ranx.evaluate(ranx_qrels, ranx.Run({"0": {"d": 1.0}}), names, make_comparable=True)
+        for name, by_format in paths.items():
+            if "trec" in by_format:
+                jobs[("ranx", name, "TREC")] = lambda p=by_format["trec"]: ranx.evaluate(
+                    ranx_qrels, ranx.Run.from_file(str(p), kind="trec"), names, make_comparable=True
+                )
+            if name in ("regular", "repeats", "by doc id"):
+                jobs[("ranx", name, "Parquet")] = lambda p=by_format["parquet"]: ranx.evaluate(
+                    ranx_qrels,
+                    ranx.Run.from_parquet(str(p), q_id_col="query_id"),
+                    names,
+                    make_comparable=True,  # the run holds queries the qrels do not
+                )
+    times: dict[tuple[str, str, str], list[float]] = {key: [] for key in jobs}
+    refused = set()
+    for round_ in range(rounds + 1):  # the first round warms up (numba compiles) untimed
+        for key, job in jobs.items():
+            start = time.perf_counter()
+            try:
+                job()
+            except AssertionError:  # pytrec_eval's parse_run asserts that no doc repeats
+                refused.add(key)
+                continue
+            if round_:
+                times[key].append(time.perf_counter() - start)
+    return {key: None if key in refused else statistics.median(v) for key, v in times.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=5_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--tools", default="pytrec_eval,ranx", help="others to time ('' for none)")
     args = parser.parse_args()
     queries, docs, scores = _columns(args.queries)
     qrels = _qrels(queries, docs)
     with tempfile.TemporaryDirectory() as folder:
         paths = _write(Path(folder), _layouts(queries, docs, scores))
-        times: dict[tuple[str, str], list[float]] = {}
+        jobs = {
+            (name, source): _job(qrels, by_format[kind], how)
+            for name, by_format in paths.items()
+            for source, (kind, how) in SOURCES.items()
+            if kind in by_format
+        }
+        times: dict[tuple[str, str], list[float | None]] = {key: [] for key in jobs}
+        for job in jobs.values():  # a first call of each, untimed (imports, thread pools)
+            _time(job)
         for _ in range(args.rounds):
-            for name, by_format in paths.items():
-                for fmt, path in by_format.items():
-                    times.setdefault((name, fmt), []).append(_time(qrels, path))
-        print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
-        print(f"{'the same run, but':<28} {'Parquet':>16} {'TREC':>16}")
-        for name, by_format in paths.items():
-            cells = []
-            for fmt in ("parquet", "trec"):
-                if fmt not in by_format:
-                    cells.append(f"{'':>16}")
-                    continue
-                median = statistics.median(times[(name, fmt)])
-                base = statistics.median(times[("regular", fmt)])
-                cells.append(f"{median:7.3f} s {median / base:5.2f}x")
-            print(f"{name:<28} {cells[0]:>16} {cells[1]:>16}")
+            for key, job in jobs.items():
+                times[key].append(_time(job))
+        medians = {
+            key: None if None in values else statistics.median(v for v in values if v is not None)
+            for key, values in times.items()
+        }
+        tools = [t for t in args.tools.split(",") if t]
+        others = _others(tools, qrels, paths, args.rounds) if tools else {}
+    print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
+    print("seconds, and the ratio to the regular layout of the same source\n")
+    print(f"{'the same run, but':<28}" + "".join(f"{s:>17}" for s in SOURCES))
+    for name in paths:
+        cells = []
+        for source in SOURCES:
+            if (name, source) not in medians:
+                cells.append("")
+                continue
+            median, base = medians[(name, source)], medians[("regular", source)]
+            if median is None or base is None:
+                cells.append("refused")
+            else:
+                cells.append(f"{median:.3f} {median / base:4.2f}x")
+        print(f"{name:<28}" + "".join(f"{c:>17}" for c in cells))
+    if others:
+        print("\nthe other libraries on the same files: seconds, and their time / ours")
+        for (tool, name, source), seconds in others.items():
+            ours = medians[(name, source)]
+            if seconds is None:
+                print(f"{tool:<12} {name:<28} {source:<8} refused (a doc twice in a query)")
+                continue
+            ratio = f"{seconds / ours:5.1f}x" if ours else ""
+            print(f"{tool:<12} {name:<28} {source:<8} {seconds:7.3f} s {ratio}")
 
 
 if __name__ == "__main__":
