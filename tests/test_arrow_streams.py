@@ -94,8 +94,12 @@ def test_bad_streams_are_named() -> None:
     ungrouped = pl.DataFrame(
         {"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]}
     )
-    with pytest.raises(rm.errors.UngroupedInputError, match="q1"):
-        rm.evaluate_stream({"q1": {"a": 1}}, ungrouped, ["map"], batch_rows=1, progress=False)
+    with pytest.warns(rm.errors.RegroupedStreamWarning, match="not grouped"):
+        grouped = rm.evaluate_stream(
+            {"q1": {"c": 1}}, ungrouped, ["map"], batch_rows=1, progress=False
+        )
+    expected = rm.evaluate({"q1": {"c": 1}}, rm.Run.from_arrow(ungrouped), ["map"])
+    assert grouped.aggregate == expected.aggregate == {"map": 1.0}  # ties: c before a
 
 
 def test_no_detour_through_pandas(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from ragmetrics.errors import (
     InvalidParameterError,
     MissingQueryError,
     RagMetricsError,
+    RegroupedStreamWarning,
     UngroupedInputError,
 )
 from ragmetrics.metrics.registry import Cutoff, registered
@@ -245,23 +246,54 @@ def test_a_bad_line_after_many_plain_blocks_is_named(
 
 
 @pytest.mark.parametrize("batch_rows", [1, 2, 100])
-def test_a_query_that_comes_back_is_named(tmp_path: Path, batch_rows: int) -> None:
+def test_a_query_that_comes_back_is_grouped(tmp_path: Path, batch_rows: int) -> None:
+    """A file whose queries are scattered is grouped: in memory when it fits one batch,
+    else through temporary files (``RegroupedStreamWarning`` says where); the numbers are
+    evaluate()'s, judged or not."""
     path = tmp_path / "run.txt"
-    path.write_text("q1 Q0 a 1 0.9 t\nq2 Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\n")
-    qrels = {"q1": {"a": 1}, "q2": {"a": 1}}
-    with pytest.raises(
-        UngroupedInputError, match=r"query 'q1' comes back after other queries.*sort"
-    ):
-        evaluate_stream(qrels, path, "P@1", batch_rows=batch_rows, progress=False)
-    # evaluate() regroups the same file in memory: that is what the stream cannot do
-    assert evaluate(qrels, Run.from_trec(path), "P@1")["P@1"] == 1.0
+    path.write_text("q1 Q0 a 1 0.9 t\nq2 Q0 a 1 0.9 t\nx Q0 a 1 0.9 t\nq1 Q0 b 2 0.5 t\n")
+    path.write_text(path.read_text() + "x Q0 b 2 0.4 t\nq2 Q0 c 3 0.1 t\n")
+    qrels = {"q1": {"b": 1}, "q2": {"c": 1}}
+    expected = evaluate(qrels, Run.from_trec(path), ["P@1", "mrr"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        streamed = evaluate_stream(
+            qrels, path, ["P@1", "mrr"], batch_rows=batch_rows, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query and streamed.counts == expected.counts
+    assert streamed.aggregate == expected.aggregate == {"P@1": 0.0, "mrr": 0.5}
+    spilled = [w for w in caught if issubclass(w.category, RegroupedStreamWarning)]
+    assert len(spilled) == (batch_rows < 6)
+    if spilled:
+        assert "not grouped" in str(spilled[0].message) and "TMPDIR" in str(spilled[0].message)
 
 
-def test_an_unjudged_query_that_comes_back_is_named_too(tmp_path: Path) -> None:
+def test_a_query_that_comes_back_after_a_batch_was_scored_is_grouped_on_a_second_reading(
+    tmp_path: Path,
+) -> None:
+    """Past the first batch, the stream has scored the query's first rows: the file is read
+    again, grouped; input read in one pass (an iterable of Arrow batches) is refused."""
+    lines = [
+        f"q{q:05d} Q0 d{d} {d} {10 - d / 7:.4f} tag\n" for q in range(8_000) for d in range(12)
+    ]
     path = tmp_path / "run.txt"
-    path.write_text("x Q0 a 1 0.9 t\nq1 Q0 a 1 0.9 t\nx Q0 b 2 0.5 t\n")
+    path.write_text("".join(lines) + "q00003 Q0 late 1 0.0 tag\n")  # 3.4 MB: two blocks
+    qrels = {"q00003": {"late": 1, "d2": 1}, "q00004": {"d0": 1}}
+    expected = evaluate(qrels, Run.from_trec(path), ["map", "recall@20"])
+    with pytest.warns(RegroupedStreamWarning, match="temporary files"):
+        streamed = evaluate_stream(
+            qrels, path, ["map", "recall@20"], batch_rows=50_000, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
+
+
+def test_an_unjudged_query_that_comes_back_is_named_in_a_one_pass_stream() -> None:
+    pa = pytest.importorskip("pyarrow")
+    first = pa.record_batch({"query_id": ["x", "q1"], "doc_id": ["a", "a"], "score": [0.9, 0.9]})
+    again = pa.record_batch({"query_id": ["x"], "doc_id": ["b"], "score": [0.5]})
     with pytest.raises(UngroupedInputError, match="query 'x'"):
-        evaluate_stream({"q1": {"a": 1}}, path, "P@1", batch_rows=1, progress=False)
+        evaluate_stream({"q1": {"a": 1}}, iter([first, again]), "P@1", batch_rows=1, progress=False)
 
 
 def test_overlapping_batches_are_refused() -> None:
@@ -570,19 +602,21 @@ def test_a_stream_warns_of_ids_that_never_meet_in_evaluate_s_words(tmp_path: Pat
 
 
 def test_arrow_batches_that_regroup_a_query_are_named_as_the_stream() -> None:
+    """A query back in a later batch of a one-pass stream: refused once a batch holding it
+    was scored (the stream cannot be read again); grouped when it came back first."""
     pa = pytest.importorskip("pyarrow")
     first = pa.record_batch({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 0.5]})
     again = pa.record_batch({"query_id": ["q1"], "doc_id": ["c"], "score": [0.3]})
     judgments = {"q1": {"a": 1}, "q2": {"b": 1}}
-    for batch_rows in (1, 1000):  # the query back in a later batch, or in the same one
-        with pytest.raises(UngroupedInputError) as caught:
-            evaluate_stream(
-                judgments, iter([first, again]), "P@1", progress=False, batch_rows=batch_rows
-            )
-        assert str(caught.value).startswith(
-            "the stream: the run is not grouped by query: query 'q1' comes back after other "
-            "queries."
-        )
+    with pytest.raises(UngroupedInputError) as caught:
+        evaluate_stream(judgments, iter([first, again]), "P@1", progress=False, batch_rows=1)
+    assert str(caught.value).startswith(
+        "the stream: the run is not grouped by query: query 'q1' comes back after other queries."
+    )
+    grouped = evaluate_stream(
+        judgments, iter([first, again]), "P@1", progress=False, batch_rows=1000
+    )
+    assert grouped.aggregate == {"P@1": 1.0}
 
 
 @pytest.mark.parametrize("batches", [[], [Run.from_dict({})]], ids=["no batch", "no query"])

@@ -123,16 +123,17 @@ def test_bad_input_is_refused_as_one_worker_refuses_it(tmp_path: Path) -> None:
         rm.evaluate_stream(qrels, broken, ["map"], workers=3, progress=False)
     assert str(shared.value) == str(single.value) and f"line {where + 1}" in str(single.value)
 
+    # a query back at the end, in another worker's share: the file is read again, grouped
     ungrouped = tmp_path / "ungrouped.txt"
-    ungrouped.write_text("".join(lines + lines[:3]))  # the first query comes back at the end
-    with pytest.raises(rm.errors.UngroupedInputError, match="comes back"):
-        rm.evaluate_stream(qrels, ungrouped, ["map"], workers=2, progress=False)
-    # a judged query back at the end: named by its id, though no worker kept query values
     judged = next(line.split()[0] for line in lines if line.startswith("q"))
-    again = [line for line in lines if line.split()[0] == judged]
-    ungrouped.write_text("".join(lines + again))
-    with pytest.raises(rm.errors.UngroupedInputError, match=f"query '{judged}' comes back"):
-        rm.evaluate_stream(qrels, ungrouped, ["map"], workers=2, progress=False)
+    again = [line.replace(" Q0 ", " Q0 x", 1) for line in lines if line.split()[0] == judged]
+    for tail in (lines[:3], again):
+        ungrouped.write_text("".join(lines + tail))
+        expected = rm.evaluate(qrels, rm.read_run(ungrouped), ["map"])
+        shared = rm.evaluate_stream(
+            qrels, ungrouped, ["map"], workers=2, per_query=True, progress=False
+        )
+        assert shared.per_query == expected.per_query and shared.counts == expected.counts
     with pytest.raises(rm.RagMetricsError, match="workers must be a positive integer"):
         rm.evaluate_stream(qrels, run, ["map"], workers=0)
     with pytest.raises(rm.RagMetricsError, match="workers > 1 reads a TREC or Parquet path"):

@@ -26,6 +26,7 @@ __all__ = [
     "QueryMismatchWarning",
     "RagMetricsError",
     "RagMetricsWarning",
+    "RegroupedStreamWarning",
     "RetrievalFailedWarning",
     "StageWarning",
     "TraceKeyWarning",
@@ -147,6 +148,12 @@ class FormatLossWarning(RagMetricsWarning):
 class AmbiguousChunkWarning(RagMetricsWarning):
     """Many retrieved chunks match more than one original document (chunk matching): where
     they go in the ranking is a policy, named in the message (``ambiguous=``)."""
+
+
+class RegroupedStreamWarning(RagMetricsWarning):
+    """A streamed run whose queries are not grouped, larger than one batch, is grouped
+    through temporary files (the message says where and how many): it takes about the
+    run's size again on disk while it is read."""
 
 
 class OneProcessWarning(RagMetricsWarning):

@@ -1,28 +1,60 @@
 """Batches of a streamed run: the chunks a reader cuts (``formats._stream_io``) joined into
-:class:`Run` objects of whole queries, each query in exactly one batch."""
+:class:`Run` objects of whole queries, each query in exactly one batch; and, for a run whose
+queries are scattered, batches made by spreading its rows over temporary files by query."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import os
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
+from typing import BinaryIO
 
 import numpy as np
 
+from ragmetrics._util.arrays import stable_order
+from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
-from ragmetrics.errors import InputFormatError
+from ragmetrics.errors import InputFormatError, RegroupedStreamWarning, UngroupedInputError
 from ragmetrics.formats import _packed
+from ragmetrics.formats._io import group_contiguous, regroup_order
 from ragmetrics.formats._stream_io import Chunk, not_grouped
 
 
 def batches(
-    chunks: Iterable[Chunk], batch_rows: int, source: str, name: str | None
+    chunks: Iterable[Chunk],
+    batch_rows: int,
+    source: str,
+    name: str | None,
+    *,
+    input_bytes: int | None = None,
 ) -> Iterator[Run]:
     """Runs of whole queries, each of at least ``batch_rows`` rows (but the last), in input
-    order; a query longer than ``batch_rows`` makes a batch of its own."""
+    order; a query longer than ``batch_rows`` makes a batch of its own.
+
+    A query that comes back after another is met at once (not when its batch is complete).
+    Before the first batch is made, that turns the reading into :func:`regrouped`, which
+    goes on from the chunks read so far (nothing is read twice); after it, the query is
+    refused (``UngroupedInputError``: its earlier rows are scored already). ``input_bytes``:
+    the input's size, if known, for :func:`regrouped`."""
     pending: list[Chunk] = []
     rows = 0
-    for chunk in chunks:
+    in_batch: set[str] = set()  # the queries of the pending chunks
+    made = False
+    rest = iter(chunks)
+    for chunk in rest:
         if not chunk.queries:
             continue
+        try:
+            _check_new_queries(chunk, pending, in_batch, source)
+        except UngroupedInputError:
+            if made:
+                raise
+            held = [*pending, chunk]
+            pending = []
+            yield from regrouped(chain(held, rest), batch_rows, source, name, input_bytes)
+            return
         pending.append(chunk)
         rows += chunk.n_rows
         if rows >= batch_rows:
@@ -30,9 +62,47 @@ def batches(
             if cut is not None:
                 head, tail = cut
                 yield _run_of(head, source, name)
+                made = True
                 pending, rows = tail, sum(c.n_rows for c in tail)
+                in_batch = {query for c in tail for query in c.queries}
     if pending:
         yield _run_of(pending, source, name)
+
+
+def input_size(path: str | os.PathLike[str]) -> int | None:
+    """The size of the input at ``path`` (a folder: its files'), a gzip file's counted five
+    times over (about what it holds); None for standard input or a path that cannot be
+    read."""
+    path = os.fspath(path)
+    try:
+        if path == "-":
+            return None
+        if os.path.isdir(path):
+            return sum(
+                os.path.getsize(os.path.join(folder, file))
+                for folder, _, files in os.walk(path)
+                for file in files
+            )
+        size = os.path.getsize(path)
+    except OSError:
+        return None  # the reader names the file that is not there
+    return size * 5 if path.endswith(".gz") else size
+
+
+def _check_new_queries(chunk: Chunk, pending: list[Chunk], in_batch: set[str], source: str) -> None:
+    """Refuse ``chunk`` when a query of it came before (in it, or in the pending chunks),
+    but the first when it goes on the last pending chunk's last query; add its queries."""
+    queries = chunk.queries
+    if pending and pending[-1].queries[-1] == queries[0]:
+        queries = queries[1:]
+    new = set(queries)
+    if len(new) != len(queries) or not in_batch.isdisjoint(new):
+        seen = set(in_batch)
+        for query in queries:
+            if query in seen:
+                raise not_grouped(query, source)
+            seen.add(query)
+    in_batch |= new
 
 
 def _cut_before_last_query(pending: list[Chunk]) -> tuple[list[Chunk], list[Chunk]] | None:
@@ -86,3 +156,145 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None) -> Run:
         d for part in docs for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
     ]
     return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
+
+
+# --- runs whose queries are scattered ---------------------------------------------------------
+
+MAX_PARTS = 256  # temporary files written side by side (each an open file while spreading)
+_ROW_BYTES = 8  # the fewest bytes a row takes in a file (compressed Parquet): parts are
+# counted from the input's size as if every row took this few, so that none holds more
+# than about ``batch_rows`` rows
+
+
+def regrouped(
+    chunks: Iterable[Chunk],
+    batch_rows: int,
+    source: str,
+    name: str | None,
+    input_bytes: int | None,
+) -> Iterator[Run]:
+    """Runs of whole queries from chunks whose queries may come back anywhere in the input.
+
+    Up to ``batch_rows`` rows are held in memory: a run no larger is one batch, grouped as
+    the in-memory reader groups it. A larger run is spread, in one pass, over temporary
+    files, one part of the queries each (a query's part: a hash of its id), each row
+    written once in the order read; each file is then read back whole and grouped, one
+    batch a file. ``input_bytes``: the input's size, from which the number of files is
+    chosen (about ``batch_rows`` rows each, at most :data:`MAX_PARTS`; 64 when unknown)."""
+    held: list[Chunk] = []
+    rows = 0
+    rest = iter(chunks)
+    for chunk in rest:
+        if chunk.queries:
+            held.append(chunk)
+            rows += chunk.n_rows
+        if rows > batch_rows:
+            break
+    else:
+        if held:
+            yield _grouped_run(held, name)
+        return
+    if input_bytes is None:
+        n_parts = 64
+    else:
+        n_parts = min(MAX_PARTS, max(2, -(-input_bytes // (batch_rows * _ROW_BYTES))))
+    with tempfile.TemporaryDirectory(prefix="ragmetrics-regroup-") as folder:
+        warn(
+            f"{source}: its queries are not grouped, and it is larger than one batch "
+            f"({batch_rows:,} rows): its rows are grouped through {n_parts} temporary files "
+            f"in {folder} (about the run's size on disk, removed when done). Sort the input "
+            f"by query to stream it in one pass; set TMPDIR to put the files elsewhere.",
+            RegroupedStreamWarning,
+        )
+        paths = [os.path.join(folder, f"{part}.chunks") for part in range(n_parts)]
+        files = [open(path, "wb") for path in paths]  # noqa: SIM115 (closed below)
+        try:
+            for chunk in chain(held, rest):
+                _spread(chunk, files)
+            held = []
+        finally:
+            for file in files:
+                file.close()
+        for path in paths:
+            pieces = list(_pieces(path))
+            os.remove(path)  # the disk is given back part by part
+            if pieces:
+                yield _grouped_run(pieces, name)
+
+
+def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
+    """Write each query's rows of ``chunk`` to the file of its part, in their order."""
+    if not chunk.queries:
+        return
+    n_parts = len(files)
+    parts = np.fromiter(
+        (hash(query) % n_parts for query in chunk.queries), np.int64, len(chunk.queries)
+    )
+    run_order = stable_order(parts, n_parts)
+    row_order = stable_order(np.repeat(parts, chunk.lengths), n_parts)
+    run_counts = np.bincount(parts, minlength=n_parts).tolist()
+    row_counts = np.bincount(np.repeat(parts, chunk.lengths), minlength=n_parts).tolist()
+    queries = [chunk.queries[i] for i in run_order.tolist()]
+    lengths = chunk.lengths[run_order]
+    docs = (
+        chunk.docs[row_order]
+        if isinstance(chunk.docs, np.ndarray)
+        else [chunk.docs[i] for i in row_order.tolist()]
+    )
+    scores = None if chunk.scores is None else chunk.scores[row_order]
+    run_at = row_at = 0
+    for file, n_runs, n_rows in zip(files, run_counts, row_counts, strict=True):
+        if n_runs:
+            piece = (
+                queries[run_at : run_at + n_runs],
+                lengths[run_at : run_at + n_runs],
+                docs[row_at : row_at + n_rows],
+                None if scores is None else scores[row_at : row_at + n_rows],
+            )
+            pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
+        run_at += n_runs
+        row_at += n_rows
+
+
+def _pieces(path: str) -> Iterator[Chunk]:
+    """The chunks written to one part's file, in the order written."""
+    with open(path, "rb") as file:
+        while True:
+            try:
+                queries, lengths, docs, scores = pickle.load(file)  # written by _spread
+            except EOFError:
+                return
+            yield Chunk(queries, lengths, docs, scores)
+
+
+def _grouped_run(chunks: list[Chunk], name: str | None) -> Run:
+    """One Run of the rows of ``chunks``, whose queries may come back: each query's rows
+    brought together in their order, as the in-memory readers do."""
+    queries = [query for chunk in chunks for query in chunk.queries]
+    lengths = np.concatenate([chunk.lengths for chunk in chunks])
+    if all(chunk.scores is None for chunk in chunks):
+        flat = _flat_docs(chunks)
+        regrouping = regroup_order(queries, lengths)
+        if regrouping is not None:
+            queries, lengths, order = regrouping
+            flat = [flat[i] for i in order.tolist()]
+        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
+        return Run.from_lists(
+            {q: flat[bounds[i] : bounds[i + 1]] for i, q in enumerate(queries)}, name=name
+        )
+    if any(chunk.scores is None for chunk in chunks):
+        raise InputFormatError("Some batches of the run have scores and some do not.")
+    scores = np.concatenate([chunk.scores for chunk in chunks if chunk.scores is not None])
+    if all(isinstance(chunk.docs, np.ndarray) for chunk in chunks):
+        ids = np.concatenate([chunk.docs for chunk in chunks])  # the widest ids' width
+        return Run.from_grouped(queries, lengths, ids, scores, name=name)  # groups them
+    grouped = group_contiguous(queries, lengths.tolist(), _flat_docs(chunks), scores)
+    return Run.from_grouped(grouped[0], grouped[1], grouped[2], grouped[3], name=name)
+
+
+def _flat_docs(chunks: list[Chunk]) -> list[str]:
+    return [
+        d
+        for chunk in chunks
+        for d in (_packed.decode(chunk.docs) if isinstance(chunk.docs, np.ndarray) else chunk.docs)
+    ]

@@ -48,6 +48,10 @@ class InputFormat:
         read_run: ``(path, name) -> Run``.
         stream_run: ``(path, batch_rows, columns, name) -> Runs`` of whole queries, in
             bounded memory; ``None`` when the format cannot be streamed.
+        stream_chunks: ``(path, batch_rows, columns) -> Chunks``: the rows in file order,
+            whatever their grouping (``formats._stream_io.Chunk``); a streamed run whose
+            queries are scattered is grouped from them (``data._batches.regrouped``).
+            ``None``: such a run is refused.
         directories: a folder of such files is read as one input (Parquet datasets).
     """
 
@@ -58,6 +62,7 @@ class InputFormat:
     read_run: Callable[[PathLike, str | None], Run]
     stream_run: Callable[[PathLike, int, Any, str | None], Iterator[Run]] | None = None
     directories: bool = False
+    stream_chunks: Callable[[PathLike, int, Any], Iterator[Any]] | None = None
 
 
 _FORMATS: dict[str, InputFormat] = {}
@@ -141,7 +146,7 @@ def _builtin() -> None:
     """Register TREC, JSON and Parquet on first use (their readers load numpy)."""
     if _FALLBACK in _FORMATS:
         return
-    from ragmetrics.data._batches import batches
+    from ragmetrics.data._batches import batches, input_size
     from ragmetrics.data._qrels import Qrels
     from ragmetrics.data._run import Run
     from ragmetrics.formats import _stream_io
@@ -154,8 +159,13 @@ def _builtin() -> None:
             read_qrels=Qrels.from_trec,
             read_run=lambda path, name: Run.from_trec(path, name=name),
             stream_run=lambda path, rows, columns, name: batches(
-                _stream_io.trec_chunks(path), rows, os.fspath(path), name
+                _stream_io.trec_chunks(path, regroup=True),
+                rows,
+                os.fspath(path),
+                name,
+                input_bytes=input_size(path),
             ),
+            stream_chunks=lambda path, rows, columns: _stream_io.trec_chunks(path, regroup=True),
         )
     )
     register_format(
@@ -184,9 +194,16 @@ def _builtin() -> None:
             read_qrels=Qrels.from_parquet,
             read_run=lambda path, name: Run.from_parquet(path, name=name),
             stream_run=lambda path, rows, columns, name: batches(
-                _stream_io.parquet_chunks(path, columns, rows), rows, os.fspath(path), name
+                _stream_io.parquet_chunks(path, columns, rows),
+                rows,
+                os.fspath(path),
+                name,
+                input_bytes=input_size(path),
             ),
             directories=True,
+            stream_chunks=lambda path, rows, columns: _stream_io.parquet_chunks(
+                path, columns, rows
+            ),
         )
     )
 

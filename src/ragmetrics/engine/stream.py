@@ -26,6 +26,7 @@ import numpy as np
 from ragmetrics._util.progress import progress_bar
 from ragmetrics._util.warn import warn
 from ragmetrics.data._batches import batches as run_batches
+from ragmetrics.data._batches import input_size, regrouped
 from ragmetrics.data._files import find_format, formats
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -195,8 +196,11 @@ def evaluate_stream(
             object with the Arrow C stream interface (a Polars DataFrame or LazyFrame's
             ``collect()``, a DuckDB result, a pyarrow ``RecordBatchReader``: read batch by
             batch), an iterable of pyarrow tables or record batches, or an iterable of
-            ``Run`` batches (each holding whole queries). Rows must be grouped by query
-            (sorted or not).
+            ``Run`` batches (each holding whole queries). Rows grouped by query (sorted or
+            not) are read in one pass; a file whose queries are scattered is grouped as it
+            is read: in memory up to ``batch_rows`` rows, else through temporary files, one
+            part of the queries each (``RegroupedStreamWarning`` says where; about the run's
+            size on disk while it is read).
         metrics: metric names, as for :func:`~ragmetrics.evaluate`.
         per_query: keep per-query values (needed by ``compare``; memory grows with queries).
         batch_rows: rows read before a batch is scored (a query is never split).
@@ -217,7 +221,9 @@ def evaluate_stream(
         qrels' order); without ``per_query`` it has no per-query rows.
 
     Raises:
-        UngroupedInputError: a query's rows are not together (the query is named).
+        UngroupedInputError: a query's rows are not together in input that cannot be read
+            twice (standard input, an Arrow stream, an iterable), once a batch holding the
+            query was scored (the query is named). A file is grouped instead: see below.
         InputFormatError: a bad line, row or value (file and line named, as from_trec).
     """
     if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:
@@ -238,10 +244,8 @@ def evaluate_stream(
             warn(f"{source}: read by one process, not {workers}: {reason}.", OneProcessWarning)
             workers = 1
     settings, checked, parsed = job.settings, job.qrels, job.resolved()
-    if workers > 1:
-        label, merged = evaluate_in_processes(job, source, workers)
-    else:
-        label, runs = _batches(source, batch_rows, columns, name)
+
+    def scored(label: str, runs: Iterable[Run]) -> Merger:
         merged = job.merger(label)
         show = settings.progress if settings.progress is not None else True
         with progress_bar(
@@ -252,6 +256,20 @@ def evaluate_stream(
                     _score_batch(checked, run, parsed, settings, tuple(names), keywords, per_query)
                 )
                 bar.update(len(run))
+        return merged
+
+    try:
+        if workers > 1:
+            label, merged = evaluate_in_processes(job, source, workers)
+        else:
+            label, runs = _batches(source, batch_rows, columns, name)
+            merged = scored(label, runs)
+    except UngroupedInputError:
+        again = _regrouped(source, batch_rows, columns, name)
+        if again is None:
+            raise  # read in one pass (standard input, an Arrow stream): cannot be read again
+        label, regrouped_runs = again
+        merged = scored(label, regrouped_runs)
     if merged.first is None or not merged.in_run:
         raise RagMetricsError(
             f"{label}: the run is empty: it has no query. Check that the file is the one you meant."
@@ -614,6 +632,24 @@ def _batches(
             f"record batches; got {type(source).__name__}."
         )
     return "the stream", _items(iter(source), batch_rows, columns, name)
+
+
+def _regrouped(
+    source: Any, batch_rows: int, columns: Columns, name: str | None
+) -> tuple[str, Iterator[Run]] | None:
+    """The batches of a file whose queries are scattered, grouped on a second reading
+    (``data._batches.regrouped``), for a query found to come back after a batch was scored
+    (before that, the reading itself turns to grouping); None when the source cannot be
+    read again (standard input, an Arrow stream, an iterable) or its format has no chunk
+    reader."""
+    if not isinstance(source, (str, os.PathLike)) or os.fspath(source) == "-":
+        return None
+    path = os.fspath(source)
+    spec = find_format(path)
+    if spec.stream_chunks is None:
+        return None
+    chunks = spec.stream_chunks(path, batch_rows, columns)
+    return path, regrouped(chunks, batch_rows, path, name or _stem(source), input_size(path))
 
 
 def _items(

@@ -73,19 +73,22 @@ def trec_chunks(
     path: str | os.PathLike[str],
     share: tuple[int, int] | None = None,
     first_line: int = 1,
+    *,
+    regroup: bool = False,
 ) -> Iterator[Chunk]:
     """A TREC run file (plain or gzip, or ``-`` for standard input) as chunks of about 2 MB:
     the vectorized reader on plain blocks, the careful line reader (which names the line of
     any error) on the others; both under the line rule of ``_rules``. ``share``: the bytes
     ``[start, end)`` of a plain file only (one worker's part), whose first line is
-    ``first_line``."""
+    ``first_line``. ``regroup``: a block whose queries are scattered comes with each query's
+    lines together (the stream groups its batches across blocks itself)."""
     handle: Any = open_bytes(path)
     start = 0
     if share is not None:
         start = share[0]
         handle = _Share(handle, *share)
     try:
-        yield from _handle_chunks(handle, path, first_line, start)
+        yield from _handle_chunks(handle, path, first_line, start, regroup)
     finally:
         if share is None:
             close_bytes(handle)
@@ -94,13 +97,18 @@ def trec_chunks(
 
 
 def _handle_chunks(
-    handle: Any, path: str | os.PathLike[str], first_line: int = 1, offset: int = 0
+    handle: Any,
+    path: str | os.PathLike[str],
+    first_line: int = 1,
+    offset: int = 0,
+    regroup: bool = False,
 ) -> Iterator[Chunk]:
     """The chunks of an open handle of TREC bytes that start at line ``first_line``, byte
     ``offset`` of the file ``path`` (for the line numbers of errors)."""
     line = first_line
     with reading(path):
-        for block, parsed in parsed_blocks(handle, 6, 2, 4, False, offset=offset):
+        blocks = parsed_blocks(handle, 6, 2, 4, False, offset=offset, regroup=regroup)
+        for block, parsed in blocks:
             if parsed is not None:
                 queries, lengths, docs, scores = parsed
                 yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)

@@ -177,9 +177,10 @@ def parsed_blocks(
     what it needs of a block before that (a parse never refers to its block's buffer).
 
     ``regroup``: a block whose query ids change on many lines (a file sorted by doc id) comes
-    back with each query's lines together, in their order (see :func:`_grouped`); a reader of
-    the whole file regroups across blocks anyway, where a streamed reader must see the file's
-    own order to refuse a run that is not grouped by query."""
+    back with each query's lines together, in their order (see :func:`_grouped`): one string
+    per query, not one per run of lines. The readers group the blocks' queries across blocks
+    afterwards (a stream through temporary files, ``data._batches.regrouped``); a worker's
+    share of a file is read without it, so that a query met in two places is seen."""
 
     def parse(block: Block) -> _Parsed | None:
         return _read_block(block, n_columns, doc_col, value_col, integer, regroup)
