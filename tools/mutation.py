@@ -89,6 +89,11 @@ def main() -> int:
         default=",".join(TESTS),
         help="test files to run (a subset of the default list gives a lower bound on the kill rate)",
     )
+    parser.add_argument(
+        "--only",
+        default="",
+        help="a file of mutant names, one a line (the survivors of an earlier run, to run again)",
+    )
     args = parser.parse_args()
     if shutil.which("mutmut") is None and not (Path(sys.executable).parent / "mutmut").exists():
         sys.exit("mutmut is not installed: pip install mutmut")
@@ -101,7 +106,10 @@ def main() -> int:
         sys.exit(f"not in-process tests of this tool: {', '.join(unknown)}")
     _configure(workdir, targets, tests)
     mutmut = str(Path(sys.executable).parent / "mutmut")
-    subprocess.run([mutmut, "run", "--max-children", args.max_children], cwd=workdir, check=False)
+    only = Path(args.only).read_text().split() if args.only else []
+    subprocess.run(
+        [mutmut, "run", "--max-children", args.max_children, *only], cwd=workdir, check=False
+    )
     done = subprocess.run(
         [mutmut, "results", "--all", "true"], cwd=workdir, capture_output=True, text=True
     )
