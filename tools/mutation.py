@@ -87,7 +87,7 @@ def main() -> int:
     parser.add_argument(
         "--tests",
         default=",".join(TESTS),
-        help="test files to run (a subset of the default list gives a lower bound on the kill rate)",
+        help="test files to run (a subset of the default list: a lower bound on the kill rate)",
     )
     parser.add_argument(
         "--only",
