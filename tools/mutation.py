@@ -71,6 +71,7 @@ TESTS = [
     "test_query_grades.py",
     "test_rag_set_metrics.py",
     "test_scoring.py",
+    "test_single_ranking.py",  # the one-ranking twins (OneRanking, log2_ranks_list)
     "test_statistics.py",
     "test_store.py",
     "test_stream.py",
