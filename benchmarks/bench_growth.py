@@ -7,7 +7,11 @@ peak resident memory is the job's own; the time is the median of ``--repeat`` ru
 slope of log(time) against log(rows) between the two largest sizes says how the cost grows
 (1.0: linear; n log n shows as slightly above 1 at these sizes).
 
-    python benchmarks/bench_growth.py [--max-exponent 7] [--repeat 3]
+With ``--streamed 8``, runs of 10^6 .. 10^8 rows are written a million rows at a time (a
+Parquet file of row groups of a million rows, and a TREC file) and ``evaluate_stream`` reads
+each with one worker, in a fresh process: the time, the peak memory and the slope.
+
+    python benchmarks/bench_growth.py [--max-exponent 7] [--repeat 3] [--streamed 8]
 """
 
 from __future__ import annotations
@@ -51,6 +55,81 @@ print(json.dumps({"times": times, "peak_mb": peak}))
 """
 
 
+_STREAM_JOB = r"""
+import json, sys, time
+import ragmetrics as rm
+
+path, qrels_path, metrics = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+start = time.perf_counter()
+qrels = rm.Qrels.from_trec(qrels_path)
+result = rm.evaluate_stream(qrels, path, metrics, progress=False)
+seconds = time.perf_counter() - start
+peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM")) / 1024
+print(json.dumps({"seconds": seconds, "peak_mb": peak, "queries": result.counts.in_run}))
+"""
+
+_CHUNK = 1_000_000
+
+
+def _write_streamed(folder: Path, rows: int) -> tuple[Path, Path, Path]:
+    """A run of ``rows`` rows (queries of 100) written a million rows at a time, as Parquet
+    and TREC, and its qrels (2% of the rows judged)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(rows)
+    parquet, trec, qrels = (folder / f"big-{rows}.{x}" for x in ("parquet", "txt", "qrels"))
+    schema = pa.schema(
+        [("query_id", pa.string()), ("doc_id", pa.string()), ("score", pa.float64())]
+    )
+    with (
+        pq.ParquetWriter(parquet, schema) as writer,
+        trec.open("w") as run_out,
+        qrels.open("w") as qrels_out,
+    ):
+        for start in range(0, rows, _CHUNK):
+            n = min(_CHUNK, rows - start)
+            q = (np.arange(start, start + n) // 100).astype(str)
+            d = rng.integers(0, 8_841_823, n).astype(str)
+            s = np.round(rng.random(n) * 50, 1)
+            writer.write_table(pa.table({"query_id": q, "doc_id": d, "score": s}, schema=schema))
+            run_out.writelines(
+                f"{a} Q0 {b} 0 {c} r\n" for a, b, c in zip(q.tolist(), d.tolist(), s.tolist())
+            )
+            pick = rng.random(n) < 0.02
+            judged = dict.fromkeys(zip(q[pick].tolist(), d[pick].tolist()))
+            qrels_out.writelines(f"{a} 0 {b} 1\n" for a, b in judged)
+    return parquet, trec, qrels
+
+
+def _streamed(max_exponent: int) -> None:
+    print(f"\nevaluate_stream, one worker, {METRICS}: seconds (qrels read included), peak RSS")
+    found: dict[str, list[tuple[int, float]]] = {}
+    with tempfile.TemporaryDirectory() as name:
+        for exponent in range(6, max_exponent + 1):
+            rows = 10**exponent
+            parquet, trec, qrels = _write_streamed(Path(name), rows)
+            for source, path in (("Parquet", parquet), ("TREC", trec)):
+                done = subprocess.run(
+                    [sys.executable, "-c", _STREAM_JOB, str(path), str(qrels), json.dumps(METRICS)],
+                    capture_output=True, text=True, check=True,
+                )  # fmt: skip
+                result = json.loads(done.stdout)
+                found.setdefault(source, []).append((rows, result["seconds"]))
+                print(
+                    f"{source:<8} {rows:>12,} rows {result['seconds']:9.2f} s "
+                    f"{result['peak_mb']:9.0f} MB  {result['queries']:,} queries"
+                )
+            for path in (parquet, trec, qrels):
+                path.unlink()
+    for source, sizes in found.items():
+        if len(sizes) > 1:
+            (n1, t1), (n2, t2) = sizes[-2], sizes[-1]
+            slope = math.log(t2 / t1) / math.log(n2 / n1)
+            print(f"{source}: streamed time grows as rows^{slope:.2f} between {n1:,} and {n2:,}")
+
+
 def _write(folder: Path, rows: int) -> None:
     import numpy as np
     import pyarrow as pa
@@ -82,7 +161,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-exponent", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--streamed", type=int, default=0, help="largest streamed exponent")
     args = parser.parse_args()
+    if args.streamed:
+        _streamed(args.streamed)
+        return
     sizes = [10**e for e in range(3, args.max_exponent + 1)]
     results: dict[str, list[tuple[int, float, float]]] = {}
     with tempfile.TemporaryDirectory() as name:

@@ -5,7 +5,9 @@ with ties, written in several layouts: regular (each query's rows together, no d
 with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
 (queries not contiguous, as a join, Spark or DuckDB leaves them), and as pandas writes
 Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
-of 20,000) and by DuckDB in a shuffled order (a join's output).
+of 20,000), by DuckDB in a shuffled order (a join's output), and as Spark leaves a
+DataFrame (a folder of eight snappy part files, rows hash-partitioned by doc id, a
+``_SUCCESS`` marker).
 
 Each layout is read and evaluated on five metrics from every source a user brings: Parquet,
 an Arrow stream (a RecordBatchReader over the Parquet file's batches), TREC text, gzipped
@@ -122,6 +124,22 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
     return paths
 
 
+def _write_spark_like(folder: Path, layouts: dict[str, tuple]) -> Path:
+    """The regular run as Spark leaves a DataFrame: a folder of snappy part files, the rows
+    hash-partitioned (by doc id, as after a join on it) so that each query lies in every
+    file, and a ``_SUCCESS`` marker beside them (pyspark itself is not needed)."""
+    q, d, s = layouts["regular"]
+    parts = folder / "spark"
+    parts.mkdir()
+    table = pa.table({"query_id": q, "doc_id": d, "score": s})
+    partition = d.astype(np.int64) % 8
+    for k in range(8):
+        name = f"part-{k:05d}-5f1c0a9e-c000.snappy.parquet"
+        pq.write_table(table.filter(pa.array(partition == k)), parts / name, compression="snappy")
+    (parts / "_SUCCESS").touch()
+    return parts
+
+
 SOURCES = {  # column: (the file it reads, how)
     "Parquet": ("parquet", "read"),
     "Arrow stream": ("parquet", "arrow"),
@@ -149,7 +167,12 @@ def _job(qrels: rm.Qrels, path: Path, how: str) -> Callable[[], object]:
     if how == "arrow":
 
         def from_stream() -> object:
-            batches = pq.ParquetFile(path).iter_batches()
+            if path.is_dir():  # a folder of part files
+                import pyarrow.dataset
+
+                batches = pyarrow.dataset.dataset(path, format="parquet").to_batches()
+            else:
+                batches = pq.ParquetFile(path).iter_batches()
             first = next(batches)
             reader = pa.RecordBatchReader.from_batches(first.schema, [first, *batches])
             return rm.evaluate(qrels, rm.Run.from_arrow(reader), METRICS)
@@ -210,7 +233,7 @@ def _others(
                 jobs[("ranx", name, "TREC")] = lambda p=by_format["trec"]: ranx.evaluate(
                     ranx_qrels, ranx.Run.from_file(str(p), kind="trec"), names, make_comparable=True
                 )
-            if name in ("regular", "repeats", "by doc id"):
+            if name in ("regular", "repeats", "by doc id"):  # (ranx reads no folder)
                 jobs[("ranx", name, "Parquet")] = lambda p=by_format["parquet"]: ranx.evaluate(
                     ranx_qrels,
                     ranx.Run.from_parquet(str(p), q_id_col="query_id"),
@@ -241,7 +264,11 @@ def main() -> None:
     queries, docs, scores = _columns(args.queries)
     qrels = _qrels(queries, docs)
     with tempfile.TemporaryDirectory() as folder:
-        paths = _write(Path(folder), _layouts(queries, docs, scores))
+        layouts = _layouts(queries, docs, scores)
+        paths = _write(Path(folder), layouts)
+        paths["written like Spark (8 part files)"] = {
+            "parquet": _write_spark_like(Path(folder), layouts)
+        }
         jobs = {
             (name, source): _job(qrels, by_format[kind], how)
             for name, by_format in paths.items()
@@ -262,7 +289,7 @@ def main() -> None:
         others = _others(tools, qrels, paths, args.rounds) if tools else {}
     print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
     print("seconds, and the ratio to the regular layout of the same source\n")
-    print(f"{'the same run, but':<28}" + "".join(f"{s:>17}" for s in SOURCES))
+    print(f"{'the same run, but':<34}" + "".join(f"{s:>17}" for s in SOURCES))
     for name in paths:
         cells = []
         for source in SOURCES:
@@ -274,7 +301,7 @@ def main() -> None:
                 cells.append("refused")
             else:
                 cells.append(f"{median:.3f} {median / base:4.2f}x")
-        print(f"{name:<28}" + "".join(f"{c:>17}" for c in cells))
+        print(f"{name:<34}" + "".join(f"{c:>17}" for c in cells))
     if others:
         print("\nthe other libraries on the same files: seconds, and their time / ours")
         for (tool, name, source), seconds in others.items():
