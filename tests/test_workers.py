@@ -130,9 +130,10 @@ def test_bad_input_is_refused_as_one_worker_refuses_it(tmp_path: Path) -> None:
     for tail in (lines[:3], again):
         ungrouped.write_text("".join(lines + tail))
         expected = rm.evaluate(qrels, rm.read_run(ungrouped), ["map"])
-        shared = rm.evaluate_stream(
-            qrels, ungrouped, ["map"], workers=2, per_query=True, progress=False
-        )
+        with pytest.warns(rm.errors.OneProcessWarning, match="read again by one process"):
+            shared = rm.evaluate_stream(
+                qrels, ungrouped, ["map"], workers=2, per_query=True, progress=False
+            )
         assert shared.per_query == expected.per_query and shared.counts == expected.counts
     with pytest.raises(rm.RagMetricsError, match="workers must be a positive integer"):
         rm.evaluate_stream(qrels, run, ["map"], workers=0)

@@ -269,6 +269,12 @@ def evaluate_stream(
         if again is None:
             raise  # read in one pass (standard input, an Arrow stream): cannot be read again
         label, regrouped_runs = again
+        if workers > 1:
+            warn(
+                f"{label}: read again by one process, not {workers}: a query's rows lie in "
+                f"more than one worker's share (the run is not grouped by query).",
+                OneProcessWarning,
+            )
         merged = scored(label, regrouped_runs)
     if merged.first is None or not merged.in_run:
         raise RagMetricsError(
