@@ -105,3 +105,24 @@ def test_a_metric_without_a_twin_sends_the_ranking_to_the_kernels() -> None:
     kernels._single = False
     for ranking in (["a", "b", "c"], ["c"], []):
         assert mixed.score(ranking, {"b": 2, "c": 1}) == kernels.score(ranking, {"b": 2, "c": 1})
+
+
+def test_the_log2_tables_grow_when_asked_with_the_values_of_a_fresh_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The tables of log2(rank + 1) are kept for the process and grown on demand (to 1,024
+    at least, then to the size asked): from empty, every size gives log2 of its own ranks,
+    the list twin the same values as the array, and a table never shrinks."""
+    import numpy as np
+
+    from ragmetrics.metrics import judged
+
+    monkeypatch.setattr(judged, "_LOG2_RANKS", [np.empty(0)])
+    monkeypatch.setattr(judged, "_LOG2_LIST", [[]])
+    for size in (1, 3, 1024, 1025, 3000, 10):
+        expected = np.log2(np.arange(2, size + 2, dtype=np.float64))
+        table = judged.log2_ranks_table(size)
+        assert len(table) == size and (table == expected).all() and not table.flags.writeable
+        listed = judged.log2_ranks_list(size)
+        assert len(listed) >= max(size, 1024) and listed[:size] == expected.tolist()
+    assert len(judged._LOG2_RANKS[0]) == len(judged._LOG2_LIST[0]) == 3000
