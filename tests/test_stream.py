@@ -735,3 +735,40 @@ def test_what_evaluate_stream_cannot_read_is_refused_in_words(tmp_path: Path) ->
     with pytest.raises(RagMetricsError) as caught:
         evaluate_stream(judgments, empty, "P@1", progress=False)
     assert str(caught.value).startswith("the Arrow stream: the run is empty")
+
+
+@pytest.mark.parametrize("batch_rows", [2, 1000])
+def test_scattered_rows_read_as_strings_or_unscored_are_grouped_too(
+    tmp_path: Path, batch_rows: int
+) -> None:
+    """The careful reader's rows (a TREC file with an id beyond ASCII: ids as strings) and a ranking
+    without scores (rows in rank order) are grouped like packed ids, in memory and through
+    the temporary files."""
+    rows = [("q1", "a", 0.9), ("q2", "b", 0.8), ("q1", "c", 0.7), ("q3", "ä", 0.5)]
+    rows += [("q2", "a", 0.4), ("q1", "d", 0.3), ("q3", "b", 0.2)]  # ä: the careful reader
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q}\tQ0\t{d}\t0\t{s}\tt\n" for q, d, s in rows))
+    qrels = {"q1": {"c": 1, "d": 2}, "q2": {"a": 1}, "q3": {"b": 1}}
+    names = ["map", "ndcg@3", "mrr"]
+    expected = evaluate(qrels, Run.from_trec(path), names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegroupedStreamWarning)
+        streamed = evaluate_stream(
+            qrels, path, names, batch_rows=batch_rows, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query and streamed.aggregate == expected.aggregate
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    unscored = tmp_path / "ranked.parquet"  # no score column: the row order is the ranking
+    table = pa.table({"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows]})
+    pq.write_table(table, unscored, row_group_size=1)
+    ranked: dict[str, list[str]] = {}
+    for q, d, _ in rows:
+        ranked.setdefault(q, []).append(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RegroupedStreamWarning)
+        streamed = evaluate_stream(
+            qrels, unscored, names, batch_rows=batch_rows, per_query=True, progress=False
+        )
+    assert streamed.per_query == evaluate(qrels, ranked, names).per_query

@@ -119,8 +119,10 @@ def _cut_before_last_query(pending: list[Chunk]) -> tuple[list[Chunk], list[Chun
     return None
 
 
-def _run_of(chunks: list[Chunk], source: str, name: str | None) -> Run:
-    """One batch as a Run; a query met twice in it is refused."""
+def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool = False) -> Run:
+    """One batch as a Run. A query that goes on from one chunk to the next is one query; a
+    query met twice otherwise is refused, or, with ``regroup``, its rows are brought
+    together in their order, as the in-memory readers do."""
     queries: list[str] = []
     lengths: list[int] = []
     for chunk in chunks:
@@ -130,32 +132,42 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None) -> Run:
             first = 1
         queries.extend(chunk.queries[first:])
         lengths.extend(chunk.lengths[first:].tolist())
-    if len(set(queries)) != len(queries):
+    if not regroup and len(set(queries)) != len(queries):
         seen: set[str] = set()
         for query_id in queries:
             if query_id in seen:
                 raise not_grouped(query_id, source)
             seen.add(query_id)
     counts = np.asarray(lengths, dtype=np.int64)
-    docs = [chunk.docs for chunk in chunks]
     if all(chunk.scores is None for chunk in chunks):
-        flat = [
-            d
-            for part in docs
-            for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
-        ]
+        flat = _flat_docs(chunks)
+        regrouping = regroup_order(queries, counts) if regroup else None
+        if regrouping is not None:
+            queries, counts, order = regrouping
+            flat = [flat[i] for i in order.tolist()]
         bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
         rankings = {q: flat[bounds[i] : bounds[i + 1]] for i, q in enumerate(queries)}
         return Run.from_lists(rankings, name=name)
     if any(chunk.scores is None for chunk in chunks):
         raise InputFormatError(f"{source}: some batches have scores and some do not.")
     scores = np.concatenate([chunk.scores for chunk in chunks if chunk.scores is not None])
-    if all(isinstance(part, np.ndarray) for part in docs):
-        return Run.from_grouped(queries, counts, np.concatenate(docs), scores, name=name)
-    flat_docs = [
-        d for part in docs for d in (_packed.decode(part) if isinstance(part, np.ndarray) else part)
-    ]
+    if all(isinstance(chunk.docs, np.ndarray) for chunk in chunks):
+        ids = np.concatenate([chunk.docs for chunk in chunks])  # the widest ids' width
+        return Run.from_grouped(queries, counts, ids, scores, name=name)  # grouped there
+    flat_docs = _flat_docs(chunks)
+    if regroup:
+        queries, counts, flat_docs, scores = group_contiguous(
+            queries, counts.tolist(), flat_docs, scores
+        )
     return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
+
+
+def _flat_docs(chunks: list[Chunk]) -> list[str]:
+    return [
+        d
+        for chunk in chunks
+        for d in (_packed.decode(chunk.docs) if isinstance(chunk.docs, np.ndarray) else chunk.docs)
+    ]
 
 
 # --- runs whose queries are scattered ---------------------------------------------------------
@@ -192,7 +204,7 @@ def regrouped(
             break
     else:
         if held:
-            yield _grouped_run(held, name)
+            yield _run_of(held, source, name, regroup=True)
         return
     if input_bytes is None:
         n_parts = 64
@@ -219,7 +231,7 @@ def regrouped(
             pieces = list(_pieces(path))
             os.remove(path)  # the disk is given back part by part
             if pieces:
-                yield _grouped_run(pieces, name)
+                yield _run_of(pieces, source, name, regroup=True)
 
 
 def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
@@ -265,36 +277,3 @@ def _pieces(path: str) -> Iterator[Chunk]:
             except EOFError:
                 return
             yield Chunk(queries, lengths, docs, scores)
-
-
-def _grouped_run(chunks: list[Chunk], name: str | None) -> Run:
-    """One Run of the rows of ``chunks``, whose queries may come back: each query's rows
-    brought together in their order, as the in-memory readers do."""
-    queries = [query for chunk in chunks for query in chunk.queries]
-    lengths = np.concatenate([chunk.lengths for chunk in chunks])
-    if all(chunk.scores is None for chunk in chunks):
-        flat = _flat_docs(chunks)
-        regrouping = regroup_order(queries, lengths)
-        if regrouping is not None:
-            queries, lengths, order = regrouping
-            flat = [flat[i] for i in order.tolist()]
-        bounds = np.concatenate(([0], np.cumsum(lengths))).tolist()
-        return Run.from_lists(
-            {q: flat[bounds[i] : bounds[i + 1]] for i, q in enumerate(queries)}, name=name
-        )
-    if any(chunk.scores is None for chunk in chunks):
-        raise InputFormatError("Some batches of the run have scores and some do not.")
-    scores = np.concatenate([chunk.scores for chunk in chunks if chunk.scores is not None])
-    if all(isinstance(chunk.docs, np.ndarray) for chunk in chunks):
-        ids = np.concatenate([chunk.docs for chunk in chunks])  # the widest ids' width
-        return Run.from_grouped(queries, lengths, ids, scores, name=name)  # groups them
-    grouped = group_contiguous(queries, lengths.tolist(), _flat_docs(chunks), scores)
-    return Run.from_grouped(grouped[0], grouped[1], grouped[2], grouped[3], name=name)
-
-
-def _flat_docs(chunks: list[Chunk]) -> list[str]:
-    return [
-        d
-        for chunk in chunks
-        for d in (_packed.decode(chunk.docs) if isinstance(chunk.docs, np.ndarray) else chunk.docs)
-    ]
