@@ -53,7 +53,7 @@ def batches(
                 raise
             held = [*pending, chunk]
             pending = []
-            yield from regrouped(chain(held, rest), batch_rows, source, name, input_bytes)
+            yield from regrouped(_joined(held, rest), batch_rows, source, name, input_bytes)
             return
         pending.append(chunk)
         rows += chunk.n_rows
@@ -67,6 +67,12 @@ def batches(
                 in_batch = {query for c in tail for query in c.queries}
     if pending:
         yield _run_of(pending, source, name)
+
+
+def _joined(held: list[Chunk], rest: Iterator[Chunk]) -> Iterator[Chunk]:
+    """The chunks held, let go of as they are given, then the rest."""
+    yield from _taken(held)
+    yield from rest
 
 
 def input_size(path: str | os.PathLike[str]) -> int | None:
@@ -221,9 +227,8 @@ def regrouped(
         paths = [os.path.join(folder, f"{part}.chunks") for part in range(n_parts)]
         files = [open(path, "wb") for path in paths]  # noqa: SIM115 (closed below)
         try:
-            for chunk in chain(held, rest):
+            for chunk in chain(_taken(held), rest):
                 _spread(chunk, files)
-            held = []
         finally:
             for file in files:
                 file.close()
@@ -232,6 +237,14 @@ def regrouped(
             os.remove(path)  # the disk is given back part by part
             if pieces:
                 yield _run_of(pieces, source, name, regroup=True)
+
+
+def _taken(chunks: list[Chunk]) -> Iterator[Chunk]:
+    """The chunks of the list, each let go of as it is given (the rows held in memory are
+    written to the files one chunk at a time, not kept until the end)."""
+    chunks.reverse()
+    while chunks:
+        yield chunks.pop()
 
 
 def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
