@@ -209,3 +209,19 @@ def test_packed_qrels_with_a_subset_of_queries(tmp_path: Path) -> None:
     kept = [line for line in lines if line[0] in {"q1", "q2", "q5"}]
     run = rm.Run.from_trec(_write(kept, tmp_path / "run.txt"))
     _assert_same(read, run, rm.Run.from_dict(_as_dict(kept)))
+
+
+def test_every_byte_of_an_id_takes_part_in_its_hash() -> None:
+    """Equal hashes are always checked byte for byte, so a poor hash still gives the right
+    numbers, but slowly: ids that share long prefixes (URLs, paths, the chunk ids of one
+    document) would all meet in the same places of every join. Each byte of every word must
+    change the hash, and 100,000 such ids must not share one."""
+    base = b"d" * 40
+    variants = np.array([base[:k] + b"e" + base[k + 1 :] for k in range(len(base))])
+    hashed = _packed.hashes(variants, _packed.n_words(variants))
+    assert len(set(hashed.tolist())) == len(base)
+    urls = np.array(
+        [f"https://example.org/docs/part/{i:08d}#chunk-{i % 7}".encode() for i in range(100_000)]
+    )
+    for size in (100, 100_000):  # one chunk of the hashing, and several
+        assert len(np.unique(_packed.hashes(urls[:size], _packed.n_words(urls)))) == size
