@@ -53,7 +53,8 @@ def batches(
                 raise
             held = [*pending, chunk]
             pending = []
-            yield from regrouped(_joined(held, rest), batch_rows, source, name, input_bytes)
+            chunks_left = chain(_taken(held), rest)
+            yield from regrouped(chunks_left, batch_rows, source, name, input_bytes)
             return
         pending.append(chunk)
         rows += chunk.n_rows
@@ -67,12 +68,6 @@ def batches(
                 in_batch = {query for c in tail for query in c.queries}
     if pending:
         yield _run_of(pending, source, name)
-
-
-def _joined(held: list[Chunk], rest: Iterator[Chunk]) -> Iterator[Chunk]:
-    """The chunks held, let go of as they are given, then the rest."""
-    yield from _taken(held)
-    yield from rest
 
 
 def input_size(path: str | os.PathLike[str]) -> int | None:
@@ -255,10 +250,11 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
     parts = np.fromiter(
         (hash(query) % n_parts for query in chunk.queries), np.int64, len(chunk.queries)
     )
+    row_parts = np.repeat(parts, chunk.lengths)
     run_order = stable_order(parts, n_parts)
-    row_order = stable_order(np.repeat(parts, chunk.lengths), n_parts)
+    row_order = stable_order(row_parts, n_parts)
     run_counts = np.bincount(parts, minlength=n_parts).tolist()
-    row_counts = np.bincount(np.repeat(parts, chunk.lengths), minlength=n_parts).tolist()
+    row_counts = np.bincount(row_parts, minlength=n_parts).tolist()
     queries = [chunk.queries[i] for i in run_order.tolist()]
     lengths = chunk.lengths[run_order]
     docs = (

@@ -151,6 +151,20 @@ def _builtin() -> None:
     from ragmetrics.data._run import Run
     from ragmetrics.formats import _stream_io
 
+    def streamed(
+        chunks: Callable[[PathLike, int, Any], Iterator[Any]],
+    ) -> Callable[[PathLike, int, Any, str | None], Iterator[Run]]:
+        """A format's ``stream_run``: its ``stream_chunks`` cut into batches of whole queries."""
+        return lambda path, rows, columns, name: batches(
+            chunks(path, rows, columns), rows, os.fspath(path), name, input_bytes=input_size(path)
+        )
+
+    def trec_chunks(path: PathLike, rows: int, columns: Any) -> Iterator[Any]:
+        return _stream_io.trec_chunks(path, regroup=True)
+
+    def parquet_chunks(path: PathLike, rows: int, columns: Any) -> Iterator[Any]:
+        return _stream_io.parquet_chunks(path, columns, rows)
+
     register_format(
         InputFormat(
             name="trec",
@@ -158,14 +172,8 @@ def _builtin() -> None:
             sniff=None,
             read_qrels=Qrels.from_trec,
             read_run=lambda path, name: Run.from_trec(path, name=name),
-            stream_run=lambda path, rows, columns, name: batches(
-                _stream_io.trec_chunks(path, regroup=True),
-                rows,
-                os.fspath(path),
-                name,
-                input_bytes=input_size(path),
-            ),
-            stream_chunks=lambda path, rows, columns: _stream_io.trec_chunks(path, regroup=True),
+            stream_run=streamed(trec_chunks),
+            stream_chunks=trec_chunks,
         )
     )
     register_format(
@@ -193,17 +201,9 @@ def _builtin() -> None:
             sniff=lambda head: head[:4] == b"PAR1",
             read_qrels=Qrels.from_parquet,
             read_run=lambda path, name: Run.from_parquet(path, name=name),
-            stream_run=lambda path, rows, columns, name: batches(
-                _stream_io.parquet_chunks(path, columns, rows),
-                rows,
-                os.fspath(path),
-                name,
-                input_bytes=input_size(path),
-            ),
+            stream_run=streamed(parquet_chunks),
             directories=True,
-            stream_chunks=lambda path, rows, columns: _stream_io.parquet_chunks(
-                path, columns, rows
-            ),
+            stream_chunks=parquet_chunks,
         )
     )
 

@@ -223,7 +223,7 @@ def evaluate_stream(
     Raises:
         UngroupedInputError: a query's rows are not together in input that cannot be read
             twice (standard input, an Arrow stream, an iterable), once a batch holding the
-            query was scored (the query is named). A file is grouped instead: see below.
+            query was scored (the query is named). A file is grouped instead (see ``source``).
         InputFormatError: a bad line, row or value (file and line named, as from_trec).
     """
     if not isinstance(batch_rows, int) or isinstance(batch_rows, bool) or batch_rows < 1:

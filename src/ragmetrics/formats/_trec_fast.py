@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import first_of_runs
+from ragmetrics._util.arrays import first_of_runs, stable_order
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -504,17 +504,14 @@ def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
     has; None when two ids share a key (the lines then stay in file order).
 
     Each id's 64-bit hash is cut to 48 bits and the lines put in the order of these keys by
-    three stable 16-bit radix passes (linear; numpy's sort of the 64-bit keys took three
-    times as long); every line is then checked against the first line of its key, so a
+    ``stable_order``'s three 16-bit radix passes (linear; numpy's sort of the 64-bit keys
+    took three times as long); every line is then checked against the first line of its key, so a
     shared key is seen, never trusted."""
     rows = np.ascontiguousarray(rows)
     n = len(rows)
-    keys = hashes(rows.view(f"S{rows.shape[1]}").reshape(-1), rows.shape[1] // 8)
-    by_key = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
-    for shift in (16, 32):
-        digits = ((keys[by_key] >> np.uint64(shift)) & 0xFFFF).astype(np.uint16)
-        by_key = by_key[np.argsort(digits, kind="stable")]
-    starts = first_of_runs(keys[by_key] & _KEY_BITS)  # where each key's lines start
+    keys = hashes(rows.view(f"S{rows.shape[1]}").reshape(-1), rows.shape[1] // 8) & _KEY_BITS
+    by_key = stable_order(keys, 1 << 48)
+    starts = first_of_runs(keys[by_key])  # where each key's lines start
     counts = np.diff(starts, append=n)
     first = by_key[starts]  # each key's first line (the passes are stable)
     if not (rows[by_key] == rows[np.repeat(first, counts)]).all():
