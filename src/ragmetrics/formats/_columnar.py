@@ -7,6 +7,7 @@ DataFrame constructors, so every id and value is checked as from pandas.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -351,7 +352,7 @@ def packed_columns(
     starts = _run_starts(column)
     if starts is None:
         return None
-    if sum(len(s) for _, s in starts) > max(4096, SCATTERED_RUNS * len(column)):
+    if _comebacks(starts) > max(4096, SCATTERED_RUNS * len(column)):
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
         ids, scores = ids[order], scores[order]
@@ -364,9 +365,32 @@ def packed_columns(
     return names, lengths, ids, scores, dictionary
 
 
-# runs of query ids past this share of the rows (and past a few thousand): the rows are
-# grouped through the column's codes, not by listing each run's id as a Python string
+# runs of query ids that come back (an earlier run had their id) past this share of the rows
+# and past a few thousand: the rows are grouped through the column's codes, not by listing
+# each run's id as a Python string
 SCATTERED_RUNS = 0.05
+
+
+def _comebacks(chunk_starts: list[tuple[Any, Any]]) -> int:
+    """How many runs of :func:`_run_starts` have an id an earlier run had (a run spanning
+    two chunks counted once), counted by Arrow on the runs' first rows: a column grouped by
+    query has none, however short its runs (qrels with a few judgments a query, a run of
+    depth 1). Not counted below the threshold's few thousand runs."""
+    n_runs = sum(len(starts) for _, starts in chunk_starts)
+    if n_runs <= 4096:
+        return 0
+    pyarrow = import_pyarrow()
+    heads = []
+    for chunk, starts in chunk_starts:
+        if pyarrow.types.is_dictionary(chunk.type):
+            codes = chunk.indices.to_numpy(zero_copy_only=False)
+            heads.append(chunk.dictionary.take(pyarrow.array(codes[starts])))
+        else:
+            heads.append(chunk.take(pyarrow.array(starts)))
+    # the last run of a chunk is its last rows' id: it goes on when the next chunk starts so
+    continued = sum(a[len(a) - 1].as_py() == b[0].as_py() for a, b in itertools.pairwise(heads))
+    distinct = pyarrow.compute.count_distinct(pyarrow.chunked_array(heads)).as_py()
+    return int(n_runs - continued - distinct)
 
 
 def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
