@@ -321,3 +321,121 @@ def test_each_ranking_takes_the_path_its_cost_rule_names(monkeypatch: pytest.Mon
         for i in range(50)
     }
     assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.5)] == ["sort"]
+    # the same with about one doc a query located: comparing those few costs less
+    assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.01)] == ["compare"]
+
+
+@pytest.mark.parametrize("layout", ["uniform", "padded", "uneven"])
+@pytest.mark.parametrize("written", ["shuffled", "ascending"])
+def test_sorted_rankings_equal_pythons_sort_on_every_path(layout: str, written: str) -> None:
+    """A run sorted whole (its rankings, a written file) is in trec_eval's order, score
+    descending then doc id descending, against Python's own sort: rows of one length
+    (reshaped), of lengths a padded matrix holds, and too uneven to pad (one lexsort). The
+    check is independent of the code it checks (comparing two of our own paths would not
+    see an order that both got wrong). Scores below zero and -inf must not change places
+    with a padded row's filler."""
+    rng = random.Random(f"{layout}-{written}")
+    if layout == "uniform":
+        sizes = [12] * 40
+    elif layout == "padded":
+        sizes = [rng.randint(1, 60) for _ in range(40)]  # rows past 16: not insertion-sorted
+    else:
+        sizes = [3000] + [rng.randint(1, 3) for _ in range(60)]
+    run: dict[str, dict[str, float]] = {}
+    for q, size in enumerate(sizes):
+        docs = [f"d{rng.randrange(10**6)}" for _ in range(size)]
+        # ties, negative scores (below a padding of 0) and -inf (equal to a padding of inf)
+        choices = [0.25, -0.5, 0.75, float("-inf"), rng.random() - 0.5]
+        scored = {d: float(rng.choice(choices)) for d in docs}
+        if written == "ascending":  # written worst first, as some tools write
+            scored = dict(sorted(scored.items(), key=lambda kv: (kv[1], kv[0])))
+        run[f"q{q}"] = scored
+    expected = {
+        q: [d for d, _ in sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)]
+        for q, docs in run.items()
+    }
+    assert rm.Run.from_dict(run).to_lists() == expected
+
+
+def _tied_store(n_queries: int, depth: int, tied_pairs: int, seed: int = 0) -> Any:
+    """The store of a run from dicts (string ids), each query ``depth`` docs with distinct
+    scores but for ``tied_pairs`` pairs of equal scores in all, written in no order."""
+    from ragmetrics.data._store import store_of
+
+    rng = random.Random(seed)
+    run: dict[str, dict[str, float]] = {}
+    left = tied_pairs
+    for q in range(n_queries):
+        scores = [float(i) for i in range(depth)]
+        for i in range(0, depth - 1, 2):
+            if left:
+                scores[i + 1] = scores[i]
+                left -= 1
+        rng.shuffle(scores)
+        run[f"q{q}"] = {f"d{rng.randrange(10**9)}": s for s in scores}
+    assert not left
+    return store_of(rm.Run.from_dict(run))
+
+
+def test_string_ids_are_encoded_once_only_where_ties_are_many() -> None:
+    """Ties between string ids are broken on the strings when they are few and on the ids
+    encoded once as bytes when they are many (past an eighth of the run's docs): each side
+    of the threshold, by how many tied docs a whole sort meets, and by how many tied pairs
+    the ranks counted without sorting compare."""
+    from ragmetrics.data import _order
+
+    n_docs = 16 * 10  # an eighth: 20 tied docs
+    for pairs, encoded in ((10, False), (11, True), (80, True)):
+        store = _tied_store(16, 10, pairs)
+        order = store.ranked_order("float64")
+        assert store.was_encoded is encoded, pairs
+        fresh = _tied_store(16, 10, pairs)  # the same, unsorted
+        assert np.array_equal(fresh.ranked_order("float64"), order)
+    assert n_docs // 8 == 20
+    # counting: every doc located, each tie seen from both sides (two pairs per tie)
+    for pairs, encoded in ((10, False), (11, True), (80, True)):
+        store = _tied_store(16, 10, pairs)
+        rows = np.repeat(np.arange(16), 10)
+        positions = np.tile(np.arange(10), 16)
+        ranks = _order.rank_of(store, rows, positions, "float64")
+        assert store.was_encoded is encoded, pairs
+        expected = np.empty_like(ranks)
+        order = _tied_store(16, 10, pairs).ranked_order("float64")
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        expected[:] = place - np.repeat(np.arange(16) * 10, 10)
+        assert np.array_equal(ranks, expected)
+
+
+def test_rows_of_one_length_are_compared_without_padding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rankings of one length (top-k from one retriever) are compared as one reshaped
+    matrix; only rankings of several lengths are padded."""
+    from ragmetrics.data import _order
+
+    padded: list[int] = []
+    pad = _order.pad_rows
+
+    def counting(*args: Any, **kwargs: Any) -> np.ndarray:
+        padded.append(1)
+        return pad(*args, **kwargs)
+
+    monkeypatch.setattr(_order, "pad_rows", counting)
+    from ragmetrics.data._store import store_of
+
+    uneven = {
+        f"q{q}": {f"d{i}": float((i * 7) % 5 + i) for i in range(q % 9 + 2)} for q in range(30)
+    }
+    for store, expected in (
+        (_tied_store(30, 10, 0, seed=3), []),
+        (store_of(rm.Run.from_dict(uneven)), [1]),
+    ):
+        lengths = store.lengths
+        rows = np.repeat(np.arange(len(lengths)), lengths)
+        positions = np.concatenate([np.arange(n) for n in lengths.tolist()])
+        padded.clear()
+        ranks = _order.rank_of(store, rows, positions, "float64")
+        assert padded == expected
+        order = store.ranked_order("float64")
+        place = np.empty_like(order)
+        place[order] = np.arange(len(order))
+        assert np.array_equal(ranks, place - np.repeat(store.offsets[:-1], lengths))

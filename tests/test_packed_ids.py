@@ -225,3 +225,73 @@ def test_every_byte_of_an_id_takes_part_in_its_hash() -> None:
     )
     for size in (100, 100_000):  # one chunk of the hashing, and several
         assert len(np.unique(_packed.hashes(urls[:size], _packed.n_words(urls)))) == size
+
+
+@pytest.mark.parametrize(
+    ("ids", "width"),
+    [
+        (["3be93fb8-d995-4a62-9b11-96f741b79d35"], 36),  # one UUID
+        (["3be93fb8-d995-4a62-9b11-96f741b79d35", "58921843-1e0b-4ee5-a7be-99ae5052aa32"], 36),
+        ([f"{i:036d}" for i in range(50)], 36),  # many of one width: rows of a matrix
+        (["ab", "abcde", "abc"], 8),  # widths differ: cut at the newlines, whole words
+        (["x" * 17, "y"], 24),
+        (["a" * 256, "b"], 256),  # the widest the cut path holds
+        (["a" * 257, "b"], 257),  # wider: kept one by one, as wide as the longest
+        ([], 8),
+    ],
+)
+def test_how_ids_are_cut_shows_in_their_width(ids: list[str], width: int) -> None:
+    """Ids of one width (UUIDs, the ids of LlamaIndex and LangChain) are cut as the rows of a
+    matrix, as wide as they are; ids of several widths are cut at the newlines that join
+    them, into whole 8-byte words (the hashing then views them without a copy); ids past 256
+    bytes are kept one by one. The width of the array says which path each took: a path
+    that silently fell back would give the right ids, slowly."""
+    packed = _packed.encode([ids], len(ids))
+    assert packed is not None
+    assert packed.dtype == np.dtype(f"S{width}")
+    assert packed.tolist() == [i.encode() for i in ids]
+
+
+def test_whole_word_ids_are_hashed_from_a_view_and_in_chunks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ids already whole words are read in place, not copied; a long array is hashed a chunk
+    at a time, each id once (a chunk loop that re-read the rest of the array would still give
+    the same hashes, in quadratic time)."""
+    ids = np.array([f"{i:016d}".encode() for i in range(10)])
+    assert np.shares_memory(_packed._words(ids, 2, "<u8"), ids)
+    narrow = np.array([b"abc", b"de"])
+    assert _packed._words(narrow, 1, "<u8").shape == (2, 1)
+    assert _packed.n_words(narrow) == 1 and _packed.n_words(ids) == 2
+    hashed_rows: list[int] = []
+    chunk = _packed._hashes
+
+    def counting(part: np.ndarray, words: int) -> np.ndarray:
+        hashed_rows.append(len(part))
+        return chunk(part, words)
+
+    monkeypatch.setattr(_packed, "_hashes", counting)
+    monkeypatch.setattr(_packed, "_HASH_CHUNK", 4)
+    many = np.array([f"d{i}".encode() for i in range(11)])
+    whole = _packed.hashes(many, 1)
+    assert hashed_rows == [4, 4, 3]
+    assert np.array_equal(whole, chunk(many, 1))
+
+
+def test_word_rows_reach_the_last_start_the_buffer_holds() -> None:
+    """``word_rows`` reads whole words from every start up to the buffer's end, on both
+    paths (fields of one width copied as rows; others gathered word by word); no field at
+    all gives no row."""
+    data = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"
+    buffer = np.frombuffer(data, dtype=np.uint8).copy()
+    for width in (3, 13):  # the word-wise gather, then rows copied whole
+        n_words = -(-width // 8)
+        last = len(buffer) - 8 * n_words  # the last start that holds n_words words
+        starts = np.array([0, last])
+        rows = _packed.word_rows(buffer, starts, np.array([width, width]))
+        assert rows.shape == (2, 8 * n_words)
+        assert bytes(rows[1, :width]) == data[last : last + width]
+        assert not rows[:, width:].any()  # zero past each field
+    assert _packed.word_view(buffer).shape == (len(buffer) - 7,)
+    none = _packed.word_rows(buffer, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    assert none.shape == (0, 8)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -182,7 +182,8 @@ class JudgedRun:
         views kernels share: each is made once per evaluation)."""
         if key not in self.cache:
             self.cache[key] = make()
-        return cast(T, self.cache[key])
+        kept: T = self.cache[key]
+        return kept
 
     def relevant_at(self, rel: int) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, ranks)`` of every doc graded ``rel`` or above, by query then rank."""
@@ -325,7 +326,7 @@ def log2_ranks_table(size: int) -> np.ndarray:
     process (elementwise, so a slice has the values a table of its own size would)."""
     table = _LOG2_RANKS[0]
     if len(table) < size:
-        table = np.log2(np.arange(2, max(size, 1024) + 2, dtype=np.float64))
+        table = np.log2(np.arange(2, max(size, 1024) + 2))
         table.flags.writeable = False
         _LOG2_RANKS[0] = table
     return table[:size]
