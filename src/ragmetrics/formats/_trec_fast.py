@@ -176,7 +176,7 @@ def parsed_blocks(
     A block's buffer is read into again once the next block is asked for: a caller takes
     what it needs of a block before that (a parse never refers to its block's buffer).
 
-    ``regroup``: a block whose query ids change on many lines (a file sorted by doc id) comes
+    ``regroup``: a block whose query ids come back on many lines (a file sorted by doc id) comes
     back with each query's lines together, in their order (see :func:`_grouped`): one string
     per query, not one per run of lines. The readers group the blocks' queries across blocks
     afterwards (a stream through temporary files, ``data._batches.regrouped``); a worker's
