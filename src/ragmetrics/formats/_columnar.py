@@ -349,44 +349,39 @@ def packed_columns(
         return None
     ids, dictionary = docs
     column = table.column(query)
-    starts = _run_starts(column)
-    if starts is None:
+    runs = _runs(column)
+    if runs is None:
         return None
-    if _comebacks(starts) > max(4096, SCATTERED_RUNS * len(column)):
+    if _comebacks(runs) > max(_SCATTERED_FROM, SCATTERED_RUNS * len(column)):
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
         ids, scores = ids[order], scores[order]
         if dictionary is not None:
             dictionary = (dictionary[0], dictionary[1][order])
         return names, lengths, ids, scores, dictionary
-    names, lengths = _query_runs(starts)
+    names, lengths = _query_runs(runs)
     if not names:
         return None
     return names, lengths, ids, scores, dictionary
 
 
 # runs of query ids that come back (an earlier run had their id) past this share of the rows
-# and past a few thousand: the rows are grouped through the column's codes, not by listing
+# and past ``_SCATTERED_FROM``: the rows are grouped through the column's codes, not by listing
 # each run's id as a Python string
 SCATTERED_RUNS = 0.05
+_SCATTERED_FROM = 4096
 
 
-def _comebacks(chunk_starts: list[tuple[Any, Any]]) -> int:
-    """How many runs of :func:`_run_starts` have an id an earlier run had (a run spanning
-    two chunks counted once), counted by Arrow on the runs' first rows: a column grouped by
-    query has none, however short its runs (qrels with a few judgments a query, a run of
-    depth 1). Not counted below the threshold's few thousand runs."""
-    n_runs = sum(len(starts) for _, starts in chunk_starts)
-    if n_runs <= 4096:
+def _comebacks(runs: list[tuple[Any, Any, int]]) -> int:
+    """How many runs of :func:`_runs` have an id an earlier run had (a run spanning two
+    chunks counted once), counted by Arrow on the runs' first ids: a column grouped by query
+    has none, however short its runs (qrels with a few judgments a query, a run of depth 1).
+    Not counted below ``_SCATTERED_FROM`` runs."""
+    n_runs = sum(len(starts) for _, starts, _ in runs)
+    if n_runs <= _SCATTERED_FROM:
         return 0
     pyarrow = import_pyarrow()
-    heads = []
-    for chunk, starts in chunk_starts:
-        if pyarrow.types.is_dictionary(chunk.type):
-            codes = chunk.indices.to_numpy(zero_copy_only=False)
-            heads.append(chunk.dictionary.take(pyarrow.array(codes[starts])))
-        else:
-            heads.append(chunk.take(pyarrow.array(starts)))
+    heads = [first_ids for first_ids, _, _ in runs]
     # the last run of a chunk is its last rows' id: it goes on when the next chunk starts so
     continued = sum(a[len(a) - 1].as_py() == b[0].as_py() for a, b in itertools.pairwise(heads))
     distinct = pyarrow.compute.count_distinct(pyarrow.chunked_array(heads)).as_py()
@@ -452,9 +447,11 @@ def _identity(array: Any) -> tuple[int, ...]:
     )
 
 
-def _run_starts(column: Any) -> list[tuple[Any, Any]] | None:
-    """Each non-empty chunk of a (chunked) query column with the rows where its id changes
-    (codes compared in a dictionary chunk, not strings); None unless the ids are text."""
+def _runs(column: Any) -> list[tuple[Any, Any, int]] | None:
+    """For each non-empty chunk of a (chunked) query column: the first id of each run of
+    equal ids (an Arrow array, decoded from a dictionary chunk's codes), the rows where the
+    runs start (codes compared in a dictionary chunk, not strings), and the chunk's rows;
+    None unless the ids are text."""
     import numpy as np
 
     pyarrow = import_pyarrow()
@@ -465,31 +462,28 @@ def _run_starts(column: Any) -> list[tuple[Any, Any]] | None:
             continue
         if pyarrow.types.is_dictionary(chunk.type):
             codes = chunk.indices.to_numpy(zero_copy_only=False)
-            changed = np.flatnonzero(codes[1:] != codes[:-1])
+            starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
+            first_ids = chunk.dictionary.take(pyarrow.array(codes[starts]))
         elif _is_text(chunk.type):
             flags = pyarrow.compute.not_equal(chunk.slice(1), chunk.slice(0, n - 1))
             changed = np.flatnonzero(flags.to_numpy(zero_copy_only=False))
+            starts = np.concatenate(([0], changed + 1))
+            first_ids = chunk.take(pyarrow.array(starts))
         else:
             return None
-        found.append((chunk, np.concatenate(([0], changed + 1))))
+        found.append((first_ids, starts, n))
     return found
 
 
-def _query_runs(chunk_starts: list[tuple[Any, Any]]) -> tuple[list[str], Any]:
-    """``(query ids, lengths)`` of the runs of equal ids down the chunks of
-    :func:`_run_starts`, a run spanning chunks counted once (empty: no row)."""
+def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
+    """``(query ids, lengths)`` of the runs of equal ids of :func:`_runs`, a run spanning
+    chunks counted once (empty: no row)."""
     import numpy as np
 
-    pyarrow = import_pyarrow()
     names: list[str] = []
     lengths: list[Any] = []
-    for chunk, starts in chunk_starts:
-        n = len(chunk)
-        if pyarrow.types.is_dictionary(chunk.type):
-            codes = chunk.indices.to_numpy(zero_copy_only=False)
-            found = chunk.dictionary.take(pyarrow.array(codes[starts])).to_pylist()
-        else:
-            found = chunk.take(pyarrow.array(starts)).to_pylist()
+    for first_ids, starts, n in runs:
+        found = first_ids.to_pylist()
         sizes = np.diff(np.append(starts, n)).astype(np.int64)
         if names and names[-1] == found[0]:  # the run goes on from the chunk before
             lengths[-1][-1] += sizes[0]

@@ -507,9 +507,14 @@ def _comebacks(heads: np.ndarray) -> int:
     line)."""
     if len(heads) <= _SCATTERED_FROM:
         return 0
-    heads = np.ascontiguousarray(heads)
-    keys = np.sort(hashes(heads.view(f"S{heads.shape[1]}").reshape(-1), heads.shape[1] // 8))
+    keys = np.sort(_row_hashes(heads))
     return int(np.count_nonzero(keys[1:] == keys[:-1]))  # np.unique took 20 times as long
+
+
+def _row_hashes(rows: np.ndarray) -> np.ndarray:
+    """The 64-bit hash of each row's id (zero-padded 8-byte words, one row an id)."""
+    rows = np.ascontiguousarray(rows)
+    return hashes(rows.view(f"S{rows.shape[1]}").reshape(-1), rows.shape[1] // 8)
 
 
 def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -522,9 +527,8 @@ def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
     ``stable_order``'s three 16-bit radix passes (linear; numpy's sort of the 64-bit keys
     took three times as long); every line is then checked against the first line of its key, so a
     shared key is seen, never trusted."""
-    rows = np.ascontiguousarray(rows)
     n = len(rows)
-    keys = hashes(rows.view(f"S{rows.shape[1]}").reshape(-1), rows.shape[1] // 8) & _KEY_BITS
+    keys = _row_hashes(rows) & _KEY_BITS
     by_key = stable_order(keys, 1 << 48)
     starts = first_of_runs(keys[by_key])  # where each key's lines start
     counts = np.diff(starts, append=n)
