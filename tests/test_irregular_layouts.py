@@ -6,6 +6,7 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -248,3 +249,90 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
     second = rm.read_run(tmp_path / "shuffled.parquet")
     assert calls == ([] if depth == 1 else [1])
     assert first.to_dict() == second.to_dict()
+
+
+@pytest.mark.parametrize("layout", ["one table", "files apart", "one file unlike"])
+def test_spark_part_files_stream_grouped_as_the_folder_reads_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """Part files hash-partitioned by doc (each holds rows of every query, as Spark leaves a
+    join's output) stream with the numbers and repeat counts of the folder read in memory.
+    Files that together fit a batch, in one layout, are read as one table and grouped there:
+    the stream never turns to regrouping. Files past a batch, or one written unlike the
+    others, are read apart, and the stream regroups them."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    from ragmetrics.data import _batches
+
+    calls: list[int] = []
+    regrouped = _batches.regrouped
+
+    def counting(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return regrouped(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_batches, "regrouped", counting)
+    rng = random.Random(11)
+    rows = [  # 8 files, 12 docs a query: about 9,000 runs of a query, 7,500 of them back
+        (f"q{q:04d}", f"d{rng.randrange(10**7)}", float(rng.randint(0, 40)))
+        for q in range(1_500)
+        for _ in range(12)
+    ]
+    rows.append((rows[5][0], rows[5][1], 99.0))  # a repeat, in another file than its first
+    part = [int(d[1:]) % 8 for _, d, _ in rows]
+    part[-1] = (part[5] + 1) % 8
+    for kind, name in ((pa.float64(), "alike"), (pa.float32(), "spark")):
+        folder = tmp_path / name
+        folder.mkdir()
+        for k in range(8):
+            mine = [r for r, p in zip(rows, part, strict=True) if p == k]
+            columns = list(zip(*mine, strict=True))
+            unlike = name == "spark" and layout == "one file unlike" and k == 4
+            scores = pa.array(columns[2], type=kind if unlike else pa.float64())
+            table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": scores})
+            pq.write_table(table, folder / f"part-{k:05d}-c000.snappy.parquet")
+        (folder / "_SUCCESS").touch()
+    qrels = {q: {d: 1} for q, d, _ in rows[::5]}
+    expected = rm.evaluate(qrels, rm.read_run(tmp_path / "alike"), METRICS)
+    assert expected.counts.repeated_ids_dropped == 1
+    batch_rows = 3_000 if layout == "files apart" else 20_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+        streamed = rm.evaluate_stream(
+            qrels,
+            tmp_path / "spark",
+            METRICS,
+            per_query=True,
+            batch_rows=batch_rows,
+            progress=False,
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.counts == expected.counts
+    assert calls == ([] if layout == "one table" else [1])
+
+
+def test_a_bad_row_of_a_streamed_part_file_names_the_file(tmp_path: Path) -> None:
+    """Part files read as one table, one holding a row without a doc id: each is read again
+    alone, so that the message names the file that holds the row."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    good = {"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 2.0]}
+    pq.write_table(pa.table(good), folder / "part-0.parquet")
+    pq.write_table(pa.table({**good, "doc_id": ["c", None]}), folder / "part-1.parquet")
+    with pytest.raises(rm.errors.InputFormatError, match=r"part-1\.parquet: .*'doc_id' is empty"):
+        rm.evaluate_stream({"q1": {"a": 1}}, folder, "P@1", progress=False)
+    big = {
+        "query_id": [f"q{i // 10}" for i in range(100)],
+        "doc_id": [f"d{i}" if i != 73 else None for i in range(100)],
+        "score": [float(-i) for i in range(100)],
+    }
+    pq.write_table(pa.table(big), tmp_path / "big.parquet")  # read 30 rows at a time
+    with pytest.raises(
+        rm.errors.InputFormatError,
+        match=r"big\.parquet, the rows from row 60 on: .*'doc_id' is empty .* at row 13",
+    ):
+        rm.evaluate_stream({"q1": {"a": 1}}, tmp_path / "big.parquet", "P@1", batch_rows=30)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple, overload
 
 import numpy as np
 
@@ -237,31 +238,77 @@ class Columns:
 def parquet_chunks(
     path: str | os.PathLike[str], columns: Columns, batch_rows: int
 ) -> Iterator[Chunk]:
-    """The rows of a Parquet file or folder, in file then row order, as chunks."""
+    """The rows of a Parquet file or folder, in file then row order, as chunks. A file of
+    more than ``batch_rows`` rows is read batch by batch; consecutive files that together
+    hold at most ``batch_rows`` rows, in one layout (Spark's part files), are read as one
+    table, so that a query whose rows lie in several of them is grouped in one chunk."""
     from ragmetrics._util.optional import import_pyarrow
 
     pyarrow = import_pyarrow()
 
-    from ragmetrics.formats._columnar import (
-        empty_rankings,
-        parquet_errors,
-        parquet_files,
-    )
+    from ragmetrics.formats._columnar import empty_rankings, parquet_errors, parquet_files
 
     empty: dict[str, None] = {}  # queries written without a row, from every file, in order
+    together: list[_RunFile] = []  # files not read yet, all of one layout
+    rows = 0
+    score: str | None = None
     for file in parquet_files(path):
         with parquet_errors(file):
-            reader, query, doc, score = _run_file(file, columns)
-            wanted = [query, doc] + ([score] if score else [])
-            for batch in reader.iter_batches(batch_size=batch_rows, columns=wanted):
-                yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
-            empty.update(dict.fromkeys(empty_rankings(reader.schema_arrow)))
+            opened = _run_file(file, columns)
+            empty.update(dict.fromkeys(empty_rankings(opened.reader.schema_arrow)))
+        score = opened.score
+        size = opened.reader.metadata.num_rows
+        if together and (rows + size > batch_rows or opened.layout != together[0].layout):
+            yield from _read_together(together)
+            together, rows = [], 0
+        if size <= batch_rows:
+            together.append(opened)
+            rows += size
+            continue
+        start = 0
+        with parquet_errors(file):
+            for batch in opened.reader.iter_batches(batch_size=batch_rows, columns=opened.wanted):
+                with _naming(file, start):
+                    chunk = opened.chunk(pyarrow.Table.from_batches([batch]))
+                start += batch.num_rows
+                yield chunk
+    if together:
+        yield from _read_together(together)
     if empty:  # at the end: the files of a folder may each list them
         no_rows = np.zeros(len(empty), np.int64)
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
 
 
-def _run_file(file: Any, columns: Columns) -> tuple[Any, str, str, str | None]:
+class _RunFile(NamedTuple):
+    """A Parquet run file opened for reading: its query, doc and score columns, and those
+    of its id columns read dictionary-encoded."""
+
+    file: Any
+    reader: Any
+    query: str
+    doc: str
+    score: str | None
+    coded: tuple[str, ...]
+
+    @property
+    def wanted(self) -> list[str]:
+        return [self.query, self.doc] + ([self.score] if self.score else [])
+
+    @property
+    def layout(self) -> tuple[Any, ...]:
+        """What files must share to be read as one table: columns, their types, encoding."""
+        schema = self.reader.schema_arrow
+        return (*((c, schema.field(c).type) for c in self.wanted), self.coded)
+
+    @overload
+    def chunk(self, table: Any) -> Chunk: ...
+    @overload
+    def chunk(self, table: Any, *, careful: bool) -> Chunk | None: ...
+    def chunk(self, table: Any, *, careful: bool = True) -> Chunk | None:
+        return arrow_chunk(table, self.query, self.doc, self.score, careful=careful)
+
+
+def _run_file(file: Any, columns: Columns) -> _RunFile:
     """A Parquet run file opened for reading, with its query, doc and score columns (the
     column types checked). Ids are read dictionary-encoded where the file stores them so
     (``stored_as_dictionary``): each distinct id is then decoded once; no pre-buffering,
@@ -276,7 +323,47 @@ def _run_file(file: Any, columns: Columns) -> tuple[Any, str, str, str | None]:
     check_column_types(schema, (query, doc), score, "scores", source=file)
     coded = stored_as_dictionary(pyarrow, [file], [query, doc])
     reader = parquet.ParquetFile(file, read_dictionary=coded or None, pre_buffer=False)
-    return reader, query, doc, score
+    return _RunFile(file, reader, query, doc, score, tuple(coded))
+
+
+def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
+    """Files of one layout read as one table (pyarrow reads them side by side) and given
+    as one chunk; when the careful path is needed, each file is read alone, so that its
+    messages name the file."""
+    import pyarrow.parquet as parquet
+
+    from ragmetrics.formats._columnar import parquet_errors
+
+    first = files[0]
+    if len(files) > 1:
+        with parquet_errors(os.path.dirname(first.file)):
+            table = parquet.read_table(
+                [f.file for f in files],
+                columns=first.wanted,
+                read_dictionary=list(first.coded) or None,
+                memory_map=True,
+            )
+        chunk = first.chunk(table, careful=False)
+        if chunk is not None:
+            yield chunk
+            return
+    for opened in files:
+        with parquet_errors(opened.file), _naming(opened.file):
+            chunk = opened.chunk(opened.reader.read(columns=opened.wanted))
+        yield chunk
+
+
+@contextmanager
+def _naming(file: Any, first_row: int = 0) -> Iterator[None]:
+    """Put the file (and the row its batch starts at) before what the careful path finds
+    wrong in its rows, whose row numbers count from the start of what was read."""
+    try:
+        yield
+    except InputFormatError as error:
+        if str(file) in str(error):
+            raise
+        where = f"{file}" + (f", the rows from row {first_row:,} on" if first_row else "")
+        raise InputFormatError(f"{where}: {error}") from None
 
 
 def parquet_groups(path: str | os.PathLike[str]) -> list[tuple[str, int, int]]:
@@ -313,9 +400,9 @@ def parquet_share_chunks(
     )
 
     groups = parquet_groups(path)
-    readers: dict[str, tuple[Any, str, str, str | None]] = {}
+    readers: dict[str, _RunFile] = {}
 
-    def reader(file: str) -> tuple[Any, str, str, str | None]:
+    def reader(file: str) -> _RunFile:
         if file not in readers:
             with parquet_errors(file):
                 readers[file] = _run_file(file, columns)
@@ -323,20 +410,19 @@ def parquet_share_chunks(
 
     def chunks(index: int) -> Iterator[Chunk]:
         file, group, _ = groups[index]
-        handle, query, doc, score = reader(file)
-        wanted = [query, doc] + ([score] if score else [])
+        opened = reader(file)
         with parquet_errors(file):
-            for batch in handle.iter_batches(
-                batch_size=batch_rows, row_groups=[group], columns=wanted
+            for batch in opened.reader.iter_batches(
+                batch_size=batch_rows, row_groups=[group], columns=opened.wanted
             ):
-                yield arrow_chunk(pyarrow.Table.from_batches([batch]), query, doc, score)
+                yield opened.chunk(pyarrow.Table.from_batches([batch]))
 
     skip = None
     if start > 0:  # the query the share before ends with
         file, group, _ = groups[start - 1]
-        handle, query, _, _ = reader(file)
+        opened = reader(file)
         with parquet_errors(file):
-            column = handle.read_row_group(group, columns=[query]).column(0)
+            column = opened.reader.read_row_group(group, columns=[opened.query]).column(0)
         if len(column):
             skip = str(column[len(column) - 1].as_py())
     last = None
@@ -363,7 +449,7 @@ def parquet_share_chunks(
         empty: dict[str, None] = {}
         score = None
         for file in dict.fromkeys(f for f, _, _ in groups):
-            _, _, _, score = reader(file)
+            score = reader(file).score
             empty.update(dict.fromkeys(empty_rankings(parquet.read_schema(file))))
         if empty:
             no_rows = np.zeros(len(empty), np.int64)
@@ -398,9 +484,18 @@ def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
 
 
-def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
+@overload
+def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk: ...
+@overload
+def arrow_chunk(
+    table: Any, query: str, doc: str, score: str | None, *, careful: bool
+) -> Chunk | None: ...
+def arrow_chunk(
+    table: Any, query: str, doc: str, score: str | None, *, careful: bool = True
+) -> Chunk | None:
     """One Arrow table as a chunk: straight from its buffers when it can, else through the
-    checked constructor (which names a null, an empty id or a score that is not a number)."""
+    checked constructor (which names a null, an empty id or a score that is not a number);
+    without ``careful``, None instead of the checked constructor."""
     from ragmetrics.formats import _columnar
     from ragmetrics.formats._io import runs_of
 
@@ -411,6 +506,8 @@ def arrow_chunk(table: Any, query: str, doc: str, score: str | None) -> Chunk:
     if packed is not None:
         queries, lengths, ids, scores, _ = packed
         return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
+    if not careful:
+        return None
     frame = _columnar.decoded(table).to_pandas()
     ids = id_column(frame, query)  # each checked: a null, an empty id, a score not a number
     docs = id_column(frame, doc)
