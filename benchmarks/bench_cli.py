@@ -12,7 +12,9 @@ Prints, as medians of alternating runs:
 - ``ragmetrics trec_eval -q -c`` on a run shaped like a TREC Robust track's (100 topics x
   1,000 docs, ids in the styles of its four collections, scores with four decimals) against
   qrels of 1,400 judgments a topic, most of them not relevant, as pooled judging leaves them;
-- with ``--qrels FILE --run FILE``, the same on files of the user's own (a real TREC run).
+- with ``--qrels FILE --run FILE``, the same on files of the user's own (a real TREC run);
+  with ``--qrels FILE`` alone, on those qrels and a run drawn from their pool (real qrels,
+  such as NIST's for the Robust collections' topics, when no real run is at hand).
 
 The C program is not part of this project: give its path with ``--trec-eval`` (or
 ``$TREC_EVAL``); it builds from NIST's sources (github.com/usnistgov/trec_eval) with ``make``.
@@ -92,6 +94,45 @@ def write_robust(folder: Path, seed: int = 3) -> None:
             )
 
 
+def write_run_for(qrels_path: Path, folder: Path, depth: int = 1000, seed: int = 3) -> Path:
+    """A run for real qrels (each topic's ``depth`` results, ``run-for-qrels.txt``), drawn as
+    a ranker's run meets its pool: 10-60 of the topic's relevant docs and up to 300 of its
+    judged non-relevant ones, the rest docs judged for other topics only (real ids of the
+    collection, unjudged for this one); relevant docs score higher on average, scores with
+    four decimals, ties ranked by doc id."""
+    rng = random.Random(seed)
+    judged: dict[str, dict[str, int]] = {}
+    with open(qrels_path) as lines:
+        for line in lines:
+            topic, _, doc, grade = line.split()
+            judged.setdefault(topic, {})[doc] = int(grade)
+    every = sorted({doc for docs in judged.values() for doc in docs})
+    path = folder / "run-for-qrels.txt"
+    with open(path, "w") as run:
+        for topic, grades in judged.items():
+            relevant = [d for d, g in grades.items() if g > 0]
+            other = [d for d, g in grades.items() if g <= 0]
+            picked = rng.sample(relevant, min(len(relevant), rng.randint(10, 60)))
+            picked += rng.sample(other, min(len(other), 300))
+            seen = set(picked)
+            while len(picked) < min(depth, len(every)):
+                doc = rng.choice(every)
+                if doc not in seen:
+                    picked.append(doc)
+                    seen.add(doc)
+            scored = sorted(
+                (
+                    (round(max(rng.gauss(8.0 if grades.get(d, 0) > 0 else 5.0, 2.0), 0.0), 4), d)
+                    for d in picked[:depth]
+                ),
+                key=lambda pair: (-pair[0], pair[1]),
+            )
+            run.writelines(
+                f"{topic} Q0 {d} {i} {score:.4f} bm25\n" for i, (score, d) in enumerate(scored, 1)
+            )
+    return path
+
+
 # as an installed package runs: compiled modules kept (an environment that turns bytecode
 # off would charge every call the compilation of the package)
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -107,7 +148,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trec-eval", default=os.environ.get("TREC_EVAL"))
     parser.add_argument("--repeat", type=int, default=11)
-    parser.add_argument("--qrels", help="qrels of a real run to time as well (with --run)")
+    parser.add_argument(
+        "--qrels",
+        help="real qrels to time -q -c on as well: with --run, that run; alone, a run drawn "
+        "from the qrels' own pool (write_run_for)",
+    )
     parser.add_argument("--run", help="a real TREC run to time with -q -c (with --qrels)")
     args = parser.parse_args()
     ours = str(BIN / "ragmetrics")
@@ -128,8 +173,9 @@ def main() -> None:
             "-q -m all_trec": ["-q", "-m", "all_trec", qrels, str(folder / "run.txt")],
             "-q -c, Robust-shaped": ["-q", "-c", *robust],
         }
-        if args.qrels and args.run:
-            cases["-q -c, your files"] = ["-q", "-c", args.qrels, args.run]
+        if args.qrels:
+            run = args.run or str(write_run_for(Path(args.qrels), folder))
+            cases["-q -c, your files"] = ["-q", "-c", args.qrels, run]
         for case, arguments in cases.items():
             calls[f"ragmetrics trec_eval {case}"] = [ours, "trec_eval", *arguments]
             if args.trec_eval:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -336,3 +337,59 @@ def test_a_bad_row_of_a_streamed_part_file_names_the_file(tmp_path: Path) -> Non
         match=r"big\.parquet, the rows from row 60 on: .*'doc_id' is empty .* at row 13",
     ):
         rm.evaluate_stream({"q1": {"a": 1}}, tmp_path / "big.parquet", "P@1", batch_rows=30)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "by doc id", "scattered late"])
+def test_a_parquet_column_scattered_from_its_first_rows_is_known_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """Whether a query column is grouped by codes is decided on its first rows (four times
+    the bound of runs that may come back) when they decide it: a column sorted by doc id,
+    every row a run, never has the rest of its runs listed. A column grouped there is
+    listed on (the first rows' runs and the rest's make the whole), and one scattered only
+    later is still grouped by codes. Each reads as the same run."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+
+    from ragmetrics.formats import _columnar
+
+    listed: list[int] = []
+    by_codes: list[int] = []
+    runs, scattered = _columnar._runs, _columnar._scattered_queries
+
+    def listing(column: object) -> object:
+        listed.append(len(column))  # type: ignore[arg-type]
+        return runs(column)
+
+    def grouping(column: object) -> object:
+        by_codes.append(1)
+        return scattered(column)
+
+    monkeypatch.setattr(_columnar, "_runs", listing)
+    monkeypatch.setattr(_columnar, "_scattered_queries", grouping)
+    rng = random.Random(5)
+    rows = [  # 100,000 rows: at most 5,000 runs may come back; the first 20,000 decide
+        (f"q{q:05d}", f"d{rng.randrange(10**8):08d}", float(rng.randint(0, 30)))
+        for q in range(2_000)
+        for _ in range(50)
+    ]
+    expected = rm.read_run(_parquet(pq, pa, tmp_path / "grouped.parquet", rows)).to_dict()
+    listed.clear()
+    if layout == "by doc id":
+        rows.sort(key=lambda row: row[1])
+    elif layout == "scattered late":
+        late = rows[60_000:]
+        rng.shuffle(late)
+        rows[60_000:] = late
+    run = rm.read_run(_parquet(pq, pa, tmp_path / "run.parquet", rows))
+    assert run.to_dict() == expected
+    assert listed == ([20_000] if layout == "by doc id" else [20_000, 80_000])
+    assert by_codes == ([] if layout == "grouped" else [1])
+
+
+def _parquet(pq: Any, pa: Any, path: Path, rows: list[tuple[str, str, float]]) -> Path:
+    columns = list(zip(*rows, strict=True))
+    pq.write_table(
+        pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]}), path
+    )
+    return path

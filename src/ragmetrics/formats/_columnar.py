@@ -349,10 +349,10 @@ def packed_columns(
         return None
     ids, dictionary = docs
     column = table.column(query)
-    runs = _runs(column)
+    runs, scattered = _column_runs(column)
     if runs is None:
         return None
-    if _comebacks(runs) > max(_SCATTERED_FROM, SCATTERED_RUNS * len(column)):
+    if scattered:
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
         ids, scores = ids[order], scores[order]
@@ -370,6 +370,29 @@ def packed_columns(
 # each run's id as a Python string
 SCATTERED_RUNS = 0.05
 _SCATTERED_FROM = 4096
+
+
+def _column_runs(column: Any) -> tuple[list[tuple[Any, Any, int]] | None, bool]:
+    """The runs of a query column (:func:`_runs`; None unless its ids are text), and whether
+    more of them come back (an earlier run had their id) than the column may have to be
+    read run by run: 5% of its rows, and ``_SCATTERED_FROM``.
+
+    The first rows (four times that bound) are looked at first: when they alone hold more
+    runs that come back, so does the whole column (a run that comes back in a part does in
+    the whole), and the rest is never listed (in a column sorted by doc id, every row is a
+    run); the runs given are then the first rows' only."""
+    bound = max(_SCATTERED_FROM, SCATTERED_RUNS * len(column))
+    first = int(4 * bound)
+    if len(column) <= first:
+        runs = _runs(column)
+    else:
+        runs = _runs(column.slice(0, first))
+        if runs is None or _comebacks(runs) > bound:
+            return runs, runs is not None
+        rest = _runs(column.slice(first))
+        assert rest is not None  # the same column's type
+        runs += rest
+    return runs, runs is not None and _comebacks(runs) > bound
 
 
 def _comebacks(runs: list[tuple[Any, Any, int]]) -> int:
