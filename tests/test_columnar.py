@@ -304,3 +304,51 @@ def test_a_file_written_over_after_reading_leaves_the_run_and_qrels_alone(
         rm.Run.from_parquet(files["run"])
     assert read == run and read_qrels == qrels
     assert rm.evaluate(read_qrels, read, ["map", "ndcg@10"]).per_query == expected
+
+
+def test_every_file_of_a_folder_keeps_its_empty_rankings(tmp_path: Path) -> None:
+    """A query ranked with no result is written in the Parquet file's metadata. pyarrow keeps
+    the first file's metadata only when it reads a folder: the other files' empty rankings
+    were lost, those queries counted missing from the run and left out of the mean
+    (``missing="skip"``), where the stream scored them 0. Read in memory or streamed, a
+    folder now gives the same numbers and counts, and a bad list names its file."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    rm.Run.from_dict({"q1": {"a": 2.0, "b": 1.0}}).to_parquet(folder / "part-0.parquet")
+    rm.Run.from_dict({"q2": {"c": 1.0}, "q3": {}}).to_parquet(folder / "part-1.parquet")
+    qrels = {"q1": {"a": 1}, "q2": {"c": 1}, "q3": {"d": 1}}
+    run = rm.read_run(folder)
+    assert run.to_dict() == {"q1": {"a": 2.0, "b": 1.0}, "q2": {"c": 1.0}, "q3": {}}
+    in_memory = rm.evaluate(qrels, run, ["P@1"])
+    streamed = rm.evaluate_stream(qrels, folder, ["P@1"], progress=False)
+    assert in_memory.aggregate == streamed.aggregate == {"P@1": 2 / 3}
+    assert in_memory.counts == streamed.counts and in_memory.counts.empty_rankings == 1
+    table = pq.read_table(folder / "part-1.parquet")
+    metadata = {**table.schema.metadata, b"ragmetrics.empty_rankings": b'{"q3": 1}'}
+    pq.write_table(table.replace_schema_metadata(metadata), folder / "part-1.parquet")
+    with pytest.raises(rm.errors.InputFormatError, match=r"part-1\.parquet: .*JSON list"):
+        rm.read_run(folder)
+
+
+def test_an_empty_ranking_keeps_the_runs_bytes_and_dropped_copies(tmp_path: Path) -> None:
+    """Adding the empty rankings a file lists keeps the run as it was read (its ids as bytes,
+    its repeated docs counted), instead of building it again from Python dicts (which lost
+    the count of dropped copies, and read a large run at the speed of dicts)."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from ragmetrics.data._store import store_of
+
+    table = pa.table(
+        {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "a", "c"],
+         "score": [3.0, 2.0, 1.0, 1.0]}
+    )  # fmt: skip
+    table = table.replace_schema_metadata({b"ragmetrics.empty_rankings": b'["q3", "q2"]'})
+    pq.write_table(table, tmp_path / "run.parquet")
+    run = rm.read_run(tmp_path / "run.parquet")
+    assert run.to_dict() == {"q1": {"a": 3.0, "b": 2.0}, "q2": {"c": 1.0}, "q3": {}}
+    assert dict(run.duplicates) == {"q1": 1}
+    assert store_of(run).encoded() is not None and store_of(run)._ids is not None
+    counts = rm.evaluate({"q1": {"a": 1}, "q3": {"x": 1}}, run, ["P@1"]).counts
+    assert counts.repeated_ids_dropped == 1 and counts.empty_rankings == 1

@@ -290,14 +290,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         return run._with_empty_rankings(empty) if empty else run
 
     def _with_empty_rankings(self, query_ids: Sequence[str]) -> Run:
-        """This run and an empty ranking for each of ``query_ids`` it does not rank."""
-        added = [q for q in query_ids if q not in self]
+        """This run and an empty ranking for each of ``query_ids`` it does not rank, after
+        its own; its docs, scores and dropped copies are kept as they are."""
+        added = list(dict.fromkeys(q for q in query_ids if q not in self))
         if not added:
             return self
-        if self.is_scored:
-            scored = self.to_dict() | {q: {} for q in added}
-            return Run.from_dict(scored, name=self.name)
-        return Run.from_lists(self.to_lists() | {q: [] for q in added}, name=self.name)
+        return Run._make(self._store.with_empty_rows(added), dict(self._duplicates), self.name)
 
     @classmethod
     def from_parquet(

@@ -176,6 +176,23 @@ class Store:
         store._dictionary = dictionary
         return store
 
+    def with_empty_rows(self, query_ids: Sequence[str]) -> Store:
+        """This store and, after its rows, an empty row for each of ``query_ids`` (none of
+        them held here): the docs and values are shared, not copied."""
+        names = [*self.query_ids, *query_ids]
+        lengths = np.concatenate((self.lengths, np.zeros(len(query_ids), dtype=np.int64)))
+        empty: list[Any] = [()] * len(query_ids)
+        tuples = None if self._tuples is None else self._tuples + empty
+        maps = None if self._maps is None else self._maps + [{} for _ in query_ids]
+        if self._ids is None and tuples is None and maps is None:
+            tuples = self.tuples() + empty
+        store = Store(
+            names, lengths, ids=self._ids, tuples=tuples, maps=maps, values=self._values,
+            scored=self.scored,
+        )  # fmt: skip
+        store._dictionary, store._real = self._dictionary, self._real
+        return store
+
     # --- columns ------------------------------------------------------------------------
 
     def __len__(self) -> int:

@@ -92,11 +92,35 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
         # fresh memory first (about 110 MB less at the peak for a run of 10M results); the
         # columns are decoded into memory of their own, so a file written over later never
         # changes a run
-        return pyarrow.parquet.read_table(
+        table = pyarrow.parquet.read_table(
             files if len(files) > 1 else files[0],
             read_dictionary=wanted or None,
             memory_map=True,
         )
+    return _with_every_files_empty_rankings(table, files) if len(files) > 1 else table
+
+
+def _with_every_files_empty_rankings(table: Any, files: Sequence[Any]) -> Any:
+    """``table``, read from several files, with the queries that any of them lists as
+    ranked with no result (``EMPTY_RANKINGS_KEY``, in file order): pyarrow keeps the first
+    file's schema metadata only, which would leave the others' empty rankings out (their
+    queries then counted missing from the run, not ranked with nothing)."""
+    import json
+
+    pyarrow = import_pyarrow()
+    listed: dict[str, None] = {}
+    for file in files:
+        with parquet_errors(file):
+            schema = pyarrow.parquet.read_schema(file)
+        try:
+            listed.update(dict.fromkeys(empty_rankings(schema)))
+        except InputFormatError as error:
+            raise InputFormatError(f"{file}: {error}") from None
+    if not listed:
+        return table
+    metadata = dict(table.schema.metadata or {})
+    metadata[EMPTY_RANKINGS_KEY] = json.dumps(list(listed)).encode()
+    return table.replace_schema_metadata(metadata)
 
 
 def stored_as_dictionary(pyarrow: Any, files: Sequence[Any], columns: Sequence[str]) -> list[str]:
