@@ -5,6 +5,7 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 
 from __future__ import annotations
 
+import json
 import random
 import warnings
 from pathlib import Path
@@ -393,3 +394,88 @@ def _parquet(pq: Any, pa: Any, path: Path, rows: list[tuple[str, str, float]]) -
         pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]}), path
     )
     return path
+
+
+SOURCES = ["trec", "trec gzip", "parquet", "parquet parts", "arrow stream"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("layout", ["grouped", "by doc id", "shuffled"])
+def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
+    tmp_path: Path, seed: int, layout: str
+) -> None:
+    """One run (repeated docs, ties, queries ranked with nothing where the format can say
+    so) in each layout, read from every source in memory and streamed in batches of
+    several sizes, gives the numbers and counts of the same run as a dict, and counts the
+    same dropped copies. (A folder read in memory lost its later files' empty rankings, and
+    adding them lost the dropped copies: each path had been tested alone.)"""
+    pa = pytest.importorskip("pyarrow")
+    import gzip
+
+    import pyarrow.parquet as pq
+
+    rows = _rows(seed)
+    if layout == "by doc id":
+        rows = sorted(rows, key=lambda r: r[1])
+    elif layout == "shuffled":
+        random.Random(seed).shuffle(rows)
+    expected, copies = _expected(rows)
+    nothing = [f"empty{k}" for k in range(seed + 1)]  # ranked with no result (Parquet only)
+    qrels = {q: dict.fromkeys(list(docs)[::3], 1) for q, docs in expected.items()}
+    qrels.update({q: {"x": 1} for q in nothing})
+    qrels["judged only"] = {"y": 2}
+    columns = list(zip(*rows, strict=True))
+    table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
+    listed = {b"ragmetrics.empty_rankings": json.dumps(nothing).encode()}
+    text = "".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows)
+    (tmp_path / "run.txt").write_text(text)
+    with gzip.open(tmp_path / "run.txt.gz", "wt") as handle:
+        handle.write(text)
+    pq.write_table(table.replace_schema_metadata(listed), tmp_path / "run.parquet")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    third = table.num_rows // 3
+    for k, (start, stop) in enumerate([(0, third), (third, 2 * third), (2 * third, None)]):
+        part = table.slice(start, None if stop is None else stop - start)
+        part = part.replace_schema_metadata(listed if k == 1 else None)  # one file lists them
+        pq.write_table(part, parts / f"part-{k}.parquet")
+    metrics = ["ndcg@10", "map", "P@5", "recall@20", "mrr"]
+    for source in SOURCES:
+        with_empty = source.startswith("parquet") or source == "arrow stream"
+        truth = expected | ({q: {} for q in nothing} if with_empty else {})
+        want = rm.evaluate(qrels, truth, metrics)
+        path = {
+            "trec": tmp_path / "run.txt", "trec gzip": tmp_path / "run.txt.gz",
+            "parquet": tmp_path / "run.parquet", "parquet parts": parts,
+        }.get(source)  # fmt: skip
+        if path is None:
+            reader = pq.ParquetFile(tmp_path / "run.parquet")
+            batches = reader.iter_batches(batch_size=7)
+            stream = pa.RecordBatchReader.from_batches(reader.schema_arrow, batches)
+            run = rm.Run.from_arrow(stream)
+        else:
+            run = rm.read_run(path)
+        assert run.to_dict() == truth, source
+        assert dict(run.duplicates) == copies, source
+        got = rm.evaluate(qrels, run, metrics)
+        assert got.per_query == want.per_query and got.aggregate == want.aggregate, source
+        assert _counts(got) == _counts(want), source
+        assert got.counts.repeated_ids_dropped == sum(copies.values())
+        if path is None:
+            continue
+        for batch_rows in (7, 50, 10_000):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+                streamed = rm.evaluate_stream(
+                    qrels, path, metrics, per_query=True, batch_rows=batch_rows, progress=False
+                )
+            assert streamed.per_query == want.per_query, (source, batch_rows)
+            assert streamed.aggregate == want.aggregate, (source, batch_rows)
+            assert streamed.counts == got.counts, (source, batch_rows)
+
+
+def _counts(result: Any) -> Any:
+    """The counts without the dropped copies (a dict holds each doc once)."""
+    import dataclasses
+
+    return dataclasses.replace(result.counts, repeated_ids_dropped=0)
