@@ -5,6 +5,7 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import warnings
@@ -396,7 +397,16 @@ def _parquet(pq: Any, pa: Any, path: Path, rows: list[tuple[str, str, float]]) -
     return path
 
 
-SOURCES = ["trec", "trec gzip", "parquet", "parquet parts", "arrow stream"]
+SOURCES = [
+    "trec",
+    "trec gzip",
+    "jsonl",
+    "parquet",
+    "parquet parts",
+    "arrow stream",
+    "pandas",
+    "polars",
+]
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -431,6 +441,8 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
     (tmp_path / "run.txt").write_text(text)
     with gzip.open(tmp_path / "run.txt.gz", "wt") as handle:
         handle.write(text)
+    records = ({"query_id": q, "doc_id": d, "score": s} for q, d, s in rows)
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     pq.write_table(table.replace_schema_metadata(listed), tmp_path / "run.parquet")
     parts = tmp_path / "parts"
     parts.mkdir()
@@ -446,14 +458,24 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
         want = rm.evaluate(qrels, truth, metrics)
         path = {
             "trec": tmp_path / "run.txt", "trec gzip": tmp_path / "run.txt.gz",
-            "parquet": tmp_path / "run.parquet", "parquet parts": parts,
+            "jsonl": tmp_path / "run.jsonl", "parquet": tmp_path / "run.parquet",
+            "parquet parts": parts,
         }.get(source)  # fmt: skip
-        if path is None:
+        if source == "arrow stream":
             reader = pq.ParquetFile(tmp_path / "run.parquet")
             batches = reader.iter_batches(batch_size=7)
             stream = pa.RecordBatchReader.from_batches(reader.schema_arrow, batches)
             run = rm.Run.from_arrow(stream)
+        elif source == "pandas":
+            run = rm.Run.from_pandas(table.to_pandas())
+        elif source == "polars":
+            if importlib.util.find_spec("polars") is None:
+                continue  # the dev tools install it; the other sources still count
+            import polars
+
+            run = rm.Run.from_arrow(polars.from_arrow(table))
         else:
+            assert path is not None
             run = rm.read_run(path)
         assert run.to_dict() == truth, source
         assert dict(run.duplicates) == copies, source
@@ -461,8 +483,8 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
         assert got.per_query == want.per_query and got.aggregate == want.aggregate, source
         assert _counts(got) == _counts(want), source
         assert got.counts.repeated_ids_dropped == sum(copies.values())
-        if path is None:
-            continue
+        if path is None or source == "jsonl":
+            continue  # (JSON is read whole: it has no streaming reader)
         for batch_rows in (7, 50, 10_000):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
