@@ -352,3 +352,23 @@ def test_an_empty_ranking_keeps_the_runs_bytes_and_dropped_copies(tmp_path: Path
     assert store_of(run).encoded() is not None and store_of(run)._ids is not None
     counts = rm.evaluate({"q1": {"a": 1}, "q3": {"x": 1}}, run, ["P@1"]).counts
     assert counts.repeated_ids_dropped == 1 and counts.empty_rankings == 1
+
+
+def test_a_bad_row_of_a_parquet_file_is_named_with_the_file(tmp_path: Path) -> None:
+    """What the careful path finds wrong in a Parquet file's rows says which file, not
+    "DataFrame" (the constructor it goes through)."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    judged = {"query_id": ["q1", "q1"], "doc_id": ["a", "a"], "relevance": [1, 2]}
+    pq.write_table(pa.table(judged), tmp_path / "qrels.parquet")
+    with pytest.raises(
+        rm.errors.InputFormatError, match=r"^\S*qrels\.parquet: 'a' is judged twice"
+    ):
+        rm.read_qrels(tmp_path / "qrels.parquet")
+    ranked = {"query_id": ["q1", None], "doc_id": ["a", "b"], "score": [1.0, 0.5]}
+    pq.write_table(pa.table(ranked), tmp_path / "run.parquet")
+    with pytest.raises(
+        rm.errors.InputFormatError, match=r"^\S*run\.parquet: .*'query_id' is empty"
+    ):
+        rm.read_run(tmp_path / "run.parquet")

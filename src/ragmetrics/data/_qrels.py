@@ -431,12 +431,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
         from ragmetrics.formats import _columnar
 
-        return cls.from_arrow(
-            _columnar.read_ids_table(path, query_col, doc_col),
-            query_col=query_col,
-            doc_col=doc_col,
-            grade_col=grade_col,
-        )
+        table = _columnar.read_ids_table(path, query_col, doc_col)
+        with _columnar.naming(os.fspath(path)):  # a bad row: its file named
+            return cls.from_arrow(table, query_col=query_col, doc_col=doc_col, grade_col=grade_col)
 
     def to_parquet(self, path: PathLike) -> None:
         """Write ``query_id``, ``doc_id`` and ``relevance`` (int64), one row per judgment."""

@@ -310,13 +310,15 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """Read a Parquet file (or a folder of them): see :meth:`from_arrow` for columns."""
         from ragmetrics.formats import _columnar
 
-        return cls.from_arrow(
-            _columnar.read_ids_table(path, query_col, doc_col),
-            query_col=query_col,
-            doc_col=doc_col,
-            score_col=score_col,
-            name=name or file_stem(path),
-        )
+        table = _columnar.read_ids_table(path, query_col, doc_col)
+        with _columnar.naming(os.fspath(path)):  # a bad row: its file named
+            return cls.from_arrow(
+                table,
+                query_col=query_col,
+                doc_col=doc_col,
+                score_col=score_col,
+                name=name or file_stem(path),
+            )
 
     @classmethod
     def from_grouped(

@@ -197,6 +197,22 @@ def parquet_errors(path: Any) -> Iterator[None]:
         ) from None
 
 
+@contextmanager
+def naming(path: Any, first_row: int = 0) -> Iterator[None]:
+    """Put the file (and the row its batch starts at) before what is found wrong in the rows
+    read from it, whose messages count rows from the start of what was read and say where
+    as a DataFrame would ("DataFrame: ...")."""
+    try:
+        yield
+    except InputFormatError as error:
+        message = str(error)
+        if str(path) in message:
+            raise
+        where = f"{path}" + (f", the rows from row {first_row:,} on" if first_row else "")
+        message = message.removeprefix("DataFrame: ")
+        raise InputFormatError(f"{where}: {message}") from None
+
+
 def _describe(schema: Any) -> str:
     return ", ".join(f"{field.name}: {field.type}" for field in schema)
 

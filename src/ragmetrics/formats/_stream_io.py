@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, NamedTuple, overload
@@ -246,7 +245,7 @@ def parquet_chunks(
 
     pyarrow = import_pyarrow()
 
-    from ragmetrics.formats._columnar import empty_rankings, parquet_errors, parquet_files
+    from ragmetrics.formats._columnar import empty_rankings, naming, parquet_errors, parquet_files
 
     empty: dict[str, None] = {}  # queries written without a row, from every file, in order
     together: list[_RunFile] = []  # files not read yet, all of one layout
@@ -268,7 +267,7 @@ def parquet_chunks(
         start = 0
         with parquet_errors(file):
             for batch in opened.reader.iter_batches(batch_size=batch_rows, columns=opened.wanted):
-                with _naming(file, start):
+                with naming(file, start):
                     chunk = opened.chunk(pyarrow.Table.from_batches([batch]))
                 start += batch.num_rows
                 yield chunk
@@ -332,7 +331,7 @@ def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
     messages name the file."""
     import pyarrow.parquet as parquet
 
-    from ragmetrics.formats._columnar import parquet_errors
+    from ragmetrics.formats._columnar import naming, parquet_errors
 
     first = files[0]
     if len(files) > 1:
@@ -348,22 +347,9 @@ def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
             yield chunk
             return
     for opened in files:
-        with parquet_errors(opened.file), _naming(opened.file):
+        with parquet_errors(opened.file), naming(opened.file):
             chunk = opened.chunk(opened.reader.read(columns=opened.wanted))
         yield chunk
-
-
-@contextmanager
-def _naming(file: Any, first_row: int = 0) -> Iterator[None]:
-    """Put the file (and the row its batch starts at) before what the careful path finds
-    wrong in its rows, whose row numbers count from the start of what was read."""
-    try:
-        yield
-    except InputFormatError as error:
-        if str(file) in str(error):
-            raise
-        where = f"{file}" + (f", the rows from row {first_row:,} on" if first_row else "")
-        raise InputFormatError(f"{where}: {error}") from None
 
 
 def parquet_groups(path: str | os.PathLike[str]) -> list[tuple[str, int, int]]:
