@@ -501,3 +501,63 @@ def _counts(result: Any) -> Any:
     import dataclasses
 
     return dataclasses.replace(result.counts, repeated_ids_dropped=0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("layout", ["grouped", "shuffled"])
+def test_every_qrels_reader_gives_the_same_judgments(
+    tmp_path: Path, seed: int, layout: str
+) -> None:
+    """The same judgments (graded -1..3, some given twice alike, a query's rows apart in the
+    shuffled layout) read from TREC, gzip, JSONL, Parquet, a folder of Parquet parts, pandas,
+    Arrow and Polars hold the same grades and give the same numbers."""
+    pa = pytest.importorskip("pyarrow")
+    import gzip
+
+    import pyarrow.parquet as pq
+
+    rng = random.Random(seed)
+    judged: dict[str, dict[str, int]] = {}
+    rows: list[tuple[str, str, int]] = []
+    for q in range(50):
+        for _ in range(rng.randint(1, 20)):
+            doc = f"d{rng.randrange(300)}"
+            grade = judged.setdefault(f"q{q}", {}).setdefault(doc, rng.randint(-1, 3))
+            rows.append((f"q{q}", doc, grade))  # a doc judged again keeps its grade
+    if layout == "shuffled":
+        rng.shuffle(rows)
+    text = "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
+    (tmp_path / "qrels.txt").write_text(text)
+    with gzip.open(tmp_path / "qrels.txt.gz", "wt") as handle:
+        handle.write(text)
+    records = ({"query_id": q, "doc_id": d, "relevance": g} for q, d, g in rows)
+    (tmp_path / "qrels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    columns = list(zip(*rows, strict=True))
+    table = pa.table({"query_id": columns[0], "doc_id": columns[1], "relevance": columns[2]})
+    pq.write_table(table, tmp_path / "qrels.parquet")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    half = table.num_rows // 2
+    pq.write_table(table.slice(0, half), parts / "part-0.parquet")
+    pq.write_table(table.slice(half), parts / "part-1.parquet")
+    made = {
+        "trec": lambda: rm.read_qrels(tmp_path / "qrels.txt"),
+        "gzip": lambda: rm.read_qrels(tmp_path / "qrels.txt.gz"),
+        "jsonl": lambda: rm.read_qrels(tmp_path / "qrels.jsonl"),
+        "parquet": lambda: rm.read_qrels(tmp_path / "qrels.parquet"),
+        "parquet parts": lambda: rm.read_qrels(parts),
+        "pandas": lambda: rm.Qrels.from_pandas(table.to_pandas()),
+        "arrow": lambda: rm.Qrels.from_arrow(table),
+    }
+    if importlib.util.find_spec("polars") is not None:
+        import polars
+
+        made["polars"] = lambda: rm.Qrels.from_arrow(polars.from_arrow(table))
+    run = {q: {f"d{k}": float(-k) for k in range(0, 300, 5)} for q in judged}
+    metrics = ["ndcg@10", "map", "recall@20", "P@5"]
+    want = rm.evaluate(judged, run, metrics)
+    for source, make in made.items():
+        qrels = make()
+        assert qrels.to_dict() == judged, source
+        got = rm.evaluate(qrels, run, metrics)
+        assert got.per_query == want.per_query and got.counts == want.counts, source
