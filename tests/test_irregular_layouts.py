@@ -420,7 +420,6 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
     same dropped copies. (A folder read in memory lost its later files' empty rankings, and
     adding them lost the dropped copies: each path had been tested alone.)"""
     pa = pytest.importorskip("pyarrow")
-    import gzip
 
     import pyarrow.parquet as pq
 
@@ -437,12 +436,11 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
     columns = list(zip(*rows, strict=True))
     table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
     listed = {b"ragmetrics.empty_rankings": json.dumps(nothing).encode()}
-    text = "".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows)
-    (tmp_path / "run.txt").write_text(text)
-    with gzip.open(tmp_path / "run.txt.gz", "wt") as handle:
-        handle.write(text)
-    records = ({"query_id": q, "doc_id": d, "score": s} for q, d, s in rows)
-    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _text_files(
+        tmp_path / "run",
+        [f"{q} Q0 {d} 0 {s} r" for q, d, s in rows],
+        [{"query_id": q, "doc_id": d, "score": s} for q, d, s in rows],
+    )
     pq.write_table(table.replace_schema_metadata(listed), tmp_path / "run.parquet")
     parts = tmp_path / "parts"
     parts.mkdir()
@@ -512,7 +510,6 @@ def test_every_qrels_reader_gives_the_same_judgments(
     shuffled layout) read from TREC, gzip, JSONL, Parquet, a folder of Parquet parts, pandas,
     Arrow and Polars hold the same grades and give the same numbers."""
     pa = pytest.importorskip("pyarrow")
-    import gzip
 
     import pyarrow.parquet as pq
 
@@ -526,12 +523,11 @@ def test_every_qrels_reader_gives_the_same_judgments(
             rows.append((f"q{q}", doc, grade))  # a doc judged again keeps its grade
     if layout == "shuffled":
         rng.shuffle(rows)
-    text = "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)
-    (tmp_path / "qrels.txt").write_text(text)
-    with gzip.open(tmp_path / "qrels.txt.gz", "wt") as handle:
-        handle.write(text)
-    records = ({"query_id": q, "doc_id": d, "relevance": g} for q, d, g in rows)
-    (tmp_path / "qrels.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    _text_files(
+        tmp_path / "qrels",
+        [f"{q} 0 {d} {g}" for q, d, g in rows],
+        [{"query_id": q, "doc_id": d, "relevance": g} for q, d, g in rows],
+    )
     columns = list(zip(*rows, strict=True))
     table = pa.table({"query_id": columns[0], "doc_id": columns[1], "relevance": columns[2]})
     pq.write_table(table, tmp_path / "qrels.parquet")
@@ -561,3 +557,14 @@ def test_every_qrels_reader_gives_the_same_judgments(
         assert qrels.to_dict() == judged, source
         got = rm.evaluate(qrels, run, metrics)
         assert got.per_query == want.per_query and got.counts == want.counts, source
+
+
+def _text_files(stem: Path, lines: list[str], records: list[dict[str, Any]]) -> None:
+    """``stem``.txt (TREC lines), ``stem``.txt.gz (the same, gzipped) and ``stem``.jsonl."""
+    import gzip
+
+    text = "".join(line + "\n" for line in lines)
+    stem.with_suffix(".txt").write_text(text)
+    with gzip.open(stem.with_suffix(".txt.gz"), "wt") as handle:
+        handle.write(text)
+    stem.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
