@@ -478,7 +478,14 @@ def _doc_ids(column: Any) -> tuple[Any, Any] | None:
     chunks = [chunk for chunk in column.chunks if len(chunk)]
     if not chunks or column.null_count:
         return None
-    if not pyarrow.types.is_dictionary(column.type):
+    if pyarrow.types.is_dictionary(column.type):
+        dictionaries = {_identity(chunk.dictionary): len(chunk.dictionary) for chunk in chunks}
+        if 2 * sum(dictionaries.values()) > len(column):
+            # dictionaries about as long as their chunks (Polars' categorical ids, a row
+            # group's dictionary a page of mostly distinct ids): decoded, the ids are read
+            # as plain strings, each once, not as dictionaries and codes
+            chunks = [chunk.dictionary.take(chunk.indices) for chunk in chunks]
+    if not pyarrow.types.is_dictionary(chunks[0].type):
         ids = _fixed_width(pyarrow.chunked_array(chunks).combine_chunks())
         return None if ids is None else (ids, None)
     parts: list[Any] = []
