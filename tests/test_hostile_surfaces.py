@@ -5,7 +5,9 @@ invented zero or a raw Python error."""
 from __future__ import annotations
 
 import math
+import random
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -375,6 +377,56 @@ def test_judged_only_drops_negative_grades_everywhere() -> None:
     assert streamed.aggregate["P@1"] == 1.0
     with pytest.raises(InvalidParameterError, match="judged_only must be True or False"):
         rm.evaluate(qrels, run, ["P@1"], judged_only="yes")
+
+
+@pytest.mark.parametrize("source", ["trec", "dict", "lists", "unicode"])
+def test_judged_only_keeps_the_runs_dropped_copies_and_its_order(
+    tmp_path: Path, source: str
+) -> None:
+    """``judged_only`` keeps each ranking's judged docs in their order, counts the copies
+    of repeated docs the run dropped when it was read (they were reported as 0: the run was
+    rebuilt from dicts), and keeps a run read as bytes in bytes. The judged docs are found
+    as evaluation finds them; this holds them equal to the docs looked up one by one."""
+    from ragmetrics.data._store import store_of
+    from ragmetrics.engine._settings import keep_judged
+
+    rng = random.Random(len(source))
+    accent = "é" if source == "unicode" else ""
+    qrels = {
+        f"q{q}": {f"d{d}{accent}": rng.randint(-1, 2) for d in rng.sample(range(60), 15)}
+        for q in range(30)
+    }
+    lines = [
+        f"q{q} Q0 d{rng.randrange(60)}{accent} 0 {rng.randint(0, 9)} t"
+        for q in range(33)
+        for _ in range(25)
+    ]
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    run = rm.read_run(tmp_path / "run.txt")
+    if source == "dict":
+        run = rm.Run.from_dict(run.to_dict())
+    elif source == "lists":
+        run = rm.Run.from_lists(run.to_lists())
+    kept = keep_judged(run, rm.Qrels.from_dict(qrels))
+    judged = {q: {d for d, g in docs.items() if g >= 0} for q, docs in qrels.items()}
+    if run.is_scored:
+        expected = {
+            q: {d: s for d, s in docs.items() if d in judged.get(q, ())}
+            for q, docs in run.to_dict().items()
+        }
+        assert kept.to_dict() == expected
+        assert [list(v) for v in kept.to_dict().values()] == [list(v) for v in expected.values()]
+    else:
+        lists = {
+            q: [d for d in docs if d in judged.get(q, ())] for q, docs in run.to_lists().items()
+        }
+        assert kept.to_lists() == lists
+    assert dict(kept.duplicates) == dict(run.duplicates)
+    assert (source == "trec") <= (store_of(kept)._ids is not None)
+    if source == "trec":
+        assert sum(run.duplicates.values()) > 0
+        counts = rm.evaluate(qrels, run, ["map"], judged_only=True).counts
+        assert counts.repeated_ids_dropped == sum(run.duplicates.values())
 
 
 # --- outputs and files --------------------------------------------------------------------

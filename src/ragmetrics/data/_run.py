@@ -18,7 +18,7 @@ from ragmetrics._util.arrays import lengths_of, offsets_of, split
 from ragmetrics._util.gc import without_gc
 from ragmetrics._util.paths import file_stem
 from ragmetrics.data._precision import check_score_precision
-from ragmetrics.data._store import Store, Stored
+from ragmetrics.data._store import Store, Stored, store_of
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UsageError
 from ragmetrics.formats._atomic import open_atomic, write_text
 from ragmetrics.formats._convert import (
@@ -46,6 +46,8 @@ from ragmetrics.formats._trec_fast import read_plain_trec_packed
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ragmetrics.data._qrels import Qrels
 
 __all__ = [
     "Run",
@@ -288,6 +290,19 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             )
         empty = _columnar.empty_rankings(table.schema)
         return run._with_empty_rankings(empty) if empty else run
+
+    def _judged_only(self, qrels: Qrels) -> Run:
+        """This run with only the docs ``qrels`` judge with a grade >= 0, each ranking's in
+        their order (trec_eval's ``-J``: a negative grade is "unjudged" there too); its name
+        and dropped copies kept. The judged docs are found as evaluation finds them (ids as
+        bytes stay bytes), not by reading the run as dicts."""
+        store = self._store
+        judged = store_of(qrels)
+        run_rows = store.rows(judged.query_ids)
+        rows, positions, grades = store.find(judged, run_rows)
+        keep = np.zeros(store.n_docs, dtype=bool)
+        keep[(store.offsets[run_rows[rows]] + positions)[grades >= 0]] = True
+        return Run._make(store.kept(keep), dict(self._duplicates), self.name)
 
     def _with_empty_rankings(self, query_ids: Sequence[str]) -> Run:
         """This run and an empty ranking for each of ``query_ids`` it does not rank, after

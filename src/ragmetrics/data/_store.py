@@ -176,6 +176,19 @@ class Store:
         store._dictionary = dictionary
         return store
 
+    def kept(self, keep: np.ndarray) -> Store:
+        """This store with only the docs where ``keep`` (one flag a doc, flat, in input
+        order) is True, each row's in their order."""
+        row_of = np.repeat(np.arange(len(self)), self.lengths)
+        lengths = np.bincount(row_of[keep], minlength=len(self)).astype(np.int64)
+        values = None if self.values is None else self.values[keep]
+        if self._ids is not None:
+            return Store(self.query_ids, lengths, ids=self._ids[keep], values=values)
+        flat = [doc for doc, kept in zip(chain.from_iterable(self.tuples()), keep.tolist()) if kept]
+        return Store.from_tuples(
+            self.query_ids, split(flat, lengths), values if self.scored else None, lengths
+        )
+
     def with_empty_rows(self, query_ids: Sequence[str]) -> Store:
         """This store and, after its rows, an empty row for each of ``query_ids`` (none of
         them held here): the docs and values are shared, not copied."""

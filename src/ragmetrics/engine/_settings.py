@@ -164,27 +164,9 @@ def _checked_nuggets(value: Any) -> Nuggets | None:
 def keep_judged(run: Run, qrels: Qrels) -> Run:
     """The run with only the docs ``qrels`` judge with a grade >= 0 in each ranking, in
     their order: trec_eval's ``-J`` (a negative grade is "unjudged" there too). Used by
-    ``evaluate(judged_only=True)``, the trec_eval command and both ports."""
-    if run.is_scored:
-        scored = run.to_dict()
-        return Run.from_dict(
-            {
-                q: {d: s for d, s in docs.items() if _judged(qrels, q, d)}
-                for q, docs in scored.items()
-            },
-            name=run.name,
-        )
-    lists = run.to_lists()
-    return Run.from_lists(
-        {q: [d for d in docs if _judged(qrels, q, d)] for q, docs in lists.items()},
-        name=run.name,
-    )
-
-
-def _judged(qrels: Qrels, query_id: str, doc_id: str) -> bool:
-    grades = qrels.get(query_id)
-    grade = None if grades is None else grades.get(doc_id)
-    return grade is not None and grade >= 0
+    ``evaluate(judged_only=True)``, the trec_eval command and both ports. Its name and
+    the copies of repeated docs dropped when it was built are kept."""
+    return run._judged_only(qrels)
 
 
 def check_grade_map(grade_map: Any) -> dict[int, int] | None:
