@@ -429,6 +429,36 @@ def test_judged_only_keeps_the_runs_dropped_copies_and_its_order(
         assert counts.repeated_ids_dropped == sum(run.duplicates.values())
 
 
+def test_truncation_and_added_rankings_keep_the_runs_bytes_and_dropped_copies(
+    tmp_path: Path,
+) -> None:
+    """trec_eval's ``-M`` (``Run.truncate``) and ``-c`` (a one-doc ranking for each judged
+    query the run lacks) work on the run as it was read: each ranking's best docs (ties in
+    trec_eval's order), ids as bytes, the dropped copies counted; they used to read the whole
+    run as Python dicts and build it again, losing the copies."""
+    from ragmetrics.data._store import store_of
+
+    lines = ["q1 Q0 a 1 0.5 t", "q1 Q0 b 2 0.9 t", "q1 Q0 c 3 0.5 t", "q1 Q0 a 4 0.1 t"]
+    lines += ["q2 Q0 d 1 0.3 t"]
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    run = rm.read_run(tmp_path / "run.txt")
+    assert dict(run.duplicates) == {"q1": 1}
+    cut = run.truncate(2)
+    assert cut.to_dict() == {"q1": {"b": 0.9, "c": 0.5}, "q2": {"d": 0.3}}  # c before a: a tie
+    assert dict(cut.duplicates) == {"q1": 1} and store_of(cut)._ids is not None
+    added = run._with_rankings({"q3": {"zz-bogus": 1.0}})
+    assert added.to_dict() == {**run.to_dict(), "q3": {"zz-bogus": 1.0}}
+    assert dict(added.duplicates) == {"q1": 1} and store_of(added)._ids is not None
+    unicode = run._with_rankings({"q3": {"é": 1.0}, "q4": {}})  # not bytes: as strings
+    assert unicode.to_dict() == {**run.to_dict(), "q3": {"é": 1.0}, "q4": {}}
+    lists = rm.Run.from_lists({"q1": ["x", "y", "z"]})
+    assert lists.truncate(2).to_lists() == {"q1": ["x", "y"]}
+    assert lists._with_rankings({"q2": {"w": 1.0}}).to_lists() == {
+        "q1": ["x", "y", "z"],
+        "q2": ["w"],
+    }
+
+
 # --- outputs and files --------------------------------------------------------------------
 
 

@@ -577,15 +577,10 @@ def _rankings(
         if options.max_docs == 0:  # every ranking cut to nothing
             return Run.from_dict({q: {} for q in query_ids}, name=run.name)
         run = run.truncate(options.max_docs)
-    if not options.judged_only and not absent:
-        return run
-    everything = run.to_dict()
-    scored = {q: everything[q] for q in query_ids if q in everything}
-    for query_id in absent:
-        scored[query_id] = {BOGUS_DOC: 1.0}
-    kept = Run.from_dict(scored, name=run.name)
+    if absent:  # added to the run as it was read: no query read again as Python objects
+        run = run._with_rankings({query_id: {BOGUS_DOC: 1.0} for query_id in absent})
     # the one-doc ranking of -c is unjudged: -J empties it too
-    return keep_judged(kept, qrels) if options.judged_only else kept
+    return keep_judged(run, qrels) if options.judged_only else run
 
 
 def _relstrings(

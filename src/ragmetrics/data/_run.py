@@ -310,7 +310,16 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         added = list(dict.fromkeys(q for q in query_ids if q not in self))
         if not added:
             return self
-        return Run._make(self._store.with_empty_rows(added), dict(self._duplicates), self.name)
+        return self._with_rankings({query_id: {} for query_id in added})
+
+    def _with_rankings(self, rankings: Mapping[str, Mapping[str, float]]) -> Run:
+        """This run and, after its own, the ``rankings`` of queries it does not rank (their
+        scores ignored by a run from lists); its docs, scores and dropped copies kept."""
+        docs = [tuple(ranking) for ranking in rankings.values()]
+        scores = [score for ranking in rankings.values() for score in ranking.values()]
+        values = np.asarray(scores, dtype=np.float64) if self.is_scored else None
+        store = self._store.with_rows(list(rankings), docs, values)
+        return Run._make(store, dict(self._duplicates), self.name)
 
     @classmethod
     def from_parquet(
@@ -608,12 +617,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """A new run with each ranking cut to its first ``depth`` docs."""
         if not isinstance(depth, int) or depth < 1:
             raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
-        if not self.is_scored:
-            return Run.from_lists(
-                {q: r[:depth] for q, r in self.to_lists().items()}, name=self.name
-            )
-        cut = {q: dict(islice(d.items(), depth)) for q, d in self.to_dict().items()}
-        return Run.from_dict(cut, name=self.name)
+        ranked = self._ranked_store()  # in rank order: a row's first docs are its best
+        place = np.arange(ranked.n_docs) - np.repeat(ranked.offsets[:-1], ranked.lengths)
+        return Run._make(ranked.kept(place < depth), dict(self._duplicates), self.name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Run):

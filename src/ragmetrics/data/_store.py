@@ -189,22 +189,26 @@ class Store:
             self.query_ids, split(flat, lengths), values if self.scored else None, lengths
         )
 
-    def with_empty_rows(self, query_ids: Sequence[str]) -> Store:
-        """This store and, after its rows, an empty row for each of ``query_ids`` (none of
-        them held here): the docs and values are shared, not copied."""
+    def with_rows(
+        self, query_ids: Sequence[str], docs: list[tuple[str, ...]], values: np.ndarray | None
+    ) -> Store:
+        """This store and, after its rows, a row for each of ``query_ids`` (none of them
+        held here) holding ``docs`` (and ``values``, flat; None for a store without). The
+        docs held here are shared, not copied; ids as bytes stay bytes when the new ones
+        can be too."""
         names = [*self.query_ids, *query_ids]
-        lengths = np.concatenate((self.lengths, np.zeros(len(query_ids), dtype=np.int64)))
-        empty: list[Any] = [()] * len(query_ids)
-        tuples = None if self._tuples is None else self._tuples + empty
-        maps = None if self._maps is None else self._maps + [{} for _ in query_ids]
-        if self._ids is None and tuples is None and maps is None:
-            tuples = self.tuples() + empty
-        store = Store(
-            names, lengths, ids=self._ids, tuples=tuples, maps=maps, values=self._values,
-            scored=self.scored,
-        )  # fmt: skip
-        store._dictionary, store._real = self._dictionary, self._real
-        return store
+        lengths = np.concatenate((self.lengths, lengths_of(docs)))
+        flat_values = None
+        if self.values is not None:
+            assert values is not None
+            flat_values = np.concatenate((self.values, np.asarray(values, dtype=np.float64)))
+        count = int(lengths.sum()) - self.n_docs
+        added = None if self._ids is None else _packed.encode(docs, count)
+        if self._ids is not None and added is not None:
+            ids = np.concatenate((self._ids, added))  # the widest ids' width
+            return Store(names, lengths, ids=ids, values=flat_values)
+        tuples = self.tuples() + docs
+        return Store(names, lengths, tuples=tuples, values=flat_values, scored=self.scored)
 
     # --- columns ------------------------------------------------------------------------
 
