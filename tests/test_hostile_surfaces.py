@@ -436,6 +436,7 @@ def test_truncation_and_added_rankings_keep_the_runs_bytes_and_dropped_copies(
     query the run lacks) work on the run as it was read: each ranking's best docs (ties in
     trec_eval's order), ids as bytes, the dropped copies counted; they used to read the whole
     run as Python dicts and build it again, losing the copies."""
+    from ragmetrics.data._run import with_rankings
     from ragmetrics.data._store import store_of
 
     lines = ["q1 Q0 a 1 0.5 t", "q1 Q0 b 2 0.9 t", "q1 Q0 c 3 0.5 t", "q1 Q0 a 4 0.1 t"]
@@ -446,14 +447,14 @@ def test_truncation_and_added_rankings_keep_the_runs_bytes_and_dropped_copies(
     cut = run.truncate(2)
     assert cut.to_dict() == {"q1": {"b": 0.9, "c": 0.5}, "q2": {"d": 0.3}}  # c before a: a tie
     assert dict(cut.duplicates) == {"q1": 1} and store_of(cut)._ids is not None
-    added = run._with_rankings({"q3": {"zz-bogus": 1.0}})
+    added = with_rankings(run, {"q3": {"zz-bogus": 1.0}})
     assert added.to_dict() == {**run.to_dict(), "q3": {"zz-bogus": 1.0}}
     assert dict(added.duplicates) == {"q1": 1} and store_of(added)._ids is not None
-    unicode = run._with_rankings({"q3": {"é": 1.0}, "q4": {}})  # not bytes: as strings
+    unicode = with_rankings(run, {"q3": {"é": 1.0}, "q4": {}})  # not bytes: as strings
     assert unicode.to_dict() == {**run.to_dict(), "q3": {"é": 1.0}, "q4": {}}
     lists = rm.Run.from_lists({"q1": ["x", "y", "z"]})
     assert lists.truncate(2).to_lists() == {"q1": ["x", "y"]}
-    assert lists._with_rankings({"q2": {"w": 1.0}}).to_lists() == {
+    assert with_rankings(lists, {"q2": {"w": 1.0}}).to_lists() == {
         "q1": ["x", "y", "z"],
         "q2": ["w"],
     }

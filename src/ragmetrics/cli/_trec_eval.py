@@ -568,7 +568,7 @@ def _rankings(
 ) -> Any:
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
-    from ragmetrics.data._run import Run
+    from ragmetrics.data._run import Run, with_rankings
     from ragmetrics.engine._settings import keep_judged
 
     if options.max_docs is not None:
@@ -578,7 +578,7 @@ def _rankings(
             return Run.from_dict({q: {} for q in query_ids}, name=run.name)
         run = run.truncate(options.max_docs)
     if absent:  # added to the run as it was read: no query read again as Python objects
-        run = run._with_rankings({query_id: {BOGUS_DOC: 1.0} for query_id in absent})
+        run = with_rankings(run, {query_id: {BOGUS_DOC: 1.0} for query_id in absent})
     # the one-doc ranking of -c is unjudged: -J empties it too
     return keep_judged(run, qrels) if options.judged_only else run
 

@@ -291,35 +291,13 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         empty = _columnar.empty_rankings(table.schema)
         return run._with_empty_rankings(empty) if empty else run
 
-    def _judged_only(self, qrels: Qrels) -> Run:
-        """This run with only the docs ``qrels`` judge with a grade >= 0, each ranking's in
-        their order (trec_eval's ``-J``: a negative grade is "unjudged" there too); its name
-        and dropped copies kept. The judged docs are found as evaluation finds them (ids as
-        bytes stay bytes), not by reading the run as dicts."""
-        store = self._store
-        judged = store_of(qrels)
-        run_rows = store.rows(judged.query_ids)
-        rows, positions, grades = store.find(judged, run_rows)
-        keep = np.zeros(store.n_docs, dtype=bool)
-        keep[(store.offsets[run_rows[rows]] + positions)[grades >= 0]] = True
-        return Run._make(store.kept(keep), dict(self._duplicates), self.name)
-
     def _with_empty_rankings(self, query_ids: Sequence[str]) -> Run:
         """This run and an empty ranking for each of ``query_ids`` it does not rank, after
         its own; its docs, scores and dropped copies are kept as they are."""
         added = list(dict.fromkeys(q for q in query_ids if q not in self))
         if not added:
             return self
-        return self._with_rankings({query_id: {} for query_id in added})
-
-    def _with_rankings(self, rankings: Mapping[str, Mapping[str, float]]) -> Run:
-        """This run and, after its own, the ``rankings`` of queries it does not rank (their
-        scores ignored by a run from lists); its docs, scores and dropped copies kept."""
-        docs = [tuple(ranking) for ranking in rankings.values()]
-        scores = [score for ranking in rankings.values() for score in ranking.values()]
-        values = np.asarray(scores, dtype=np.float64) if self.is_scored else None
-        store = self._store.with_rows(list(rankings), docs, values)
-        return Run._make(store, dict(self._duplicates), self.name)
+        return with_rankings(self, {query_id: {} for query_id in added})
 
     @classmethod
     def from_parquet(
@@ -638,3 +616,28 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         dropped = sum(self._duplicates.values())
         extra = f", {dropped} repeated ids dropped" if dropped else ""
         return f"Run({label}{len(self)} queries, {self.n_results} results, {kind}{extra})"
+
+
+def with_rankings(run: Run, rankings: Mapping[str, Mapping[str, float]]) -> Run:
+    """``run`` and, after its own, the ``rankings`` of queries it does not rank (their scores
+    ignored by a run from lists); its docs, scores and dropped copies kept as they are (ids
+    read as bytes stay bytes when the new ones can be too)."""
+    docs = [tuple(ranking) for ranking in rankings.values()]
+    scores = [score for ranking in rankings.values() for score in ranking.values()]
+    values = np.asarray(scores, dtype=np.float64) if run.is_scored else None
+    store = run._store.with_rows(list(rankings), docs, values)
+    return Run._make(store, dict(run._duplicates), run.name)
+
+
+def judged_docs_only(run: Run, qrels: Qrels) -> Run:
+    """``run`` with only the docs ``qrels`` judge with a grade >= 0, each ranking's in their
+    order (trec_eval's ``-J``: a negative grade is "unjudged" there too); its name and
+    dropped copies kept. The judged docs are found as evaluation finds them (ids as bytes
+    stay bytes), not by reading the run as dicts."""
+    store = run._store
+    judged = store_of(qrels)
+    run_rows = store.rows(judged.query_ids)
+    rows, positions, grades = store.find(judged, run_rows)
+    keep = np.zeros(store.n_docs, dtype=bool)
+    keep[(store.offsets[run_rows[rows]] + positions)[grades >= 0]] = True
+    return Run._make(store.kept(keep), dict(run._duplicates), run.name)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
-from ragmetrics.data._run import Run
+from ragmetrics.data._run import Run, judged_docs_only
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
 from ragmetrics.metrics import Metric, parse_metrics
 from ragmetrics.metrics._rag import check_utility_scale
@@ -166,7 +166,7 @@ def keep_judged(run: Run, qrels: Qrels) -> Run:
     their order: trec_eval's ``-J`` (a negative grade is "unjudged" there too). Used by
     ``evaluate(judged_only=True)``, the trec_eval command and both ports. Its name and
     the copies of repeated docs dropped when it was built are kept."""
-    return run._judged_only(qrels)
+    return judged_docs_only(run, qrels)
 
 
 def check_grade_map(grade_map: Any) -> dict[int, int] | None:
