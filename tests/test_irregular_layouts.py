@@ -578,3 +578,35 @@ def _text_files(stem: Path, lines: list[str], records: list[dict[str, Any]]) -> 
     with gzip.open(stem.with_suffix(".txt.gz"), "wt") as handle:
         handle.write(text)
     stem.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def test_a_folder_of_many_small_part_files_streams_within_a_low_open_files_limit(
+    tmp_path: Path,
+) -> None:
+    """A folder of 400 small part files (each query in many of them) streams, by one
+    process and by two, with at most 128 files open: files read together as one table are
+    not held open while they wait, and a worker's share keeps one file open at a time."""
+    pytest.importorskip("pyarrow")
+    import subprocess
+    import sys
+
+    script = f"""
+import resource, warnings
+import pyarrow as pa, pyarrow.parquet as pq
+import ragmetrics as rm
+folder = {str(tmp_path)!r}
+for k in range(400):
+    rows = {{"query_id": [f"q{{k % 50}}"] * 2, "doc_id": [f"a{{k}}", f"b{{k}}"], "score": [1.0, 0.5]}}
+    pq.write_table(pa.table(rows), f"{{folder}}/part-{{k:05d}}.parquet")
+resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+qrels = {{f"q{{q}}": {{f"a{{q}}": 1}} for q in range(50)}}
+want = rm.evaluate(qrels, rm.read_run(folder), ["P@1", "map"])
+for workers in (1, 2):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = rm.evaluate_stream(qrels, folder, ["P@1", "map"], workers=workers, progress=False)
+    assert got.aggregate == want.aggregate and got.counts == want.counts, workers
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any, NamedTuple, overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -254,9 +254,9 @@ def parquet_chunks(
     for file in parquet_files(path):
         with parquet_errors(file):
             opened = _run_file(file, columns)
-            empty.update(dict.fromkeys(empty_rankings(opened.reader.schema_arrow)))
+            empty.update(dict.fromkeys(empty_rankings(opened.schema)))
         score = opened.score
-        size = opened.reader.metadata.num_rows
+        size = opened.rows
         if together and (rows + size > batch_rows or opened.layout != together[0].layout):
             yield from _read_together(together)
             together, rows = [], 0
@@ -271,6 +271,7 @@ def parquet_chunks(
                     chunk = opened.chunk(pyarrow.Table.from_batches([batch]))
                 start += batch.num_rows
                 yield chunk
+        opened.close()
     if together:
         yield from _read_together(together)
     if empty:  # at the end: the files of a folder may each list them
@@ -278,16 +279,21 @@ def parquet_chunks(
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
 
 
-class _RunFile(NamedTuple):
-    """A Parquet run file opened for reading: its query, doc and score columns, and those
-    of its id columns read dictionary-encoded."""
+class _RunFile:
+    """A Parquet run file: its query, doc and score columns, those of its id columns read
+    dictionary-encoded, its Arrow schema and rows (from its footer). The file is opened
+    (``reader``) only when read alone, and ``close`` lets it go: a folder of thousands of
+    small part files read as one table never holds them all open."""
 
-    file: Any
-    reader: Any
-    query: str
-    doc: str
-    score: str | None
-    coded: tuple[str, ...]
+    def __init__(
+        self, file: Any, columns: tuple[str, str, str | None], coded: list[str], schema: Any
+    ) -> None:
+        import pyarrow.parquet as parquet
+
+        self.file, self.schema, self.coded = file, schema, tuple(coded)
+        self.query, self.doc, self.score = columns
+        self.rows: int = parquet.read_metadata(file).num_rows
+        self._reader: Any = None
 
     @property
     def wanted(self) -> list[str]:
@@ -296,8 +302,23 @@ class _RunFile(NamedTuple):
     @property
     def layout(self) -> tuple[Any, ...]:
         """What files must share to be read as one table: columns, their types, encoding."""
-        schema = self.reader.schema_arrow
-        return (*((c, schema.field(c).type) for c in self.wanted), self.coded)
+        return (*((c, self.schema.field(c).type) for c in self.wanted), self.coded)
+
+    @property
+    def reader(self) -> Any:
+        """The file opened for reading, without pre-buffering (which would keep every row
+        group read until the file is closed)."""
+        if self._reader is None:
+            import pyarrow.parquet as parquet
+
+            coded = list(self.coded) or None
+            self._reader = parquet.ParquetFile(self.file, read_dictionary=coded, pre_buffer=False)
+        return self._reader
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
     @overload
     def chunk(self, table: Any) -> Chunk: ...
@@ -308,10 +329,9 @@ class _RunFile(NamedTuple):
 
 
 def _run_file(file: Any, columns: Columns) -> _RunFile:
-    """A Parquet run file opened for reading, with its query, doc and score columns (the
-    column types checked). Ids are read dictionary-encoded where the file stores them so
-    (``stored_as_dictionary``): each distinct id is then decoded once; no pre-buffering,
-    which would keep every row group read until the file is closed."""
+    """A Parquet run file, with its query, doc and score columns (the column types checked).
+    Ids are read dictionary-encoded where the file stores them so
+    (``stored_as_dictionary``): each distinct id is then decoded once."""
     import pyarrow
     import pyarrow.parquet as parquet
 
@@ -321,8 +341,7 @@ def _run_file(file: Any, columns: Columns) -> _RunFile:
     query, doc, score = columns.resolve(schema.names)
     check_column_types(schema, (query, doc), score, "scores", source=file)
     coded = stored_as_dictionary(pyarrow, [file], [query, doc])
-    reader = parquet.ParquetFile(file, read_dictionary=coded or None, pre_buffer=False)
-    return _RunFile(file, reader, query, doc, score, tuple(coded))
+    return _RunFile(file, (query, doc, score), coded, schema)
 
 
 def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
@@ -349,6 +368,7 @@ def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
     for opened in files:
         with parquet_errors(opened.file), naming(opened.file):
             chunk = opened.chunk(opened.reader.read(columns=opened.wanted))
+        opened.close()
         yield chunk
 
 
@@ -390,6 +410,8 @@ def parquet_share_chunks(
 
     def reader(file: str) -> _RunFile:
         if file not in readers:
+            for other in readers.values():  # one file open at a time (reopened if asked)
+                other.close()
             with parquet_errors(file):
                 readers[file] = _run_file(file, columns)
         return readers[file]
