@@ -432,11 +432,12 @@ def test_judged_only_keeps_the_runs_dropped_copies_and_its_order(
 def test_truncation_and_added_rankings_keep_the_runs_bytes_and_dropped_copies(
     tmp_path: Path,
 ) -> None:
-    """trec_eval's ``-M`` (``Run.truncate``) and ``-c`` (a one-doc ranking for each judged
-    query the run lacks) work on the run as it was read: each ranking's best docs (ties in
-    trec_eval's order), ids as bytes, the dropped copies counted; they used to read the whole
-    run as Python dicts and build it again, losing the copies."""
-    from ragmetrics.data._run import with_rankings
+    """trec_eval's ``-M`` (``Run.truncate``), ``-c`` (a one-doc ranking for each judged
+    query the run lacks) and optimize_fusion's training queries work on the run as it was
+    read: each ranking's best docs (ties in trec_eval's order), ids as bytes, the dropped
+    copies counted; they used to read the whole run as Python dicts and build it again,
+    losing the copies."""
+    from ragmetrics.data._run import restricted, with_rankings
     from ragmetrics.data._store import store_of
 
     lines = ["q1 Q0 a 1 0.5 t", "q1 Q0 b 2 0.9 t", "q1 Q0 c 3 0.5 t", "q1 Q0 a 4 0.1 t"]
@@ -452,6 +453,10 @@ def test_truncation_and_added_rankings_keep_the_runs_bytes_and_dropped_copies(
     assert dict(added.duplicates) == {"q1": 1} and store_of(added)._ids is not None
     unicode = with_rankings(run, {"q3": {"é": 1.0}, "q4": {}})  # not bytes: as strings
     assert unicode.to_dict() == {**run.to_dict(), "q3": {"é": 1.0}, "q4": {}}
+    part = restricted(run, ["q2", "q1"])  # optimize_fusion's training queries
+    assert part.to_dict() == {"q2": {"d": 0.3}, "q1": run.to_dict()["q1"]}
+    assert dict(part.duplicates) == {"q1": 1} and store_of(part)._ids is not None
+    assert dict(restricted(run, ["q2"]).duplicates) == {}
     lists = rm.Run.from_lists({"q1": ["x", "y", "z"]})
     assert lists.truncate(2).to_lists() == {"q1": ["x", "y"]}
     assert with_rankings(lists, {"q2": {"w": 1.0}}).to_lists() == {

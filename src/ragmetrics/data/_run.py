@@ -641,3 +641,11 @@ def judged_docs_only(run: Run, qrels: Qrels) -> Run:
     keep = np.zeros(store.n_docs, dtype=bool)
     keep[(store.offsets[run_rows[rows]] + positions)[grades >= 0]] = True
     return Run._make(store.kept(keep), dict(run._duplicates), run.name)
+
+
+def restricted(run: Run, query_ids: Sequence[str]) -> Run:
+    """``run``'s rankings of ``query_ids`` only (each ranked here), in that order, as they
+    were read (ids as bytes stay bytes), with their dropped copies."""
+    wanted = set(query_ids)
+    dropped = {q: n for q, n in run._duplicates.items() if q in wanted}
+    return Run._make(run._store.take(run._store.rows(query_ids)), dropped, run.name)

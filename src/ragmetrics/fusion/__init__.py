@@ -25,7 +25,7 @@ import numpy as np
 
 from ragmetrics._util.warn import warn
 from ragmetrics.data._qrels import Qrels
-from ragmetrics.data._run import Run
+from ragmetrics.data._run import Run, restricted
 from ragmetrics.engine._settings import as_qrels
 from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMismatchWarning
 from ragmetrics.fusion import _train
@@ -426,10 +426,7 @@ def _restricted(run: Run, query_ids: Sequence[str]) -> Run:
     wanted = set(query_ids)
     if set(run.query_ids) <= wanted:
         return run
-    if run.is_scored:
-        kept = {q: d for q, d in run.to_dict().items() if q in wanted}
-        return Run.from_dict(kept, name=run.name)
-    return Run.from_lists({q: r for q, r in run.to_lists().items() if q in wanted}, name=run.name)
+    return restricted(run, [q for q in run.query_ids if q in wanted])
 
 
 def _as_run(table: Table, fused: np.ndarray, name: str) -> Run:
