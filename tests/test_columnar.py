@@ -374,18 +374,18 @@ def test_a_bad_row_of_a_parquet_file_is_named_with_the_file(tmp_path: Path) -> N
         rm.read_run(tmp_path / "run.parquet")
 
 
-@pytest.mark.parametrize("distinct", [20, 1_500])
+@pytest.mark.parametrize("distinct", [20, 240, 250, 260, 500])
 def test_dictionary_ids_go_through_codes_only_when_they_repeat(distinct: int) -> None:
     """A dictionary-encoded doc column (Polars' categorical ids, a Parquet file's dictionary
     pages) is read through its codes when ids repeat (each distinct id hashed once); when
-    its dictionaries are about as long as their chunks (mostly distinct ids, a dictionary a
-    row group), the ids are decoded and read as plain strings. Both read the same run and
-    give the same numbers."""
+    its dictionaries together hold more than half its rows (mostly distinct ids, a
+    dictionary a row group), the ids are decoded and read as plain strings. 4 chunks of 500
+    rows, each with ``distinct`` ids of its own: 960 of 2,000 go through the codes, 1,040 do
+    not. Both read the same run and give the same numbers."""
     rng = random.Random(distinct)
     rows = [
-        (f"q{q:03d}", f"doc-{rng.randrange(distinct):05d}", float(rng.randint(0, 9)))
-        for q in range(100)
-        for _ in range(20)
+        (f"q{k // 20:03d}", f"doc-{k // 500}-{k % distinct:05d}", float(rng.randint(0, 9)))
+        for k in range(2_000)
     ]
     columns = list(zip(*rows, strict=True))
     plain = pyarrow.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
@@ -403,8 +403,10 @@ def test_dictionary_ids_go_through_codes_only_when_they_repeat(distinct: int) ->
 
     run = rm.Run.from_arrow(coded)
     assert run == rm.Run.from_arrow(plain)
-    assert (store_of(run)._dictionary is not None) == (distinct == 20)
-    qrels = {f"q{q:03d}": {f"doc-{d:05d}": 1 for d in range(0, distinct, 7)} for q in range(100)}
+    assert (store_of(run)._dictionary is not None) == (distinct <= 250)
+    qrels = {
+        f"q{k // 20:03d}": {f"doc-{k // 500}-{k % distinct:05d}": 1} for k in range(0, 2_000, 3)
+    }
     metrics = ["ndcg@10", "map", "P@5"]
     assert rm.evaluate(qrels, run, metrics).per_query == (
         rm.evaluate(qrels, run.to_dict(), metrics).per_query
