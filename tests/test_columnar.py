@@ -380,7 +380,7 @@ def test_dictionary_ids_go_through_codes_only_when_they_repeat(distinct: int) ->
     pages) is read through its codes when ids repeat (each distinct id hashed once); when
     its dictionaries together hold more than half its rows (mostly distinct ids, a
     dictionary a row group), the ids are decoded and read as plain strings. 4 chunks of 500
-    rows, each with ``distinct`` ids of its own: 960 of 2,000 go through the codes, 1,040 do
+    rows, each with ``distinct`` ids of its own: 960 or 1,000 of 2,000 go through the codes, 1,040 do
     not. Both read the same run and give the same numbers."""
     rng = random.Random(distinct)
     rows = [
