@@ -436,6 +436,7 @@ def test_every_reader_and_the_stream_give_the_dicts_numbers_and_counts(
     qrels = {q: dict.fromkeys(list(docs)[::3], 1) for q, docs in expected.items()}
     qrels.update({q: {"x": 1} for q in nothing})
     qrels["judged only"] = {"y": 2}
+    qrels[next(iter(expected))] = {"z": 0}  # ranked, nothing relevant: NA for recall
     columns = list(zip(*rows, strict=True))
     table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
     listed = {b"ragmetrics.empty_rankings": json.dumps(nothing).encode()}
