@@ -432,7 +432,11 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         from ragmetrics.formats import _columnar
 
         table = _columnar.read_ids_table(path, query_col, doc_col)
-        with _columnar.naming(os.fspath(path)):  # a bad row: its file named
+
+        def alone(file: Any) -> object:
+            return cls.from_parquet(file, query_col=query_col, doc_col=doc_col, grade_col=grade_col)
+
+        with _columnar.naming_the_file(path, alone):  # a bad row: its file named
             return cls.from_arrow(table, query_col=query_col, doc_col=doc_col, grade_col=grade_col)
 
     def to_parquet(self, path: PathLike) -> None:

@@ -313,7 +313,11 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         from ragmetrics.formats import _columnar
 
         table = _columnar.read_ids_table(path, query_col, doc_col)
-        with _columnar.naming(os.fspath(path)):  # a bad row: its file named
+
+        def alone(file: Any) -> object:
+            return cls.from_parquet(file, query_col=query_col, doc_col=doc_col, score_col=score_col)
+
+        with _columnar.naming_the_file(path, alone):  # a bad row: its file named
             return cls.from_arrow(
                 table,
                 query_col=query_col,

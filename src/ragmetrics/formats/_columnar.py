@@ -8,7 +8,8 @@ DataFrame constructors, so every id and value is checked as from pandas.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -211,6 +212,24 @@ def naming(path: Any, first_row: int = 0) -> Iterator[None]:
         where = f"{path}" + (f", the rows from row {first_row:,} on" if first_row else "")
         message = message.removeprefix("DataFrame: ")
         raise InputFormatError(f"{where}: {message}") from None
+
+
+@contextmanager
+def naming_the_file(path: Any, read_alone: Callable[[Any], object]) -> Iterator[None]:
+    """:func:`naming` for a Parquet file or folder read in memory. In a folder, the file that
+    holds the bad row is found by reading each file alone (``read_alone``, only once
+    something is wrong): its own error names it, with the row counted in it. A fault that
+    only the files together hold (a doc judged in two of them with two grades) names the
+    folder."""
+    try:
+        with naming(os.fspath(path)):
+            yield
+    except InputFormatError:
+        files = parquet_files(path)
+        if len(files) > 1:
+            for file in files:
+                read_alone(file)  # raises for the first file that holds the bad row
+        raise
 
 
 def _describe(schema: Any) -> str:
