@@ -317,7 +317,8 @@ def test_spark_part_files_stream_grouped_as_the_folder_reads_in_memory(
 
 def test_a_bad_row_of_a_streamed_part_file_names_the_file(tmp_path: Path) -> None:
     """Part files read as one table, one holding a row without a doc id: each is read again
-    alone, so that the message names the file that holds the row."""
+    alone, so that the message names the file that holds the row, streamed or read in
+    memory (its row then counted in that file)."""
     pq = pytest.importorskip("pyarrow.parquet")
     import pyarrow as pa
 
@@ -328,6 +329,10 @@ def test_a_bad_row_of_a_streamed_part_file_names_the_file(tmp_path: Path) -> Non
     pq.write_table(pa.table({**good, "doc_id": ["c", None]}), folder / "part-1.parquet")
     with pytest.raises(rm.errors.InputFormatError, match=r"part-1\.parquet: .*'doc_id' is empty"):
         rm.evaluate_stream({"q1": {"a": 1}}, folder, "P@1", progress=False)
+    with pytest.raises(
+        rm.errors.InputFormatError, match=r"part-1\.parquet: .*'doc_id' is empty .* row 1;"
+    ):
+        rm.read_run(folder)
     big = {
         "query_id": [f"q{i // 10}" for i in range(100)],
         "doc_id": [f"d{i}" if i != 73 else None for i in range(100)],
