@@ -387,8 +387,8 @@ def test_judged_only_keeps_the_runs_dropped_copies_and_its_order(
     of repeated docs the run dropped when it was read (they were reported as 0: the run was
     rebuilt from dicts), and keeps a run read as bytes in bytes. The judged docs are found
     as evaluation finds them; this holds them equal to the docs looked up one by one."""
+    from ragmetrics.data._run import judged_docs_only
     from ragmetrics.data._store import store_of
-    from ragmetrics.engine._settings import keep_judged
 
     rng = random.Random(len(source))
     accent = "é" if source == "unicode" else ""
@@ -407,7 +407,7 @@ def test_judged_only_keeps_the_runs_dropped_copies_and_its_order(
         run = rm.Run.from_dict(run.to_dict())
     elif source == "lists":
         run = rm.Run.from_lists(run.to_lists())
-    kept = keep_judged(run, rm.Qrels.from_dict(qrels))
+    kept = judged_docs_only(run, rm.Qrels.from_dict(qrels))
     judged = {q: {d for d, g in docs.items() if g >= 0} for q, docs in qrels.items()}
     if run.is_scored:
         expected = {

@@ -568,8 +568,7 @@ def _rankings(
 ) -> Any:
     """The run as trec_eval scores it: cut at -M, only judged docs with -J, trec_eval's
     one-doc ranking for each judged query the run lacks (-c)."""
-    from ragmetrics.data._run import Run, with_rankings
-    from ragmetrics.engine._settings import keep_judged
+    from ragmetrics.data._run import Run, judged_docs_only, with_rankings
 
     if options.max_docs is not None:
         if options.max_docs < 0:  # trec_eval ends in a segmentation fault
@@ -580,7 +579,7 @@ def _rankings(
     if absent:  # added to the run as it was read: no query read again as Python objects
         run = with_rankings(run, {query_id: {BOGUS_DOC: 1.0} for query_id in absent})
     # the one-doc ranking of -c is unjudged: -J empties it too
-    return keep_judged(run, qrels) if options.judged_only else run
+    return judged_docs_only(run, qrels) if options.judged_only else run
 
 
 def _relstrings(

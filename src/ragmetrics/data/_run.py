@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import lengths_of, offsets_of, split
+from ragmetrics._util.arrays import lengths_of, offsets_of, spans, split
 from ragmetrics._util.gc import without_gc
 from ragmetrics._util.paths import file_stem
 from ragmetrics.data._precision import check_score_precision
@@ -600,7 +600,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         if not isinstance(depth, int) or depth < 1:
             raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
         ranked = self._ranked_store()  # in rank order: a row's first docs are its best
-        place = np.arange(ranked.n_docs) - np.repeat(ranked.offsets[:-1], ranked.lengths)
+        _, place, _ = spans(ranked.offsets[:-1], ranked.lengths)
         return Run._make(ranked.kept(place < depth), dict(self._duplicates), self.name)
 
     def __eq__(self, other: object) -> bool:
@@ -636,7 +636,8 @@ def with_rankings(run: Run, rankings: Mapping[str, Mapping[str, float]]) -> Run:
 def judged_docs_only(run: Run, qrels: Qrels) -> Run:
     """``run`` with only the docs ``qrels`` judge with a grade >= 0, each ranking's in their
     order (trec_eval's ``-J``: a negative grade is "unjudged" there too); its name and
-    dropped copies kept. The judged docs are found as evaluation finds them (ids as bytes
+    dropped copies kept. Used by ``evaluate(judged_only=True)``, the stream, the trec_eval
+    command and both ports. The judged docs are found as evaluation finds them (ids as bytes
     stay bytes), not by reading the run as dicts."""
     store = run._store
     judged = store_of(qrels)

@@ -185,9 +185,7 @@ class Store:
         if self._ids is not None:
             return Store(self.query_ids, lengths, ids=self._ids[keep], values=values)
         flat = [doc for doc, kept in zip(chain.from_iterable(self.tuples()), keep.tolist()) if kept]
-        return Store.from_tuples(
-            self.query_ids, split(flat, lengths), values if self.scored else None, lengths
-        )
+        return Store.from_tuples(self.query_ids, split(flat, lengths), values, lengths)
 
     def with_rows(
         self, query_ids: Sequence[str], docs: list[tuple[str, ...]], values: np.ndarray | None
@@ -197,13 +195,13 @@ class Store:
         docs held here are shared, not copied; ids as bytes stay bytes when the new ones
         can be too."""
         names = [*self.query_ids, *query_ids]
-        lengths = np.concatenate((self.lengths, lengths_of(docs)))
+        added_lengths = lengths_of(docs)
+        lengths = np.concatenate((self.lengths, added_lengths))
         flat_values = None
         if self.values is not None:
             assert values is not None
             flat_values = np.concatenate((self.values, np.asarray(values, dtype=np.float64)))
-        count = int(lengths.sum()) - self.n_docs
-        added = None if self._ids is None else _packed.encode(docs, count)
+        added = None if self._ids is None else _packed.encode(docs, int(added_lengths.sum()))
         if self._ids is not None and added is not None:
             ids = np.concatenate((self._ids, added))  # the widest ids' width
             return Store(names, lengths, ids=ids, values=flat_values)

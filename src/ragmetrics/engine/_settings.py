@@ -25,7 +25,6 @@ __all__ = [
     "checked_inputs",
     "checked_qrels",
     "evaluate_keywords",
-    "keep_judged",
     "metric_list",
     "metric_names",
     "resolve_metrics",
@@ -161,14 +160,6 @@ def _checked_nuggets(value: Any) -> Nuggets | None:
     )
 
 
-def keep_judged(run: Run, qrels: Qrels) -> Run:
-    """The run with only the docs ``qrels`` judge with a grade >= 0 in each ranking, in
-    their order: trec_eval's ``-J`` (a negative grade is "unjudged" there too). Used by
-    ``evaluate(judged_only=True)``, the trec_eval command and both ports. Its name and
-    the copies of repeated docs dropped when it was built are kept."""
-    return judged_docs_only(run, qrels)
-
-
 def check_grade_map(grade_map: Any) -> dict[int, int] | None:
     """A copy of ``grade_map`` with int keys and utility grades 1..5 as values."""
     if grade_map is None:
@@ -218,7 +209,7 @@ def checked_inputs(
             "file or dict is the one you meant."
         )
     if settings.judged_only:
-        run = keep_judged(run, qrels)
+        run = judged_docs_only(run, qrels)
     return qrels, run
 
 

@@ -29,7 +29,7 @@ from ragmetrics.data._batches import batches as run_batches
 from ragmetrics.data._batches import input_size, regrouped
 from ragmetrics.data._files import find_format, formats
 from ragmetrics.data._qrels import Qrels
-from ragmetrics.data._run import Run
+from ragmetrics.data._run import Run, judged_docs_only
 from ragmetrics.data._store import store_of
 from ragmetrics.engine._evaluation import score_queries
 from ragmetrics.engine._id_warnings import ranked_example, warn_if_ids_never_meet
@@ -40,7 +40,6 @@ from ragmetrics.engine._settings import (
     as_qrels,
     check_settings,
     checked_qrels,
-    keep_judged,
     metric_list,
     resolve_metrics,
 )
@@ -379,7 +378,7 @@ def _score_batch(
     per_query: bool,
 ) -> PartialResult:
     if settings.judged_only:
-        run = keep_judged(run, qrels)
+        run = judged_docs_only(run, qrels)
     batch = select_batch(qrels, run)
     query_ids = batch.query_ids
     result, values = score_queries(qrels, run, query_ids, batch.run_rows, parsed, settings)

@@ -78,17 +78,22 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
     dictionary would make pyarrow build one, which costs several times the read."""
     files = parquet_files(path)  # a missing file is named before pyarrow is looked for
     pyarrow = import_pyarrow()
+    footers = []
+    for file in files:  # each file's footer read once: its schema, row groups and sizes
+        with parquet_errors(file):
+            footers.append(pyarrow.parquet.read_metadata(file))
+    schemas = [footer.schema.to_arrow_schema() for footer in footers]
+    schema = schemas[0]
+    for other, other_schema in zip(files[1:], schemas[1:], strict=True):
+        if not other_schema.equals(schema):
+            raise InputFormatError(
+                f"{path}: the Parquet files of this folder have different columns or "
+                f"types ({files[0].name}: {_describe(schema)}; {other.name}: "
+                f"{_describe(other_schema)}); write them alike."
+            )
     with parquet_errors(files[0] if len(files) == 1 else path):
-        schema = pyarrow.parquet.read_schema(files[0])
-        for other in files[1:]:
-            if not pyarrow.parquet.read_schema(other).equals(schema):
-                raise InputFormatError(
-                    f"{path}: the Parquet files of this folder have different columns or "
-                    f"types ({files[0].name}: {_describe(schema)}; {other.name}: "
-                    f"{_describe(pyarrow.parquet.read_schema(other))}); write them alike."
-                )
         present = [c for c in text_columns if c in set(schema.names)]
-        wanted = stored_as_dictionary(pyarrow, files, present)
+        wanted = stored_as_dictionary(footers, present)
         # memory-mapped: the file's pages are read from the page cache, not copied into
         # fresh memory first (about 110 MB less at the peak for a run of 10M results); the
         # columns are decoded into memory of their own, so a file written over later never
@@ -98,21 +103,20 @@ def read_table(path: Any, text_columns: Sequence[str] = ()) -> Any:
             read_dictionary=wanted or None,
             memory_map=True,
         )
-    return _with_every_files_empty_rankings(table, files) if len(files) > 1 else table
+    return _with_every_files_empty_rankings(table, files, schemas) if len(files) > 1 else table
 
 
-def _with_every_files_empty_rankings(table: Any, files: Sequence[Any]) -> Any:
+def _with_every_files_empty_rankings(
+    table: Any, files: Sequence[Any], schemas: Sequence[Any]
+) -> Any:
     """``table``, read from several files, with the queries that any of them lists as
     ranked with no result (``EMPTY_RANKINGS_KEY``, in file order): pyarrow keeps the first
     file's schema metadata only, which would leave the others' empty rankings out (their
     queries then counted missing from the run, not ranked with nothing)."""
     import json
 
-    pyarrow = import_pyarrow()
     listed: dict[str, None] = {}
-    for file in files:
-        with parquet_errors(file):
-            schema = pyarrow.parquet.read_schema(file)
+    for file, schema in zip(files, schemas, strict=True):
         try:
             listed.update(dict.fromkeys(empty_rankings(schema)))
         except InputFormatError as error:
@@ -124,14 +128,13 @@ def _with_every_files_empty_rankings(table: Any, files: Sequence[Any]) -> Any:
     return table.replace_schema_metadata(metadata)
 
 
-def stored_as_dictionary(pyarrow: Any, files: Sequence[Any], columns: Sequence[str]) -> list[str]:
+def stored_as_dictionary(footers: Sequence[Any], columns: Sequence[str]) -> list[str]:
     """Those of ``columns`` whose pages hold dictionary codes: under 4 bytes a value (codes
     are at most 32 bits; a plain string costs its 4-byte length and its bytes), from the
-    files' metadata (each file's read once), over every row group."""
+    files' footers (``pyarrow.parquet.read_metadata``), over every row group."""
     size = dict.fromkeys(columns, 0)
     values = dict.fromkeys(columns, 0)
-    for file in files:
-        metadata = pyarrow.parquet.read_metadata(file)
+    for metadata in footers:
         index = {metadata.schema.column(i).path: i for i in range(metadata.num_columns)}
         for column in columns:
             if column not in index:

@@ -286,13 +286,15 @@ class _RunFile:
     small part files read as one table never holds them all open."""
 
     def __init__(
-        self, file: Any, columns: tuple[str, str, str | None], coded: list[str], schema: Any
+        self,
+        file: Any,
+        columns: tuple[str, str, str | None],
+        coded: list[str],
+        schema: Any,
+        rows: int,
     ) -> None:
-        import pyarrow.parquet as parquet
-
-        self.file, self.schema, self.coded = file, schema, tuple(coded)
+        self.file, self.schema, self.coded, self.rows = file, schema, tuple(coded), rows
         self.query, self.doc, self.score = columns
-        self.rows: int = parquet.read_metadata(file).num_rows
         self._reader: Any = None
 
     @property
@@ -329,19 +331,19 @@ class _RunFile:
 
 
 def _run_file(file: Any, columns: Columns) -> _RunFile:
-    """A Parquet run file, with its query, doc and score columns (the column types checked).
-    Ids are read dictionary-encoded where the file stores them so
-    (``stored_as_dictionary``): each distinct id is then decoded once."""
-    import pyarrow
+    """A Parquet run file, with its query, doc and score columns (the column types checked),
+    from its footer (read once). Ids are read dictionary-encoded where the file stores them
+    so (``stored_as_dictionary``): each distinct id is then decoded once."""
     import pyarrow.parquet as parquet
 
     from ragmetrics.formats._columnar import check_column_types, stored_as_dictionary
 
-    schema = parquet.read_schema(file)
+    footer = parquet.read_metadata(file)
+    schema = footer.schema.to_arrow_schema()
     query, doc, score = columns.resolve(schema.names)
     check_column_types(schema, (query, doc), score, "scores", source=file)
-    coded = stored_as_dictionary(pyarrow, [file], [query, doc])
-    return _RunFile(file, (query, doc, score), coded, schema)
+    coded = stored_as_dictionary([footer], [query, doc])
+    return _RunFile(file, (query, doc, score), coded, schema, footer.num_rows)
 
 
 def _read_together(files: list[_RunFile]) -> Iterator[Chunk]:
@@ -398,7 +400,6 @@ def parquet_share_chunks(
     from ragmetrics._util.optional import import_pyarrow
 
     pyarrow = import_pyarrow()
-    import pyarrow.parquet as parquet
 
     from ragmetrics.formats._columnar import (
         empty_rankings,
@@ -457,8 +458,9 @@ def parquet_share_chunks(
         empty: dict[str, None] = {}
         score = None
         for file in dict.fromkeys(f for f, _, _ in groups):
-            score = reader(file).score
-            empty.update(dict.fromkeys(empty_rankings(parquet.read_schema(file))))
+            opened = reader(file)
+            score = opened.score
+            empty.update(dict.fromkeys(empty_rankings(opened.schema)))
         if empty:
             no_rows = np.zeros(len(empty), np.int64)
             yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
