@@ -92,14 +92,23 @@ def test_a_trec_file_whose_first_query_id_begins_with_a_bracket_is_trec(tmp_path
 
 
 def test_the_stable_order_of_many_codes_is_numpys() -> None:
-    """Scattered queries are grouped by 16-bit radix passes over their codes; past 65,536
-    queries in two passes: the order must be numpy's stable argsort, exactly."""
-    from ragmetrics._util.arrays import stable_order
+    """Scattered queries are grouped by a 16-bit radix sort of their codes; past 65,536
+    queries, by sorting each code packed with its row number (and keys too wide for that
+    by 16-bit radix passes): the order must be numpy's stable argsort, exactly, and the
+    keys given back sorted."""
+    from ragmetrics._util.arrays import sorted_keys, stable_order
 
     rng = np.random.default_rng(0)
     for n_codes in (1, 3, 65_536, 65_537, 5_000_000):
         codes = rng.integers(0, n_codes, 100_000)
         assert (stable_order(codes, n_codes) == np.argsort(codes, kind="stable")).all()
+    for n, key_bits in ((0, 20), (1, 20), (2, 63), (70_000, 17), (70_000, 47), (70_000, 48)):
+        # 70,000 rows take 17 bits: keys of 48 bits do not fit beside them
+        keys = rng.integers(0, 1 << key_bits, n, dtype=np.uint64)
+        keys[: n // 2] = keys[n // 2 : 2 * (n // 2)]  # equal keys, whose order must hold
+        ordered, order = sorted_keys(keys, key_bits)
+        assert (order == np.argsort(keys, kind="stable")).all()
+        assert (ordered == np.sort(keys)).all()
 
 
 def _id_rows(ids: list[str], width: int = 16) -> np.ndarray:
@@ -111,7 +120,7 @@ def _id_rows(ids: list[str], width: int = 16) -> np.ndarray:
 
 def test_a_scattered_blocks_lines_are_grouped_by_query_in_first_seen_order() -> None:
     """A TREC block whose query ids change on many lines is grouped by query inside the
-    block (48-bit keys ordered by radix passes): each query's lines together, in file order,
+    block (hash keys, sorted with their line numbers): each query's lines together, in file order,
     queries in the order first seen; checked against the plain Python grouping."""
     from ragmetrics.formats._trec_fast import _grouped
 
@@ -140,9 +149,9 @@ def test_ids_sharing_a_key_leave_the_block_in_file_order(
     rows = _id_rows(ids)
     monkeypatch.setattr(_trec_fast, "hashes", lambda a, w: np.zeros(len(a), dtype=np.uint64))
     assert _trec_fast._grouped(rows) is None
-    # high bits differ, low 48 alike: still one key, still refused
+    # hashes that differ only in the low bits, where the line numbers go: one key, refused
     monkeypatch.setattr(
-        _trec_fast, "hashes", lambda a, w: (np.arange(len(a)) % 2).astype(np.uint64) << 50
+        _trec_fast, "hashes", lambda a, w: (np.arange(len(a)) % 2048).astype(np.uint64)
     )
     assert _trec_fast._grouped(rows) is None
     path = tmp_path / "run.txt"
@@ -156,14 +165,14 @@ def test_ids_sharing_a_key_leave_the_block_in_file_order(
 def test_keys_that_differ_only_in_their_high_bits_are_told_apart(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The grouping orders the keys' 48 bits in three passes of 16: ids whose keys differ
-    only in bits 32-47 (or 16-31) must still come out as separate queries."""
+    """The grouping keeps a hash's bits above those of the line numbers: ids whose hashes
+    differ only in bits 20-28, 32-40 or 55-63 must still come out as separate queries."""
     from ragmetrics.formats import _trec_fast
 
     rng = random.Random(6)
     names = [f"q{i}" for i in range(300)]
     ids = [rng.choice(names) for _ in range(3_000)]
-    for shift in (20, 32):
+    for shift in (20, 32, 55):
         code = {name.encode(): np.uint64(i) << np.uint64(shift) for i, name in enumerate(names)}
         monkeypatch.setattr(
             _trec_fast, "hashes", lambda a, w, code=code: np.array([code[x] for x in a.tolist()])
@@ -172,6 +181,25 @@ def test_keys_that_differ_only_in_their_high_bits_are_told_apart(
         assert grouped is not None
         first_seen = list(dict.fromkeys(ids))
         assert grouped[2].tolist() == [ids.count(query) for query in first_seen]
+
+
+def test_a_block_is_scattered_whether_its_queries_come_back_early_or_late() -> None:
+    """The comebacks of a block's runs are counted on its first runs first: a block whose
+    queries come back only after them must still be found scattered, and one whose few
+    comebacks stay under 5% of its runs must not."""
+    from ragmetrics.formats import _trec_fast
+
+    def scattered(ids: list[str]) -> bool:
+        rows = _id_rows(ids)
+        first_lines, _ = _trec_fast._query_runs(rows)
+        return _trec_fast._scattered(rows, first_lines)
+
+    distinct = [f"q{i}" for i in range(20_000)]  # each query a run of one line
+    late = [f"q{i % 20_000}" for i in range(0, 200_000, 7)][:10_000]
+    assert not scattered(distinct)
+    assert scattered(distinct + late)  # 10,000 of 30,000 runs come back, all late
+    assert scattered(late + distinct)  # early
+    assert not scattered(distinct + late[:1_000])  # under 5% of the runs
 
 
 @pytest.mark.parametrize("depth", [1, 5, 20])
@@ -252,6 +280,53 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
     second = rm.read_run(tmp_path / "shuffled.parquet")
     assert calls == ([] if depth == 1 else [1])
     assert first.to_dict() == second.to_dict()
+
+
+def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings() -> None:
+    """A query column read dictionary-encoded (Parquet's pages, Polars' categoricals) is
+    grouped through its chunks' codes, not decoded and encoded again. The dictionaries may
+    differ from chunk to chunk, list ids in any order and list ids no row uses: queries must
+    still come in the order first seen, each with its rows in order, and repeated docs be
+    dropped and counted as for plain strings."""
+    pa = pytest.importorskip("pyarrow")
+
+    from ragmetrics.formats import _columnar
+
+    rng = np.random.default_rng(9)
+    names = [f"q{i}" for i in range(3_000)]
+    chunks, plain = [], []
+    for _ in range(3):
+        listed = rng.permutation(len(names) + 50)  # 50 ids no row uses
+        dictionary = pa.array(
+            [f"unused{i - len(names)}" if i >= len(names) else names[i] for i in listed]
+        )
+        used = np.flatnonzero(listed < len(names))
+        indices = rng.choice(used, 20_000).astype(np.int32)
+        chunks.append(pa.DictionaryArray.from_arrays(pa.array(indices), dictionary))
+        plain.append(dictionary.take(pa.array(indices)))
+    n = 60_000
+    docs = pa.array([f"d{i}" for i in rng.integers(0, 30, n)])  # many repeats in a query
+    scores = pa.array(rng.integers(0, 9, n).astype(np.float64))
+    coded = pa.table({"query_id": pa.chunked_array(chunks), "doc_id": docs, "score": scores})
+    strings = pa.table({"query_id": pa.chunked_array(plain), "doc_id": docs, "score": scores})
+    assert _columnar._column_runs(coded.column("query_id"))[1]  # taken as scattered
+    run, expected = rm.Run.from_arrow(coded), rm.Run.from_arrow(strings)
+    first_seen = list(dict.fromkeys(pa.chunked_array(plain).to_pylist()))
+    assert list(run) == list(expected) == first_seen
+    assert run.to_dict() == expected.to_dict()
+    assert dict(run.duplicates) == dict(expected.duplicates) and sum(run.duplicates.values())
+    by_hand: dict[str, dict[str, float]] = {}  # a repeated doc keeps its best score
+    rows = zip(
+        plain_ids := pa.chunked_array(plain).to_pylist(),
+        docs.to_pylist(),
+        scores.to_pylist(),
+        strict=True,
+    )
+    for q, d, v in rows:
+        kept = by_hand.setdefault(q, {})
+        kept[d] = max(v, kept.get(d, v))
+    assert run.to_dict() == by_hand
+    assert sum(run.duplicates.values()) == len(plain_ids) - sum(map(len, by_hand.values()))
 
 
 @pytest.mark.parametrize("layout", ["one table", "files apart", "one file unlike"])

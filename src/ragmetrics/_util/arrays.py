@@ -19,9 +19,9 @@ def offsets_of(lengths: np.ndarray) -> np.ndarray:
 
 def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """``np.argsort(codes, kind="stable")`` for non-negative integer codes in
-    ``[0, n_codes)``, in linear time: numpy sorts 16-bit keys by radix, so the codes are
-    sorted 16 bits at a time, the low bits first, as many passes as ``n_codes`` needs (a
-    timsort of 500,000 scattered int64 codes costs 15 ms; these passes about 2 ms each).
+    ``[0, n_codes)``, faster: up to 16-bit codes, numpy's radix sort (a timsort of 500,000
+    scattered int64 codes costs 15 ms; the radix sort 6 ms); wider codes, see
+    :func:`sorted_keys`.
 
     Example:
         >>> stable_order(np.array([2, 0, 2, 1, 0]), 3).tolist()
@@ -29,13 +29,35 @@ def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """
     if n_codes <= 1 << 16:
         return np.argsort(codes.astype(np.uint16), kind="stable")
-    order: np.ndarray = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
+    return sorted_keys(codes, (n_codes - 1).bit_length())[1]
+
+
+def sorted_keys(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """``keys`` (non-negative integers below ``2**key_bits``) sorted, and the stable order
+    that sorts them (``np.argsort(keys, kind="stable")``).
+
+    Each key is packed with its row number below it into one 64-bit word, and the words
+    sorted by value, not by index: numpy sorts 64-bit values with the processor's vector
+    instructions, and the row numbers make equal keys keep their order. 10 million codes
+    of 17 bits: 165 ms, against 460 ms for two 16-bit radix passes and 1.2 s for numpy's
+    stable argsort. Keys too wide to share a word with the row numbers are sorted 16 bits
+    at a time by radix passes, the low bits first."""
+    n = len(keys)
+    row_bits = max(1, (n - 1).bit_length())
+    if key_bits + row_bits <= 64:
+        packed = keys.astype(np.uint64) << np.uint64(row_bits)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        order = (packed & np.uint64((1 << row_bits) - 1)).astype(np.intp)
+        packed >>= np.uint64(row_bits)
+        return packed, order
+    order = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
     shift = 16
-    while (n_codes - 1) >> shift:
-        digits = ((codes[order] >> shift) & 0xFFFF).astype(np.uint16)
+    while key_bits > shift:
+        digits = ((keys[order] >> shift) & 0xFFFF).astype(np.uint16)
         order = order[np.argsort(digits, kind="stable")]
         shift += 16
-    return order
+    return keys[order], order
 
 
 def first_of_runs(values: np.ndarray) -> np.ndarray:

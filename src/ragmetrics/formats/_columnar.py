@@ -480,14 +480,29 @@ def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
     import numpy as np
 
     pyarrow = import_pyarrow()
-    whole = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    if pyarrow.types.is_dictionary(whole.type):
-        whole = whole.cast(whole.type.value_type)
-    encoded = pyarrow.compute.dictionary_encode(whole)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    distinct = encoded.dictionary  # in the order first seen, as Arrow encodes
+    if pyarrow.types.is_dictionary(column.type):
+        # the chunks' codes made one set (each distinct id hashed once, not once per row);
+        # a dictionary may list ids in any order, and ids no row uses
+        chunks = [chunk for chunk in column.unify_dictionaries().chunks if len(chunk)]
+        distinct = chunks[0].dictionary
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
+    else:
+        whole = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+        encoded = pyarrow.compute.dictionary_encode(whole)
+        distinct = encoded.dictionary  # in the order first seen, as Arrow encodes
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+    codes = codes.astype(np.int64, copy=False)
     order = stable_order(codes, len(distinct))
     lengths = np.bincount(codes, minlength=len(distinct)).astype(np.int64)
+    used = np.flatnonzero(lengths)
+    starts = np.cumsum(lengths) - lengths
+    seen = used[np.argsort(order[starts[used]], kind="stable")]  # by each one's first row
+    if len(seen) != len(distinct) or (seen != used).any():
+        # the groups put in the order their ids are first seen, each group's rows kept
+        lengths = lengths[seen]
+        moved = np.cumsum(lengths) - lengths
+        order = order[np.repeat(starts[seen] - moved, lengths) + np.arange(len(order))]
+        distinct = distinct.take(pyarrow.array(seen))
     return distinct.to_pylist(), lengths, order
 
 
