@@ -208,18 +208,20 @@ def test_only_blocks_whose_queries_come_back_are_grouped(
 ) -> None:
     """A file grouped by query is read as it is, however shallow its rankings (a query
     changing on every line is not scattered); the same lines sorted by doc id are grouped
-    block by block (at depth 1 no query comes back there either). Both read as the same run. (Grouping every block of a grouped run of
-    depth 20 cost a quarter of the read.)"""
+    block by block (at depth 1 no query comes back there either). Both read as the same
+    run. (Grouping every block of a grouped run of depth 20 cost a quarter of the read.)"""
     from ragmetrics.formats import _trec_fast
 
-    calls: list[int] = []
-    grouped = _trec_fast._grouped
+    calls: list[int] = []  # the blocks found scattered (the file's runs are grouped apart)
+    scattered = _trec_fast._scattered
 
-    def counting(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        calls.append(len(rows))
-        return grouped(rows)
+    def counting(rows: np.ndarray, first_lines: np.ndarray) -> bool:
+        found = scattered(rows, first_lines)
+        if found:
+            calls.append(len(rows))
+        return found
 
-    monkeypatch.setattr(_trec_fast, "_grouped", counting)
+    monkeypatch.setattr(_trec_fast, "_scattered", counting)
     rng = random.Random(depth)
     lines = [
         (f"q{q:06d}", f"{rng.randrange(10**7):07d}", rank)

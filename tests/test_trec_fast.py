@@ -110,6 +110,43 @@ def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text:
         assert len(rm.Run.from_trec(path)) == 1
 
 
+@pytest.mark.parametrize("block_bytes", [150, 1 << 25], ids=["tiny blocks", "one block"])
+@pytest.mark.parametrize("collide", [False, True], ids=["hashes", "every id one hash"])
+def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads_them(
+    tmp_path: Path, block_bytes: int, collide: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of one query that lie apart (in one block, across blocks, a run cut by a block's
+    end) are grouped on the ids' bytes while the file is read: each query once, in the order
+    first seen, its lines in file order. When ids share a hash key the runs are given as
+    they lie, and the strings' regrouping gives the same run. Qrels whose queries come
+    back are read the same way."""
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    if collide:
+        monkeypatch.setattr(_trec_fast, "hashes", lambda a, w: np.zeros(len(a), dtype=np.uint64))
+    rng = random.Random(11)
+    lines, judged = [], []
+    for _ in range(400):  # runs of 1-6 lines of 25 queries, ids of several widths
+        q = f"q{rng.randrange(25)}" + "x" * rng.choice([0, 0, 9, 20])
+        for _ in range(rng.randrange(1, 7)):
+            doc = f"d{rng.randrange(40)}"
+            lines.append(f"{q} Q0 {doc} 0 {rng.randrange(5)}.5 t\n")
+            judged.append(f"{q} 0 {doc} 1\n")
+    path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    path.write_text("".join(lines))
+    qrels_path.write_text("".join(dict.fromkeys(judged)))  # each judgment once
+    fast = _fast_run(path)
+    assert fast is not None
+    queries = list(fast[0])
+    assert (len(set(queries)) < len(queries)) == collide  # grouped unless keys collide
+    run, careful = rm.Run.from_trec(path), _careful_run(path)
+    assert run.query_ids == tuple(careful)
+    assert {q: dict(zip(run[q], run.scores(q) or (), strict=True)) for q in run} == careful
+    assert sum(run.duplicates.values()) == len(lines) - sum(map(len, careful.values()))
+    qrels = rm.Qrels.from_trec(qrels_path)
+    assert {q: dict(qrels[q]) for q in qrels} == _careful_qrels(qrels_path)
+    assert list(qrels) == list(_careful_qrels(qrels_path))
+
+
 def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:
     rng = random.Random(5)
     lines = [
@@ -561,13 +598,11 @@ def test_a_parse_keeps_nothing_of_its_blocks_buffer(
     for block in blocks:
         parsed = _trec_fast._read_block(block, 6, 2, 4, integer)
         assert parsed is not None
-        queries, lengths, docs, values = parsed
-        kept = (list(queries), list(lengths), docs.copy(), values.copy())
+        kept = [column.copy() for column in parsed]
         block.buffer[:] = np.frombuffer(b"9.5 x\n", dtype=np.uint8)[
             np.arange(len(block.buffer)) % 6
         ]
-        assert queries == kept[0] and lengths == kept[1]
-        assert docs.tobytes() == kept[2].tobytes() and values.tobytes() == kept[3].tobytes()
+        assert [column.tobytes() for column in parsed] == [column.tobytes() for column in kept]
 
 
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])

@@ -21,6 +21,7 @@ import numpy as np
 from ragmetrics.errors import InputFormatError, UngroupedInputError
 from ragmetrics.formats._convert import id_column, not_utf8, score_column
 from ragmetrics.formats._io import close_bytes, open_bytes, parse_value, reading
+from ragmetrics.formats._packed import decode
 from ragmetrics.formats._rules import checked_lines, records
 from ragmetrics.formats._trec_fast import parsed_blocks
 
@@ -110,8 +111,8 @@ def _handle_chunks(
         blocks = parsed_blocks(handle, 6, 2, 4, False, offset=offset, regroup=regroup)
         for block, parsed in blocks:
             if parsed is not None:
-                queries, lengths, docs, scores = parsed
-                yield Chunk(queries, np.asarray(lengths, dtype=np.int64), docs, scores)
+                heads, lengths, docs, scores = parsed
+                yield Chunk(decode(heads), lengths.astype(np.int64, copy=False), docs, scores)
                 # a parsed block is one line per result, each ended by a newline (but maybe
                 # the file's last): no need to count them again
                 line += len(docs) if block.ends_line() else block.count_lines()

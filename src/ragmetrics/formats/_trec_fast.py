@@ -34,7 +34,7 @@ from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
-from ragmetrics.formats._packed import LOW_BYTES, hashes, word_rows, word_view
+from ragmetrics.formats._packed import LOW_BYTES, decode, hashes, word_rows, word_view
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
@@ -56,21 +56,22 @@ _CONTROL[[9, 10, 13, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
-PackedColumns = tuple[list[str], list[int], np.ndarray, np.ndarray]
+PackedColumns = tuple[list[str], np.ndarray, np.ndarray, np.ndarray]
 
 
 def read_plain_trec_packed(
     path: str | os.PathLike[str], *, n_columns: int, doc_col: int, value_col: int, integer: bool
 ) -> PackedColumns | None:
-    """Read a plain TREC file into runs of query ids, their lengths, doc ids and values.
+    """Read a plain TREC file into its query ids, their lengths, doc ids and values.
 
-    Returns ``(queries, lengths, doc_ids, values)`` in file order, where ``queries`` and
-    ``lengths`` are the run-length encoding of the query column (a query may come back in a
-    later run) and ``doc_ids`` one fixed-width ``S`` array (ASCII, zero-padded: no Python
-    string per line); or None when the file is not plain (see the module docstring).
+    Returns ``(queries, lengths, doc_ids, values)``, each query once, in the order first
+    seen, with its lines together in file order (a query whose lines lie apart, as in a file
+    sorted by doc id, is grouped here, on bytes) and ``doc_ids`` one fixed-width ``S`` array
+    (ASCII, zero-padded: no Python string per line); or None when the file is not plain
+    (see the module docstring). In the rare case that two query ids share a hash key, the
+    runs are given as they lie, and a query may come back (``formats._io.regroup_order``
+    groups those as strings).
     """
-    queries: list[str] = []
-    lengths: list[int] = []
     if os.fspath(path) == "-":
         return None  # standard input cannot be read twice: the careful reader takes it
     try:
@@ -79,6 +80,8 @@ def read_plain_trec_packed(
         return None  # the careful reader reports it
     file_bytes = _plain_size(handle)
     read = 0
+    heads: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
     doc_ids, values = _Rows(), _Rows()
     try:
         with reading(path):
@@ -87,12 +90,13 @@ def read_plain_trec_packed(
                 if parsed is None:
                     blocks.close()
                     return None
-                block_queries, block_lengths, block_docs, block_values = parsed
-                if queries and queries[-1] == block_queries[0]:
-                    lengths[-1] += block_lengths[0]
-                    block_queries, block_lengths = block_queries[1:], block_lengths[1:]
-                queries.extend(block_queries)
-                lengths.extend(block_lengths)
+                block_heads, block_lengths, block_docs, block_values = parsed
+                if heads and heads[-1][-1] == block_heads[0]:  # a run goes on: counted once
+                    lengths[-1][-1] += block_lengths[0]
+                    block_heads, block_lengths = block_heads[1:], block_lengths[1:]
+                if len(block_heads):
+                    heads.append(block_heads)
+                    lengths.append(block_lengths)
                 read += block.size
                 # rows still to come if the rest of the file is like what was read
                 seen = doc_ids.rows + len(block_docs)
@@ -103,7 +107,33 @@ def read_plain_trec_packed(
         close_bytes(handle)
     if not values.rows:
         return None  # an empty file: the careful reader says so
-    return queries, lengths, doc_ids.joined(), values.joined()
+    queries, counts, order = _runs_grouped(np.concatenate(heads), np.concatenate(lengths))
+    ids, numbers = doc_ids.joined(), values.joined()
+    if order is not None:
+        ids, numbers = ids[order], numbers[order]
+    return queries, counts, ids, numbers
+
+
+def _runs_grouped(
+    heads: np.ndarray, lengths: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """For runs of lines (``heads``: each run's query id, an ``S`` array of whole words;
+    ``lengths``: its lines): the query ids, each once in the order first seen, their
+    lengths, and the order that brings each query's lines together (None when the lines
+    are so already). Grouped on the ids' bytes (:func:`_grouped`), so that a file whose
+    queries lie apart makes one string per query, not one per run, and no dict of them."""
+    rows = heads.view(np.uint8).reshape(len(heads), heads.dtype.itemsize)
+    grouped = _grouped(rows) if len(heads) > 1 else None
+    if grouped is None or len(grouped[2]) == len(heads):
+        # each query one run; or two ids share a key: as they lie, for the strings' path
+        return decode(heads), lengths, None
+    run_order, first_runs, counts = grouped
+    taken = lengths[run_order]
+    run_starts = np.cumsum(lengths) - lengths
+    order = np.repeat(run_starts[run_order] - (np.cumsum(taken) - taken), taken)
+    order += np.arange(len(order))
+    query_lengths = np.add.reduceat(taken, np.cumsum(counts) - counts)
+    return decode(heads[first_runs]), query_lengths, order
 
 
 def _plain_size(handle: BinaryIO) -> int:
@@ -294,7 +324,9 @@ def line_number(name: object, offset: int) -> int:
     return lines
 
 
-_Parsed = tuple[list[str], list[int], np.ndarray, np.ndarray]
+# a block's runs of lines: each run's query id (a fixed-width ``S`` array, see ``_packed``),
+# its number of lines, and the lines' doc ids and values
+_Parsed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 def _read_block(
@@ -349,11 +381,8 @@ def _read_block(
         if grouped is not None:
             order, first_lines, run_lengths = grouped
             doc_ids, values = doc_ids[order], values[order]
-    query_text = _text(padded, line_starts[first_lines], ends[0::n_columns][first_lines])
-    if query_text is None:
-        return None
-    queries = query_text.split()
-    return queries, run_lengths.tolist(), doc_ids, values
+    heads = query_rows[first_lines]  # each run's query id, zero-padded words
+    return heads.view(f"S{heads.shape[1]}").ravel(), run_lengths, doc_ids, values
 
 
 def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -542,6 +571,9 @@ def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
     line_bits = max(1, (n - 1).bit_length())
     keys, by_key = sorted_keys(_row_hashes(rows) >> np.uint64(line_bits), 64 - line_bits)
     starts = first_of_runs(keys)  # where each key's lines start
+    if len(starts) == n:  # every key once: every id once, the lines as they are
+        every = np.arange(n)
+        return every, every, np.ones(n, dtype=np.int64)
     counts = np.diff(starts, append=n)
     first = by_key[starts]  # each key's first line (the passes are stable)
     words = np.ascontiguousarray(rows).view(np.uint64)  # compared a word at a time
