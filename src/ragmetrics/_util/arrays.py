@@ -60,6 +60,22 @@ def sorted_keys(keys: np.ndarray, key_bits: int) -> tuple[np.ndarray, np.ndarray
     return keys[order], order
 
 
+def runs_in_order(lengths: np.ndarray, run_order: np.ndarray) -> np.ndarray:
+    """The order of rows that takes whole runs of rows (``lengths``: each run's rows, in a
+    row-after-row layout) in ``run_order``, each run's rows in their order.
+
+    Example:
+        >>> runs_in_order(np.array([2, 1, 3]), np.array([2, 0, 1])).tolist()
+        [3, 4, 5, 0, 1, 2]
+    """
+    taken = lengths[run_order]
+    order: np.ndarray = np.repeat(
+        (np.cumsum(lengths) - lengths)[run_order] - (np.cumsum(taken) - taken), taken
+    )
+    order += np.arange(len(order))
+    return order
+
+
 def first_of_runs(values: np.ndarray) -> np.ndarray:
     """Where each run of equal neighbours of ``values`` starts (its index)."""
     starts = np.ones(len(values), dtype=bool)

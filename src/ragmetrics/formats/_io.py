@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import stable_order
+from ragmetrics._util.arrays import runs_in_order, stable_order
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._convert import not_utf8, unreadable
 from ragmetrics.formats._rules import (
@@ -322,9 +322,12 @@ def regroup_order(
     if len(first_seen) == len(block_queries):
         return None
     code_of = {query: code for code, query in enumerate(first_seen)}
-    codes = np.repeat(np.fromiter(map(code_of.__getitem__, block_queries), np.int64), block_lengths)
-    order = stable_order(codes, len(code_of))
-    return list(first_seen), np.bincount(codes, minlength=len(first_seen)), order
+    codes = np.fromiter(map(code_of.__getitem__, block_queries), np.int64, len(block_queries))
+    lengths = np.asarray(block_lengths, dtype=np.int64)
+    # whole runs put in order, not rows: a run per query of a block, many rows each
+    order = runs_in_order(lengths, stable_order(codes, len(code_of)))
+    counts = np.bincount(codes, weights=lengths, minlength=len(code_of)).astype(np.int64)
+    return list(first_seen), counts, order
 
 
 def runs_of(column: list[str]) -> tuple[list[str], list[int]]:

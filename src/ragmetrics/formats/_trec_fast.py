@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import first_of_runs, sorted_keys
+from ragmetrics._util.arrays import first_of_runs, runs_in_order, sorted_keys
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -128,12 +128,8 @@ def _runs_grouped(
         # each query one run; or two ids share a key: as they lie, for the strings' path
         return decode(heads), lengths, None
     run_order, first_runs, counts = grouped
-    taken = lengths[run_order]
-    run_starts = np.cumsum(lengths) - lengths
-    order = np.repeat(run_starts[run_order] - (np.cumsum(taken) - taken), taken)
-    order += np.arange(len(order))
-    query_lengths = np.add.reduceat(taken, np.cumsum(counts) - counts)
-    return decode(heads[first_runs]), query_lengths, order
+    query_lengths = np.add.reduceat(lengths[run_order], np.cumsum(counts) - counts)
+    return decode(heads[first_runs]), query_lengths, runs_in_order(lengths, run_order)
 
 
 def _plain_size(handle: BinaryIO) -> int:
