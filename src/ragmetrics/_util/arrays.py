@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._util.threads import map_threaded
+
 
 def offsets_of(lengths: np.ndarray) -> np.ndarray:
     """Where each query starts in the flat arrays, plus the total at the end."""
@@ -74,6 +76,13 @@ def runs_in_order(lengths: np.ndarray, run_order: np.ndarray) -> np.ndarray:
     )
     order += np.arange(len(order))
     return order
+
+
+def gathered(order: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
+    """Each of ``columns`` taken in ``order``, side by side on threads (numpy lets go of the
+    interpreter while it gathers): a run's ids and scores put in a scattered order are two
+    passes of cache misses each, 16 ms apiece for two million rows."""
+    return map_threaded(lambda column: column[order], columns)
 
 
 def first_of_runs(values: np.ndarray) -> np.ndarray:

@@ -267,7 +267,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     def _from_columns(
         cls,
         block_queries: list[str],
-        block_lengths: list[int],
+        block_lengths: Sequence[int] | np.ndarray,
         doc_ids: list[str],
         grades: np.ndarray,
         source: object,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragmetrics._util.arrays import stable_order
+from ragmetrics._util.arrays import gathered, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.errors import InputFormatError
 
@@ -417,9 +417,11 @@ def packed_columns(
     if scattered:
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
-        ids, scores = ids[order], scores[order]
-        if dictionary is not None:
-            dictionary = (dictionary[0], dictionary[1][order])
+        if dictionary is None:
+            ids, scores = gathered(order, ids, scores)
+        else:
+            ids, scores, codes = gathered(order, ids, scores, dictionary[1])
+            dictionary = (dictionary[0], codes)
         return names, lengths, ids, scores, dictionary
     names, lengths = _query_runs(runs)
     if not names:

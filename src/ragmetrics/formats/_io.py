@@ -11,7 +11,7 @@ import codecs
 import io
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -295,7 +295,10 @@ def _extend_runs(query_ids: list[str], query_lengths: list[int], column: list[st
 
 
 def group_contiguous(
-    block_queries: list[str], block_lengths: list[int], doc_ids: list[str], values: np.ndarray
+    block_queries: list[str],
+    block_lengths: Sequence[int] | np.ndarray,
+    doc_ids: list[str],
+    values: np.ndarray,
 ) -> tuple[list[str], np.ndarray, list[str], np.ndarray]:
     """Group rows by query (given as runs of equal query ids), keeping the first-seen order of
     queries and the order of rows within each query.

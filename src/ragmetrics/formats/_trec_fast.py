@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import first_of_runs, runs_in_order, sorted_keys
+from ragmetrics._util.arrays import first_of_runs, gathered, runs_in_order, sorted_keys
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
@@ -110,7 +110,7 @@ def read_plain_trec_packed(
     queries, counts, order = _runs_grouped(np.concatenate(heads), np.concatenate(lengths))
     ids, numbers = doc_ids.joined(), values.joined()
     if order is not None:
-        ids, numbers = ids[order], numbers[order]
+        ids, numbers = gathered(order, ids, numbers)
     return queries, counts, ids, numbers
 
 
