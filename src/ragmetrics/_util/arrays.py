@@ -81,7 +81,13 @@ def runs_in_order(lengths: np.ndarray, run_order: np.ndarray) -> np.ndarray:
 def gathered(order: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
     """Each of ``columns`` taken in ``order``, side by side on threads (numpy lets go of the
     interpreter while it gathers): a run's ids and scores put in a scattered order are two
-    passes of cache misses each, 16 ms apiece for two million rows."""
+    passes of cache misses each, 16 ms apiece for two million rows.
+
+    Example:
+        >>> ids, scores = gathered(np.array([2, 0]), np.array([5, 6, 7]), np.array([1.5, 2.5, 3.5]))
+        >>> ids.tolist(), scores.tolist()
+        ([7, 5], [3.5, 1.5])
+    """
     return map_threaded(lambda column: column[order], columns)
 
 
