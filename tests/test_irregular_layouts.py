@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import contextlib
 import random
 import warnings
 from pathlib import Path
@@ -693,3 +694,40 @@ print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "queries",
+    [["q1", "q2", "q1", "q3"], ["q\n1", "q2", "q\n1"], ["only"]],
+    ids=["ids", "an id with a newline", "one id"],
+)
+def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
+    tmp_path: Path, queries: list[str]
+) -> None:
+    """A stream larger than one batch whose queries come back is spread over part files and
+    read back: each part gives back its queries' ids (written as one string, or as a list
+    when an id holds a newline), lengths, docs and scores, in the order written."""
+    from ragmetrics.data._batches import _pieces, _spread
+    from ragmetrics.formats._stream_io import Chunk
+
+    lengths = np.arange(1, len(queries) + 1, dtype=np.int64)
+    n = int(lengths.sum())
+    chunk = Chunk(
+        queries, lengths, np.array([f"d{i}".encode() for i in range(n)]), np.arange(n) / 2
+    )
+    paths = [tmp_path / f"{part}.chunks" for part in range(3)]
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(path.open("wb")) for path in paths]
+        _spread(chunk, files)
+    back: dict[str, list[tuple[bytes, float]]] = {}
+    for path in paths:
+        for piece in _pieces(str(path)):
+            assert isinstance(piece.queries, list)
+            rows = iter(zip(piece.docs.tolist(), piece.scores.tolist(), strict=True))
+            for query, length in zip(piece.queries, piece.lengths.tolist(), strict=True):
+                back.setdefault(query, []).extend(next(rows) for _ in range(length))
+    expected: dict[str, list[tuple[bytes, float]]] = {}
+    rows = iter(zip(chunk.docs.tolist(), chunk.scores.tolist(), strict=True))
+    for query, length in zip(queries, lengths.tolist(), strict=True):
+        expected.setdefault(query, []).extend(next(rows) for _ in range(length))
+    assert back == expected
