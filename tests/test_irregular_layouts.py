@@ -5,9 +5,9 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
-import contextlib
 import random
 import warnings
 from pathlib import Path
