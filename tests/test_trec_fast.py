@@ -125,8 +125,10 @@ def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads
         monkeypatch.setattr(_trec_fast, "hashes", lambda a, w: np.zeros(len(a), dtype=np.uint64))
     rng = random.Random(11)
     lines, judged = [], []
-    for _ in range(400):  # runs of 1-6 lines of 25 queries, ids of several widths
-        q = f"q{rng.randrange(25)}" + "x" * rng.choice([0, 0, 9, 20])
+    widths = {f"q{i}": rng.choice([0, 0, 6, 7, 9, 20, 61]) for i in range(25)}
+    for _ in range(400):  # runs of 1-6 lines of 25 queries, ids of 2 to 64 bytes
+        name = f"q{rng.randrange(25)}"
+        q = name + "x" * widths[name]
         for _ in range(rng.randrange(1, 7)):
             doc = f"d{rng.randrange(40)}"
             lines.append(f"{q} Q0 {doc} 0 {rng.randrange(5)}.5 t\n")
