@@ -432,3 +432,69 @@ def test_a_grade_two_files_of_a_folder_disagree_on_names_the_folder(tmp_path: Pa
     )
     with pytest.raises(rm.errors.InputFormatError, match=r"^\S*qrels: 'a' is judged twice"):
         rm.read_qrels(judged)
+
+
+@pytest.mark.parametrize(
+    ("missing", "encoded"),
+    [("empty", False), ("empty", True), ("null in the dictionary", True)],
+    ids=["empty string", "empty in a dictionary", "null in a dictionary"],
+)
+@pytest.mark.parametrize("layout", ["grouped", "scattered"])
+def test_a_missing_query_id_in_arrow_is_named_never_read_as_a_query(
+    missing: str, encoded: bool, layout: str
+) -> None:
+    """A query id that is empty, or a dictionary code that points at a null value (which
+    Arrow does not count as a null), is refused with the row that holds it, from a run or
+    qrels table grouped or not; it used to become a query named '' or None."""
+    pa = pytest.importorskip("pyarrow")
+    n = 30_000  # past the bounds that send a scattered column through its codes
+    codes = np.tile([0, 1, 2], n // 3) if layout == "scattered" else np.repeat([0, 1, 2], n // 3)
+    names = ["q0", "" if missing == "empty" else None, "q2"]
+    if encoded:
+        column = pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names))
+    else:
+        column = pa.array([names[c] for c in codes.tolist()])
+    first = int(np.flatnonzero(codes == 1)[0])
+    docs = pa.array([f"d{i}" for i in range(n)])
+    run = pa.table({"query_id": column, "doc_id": docs, "score": pa.array(np.ones(n))})
+    qrels = pa.table({"query_id": column, "doc_id": docs, "relevance": pa.array(np.ones(n, int))})
+    for read in (lambda: rm.Run.from_arrow(run), lambda: rm.Qrels.from_arrow(qrels)):
+        with pytest.raises(rm.errors.InputFormatError, match=f"'query_id'.* at row {first}\\b"):
+            read()
+
+
+def test_an_empty_id_in_a_dataframe_is_named() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": ["q1", "", "q2"], "doc_id": ["a", "b", "c"], "score": 1.0})
+    with pytest.raises(rm.errors.InputFormatError, match="'query_id' has an empty id at row 1"):
+        rm.Run.from_pandas(frame)
+    frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", ""], "score": 1.0})
+    with pytest.raises(rm.errors.InputFormatError, match="'doc_id' has an empty id at row 1"):
+        rm.Run.from_pandas(frame)
+
+
+def test_an_empty_id_in_json_records_is_named() -> None:
+    with pytest.raises(rm.errors.InputFormatError, match="record 2: the query id is empty"):
+        rm.Run.from_obj(
+            [
+                {"query_id": "q", "doc_id": "a", "score": 1},
+                {"query_id": "", "doc_id": "b", "score": 1},
+            ]
+        )
+    with pytest.raises(rm.errors.InputFormatError, match="record 1: the doc id is empty"):
+        rm.Qrels.from_obj([{"query_id": "q", "doc_id": "", "relevance": 1}])
+
+
+def test_a_bad_row_of_an_arrow_stream_is_counted_from_the_streams_start() -> None:
+    """A stream's batch reports a bad row from its own start; the message says where the
+    batch starts in the stream."""
+    pa = pytest.importorskip("pyarrow")
+    n = 3_000
+    queries = np.repeat(np.array(["q0", "", "q2"]), n // 3)
+    table = pa.table(
+        {"query_id": queries, "doc_id": [f"d{i}" for i in range(n)], "score": np.ones(n)}
+    )
+    qrels = rm.Qrels.from_dict({"q0": {"d1": 1}})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=400))
+    with pytest.raises(rm.errors.InputFormatError, match=r"rows from row 800 on: .* at row 200;"):
+        rm.evaluate_stream(qrels, reader, ["P@5"], progress=False)

@@ -397,7 +397,7 @@ def packed_columns(
     kind = scores_column.type
     if not pyarrow.types.is_integer(kind) and (integer or not pyarrow.types.is_floating(kind)):
         return None
-    if scores_column.null_count or table.column(query).null_count:
+    if scores_column.null_count or not _every_id_given(table.column(query)):
         return None
     unsigned = integer and pyarrow.types.is_unsigned_integer(kind) and len(scores_column)
     if unsigned and compute.max(scores_column).as_py() > np.iinfo(np.int64).max:
@@ -473,6 +473,26 @@ def _comebacks(runs: list[tuple[Any, Any, int]]) -> int:
     continued = sum(a[len(a) - 1].as_py() == b[0].as_py() for a, b in itertools.pairwise(heads))
     distinct = pyarrow.compute.count_distinct(pyarrow.chunked_array(heads)).as_py()
     return int(n_runs - continued - distinct)
+
+
+def _every_id_given(column: Any) -> bool:
+    """True when no id of a query column is missing: no null, none empty, and no null in a
+    dictionary's values (a row whose code points at one is missing, though Arrow counts no
+    null for it). The dictionaries' values are looked at whole, used by a row or not."""
+    pyarrow = import_pyarrow()
+    compute = pyarrow.compute
+    if column.null_count:
+        return False
+    if pyarrow.types.is_dictionary(column.type):
+        values = [chunk.dictionary for chunk in column.chunks if len(chunk)]
+    else:
+        values = [chunk for chunk in column.chunks if len(chunk)]
+    for array in values:
+        if array.null_count:
+            return False
+        if _is_text(array.type) and compute.min(compute.binary_length(array)).as_py() == 0:
+            return False
+    return True
 
 
 def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:

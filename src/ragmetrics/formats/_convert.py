@@ -199,8 +199,13 @@ def int_grade(value: object, query_id: str, doc_id: str) -> int:
 
 
 def record_id(value: object, what: str, source: str, number: int) -> str:
-    """An id read from a JSON record: a string, or an integer written as one."""
+    """An id read from a JSON record: a string (not empty), or an integer written as one."""
     if isinstance(value, str):
+        if not value:
+            raise InputFormatError(
+                f"{source}, record {number}: the {what} is empty; every record needs one "
+                f"(a missing id usually means a field was not set upstream)."
+            )
         return value
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
@@ -366,6 +371,11 @@ def id_column(frame: Any, name: str) -> list[str]:
                 f"ids must be strings or integers."
             )
     ids: list[str] = column.astype(str).tolist()
+    if "" in ids:
+        raise InputFormatError(
+            f"The column '{name}' has an empty id at row {ids.index('')}; every row needs an "
+            f"id (a missing id usually means a field was not set upstream)."
+        )
     return ids
 
 

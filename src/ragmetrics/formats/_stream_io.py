@@ -485,11 +485,15 @@ def arrow_chunks(batches_: Iterable[Any], columns: Columns) -> Iterator[Chunk]:
 
     empty: dict[str, None] = {}  # queries written without a row (schema metadata)
     score = None
+    start = 0  # the stream's row where the batch starts, for a bad row's message
     for item in batches_:
         table = _columnar.as_table(item)
         query, doc, score = columns.resolve(list(table.column_names))
         empty.update(dict.fromkeys(_columnar.empty_rankings(table.schema)))
-        yield arrow_chunk(table, query, doc, score)
+        with _columnar.naming("The Arrow stream", start):
+            chunk = arrow_chunk(table, query, doc, score)
+        start += table.num_rows
+        yield chunk
     if empty:
         no_rows = np.zeros(len(empty), np.int64)
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
