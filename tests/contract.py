@@ -13,6 +13,7 @@ component is covered without a test of its own.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import warnings
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 import ragmetrics as rm
 from ragmetrics.analysis import stats
@@ -402,6 +404,43 @@ def check_format(spec: InputFormat, folder: Path) -> None:
                     assert not any(v != v for v in flat), "NaN read"
                     if kind == "qrels":
                         assert all(math.isfinite(v) for v in flat), "an infinite grade read"
+    path = folder / f"missing-id{suffix}"
+    path.write_bytes(_missing_query_id(suffix))
+    for kind, read in (("qrels", spec.read_qrels), ("run", lambda p: spec.read_run(p, None))):
+        with contract(what, f"{kind} with a query id left empty"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = refused_or(lambda read=read: read(path))
+            assert found is None or "" not in found.to_dict(), "an empty query id read"
+
+
+def _missing_query_id(suffix: str) -> bytes:
+    """A file of the format (by its suffix) whose second row's query id is empty: a field not
+    set upstream. Refused, or read without a query named ''."""
+    if suffix == ".parquet":
+        import io
+
+        pa = pytest.importorskip("pyarrow")
+        import pyarrow.parquet as pq
+
+        table = pa.table(
+            {
+                "query_id": ["q1", ""],
+                "doc_id": ["d1", "d2"],
+                "score": [1.0, 2.0],
+                "relevance": [1, 1],
+            }
+        )
+        sink = io.BytesIO()
+        pq.write_table(table, sink)
+        return sink.getvalue()
+    if suffix in (".json", ".jsonl"):
+        rows = [
+            {"query_id": q, "doc_id": d, "score": 1.0, "relevance": 1}
+            for q, d in (("q1", "d1"), ("", "d2"))
+        ]
+        return json.dumps(rows).encode()
+    return b"q1 Q0 d1 1 1.0 t\n\tQ0 d2 2 0.5 t\n" if suffix != ".tsv" else b"q1\td1\t1\n\td2\t1\n"
 
 
 # --- public functions ---------------------------------------------------------------------
