@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragmetrics._util.arrays import gathered, stable_order
+from ragmetrics._util.arrays import gathered, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.errors import InputFormatError
 
@@ -517,13 +517,12 @@ def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
     order = stable_order(codes, len(distinct))
     lengths = np.bincount(codes, minlength=len(distinct)).astype(np.int64)
     used = np.flatnonzero(lengths)
-    starts = np.cumsum(lengths) - lengths
-    seen = used[np.argsort(order[starts[used]], kind="stable")]  # by each one's first row
+    first_rows = order[(np.cumsum(lengths) - lengths)[used]]
+    seen = used[np.argsort(first_rows, kind="stable")]  # the codes in the order first seen
     if len(seen) != len(distinct) or (seen != used).any():
         # the groups put in the order their ids are first seen, each group's rows kept
+        order = order[runs_in_order(lengths, seen)]
         lengths = lengths[seen]
-        moved = np.cumsum(lengths) - lengths
-        order = order[np.repeat(starts[seen] - moved, lengths) + np.arange(len(order))]
         distinct = distinct.take(pyarrow.array(seen))
     return distinct.to_pylist(), lengths, order
 

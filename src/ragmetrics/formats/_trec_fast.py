@@ -554,10 +554,11 @@ def _row_hashes(rows: np.ndarray) -> np.ndarray:
 
 
 def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """For a block whose query ids (``rows``: zero-padded 8-byte words, one row a line) are
-    scattered: the stable order that brings each query's lines together (queries in the
-    order first seen), the line where each query first appears, and how many lines each
-    has; None when two ids share a key (the lines then stay in file order).
+    """For query ids that come back (``rows``: zero-padded 8-byte words, one row a line of a
+    block, or a run of lines of the whole file): the stable order that brings each query's
+    rows together (queries in the order first seen), the row where each query first
+    appears, and how many rows each has; None when two ids share a key (the rows then stay
+    as they are).
 
     Each id's 64-bit hash is cut to the bits that share a word with a line number, and the
     lines put in the order of these keys by ``sorted_keys`` (for a block of 85,000 lines,
@@ -571,15 +572,13 @@ def _grouped(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | No
         every = np.arange(n)
         return every, every, np.ones(n, dtype=np.int64)
     counts = np.diff(starts, append=n)
-    first = by_key[starts]  # each key's first line (the passes are stable)
+    first = by_key[starts]  # each key's first row (the sort is stable)
     words = np.ascontiguousarray(rows).view(np.uint64)  # compared a word at a time
     if not (words[by_key] == words[np.repeat(first, counts)]).all():
         return None  # two ids share a key (vanishingly rare): the lines stay as they are
     by_first = np.argsort(first)  # the keys in the order first seen
-    counts = counts[by_first]
     # each key's lines, taken from where they lie in the key order, keys in first-seen order
-    taken = np.repeat(starts[by_first] - (np.cumsum(counts) - counts), counts) + np.arange(n)
-    return by_key[taken], first[by_first], counts
+    return by_key[runs_in_order(counts, by_first)], first[by_first], counts[by_first]
 
 
 def _query_runs(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
