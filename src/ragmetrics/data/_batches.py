@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import stable_order
+from ragmetrics._util.arrays import runs_in_order, stable_order
 from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError, RegroupedStreamWarning, UngroupedInputError
@@ -248,11 +248,10 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
         return
     n_parts = len(files)
     parts = np.fromiter(map(hash, chunk.queries), np.int64, len(chunk.queries)) % n_parts
-    row_parts = np.repeat(parts, chunk.lengths)
     run_order = stable_order(parts, n_parts)
-    row_order = stable_order(row_parts, n_parts)
+    row_order = runs_in_order(chunk.lengths, run_order)  # each run's rows go with it
     run_counts = np.bincount(parts, minlength=n_parts).tolist()
-    row_counts = np.bincount(row_parts, minlength=n_parts).tolist()
+    row_counts = np.bincount(parts, weights=chunk.lengths, minlength=n_parts).astype(int).tolist()
     queries = list(map(chunk.queries.__getitem__, run_order.tolist()))
     lengths = chunk.lengths[run_order]
     docs = (
