@@ -498,3 +498,24 @@ def test_a_bad_row_of_an_arrow_stream_is_counted_from_the_streams_start() -> Non
     reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=400))
     with pytest.raises(rm.errors.InputFormatError, match=r"rows from row 800 on: .* at row 200;"):
         rm.evaluate_stream(qrels, reader, ["P@5"], progress=False)
+
+
+@pytest.mark.parametrize("layout", ["grouped", "scattered"])
+def test_dictionary_encoded_integer_query_ids_are_read_as_strings(layout: str) -> None:
+    """Integer query ids are strings in a run, whether the column is plain or
+    dictionary-encoded: the dictionary's integers used to become the query ids as they
+    were, so that qrels of '7' found nothing in a run of 7 and every query scored 0."""
+    pa = pytest.importorskip("pyarrow")
+    n = 30_000
+    codes = np.tile([7, 8, 9], n // 3) if layout == "scattered" else np.repeat([7, 8, 9], n // 3)
+    column = pa.array(codes).dictionary_encode()
+    docs = pa.array([f"d{i}" for i in range(n)])
+    run = rm.Run.from_arrow(
+        pa.table({"query_id": column, "doc_id": docs, "score": np.arange(n, dtype=float)})
+    )
+    qrels = rm.Qrels.from_arrow(
+        pa.table({"query_id": column, "doc_id": docs, "relevance": np.ones(n, int)})
+    )
+    assert list(run) == list(qrels) == ["7", "8", "9"]
+    best = {q: {run[q][0]: 1} for q in run}  # each query's top doc judged
+    assert rm.evaluate(best, run, ["P@1"]).aggregate == {"P@1": 1.0}

@@ -589,6 +589,8 @@ def _runs(column: Any) -> list[tuple[Any, Any, int]] | None:
         if not n:
             continue
         if pyarrow.types.is_dictionary(chunk.type):
+            if not _is_text(chunk.type.value_type):  # integer ids: the careful path makes
+                return None  # them strings, as it does a plain integer column
             codes = chunk.indices.to_numpy(zero_copy_only=False)
             starts = np.concatenate(([0], np.flatnonzero(codes[1:] != codes[:-1]) + 1))
             first_ids = chunk.dictionary.take(pyarrow.array(codes[starts]))
