@@ -519,3 +519,16 @@ def test_dictionary_encoded_integer_query_ids_are_read_as_strings(layout: str) -
     assert list(run) == list(qrels) == ["7", "8", "9"]
     best = {q: {run[q][0]: 1} for q in run}  # each query's top doc judged
     assert rm.evaluate(best, run, ["P@1"]).aggregate == {"P@1": 1.0}
+
+
+@pytest.mark.parametrize("column", ["query_id", "doc_id"])
+def test_boolean_ids_in_a_dataframe_are_refused(column: str) -> None:
+    """A column of booleans is not ids (Arrow's reader already refused it): 'True' and
+    'False' would silently become two ids."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+    frame[column] = [True, False]
+    with pytest.raises(
+        rm.errors.InputFormatError, match=f"'{column}' holds booleans \\(e.g. True\\)"
+    ):
+        rm.Run.from_pandas(frame)

@@ -352,6 +352,12 @@ def id_column(frame: Any, name: str) -> list[str]:
             f"The column '{name}' is empty (NaN or None) at row {row}; every row needs an id."
         )
     kind = column.dtype.kind
+    if kind == "b":
+        first = column.iloc[:1].tolist()[0]
+        raise InputFormatError(
+            f"The column '{name}' holds booleans (e.g. {first!r}); ids must be strings or "
+            f"integers. Is it the right column?"
+        )
     if kind == "f":
         raise InputFormatError(
             f"The column '{name}' holds floats (e.g. {column.iloc[0]!r}); ids must be strings or "
