@@ -91,6 +91,21 @@ def gathered(order: np.ndarray, *columns: np.ndarray) -> list[np.ndarray]:
     return map_threaded(lambda column: column[order], columns)
 
 
+def packed_in_order(
+    order: np.ndarray,
+    ids: np.ndarray,
+    values: np.ndarray,
+    dictionary: tuple[np.ndarray, np.ndarray] | None,
+) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """A packed run's ids, values and, when it has them, dictionary codes (``(distinct,
+    code per row)``) taken in ``order``, side by side (:func:`gathered`)."""
+    if dictionary is None:
+        ids, values = gathered(order, ids, values)
+        return ids, values, None
+    ids, values, codes = gathered(order, ids, values, dictionary[1])
+    return ids, values, (dictionary[0], codes)
+
+
 def first_of_runs(values: np.ndarray) -> np.ndarray:
     """Where each run of equal neighbours of ``values`` starts (its index)."""
     starts = np.ones(len(values), dtype=bool)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import gathered, lengths_of, offsets_of, spans, split
+from ragmetrics._util.arrays import lengths_of, offsets_of, packed_in_order, spans, split
 from ragmetrics._util.gc import without_gc
 from ragmetrics._util.paths import file_stem
 from ragmetrics.data._precision import check_score_precision
@@ -369,11 +369,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         regrouping = regroup_order(queries, counts)
         if regrouping is not None:  # a query's rows apart (a join, a sort by doc id)
             queries, counts, order = regrouping
-            if dictionary is None:
-                ids, scores = gathered(order, ids, scores)
-            else:
-                ids, scores, codes = gathered(order, ids, scores, dictionary[1])
-                dictionary = (dictionary[0], codes)
+            ids, scores, dictionary = packed_in_order(order, ids, scores, dictionary)
         store = Store.from_bytes(queries, counts, ids, scores, dictionary=dictionary)
         repeated = store.repeated_rows()
         if not len(repeated):

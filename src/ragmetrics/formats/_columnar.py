@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ragmetrics._util.arrays import gathered, runs_in_order, stable_order
+from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics.errors import InputFormatError
 
@@ -417,12 +417,7 @@ def packed_columns(
     if scattered:
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
-        if dictionary is None:
-            ids, scores = gathered(order, ids, scores)
-        else:
-            ids, scores, codes = gathered(order, ids, scores, dictionary[1])
-            dictionary = (dictionary[0], codes)
-        return names, lengths, ids, scores, dictionary
+        return names, lengths, *packed_in_order(order, ids, scores, dictionary)
     names, lengths = _query_runs(runs)
     if not names:
         return None

@@ -112,7 +112,7 @@ def _handle_chunks(
         for block, parsed in blocks:
             if parsed is not None:
                 heads, lengths, docs, scores = parsed
-                yield Chunk(decode(heads), lengths.astype(np.int64, copy=False), docs, scores)
+                yield Chunk(decode(heads), lengths, docs, scores)
                 # a parsed block is one line per result, each ended by a newline (but maybe
                 # the file's last): no need to count them again
                 line += len(docs) if block.ends_line() else block.count_lines()
