@@ -287,6 +287,7 @@ def _paths_taken(
     monkeypatch.setattr(
         _order, "_ranks_by_comparing", spy("compare", _order._ranks_by_comparing, 4)
     )
+    monkeypatch.setattr(_order, "_ranks_among_ties", spy("ties", _order._ranks_among_ties, 1))
     rng = random.Random(len(run))
     qrels = {
         q: {d: 1 for d in docs if q == whole or rng.random() < judged_share}
@@ -301,7 +302,7 @@ def test_each_ranking_takes_the_path_its_cost_rule_names(monkeypatch: pytest.Mon
     """The cost rules of ``rank_of``, observed: a query with many located docs is sorted
     (n log n: a million judged docs take seconds, not hours) while the light ones beside it
     are compared with their row; rankings too uneven to pad are sorted; a run in rank order
-    but for ties is sorted by its ties; a uniform run with few located docs a row is
+    but for ties has only its ties ordered; a uniform run with few located docs a row is
     compared."""
     rng = random.Random(7)
 
@@ -320,7 +321,7 @@ def test_each_ranking_takes_the_path_its_cost_rule_names(monkeypatch: pytest.Mon
         f"q{i}": dict(zip(scores(20), sorted([0.5, 0.5, *np.linspace(0, 0.4, 18)])[::-1]))
         for i in range(50)
     }
-    assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.5)] == ["sort"]
+    assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.5)] == ["ties"]
     # the same with about one doc a query located: comparing those few costs less
     assert [name for name, _ in _paths_taken(monkeypatch, in_order_but_ties, 0.01)] == ["compare"]
 
@@ -439,3 +440,50 @@ def test_rows_of_one_length_are_compared_without_padding(monkeypatch: pytest.Mon
         place = np.empty_like(order)
         place[order] = np.arange(len(order))
         assert np.array_equal(ranks, place - np.repeat(store.offsets[:-1], lengths))
+
+
+@pytest.mark.parametrize("source", ["trec", "dict"])
+@pytest.mark.parametrize("precision", ["float64", "float32"])
+def test_a_run_in_rank_order_has_its_runs_of_ties_ordered_by_id(
+    tmp_path: Any, source: str, precision: str
+) -> None:
+    """A run written in rank order but for runs of tied scores (2 to 6 docs, in any order of
+    their ids): each judged doc's rank equals its place in Python's own sort, score
+    descending then doc id descending. Runs of three or more are not their own inverse, so
+    a rank read from the wrong side of the permutation shows."""
+    rng = random.Random(f"{source}-{precision}")
+    run: dict[str, dict[str, float]] = {}
+    for q in range(60):
+        scores: list[float] = []
+        value = 100.0
+        while len(scores) < 30:
+            value -= rng.choice([0.25, 0.5, 1.0])
+            scores += [value] * rng.choice([1, 1, 2, 3, 4, 6])
+        docs = rng.sample([f"d{i:05d}" for i in range(100_000)], len(scores))
+        run[f"q{q}"] = dict(zip(docs, scores, strict=True))  # written in this order
+    if source == "trec":
+        path = tmp_path / "run.txt"
+        path.write_text(
+            "".join(
+                f"{q} Q0 {d} {i + 1} {s} tag\n"
+                for q, ranking in run.items()
+                for i, (d, s) in enumerate(ranking.items())
+            )
+        )
+        scored = rm.Run.from_trec(path)
+    else:
+        scored = rm.Run.from_dict(run)
+    # each doc judged with its own grade: the grades in rank order name the docs
+    qrels = {q: {d: 1 + i for i, d in enumerate(ranking)} for q, ranking in run.items()}
+    judged = locate_judged(
+        rm.Qrels.from_dict(qrels), scored, list(qrels), depth=None, score_precision=precision
+    )
+    expected_rows, expected_grades = [], []
+    for row, (q, ranking) in enumerate(run.items()):
+        ordered = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
+        expected_rows += [row] * len(ordered)
+        expected_grades += [qrels[q][d] for d, _ in ordered]
+    assert judged.hit_rows.tolist() == expected_rows
+    assert judged.hit_grades.tolist() == expected_grades
+    longest_tie = max(list(r.values()).count(s) for r in run.values() for s in r.values())
+    assert longest_tie >= 3

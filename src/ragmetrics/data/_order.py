@@ -49,8 +49,7 @@ def rank_of(
     if len(rows) * width > _TIES_FACTOR * len(scores) and results.in_rank_order_but_ties(
         score_precision
     ):  # in rank order but for runs of ties: sorting them costs less than comparing
-        every = np.arange(len(lengths))
-        return _ranks_by_sorting(results, every, rows, positions, score_precision)
+        return _ranks_among_ties(results, rows, positions, score_precision)
     if score_precision == "float32":
         scores = as_float32(scores)
     uniform = bool((lengths == width).all())
@@ -104,6 +103,23 @@ def _ranks_by_sorting(
     row_in_part[sorted_rows] = np.arange(len(sorted_rows))
     starts = part.offsets[row_in_part[rows]]
     ranks: np.ndarray = place[starts + positions] - starts
+    return ranks
+
+
+def _ranks_among_ties(
+    results: Store, rows: np.ndarray, positions: np.ndarray, score_precision: ScorePrecision
+) -> np.ndarray:
+    """:func:`rank_of` for a store written in rank order but for runs of ties: each doc's
+    rank is its position, but where the doc ids reorder a run of ties."""
+    order = results.ranked_order(score_precision)  # the identity, but in runs of ties
+    flat = results.offsets[rows] + positions
+    moved = np.flatnonzero(order != np.arange(len(order)))
+    if not len(moved):
+        same: np.ndarray = positions.copy()
+        return same
+    place = np.arange(len(order))
+    place[order[moved]] = moved
+    ranks: np.ndarray = place[flat] - results.offsets[rows]
     return ranks
 
 
@@ -168,21 +184,24 @@ def rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePrecis
     lengths, offsets = store.lengths, store.offsets
     n_queries = len(lengths)
     total = len(values)
-    query_of = np.repeat(np.arange(n_queries), lengths)
     if store.in_rank_order_but_ties(score_precision):  # in rank order: only ties to break
         order = np.arange(total)
-    elif fits_padded(lengths, total):
-        # One padded matrix argsort is an order of magnitude faster than a lexsort.
-        padded = pad_rows(lengths, -values.astype(np.float64), fill=np.inf)
-        width = padded.shape[1]
-        ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
-        order = ranked[np.arange(width)[None, :] < lengths[:, None]]
+        ranked_values = values
     else:
-        order = np.asarray(np.lexsort((-values, query_of)))
-    ranked_values = values[order]
+        if fits_padded(lengths, total):
+            # One padded matrix argsort is an order of magnitude faster than a lexsort.
+            padded = pad_rows(lengths, -values.astype(np.float64), fill=np.inf)
+            width = padded.shape[1]
+            ranked = np.argsort(padded, axis=1, kind="stable") + offsets[:-1, None]
+            order = ranked[np.arange(width)[None, :] < lengths[:, None]]
+        else:
+            query_of = np.repeat(np.arange(n_queries), lengths)
+            order = np.asarray(np.lexsort((-values, query_of)))
+        ranked_values = values[order]
     ties = np.flatnonzero(ranked_values[1:] == ranked_values[:-1])
-    if len(ties):
-        ties = ties[query_of[ties] == query_of[ties + 1]]
+    if len(ties):  # a pair across two rows is no tie: the second starts its row
+        ends = offsets[1:]
+        ties = ties[ties + 1 < ends[np.searchsorted(ends, ties, side="right")]]
     if len(ties):
         written = _tie_order(order, ties, store)
         if written == "ascending":

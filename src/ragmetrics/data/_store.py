@@ -687,21 +687,22 @@ class Store:
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, bool))
         parts = [empty, *map_threaded(block_join, range(0, len(located), step))]
         judged_at, first, same = (np.concatenate(part) for part in zip(*parts, strict=True))
-        if same.all():
-            return owner[judged_at], first, judged_at
-        # the few whose first equal short key was another id's: every column, full hashes
-        again = judged_at[~same]
-        rows, column, at = spans(self.offsets[in_run[again]], self.lengths[in_run[again]])
-        wanted = judged_hashes[again[rows]] & _HASH_BITS
-        hit = np.flatnonzero((self._word_hashes(words)[at] & _HASH_BITS) == wanted)
-        back = again[rows[hit]]
-        more = self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back)
-        if more is None:
-            return None
-        judged_at = np.concatenate((judged_at[same], more[2]))
-        order = np.argsort(judged_at, kind="stable")  # back in judged order, query by query
-        judged_at = judged_at[order]
-        return owner[judged_at], np.concatenate((first[same], more[1]))[order], judged_at
+        if not same.all():
+            # the few whose first equal short key was another id's: every column of their
+            # rows, by full hashes; a doc found there takes that column, the others go
+            misses = np.flatnonzero(~same)
+            again = judged_at[misses]
+            rows, column, at = spans(self.offsets[in_run[again]], self.lengths[in_run[again]])
+            wanted = judged_hashes[again[rows]] & _HASH_BITS
+            hit = np.flatnonzero((self._word_hashes(words)[at] & _HASH_BITS) == wanted)
+            back = again[rows[hit]]
+            if self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back) is None:
+                return None
+            found = misses[rows[hit]]  # one column each: a run holds each doc once
+            first[found] = column[hit]
+            same[found] = True
+            judged_at, first = judged_at[same], first[same]
+        return owner[judged_at], first, judged_at
 
     def _same_bytes(
         self,
