@@ -279,19 +279,21 @@ def test_whole_word_ids_are_hashed_from_a_view_and_in_chunks(
 
 
 def test_word_rows_reach_the_last_start_the_buffer_holds() -> None:
-    """``word_rows`` reads whole words from every start up to the buffer's end, on both
-    paths (fields of one width copied as rows; others gathered word by word); no field at
-    all gives no row."""
+    """``word_rows`` reads whole words from every start up to the buffer's end and clears
+    every byte past each field: fields of one width (cleared in their last word only, or
+    not at all when they fill it) and of several (cleared word by word), an empty field
+    among them; no field at all gives no row."""
     data = b"abcdefghijklmnopqrstuvwxyz0123456789ABCDEF"
     buffer = np.frombuffer(data, dtype=np.uint8).copy()
-    for width in (3, 13):  # the word-wise gather, then rows copied whole
-        n_words = -(-width // 8)
+    for widths in ([3, 3], [13, 13], [16, 16], [0, 0], [13, 2], [0, 9], [8, 16]):
+        n_words = max(1, -(-max(widths) // 8))
         last = len(buffer) - 8 * n_words  # the last start that holds n_words words
         starts = np.array([0, last])
-        rows = _packed.word_rows(buffer, starts, np.array([width, width]))
+        rows = _packed.word_rows(buffer, starts, np.array(widths))
         assert rows.shape == (2, 8 * n_words)
-        assert bytes(rows[1, :width]) == data[last : last + width]
-        assert not rows[:, width:].any()  # zero past each field
+        for row, start, width in zip(rows, starts, widths, strict=True):
+            assert bytes(row[:width]) == data[start : start + width]
+            assert not row[width:].any()  # zero past each field
     assert _packed.word_view(buffer).shape == (len(buffer) - 7,)
     none = _packed.word_rows(buffer, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     assert none.shape == (0, 8)
