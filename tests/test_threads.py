@@ -39,6 +39,26 @@ def test_map_runs_items_side_by_side(monkeypatch: pytest.MonkeyPatch) -> None:
     assert map_threaded(meet, [1, 2]) == [1, 2]
 
 
+def test_a_map_on_a_workers_thread_stays_on_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work given to the workers (the blocks of a file) that maps over its own items (the
+    hashes of a block) runs them on its thread: the cores are busy with its siblings, and
+    threads started from threads would only compete for them. The calling thread itself
+    still maps side by side."""
+    monkeypatch.setattr(threads, "_THREADS", 4)
+
+    def where(_: int) -> int:
+        time.sleep(0.002)
+        return threading.get_ident()
+
+    def inner(_: int) -> set[int]:
+        return set(map_threaded(where, list(range(8))))
+
+    with Workers(1) as workers:
+        on_worker = workers.submit(inner, 0).result()
+    assert len(on_worker) == 1 and threading.get_ident() not in on_worker
+    assert len(inner(0)) > 1
+
+
 def test_map_raises_the_first_items_error_and_leaves_no_thread(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -19,8 +19,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ragmetrics as rm
+from ragmetrics.data._batches import batches
 from ragmetrics.formats import _trec_fast
 from ragmetrics.formats._io import read_trec_maps
+from ragmetrics.formats._stream_io import trec_chunks
 from ragmetrics.formats._trec_fast import read_plain_trec_packed
 from tests.conftest import shared_file
 
@@ -147,6 +149,18 @@ def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads
     qrels = rm.Qrels.from_trec(qrels_path)
     assert {q: dict(qrels[q]) for q in qrels} == _careful_qrels(qrels_path)
     assert list(qrels) == list(_careful_qrels(qrels_path))
+    # streamed in one batch, the blocks' runs are grouped the same way (on bytes), and when
+    # a block is not plain (a tab), its chunk has no bytes and the strings regroup it all
+    for tabbed in (False, True):
+        if tabbed:
+            lines[len(lines) // 2] = lines[len(lines) // 2].replace(" Q0 ", "\tQ0 ")
+            path.write_text("".join(lines))
+        chunks = trec_chunks(path, regroup=True)
+        (streamed,) = batches(chunks, 10**6, str(path), None)
+        assert streamed.query_ids == tuple(careful)
+        assert {
+            q: dict(zip(streamed[q], streamed.scores(q) or (), strict=True)) for q in streamed
+        } == careful
 
 
 def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 
 _THREADS = max(1, min(4, os.cpu_count() or 1))
+_worker = threading.local()  # ``inside``: True on the threads of Workers
 
 
 def threads() -> int:
@@ -82,6 +83,7 @@ class Workers:
             thread.start()
 
     def _serve(self) -> None:
+        _worker.inside = True  # a call made here runs its own maps on this thread alone
         while True:
             self._given.acquire()
             call = self._calls.popleft()
@@ -110,9 +112,10 @@ class Workers:
 
 def map_threaded(function: Callable[[_Item], _Result], items: Sequence[_Item]) -> list[_Result]:
     """``function`` of each item, in order, on up to :func:`threads` threads, this one among
-    them (only this one when there is one thread, or one item); the error of the first item
-    that fails is raised, as the plain map would raise it."""
-    if _THREADS == 1 or len(items) < 2:
+    them (only this one when there is one thread, or one item, or when this thread is one of
+    the :class:`Workers`: the cores are busy with their siblings); the error of the first
+    item that fails is raised, as the plain map would raise it."""
+    if _THREADS == 1 or len(items) < 2 or getattr(_worker, "inside", False):
         return list(map(function, items))
     results: list[_Result | None] = [None] * len(items)
     errors: dict[int, BaseException] = {}

@@ -13,13 +13,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import runs_in_order, stable_order
+from ragmetrics._util.arrays import gathered, runs_in_order, stable_order
 from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError, RegroupedStreamWarning, UngroupedInputError
 from ragmetrics.formats import _packed
 from ragmetrics.formats._io import group_contiguous, regroup_order
 from ragmetrics.formats._stream_io import Chunk, not_grouped
+from ragmetrics.formats._trec_fast import runs_grouped
 
 
 def batches(
@@ -123,7 +124,16 @@ def _cut_before_last_query(pending: list[Chunk]) -> tuple[list[Chunk], list[Chun
 def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool = False) -> Run:
     """One batch as a Run. A query that goes on from one chunk to the next is one query; a
     query met twice otherwise is refused, or, with ``regroup``, its rows are brought
-    together in their order, as the in-memory readers do."""
+    together in their order, as the in-memory readers do (on the bytes of the query ids,
+    when the fast TREC reader gave them, as it groups a whole file)."""
+    if regroup and all(c.heads is not None and c.scores is not None for c in chunks):
+        heads = np.concatenate([c.heads for c in chunks if c.heads is not None])
+        grouped = runs_grouped(heads, np.concatenate([c.lengths for c in chunks]))
+        ids = np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)])
+        values = np.concatenate([c.scores for c in chunks if c.scores is not None])
+        if grouped[2] is not None:
+            ids, values = gathered(grouped[2], ids, values)
+        return Run.from_grouped(grouped[0], grouped[1], ids, values, name=name)
     queries: list[str] = []
     lengths: list[int] = []
     for chunk in chunks:

@@ -30,12 +30,15 @@ _RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
 
 @dataclass
 class Chunk:
-    """Rows of a run in input order (see the module docstring)."""
+    """Rows of a run in input order (see the module docstring). ``heads``: the query ids
+    as bytes too (an ``S`` array of whole 8-byte words, one a run), when the fast TREC
+    reader made the chunk: a stream that must regroup its rows groups them on those."""
 
     queries: list[str]
     lengths: np.ndarray
     docs: np.ndarray | list[str]
     scores: np.ndarray | None
+    heads: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -44,11 +47,20 @@ class Chunk:
     def split_last(self) -> tuple[Chunk, Chunk]:
         """All rows before the last query's, and the last query's."""
         cut = self.n_rows - int(self.lengths[-1])
+        heads = self.heads
         head = Chunk(
-            self.queries[:-1], self.lengths[:-1], self.docs[:cut], cut_scores(self.scores, 0, cut)
+            self.queries[:-1],
+            self.lengths[:-1],
+            self.docs[:cut],
+            cut_scores(self.scores, 0, cut),
+            None if heads is None else heads[:-1],
         )
         tail = Chunk(
-            self.queries[-1:], self.lengths[-1:], self.docs[cut:], cut_scores(self.scores, cut)
+            self.queries[-1:],
+            self.lengths[-1:],
+            self.docs[cut:],
+            cut_scores(self.scores, cut),
+            None if heads is None else heads[-1:],
         )
         return head, tail
 
@@ -112,7 +124,7 @@ def _handle_chunks(
         for block, parsed in blocks:
             if parsed is not None:
                 heads, lengths, docs, scores = parsed
-                yield Chunk(decode(heads), lengths, docs, scores)
+                yield Chunk(decode(heads), lengths, docs, scores, heads)
                 # a parsed block is one line per result, each ended by a newline (but maybe
                 # the file's last): no need to count them again
                 line += len(docs) if block.ends_line() else block.count_lines()

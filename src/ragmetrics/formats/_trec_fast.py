@@ -107,14 +107,14 @@ def read_plain_trec_packed(
         close_bytes(handle)
     if not values.rows:
         return None  # an empty file: the careful reader says so
-    queries, counts, order = _runs_grouped(np.concatenate(heads), np.concatenate(lengths))
+    queries, counts, order = runs_grouped(np.concatenate(heads), np.concatenate(lengths))
     ids, numbers = doc_ids.joined(), values.joined()
     if order is not None:
         ids, numbers = gathered(order, ids, numbers)
     return queries, counts, ids, numbers
 
 
-def _runs_grouped(
+def runs_grouped(
     heads: np.ndarray, lengths: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """For runs of lines (``heads``: each run's query id, an ``S`` array of whole words;
