@@ -450,10 +450,14 @@ def test_a_run_in_rank_order_has_its_runs_of_ties_ordered_by_id(
     """A run written in rank order but for runs of tied scores (2 to 6 docs, in any order of
     their ids): each judged doc's rank equals its place in Python's own sort, score
     descending then doc id descending. Runs of three or more are not their own inverse, so
-    a rank read from the wrong side of the permutation shows."""
+    a rank read from the wrong side of the permutation shows. From dicts, one query in the
+    middle has an empty ranking: a tie never spans the rows on either side of it."""
     rng = random.Random(f"{source}-{precision}")
     run: dict[str, dict[str, float]] = {}
     for q in range(60):
+        if source == "dict" and q == 30:
+            run[f"q{q}"] = {}
+            continue
         scores: list[float] = []
         value = 100.0
         while len(scores) < 30:
@@ -461,6 +465,14 @@ def test_a_run_in_rank_order_has_its_runs_of_ties_ordered_by_id(
             scores += [value] * rng.choice([1, 1, 2, 3, 4, 6])
         docs = rng.sample([f"d{i:05d}" for i in range(100_000)], len(scores))
         run[f"q{q}"] = dict(zip(docs, scores, strict=True))  # written in this order
+    # two rows of one score each, side by side (from dicts, an empty row between them): the
+    # last doc of one and the first of the next have equal scores but do not tie
+    run["flat-a"] = dict.fromkeys(rng.sample(range(10**6), 10), 1.0)
+    if source == "dict":
+        run["flat-empty"] = {}
+    run["flat-b"] = dict.fromkeys(rng.sample(range(10**6), 10), 1.0)
+    run["flat-a"] = {f"f{d}": v for d, v in run["flat-a"].items()}
+    run["flat-b"] = {f"f{d}": v for d, v in run["flat-b"].items()}
     if source == "trec":
         path = tmp_path / "run.txt"
         path.write_text(
@@ -474,16 +486,21 @@ def test_a_run_in_rank_order_has_its_runs_of_ties_ordered_by_id(
     else:
         scored = rm.Run.from_dict(run)
     # each doc judged with its own grade: the grades in rank order name the docs
-    qrels = {q: {d: 1 + i for i, d in enumerate(ranking)} for q, ranking in run.items()}
+    qrels = {
+        q: {d: 1 + i for i, d in enumerate(ranking)} or {"unretrieved": 1}
+        for q, ranking in run.items()
+    }
     judged = locate_judged(
         rm.Qrels.from_dict(qrels), scored, list(qrels), depth=None, score_precision=precision
     )
-    expected_rows, expected_grades = [], []
+    expected_rows, expected_ranks, expected_grades = [], [], []
     for row, (q, ranking) in enumerate(run.items()):
         ordered = sorted(ranking.items(), key=lambda item: (item[1], item[0]), reverse=True)
         expected_rows += [row] * len(ordered)
+        expected_ranks += range(len(ordered))
         expected_grades += [qrels[q][d] for d, _ in ordered]
     assert judged.hit_rows.tolist() == expected_rows
+    assert judged.hit_ranks.tolist() == expected_ranks
     assert judged.hit_grades.tolist() == expected_grades
-    longest_tie = max(list(r.values()).count(s) for r in run.values() for s in r.values())
+    longest_tie = max(list(r.values()).count(v) for r in run.values() for v in r.values())
     assert longest_tie >= 3
