@@ -127,13 +127,7 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     together in their order, as the in-memory readers do (on the bytes of the query ids,
     when the fast TREC reader gave them, as it groups a whole file)."""
     if regroup and all(c.heads is not None and c.scores is not None for c in chunks):
-        heads = np.concatenate([c.heads for c in chunks if c.heads is not None])
-        grouped = runs_grouped(heads, np.concatenate([c.lengths for c in chunks]))
-        ids = np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)])
-        values = np.concatenate([c.scores for c in chunks if c.scores is not None])
-        if grouped[2] is not None:
-            ids, values = gathered(grouped[2], ids, values)
-        return Run.from_grouped(grouped[0], grouped[1], ids, values, name=name)
+        return _grouped_on_bytes(chunks, name)
     queries: list[str] = []
     lengths: list[int] = []
     for chunk in chunks:
@@ -171,6 +165,18 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
             queries, counts.tolist(), flat_docs, scores
         )
     return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
+
+
+def _grouped_on_bytes(chunks: list[Chunk], name: str | None) -> Run:
+    """:func:`_run_of` regrouping chunks of the fast TREC reader (query ids as bytes, doc ids
+    packed, scores), as ``formats._trec_fast`` groups a whole file's blocks."""
+    heads = np.concatenate([c.heads for c in chunks if c.heads is not None])
+    queries, counts, order = runs_grouped(heads, np.concatenate([c.lengths for c in chunks]))
+    ids = np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)])
+    values = np.concatenate([c.scores for c in chunks if c.scores is not None])
+    if order is not None:
+        ids, values = gathered(order, ids, values)
+    return Run.from_grouped(queries, counts, ids, values, name=name)
 
 
 def _flat_docs(chunks: list[Chunk]) -> list[str]:
