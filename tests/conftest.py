@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from ragmetrics import Run
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -35,6 +39,24 @@ def shared_file(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not available: {path} (tests read ../shared/data in place)")
     return path
+
+
+def scored_run(results: dict[str, dict[str, float]], source: str, folder: Path) -> Run:
+    """``results`` as a ``Run``: from the dicts themselves (``source="dict"``), or from a TREC
+    file written from them in their order (``"trec"``, scores as ``repr`` writes them)."""
+    import ragmetrics as rm
+
+    if source == "dict":
+        return rm.Run.from_dict(results)
+    path = folder / "run.txt"
+    path.write_text(
+        "".join(
+            f"{q} Q0 {d} {i + 1} {s!r} t\n"
+            for q, ranking in results.items()
+            for i, (d, s) in enumerate(ranking.items())
+        )
+    )
+    return rm.Run.from_trec(path)
 
 
 def shared_seed(name: str) -> Path:

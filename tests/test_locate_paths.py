@@ -15,6 +15,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.engine._locate import locate_judged
+from tests.conftest import scored_run
 
 
 def _assert_same_judgments(
@@ -473,18 +474,7 @@ def test_a_run_in_rank_order_has_its_runs_of_ties_ordered_by_id(
     run["flat-b"] = dict.fromkeys(rng.sample(range(10**6), 10), 1.0)
     run["flat-a"] = {f"f{d}": v for d, v in run["flat-a"].items()}
     run["flat-b"] = {f"f{d}": v for d, v in run["flat-b"].items()}
-    if source == "trec":
-        path = tmp_path / "run.txt"
-        path.write_text(
-            "".join(
-                f"{q} Q0 {d} {i + 1} {s} tag\n"
-                for q, ranking in run.items()
-                for i, (d, s) in enumerate(ranking.items())
-            )
-        )
-        scored = rm.Run.from_trec(path)
-    else:
-        scored = rm.Run.from_dict(run)
+    scored = scored_run(run, source, tmp_path)
     # each doc judged with its own grade: the grades in rank order name the docs
     qrels = {
         q: {d: 1 + i for i, d in enumerate(ranking)} or {"unretrieved": 1}

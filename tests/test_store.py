@@ -17,6 +17,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.data._store import Store, store_of
 from ragmetrics.formats import _packed
+from tests.conftest import scored_run
 
 METRICS = ["P@1", "P@3", "recall@3", "map", "mrr", "ndcg@3"]
 
@@ -344,18 +345,7 @@ def test_a_run_in_rank_order_in_float64_is_tied_in_float32(source: str, tmp_path
         docs = sorted(rng.sample(range(1000), 20))  # ascending ids: float32 ties reverse them
         scores = [b + e * 1e-12 for b in base for e in (1, 0)]  # pairs equal in float32
         results[f"q{q}"] = {f"d{d:03d}": s for d, s in zip(docs, scores, strict=True)}
-    if source == "trec":
-        path = tmp_path / "run.txt"
-        path.write_text(
-            "".join(
-                f"{q} Q0 {d} {i + 1} {s!r} t\n"
-                for q, scored in results.items()
-                for i, (d, s) in enumerate(scored.items())
-            )
-        )
-        run = rm.Run.from_trec(path)
-    else:
-        run = rm.Run.from_dict(results)
+    run = scored_run(results, source, tmp_path)
     qrels = rm.Qrels.from_dict({q: {next(iter(scored)): 1} for q, scored in results.items()})
     for precision, expected in (("float64", 1.0), ("float32", 0.5)):
         got = rm.evaluate(qrels, run, ["mrr"], score_precision=precision).aggregate["mrr"]
