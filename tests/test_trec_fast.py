@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -150,17 +151,28 @@ def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads
     assert {q: dict(qrels[q]) for q in qrels} == _careful_qrels(qrels_path)
     assert list(qrels) == list(_careful_qrels(qrels_path))
     # streamed in one batch, the blocks' runs are grouped the same way (on bytes), and when
-    # a block is not plain (a tab), its chunk has no bytes and the strings regroup it all
-    for tabbed in (False, True):
-        if tabbed:
-            lines[len(lines) // 2] = lines[len(lines) // 2].replace(" Q0 ", "\tQ0 ")
-            path.write_text("".join(lines))
-        chunks = trec_chunks(path, regroup=True)
-        (streamed,) = batches(chunks, 10**6, str(path), None)
-        assert streamed.query_ids == tuple(careful)
-        assert {
-            q: dict(zip(streamed[q], streamed.scores(q) or (), strict=True)) for q in streamed
-        } == careful
+    # a block is not plain (a tab), its chunk has no bytes and the strings regroup it all.
+    # Past one batch (50 rows) the rows are spread over temporary files by query: on the
+    # ids' bytes when the first block is plain (a careful chunk's strings hashed as their
+    # bytes), on strings when it is not; either way each query lands in one part whole
+    plain = list(lines)
+    for tabbed in (None, len(lines) // 2, 0):
+        lines = list(plain)
+        if tabbed is not None:
+            lines[tabbed] = lines[tabbed].replace(" Q0 ", "\tQ0 ")
+        path.write_text("".join(lines))
+        for batch_rows in (10**6, 50):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+                parts = list(batches(trec_chunks(path, regroup=True), batch_rows, "run", None))
+            assert (len(parts) > 1) == (batch_rows == 50)
+            streamed = {
+                q: dict(zip(r[q], r.scores(q) or (), strict=True)) for r in parts for q in r
+            }
+            assert sum(len(r) for r in parts) == len(careful)  # each query in one batch
+            assert streamed == careful
+            if batch_rows > 50:
+                assert parts[0].query_ids == tuple(careful)
 
 
 def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:

@@ -237,15 +237,20 @@ def regrouped(
         )
         paths = [os.path.join(folder, f"{part}.chunks") for part in range(n_parts)]
         files = [open(path, "wb") for path in paths]  # noqa: SIM115 (closed below)
+        # a TREC file read by the fast reader is spread on the bytes of its query ids (and
+        # any chunk of it the careful reader read, on the same bytes); other inputs on strings
+        on_bytes = held[0].heads is not None
         try:
             for chunk in chain(_taken(held), rest):
-                _spread(chunk, files)
+                _spread(chunk, files, on_bytes)
         finally:
             for file in files:
                 file.close()
         for path in paths:
             pieces = list(_pieces(path))
             os.remove(path)  # the disk is given back part by part
+            if any(piece.heads is None for piece in pieces):  # strings, all of them
+                pieces = [_with_query_strings(piece) for piece in pieces]
             if pieces:
                 yield _run_of(pieces, source, name, regroup=True)
 
@@ -258,17 +263,30 @@ def _taken(chunks: list[Chunk]) -> Iterator[Chunk]:
         yield chunks.pop()
 
 
-def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
-    """Write each query's rows of ``chunk`` to the file of its part, in their order."""
+def _spread(chunk: Chunk, files: Sequence[BinaryIO], on_bytes: bool) -> None:
+    """Write each query's rows of ``chunk`` to the file of its part, in their order. A part
+    is a hash of the query id: of its bytes with ``on_bytes`` (the same for a chunk that
+    carries them and one of strings, encoded), else of its string."""
     if not chunk.queries:
         return
     n_parts = len(files)
-    parts = np.fromiter(map(hash, chunk.queries), np.int64, len(chunk.queries)) % n_parts
+    heads = chunk.heads
+    if on_bytes:
+        if heads is None:
+            heads = np.array([q.encode("utf-8", "surrogatepass") for q in chunk.queries], "S")
+        hashed = _packed.spread_hashes(heads) % np.uint64(n_parts)
+        parts = hashed.astype(np.int64)
+    else:
+        parts = np.fromiter(map(hash, chunk.queries), np.int64, len(chunk.queries)) % n_parts
     run_order = stable_order(parts, n_parts)
     row_order = runs_in_order(chunk.lengths, run_order)  # each run's rows go with it
     run_counts = np.bincount(parts, minlength=n_parts).tolist()
     row_counts = np.bincount(parts, weights=chunk.lengths, minlength=n_parts).astype(int).tolist()
-    queries = list(map(chunk.queries.__getitem__, run_order.tolist()))
+    queries: np.ndarray | list[str] = (
+        chunk.heads[run_order]
+        if chunk.heads is not None
+        else list(map(chunk.queries.__getitem__, run_order.tolist()))
+    )
     lengths = chunk.lengths[run_order]
     docs = (
         chunk.docs[row_order]
@@ -279,8 +297,9 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
     run_at = row_at = 0
     for file, n_runs, n_rows in zip(files, run_counts, row_counts, strict=True):
         if n_runs:
+            ids = queries[run_at : run_at + n_runs]
             piece = (
-                _joined(queries[run_at : run_at + n_runs]),
+                ids if isinstance(ids, np.ndarray) else _joined(ids),
                 lengths[run_at : run_at + n_runs],
                 docs[row_at : row_at + n_rows],
                 None if scores is None else scores[row_at : row_at + n_rows],
@@ -298,13 +317,25 @@ def _joined(queries: list[str]) -> str | list[str]:
 
 
 def _pieces(path: str) -> Iterator[Chunk]:
-    """The chunks written to one part's file, in the order written."""
+    """The chunks written to one part's file, in the order written. A chunk written with its
+    query ids as bytes comes back with them as bytes alone (``queries`` empty: see
+    :func:`_with_query_strings`), as the grouping on bytes reads them."""
     with open(path, "rb") as file:
         while True:
             try:
                 queries, lengths, docs, scores = pickle.load(file)  # written by _spread
             except EOFError:
                 return
-            yield Chunk(
-                queries.split("\n") if isinstance(queries, str) else queries, lengths, docs, scores
-            )
+            if isinstance(queries, np.ndarray):
+                yield Chunk([], lengths, docs, scores, queries)
+            else:
+                ids = queries.split("\n") if isinstance(queries, str) else queries
+                yield Chunk(ids, lengths, docs, scores)
+
+
+def _with_query_strings(piece: Chunk) -> Chunk:
+    """``piece`` with its query ids as strings (decoded from its bytes, if it came back
+    with bytes alone), for a part whose pieces are not all bytes."""
+    if piece.queries or piece.heads is None:
+        return piece
+    return Chunk(_packed.decode(piece.heads), piece.lengths, piece.docs, piece.scores)

@@ -61,6 +61,20 @@ def _hashes(ids: np.ndarray, words: int) -> np.ndarray:
     return value
 
 
+def spread_hashes(ids: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each id (an ``S`` array) that does not depend on the array's width:
+    the id's 8-byte words, each times its own odd weight, summed (the zero words of the
+    padding add nothing), then mixed. For spreading rows over parts, where one query's
+    ids come from arrays of many widths: equal ids, equal hashes."""
+    words = _words(ids, n_words(ids), "<u8")
+    weights = (2 * np.arange(words.shape[1], dtype=np.uint64) + np.uint64(1)) * _MULTIPLIER
+    value: np.ndarray = (words * weights).sum(axis=1, dtype=np.uint64)  # modulo 2**64
+    value ^= value >> np.uint64(31)
+    value *= _MIX
+    value ^= value >> np.uint64(29)
+    return value
+
+
 def sort_words(ids: np.ndarray) -> np.ndarray:
     """``ids`` (an ``S`` array) as rows of 8-byte words read big-endian (then held as native
     integers), zero-padded: comparing rows word by word, as integers, orders them as their
