@@ -126,7 +126,7 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     query met twice otherwise is refused, or, with ``regroup``, its rows are brought
     together in their order, as the in-memory readers do (on the bytes of the query ids,
     when the fast TREC reader gave them, as it groups a whole file)."""
-    if regroup and all(c.heads is not None and c.scores is not None for c in chunks):
+    if regroup and _all_bytes(chunks):
         return _grouped_on_bytes(chunks, name)
     queries: list[str] = []
     lengths: list[int] = []
@@ -167,10 +167,19 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     return Run.from_grouped(queries, counts, flat_docs, scores, name=name)
 
 
+def _all_bytes(chunks: list[Chunk]) -> bool:
+    """True when every chunk holds its query ids as bytes, its doc ids packed and scores:
+    what :func:`_grouped_on_bytes` groups."""
+    return all(
+        c.heads is not None and c.scores is not None and isinstance(c.docs, np.ndarray)
+        for c in chunks
+    )
+
+
 def _grouped_on_bytes(chunks: list[Chunk], name: str | None) -> Run:
     """:func:`_run_of` regrouping chunks of the fast TREC reader (query ids as bytes, doc ids
     packed, scores), as ``formats._trec_fast`` groups a whole file's blocks."""
-    heads = np.concatenate([c.heads for c in chunks if c.heads is not None])
+    heads = _packed.as_words(np.concatenate([c.heads for c in chunks if c.heads is not None]))
     queries, counts, order = runs_grouped(heads, np.concatenate([c.lengths for c in chunks]))
     ids = np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)])
     values = np.concatenate([c.scores for c in chunks if c.scores is not None])
@@ -237,19 +246,16 @@ def regrouped(
         )
         paths = [os.path.join(folder, f"{part}.chunks") for part in range(n_parts)]
         files = [open(path, "wb") for path in paths]  # noqa: SIM115 (closed below)
-        # a TREC file read by the fast reader is spread on the bytes of its query ids (and
-        # any chunk of it the careful reader read, on the same bytes); other inputs on strings
-        on_bytes = held[0].heads is not None
         try:
             for chunk in chain(_taken(held), rest):
-                _spread(chunk, files, on_bytes)
+                _spread(chunk, files)
         finally:
             for file in files:
                 file.close()
         for path in paths:
             pieces = list(_pieces(path))
             os.remove(path)  # the disk is given back part by part
-            if any(piece.heads is None for piece in pieces):  # strings, all of them
+            if not _all_bytes(pieces):  # then strings, all of them
                 pieces = [_with_query_strings(piece) for piece in pieces]
             if pieces:
                 yield _run_of(pieces, source, name, regroup=True)
@@ -263,28 +269,27 @@ def _taken(chunks: list[Chunk]) -> Iterator[Chunk]:
         yield chunks.pop()
 
 
-def _spread(chunk: Chunk, files: Sequence[BinaryIO], on_bytes: bool) -> None:
+def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
     """Write each query's rows of ``chunk`` to the file of its part, in their order. A part
-    is a hash of the query id: of its bytes with ``on_bytes`` (the same for a chunk that
-    carries them and one of strings, encoded), else of its string."""
+    is a hash of the query id's bytes that ignores the width of the array they sit in, so
+    that a query lands in one part whether a chunk holds its id as bytes (the fast TREC
+    reader's) or as a string (any other). The ids are written as bytes where they can be
+    (printable ASCII), to be grouped on them when the part is read back."""
     if not chunk.queries:
         return
     n_parts = len(files)
-    heads = chunk.heads
-    if on_bytes:
-        if heads is None:
-            heads = np.array([q.encode("utf-8", "surrogatepass") for q in chunk.queries], "S")
-        hashed = _packed.spread_hashes(heads) % np.uint64(n_parts)
-        parts = hashed.astype(np.int64)
-    else:
-        parts = np.fromiter(map(hash, chunk.queries), np.int64, len(chunk.queries)) % n_parts
+    heads = chunk.heads if chunk.heads is not None else _packed.words_of(chunk.queries)
+    keys = heads
+    if keys is None:  # an id past printable ASCII: its UTF-8 bytes, as any other's
+        keys = np.array([q.encode("utf-8", "surrogatepass") for q in chunk.queries], "S")
+    parts = (_packed.spread_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
     run_order = stable_order(parts, n_parts)
     row_order = runs_in_order(chunk.lengths, run_order)  # each run's rows go with it
     run_counts = np.bincount(parts, minlength=n_parts).tolist()
     row_counts = np.bincount(parts, weights=chunk.lengths, minlength=n_parts).astype(int).tolist()
     queries: np.ndarray | list[str] = (
-        chunk.heads[run_order]
-        if chunk.heads is not None
+        heads[run_order]
+        if heads is not None
         else list(map(chunk.queries.__getitem__, run_order.tolist()))
     )
     lengths = chunk.lengths[run_order]

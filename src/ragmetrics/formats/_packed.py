@@ -162,6 +162,23 @@ def word_view(buffer: np.ndarray) -> np.ndarray:
     return np.ndarray((len(buffer) - 7,), dtype="<u8", buffer=buffer, strides=(1,))
 
 
+def words_of(ids: list[str]) -> np.ndarray | None:
+    """``ids`` as an ``S`` array of whole 8-byte words (zero-padded), which :func:`decode`
+    gives back as they are; None when one is empty, not printable ASCII, or holds a space
+    or a newline."""
+    if not ids or not all(ids) or "\n".join(ids).count("\n") != len(ids) - 1:
+        return None
+    encoded = encode([ids], len(ids))
+    return None if encoded is None else as_words(encoded)
+
+
+def as_words(ids: np.ndarray) -> np.ndarray:
+    """``ids`` (an ``S`` array) at a width of whole 8-byte words (itself when it is one)."""
+    if ids.dtype.itemsize % 8 == 0:
+        return ids
+    return _words(ids, n_words(ids), "u1").view(f"S{8 * n_words(ids)}").ravel()
+
+
 def decode(ids: np.ndarray) -> list[str]:
     """The ids as strings (each printable ASCII without a space, as every path that packs ids
     makes sure: a TREC field, or an Arrow id checked byte by byte)."""
