@@ -746,3 +746,52 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
     encoded = [q.encode() for q in queries]
     wide = _packed.spread_hashes(np.array(encoded, dtype="S40"))
     assert wide.tolist() == _packed.spread_hashes(np.array(encoded)).tolist()
+
+
+@pytest.mark.parametrize("scored", [True, False], ids=["scores", "ranked lists"])
+@pytest.mark.parametrize("source", ["parquet", "trec"])
+def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scored: bool, source: str
+) -> None:
+    """A run whose rows are shuffled, streamed in batches of 500 rows, so through temporary
+    files: its chunks of printable ASCII ids are spread and regrouped on bytes, and one
+    query id past ASCII (its chunk then kept as strings: the careful reader's, for TREC)
+    lands in its one part too. Values and counts equal evaluate()'s. Parquet's row groups
+    of 700 rows (TREC blocks of 4 kB) make chunks that cut queries anywhere; a query with a
+    long id, only in the middle third of the rows, makes the chunks there wider than the
+    others, and every other query must land in the same part from both kinds."""
+    from ragmetrics.formats import _trec_fast
+
+    if source == "trec" and not scored:
+        pytest.skip("a TREC run always has scores")
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 4096)
+    rng = random.Random(f"{source}-{scored}")
+    rows = [
+        (f"q{q}", f"d{d}", rng.random()) for q in range(300) for d in rng.sample(range(999), 20)
+    ]
+    rng.shuffle(rows)
+    rows = [("qé" if q == "q7" else q, d, s) for q, d, s in rows]
+    third = len(rows) // 3
+    long_id = [("q-" + "x" * 40, f"d{d}", rng.random()) for d in range(0, 999, 5)]
+    middle = [row for pair in zip(long_id, rows[third:], strict=False) for row in pair]
+    rows = rows[:third] + middle + rows[third + len(long_id) :]
+    qrels = {q: {f"d{d}": 1 for d in range(0, 999, 7)} for q in {r[0] for r in rows}}
+    if source == "parquet":
+        path = tmp_path / "run.parquet"
+        columns = {"query_id": [r[0] for r in rows], "doc_id": [r[1] for r in rows]}
+        if scored:
+            columns["score"] = [r[2] for r in rows]
+        pq.write_table(pa.table(columns), path, row_group_size=700)
+    else:
+        path = tmp_path / "run.txt"
+        path.write_text("".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, d, s in rows), encoding="utf-8")
+    metrics = ["P@5", "map", "recall@10"]
+    expected = rm.evaluate(qrels, rm.read_run(path), metrics)
+    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+        streamed = rm.evaluate_stream(
+            qrels, path, metrics, per_query=True, batch_rows=500, progress=False
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
