@@ -13,14 +13,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from ragmetrics._util.arrays import gathered, runs_in_order, stable_order
+from ragmetrics._util.arrays import runs_in_order, stable_order
 from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
 from ragmetrics.errors import InputFormatError, RegroupedStreamWarning, UngroupedInputError
 from ragmetrics.formats import _packed
 from ragmetrics.formats._io import group_contiguous, regroup_order
 from ragmetrics.formats._stream_io import Chunk, not_grouped
-from ragmetrics.formats._trec_fast import runs_grouped
+from ragmetrics.formats._trec_fast import grouped_rows
 
 
 def batches(
@@ -128,6 +128,8 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     when the fast TREC reader gave them, as it groups a whole file)."""
     if regroup and _all_bytes(chunks):
         return _grouped_on_bytes(chunks, name)
+    if regroup:  # a part read back may hold pieces with bytes alone: strings, all of them
+        chunks = [_with_query_strings(chunk) for chunk in chunks]
     queries: list[str] = []
     lengths: list[int] = []
     for chunk in chunks:
@@ -179,12 +181,12 @@ def _all_bytes(chunks: list[Chunk]) -> bool:
 def _grouped_on_bytes(chunks: list[Chunk], name: str | None) -> Run:
     """:func:`_run_of` regrouping chunks of the fast TREC reader (query ids as bytes, doc ids
     packed, scores), as ``formats._trec_fast`` groups a whole file's blocks."""
-    heads = _packed.as_words(np.concatenate([c.heads for c in chunks if c.heads is not None]))
-    queries, counts, order = runs_grouped(heads, np.concatenate([c.lengths for c in chunks]))
-    ids = np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)])
-    values = np.concatenate([c.scores for c in chunks if c.scores is not None])
-    if order is not None:
-        ids, values = gathered(order, ids, values)
+    queries, counts, ids, values = grouped_rows(
+        _packed.as_words(np.concatenate([c.heads for c in chunks if c.heads is not None])),
+        np.concatenate([c.lengths for c in chunks]),
+        np.concatenate([c.docs for c in chunks if isinstance(c.docs, np.ndarray)]),
+        np.concatenate([c.scores for c in chunks if c.scores is not None]),
+    )
     return Run.from_grouped(queries, counts, ids, values, name=name)
 
 
@@ -255,8 +257,6 @@ def regrouped(
         for path in paths:
             pieces = list(_pieces(path))
             os.remove(path)  # the disk is given back part by part
-            if not _all_bytes(pieces):  # then strings, all of them
-                pieces = [_with_query_strings(piece) for piece in pieces]
             if pieces:
                 yield _run_of(pieces, source, name, regroup=True)
 

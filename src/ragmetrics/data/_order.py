@@ -112,14 +112,14 @@ def _ranks_among_ties(
     """:func:`rank_of` for a store written in rank order but for runs of ties: each doc's
     rank is its position, but where the doc ids reorder a run of ties."""
     order = results.ranked_order(score_precision)  # the identity, but in runs of ties
-    flat = results.offsets[rows] + positions
     moved = np.flatnonzero(order != np.arange(len(order)))
     if not len(moved):
         same: np.ndarray = positions.copy()
         return same
     place = np.arange(len(order))
     place[order[moved]] = moved
-    ranks: np.ndarray = place[flat] - results.offsets[rows]
+    starts = results.offsets[rows]
+    ranks: np.ndarray = place[starts + positions] - starts
     return ranks
 
 

@@ -176,7 +176,8 @@ def as_words(ids: np.ndarray) -> np.ndarray:
     """``ids`` (an ``S`` array) at a width of whole 8-byte words (itself when it is one)."""
     if ids.dtype.itemsize % 8 == 0:
         return ids
-    return _words(ids, n_words(ids), "u1").view(f"S{8 * n_words(ids)}").ravel()
+    words = n_words(ids)
+    return _words(ids, words, "u1").view(f"S{8 * words}").ravel()
 
 
 def decode(ids: np.ndarray) -> list[str]:

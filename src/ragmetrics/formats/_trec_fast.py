@@ -107,14 +107,24 @@ def read_plain_trec_packed(
         close_bytes(handle)
     if not values.rows:
         return None  # an empty file: the careful reader says so
-    queries, counts, order = runs_grouped(np.concatenate(heads), np.concatenate(lengths))
-    ids, numbers = doc_ids.joined(), values.joined()
+    return grouped_rows(
+        np.concatenate(heads), np.concatenate(lengths), doc_ids.joined(), values.joined()
+    )
+
+
+def grouped_rows(
+    heads: np.ndarray, lengths: np.ndarray, ids: np.ndarray, values: np.ndarray
+) -> PackedColumns:
+    """Runs of rows (``heads``: each run's query id, an ``S`` array of whole words;
+    ``lengths``: its rows; ``ids`` and ``values``: every row's) as ``(queries, lengths,
+    ids, values)``, each query once with its rows together (see :func:`_runs_grouped`)."""
+    queries, counts, order = _runs_grouped(heads, lengths)
     if order is not None:
-        ids, numbers = gathered(order, ids, numbers)
-    return queries, counts, ids, numbers
+        ids, values = gathered(order, ids, values)
+    return queries, counts, ids, values
 
 
-def runs_grouped(
+def _runs_grouped(
     heads: np.ndarray, lengths: np.ndarray
 ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
     """For runs of lines (``heads``: each run's query id, an ``S`` array of whole words;
