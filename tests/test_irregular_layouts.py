@@ -711,7 +711,7 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
     or when they are printable ASCII, else as strings (one joined string, or a list when an
     id holds a newline). A query's part is a hash of its bytes that ignores the width of
     the array: the same from a chunk of bytes as from one of strings."""
-    from ragmetrics.data._batches import _pieces, _spread, _with_query_strings
+    from ragmetrics.data._batches import _pieces, _spread
     from ragmetrics.formats import _packed
     from ragmetrics.formats._stream_io import Chunk
 
@@ -733,7 +733,6 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
     for part, path in enumerate(paths):
         for piece in _pieces(str(path)):
             assert (piece.heads is not None) == printable
-            piece = _with_query_strings(piece)
             rows = iter(zip(piece.docs.tolist(), piece.scores.tolist(), strict=True))
             for query, length in zip(piece.queries, piece.lengths.tolist(), strict=True):
                 back.setdefault(query, []).extend(next(rows) for _ in range(length))

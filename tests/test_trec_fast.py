@@ -175,6 +175,52 @@ def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads
                 assert parts[0].query_ids == tuple(careful)
 
 
+def test_a_spread_stream_decodes_the_query_ids_of_its_first_chunks_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk of the fast reader holds its query ids as bytes and decodes them to strings
+    when first asked (split in two, each half decodes its own). A stream whose queries come
+    back asks for them until it finds the query that comes back; the chunks it spreads
+    over temporary files after that are grouped on their bytes and never decoded."""
+    from ragmetrics.formats import _stream_io
+    from ragmetrics.formats._stream_io import Chunk
+
+    heads = np.array([b"q1", b"q22", b"q3"], dtype="S8")
+    lengths = np.array([2, 1, 3], dtype=np.int64)
+    chunk = Chunk(None, lengths, np.array([b"d"] * 6), np.zeros(6), heads)
+    head, tail = chunk.split_last()
+    assert (head.queries, tail.queries, chunk.queries) == (
+        ["q1", "q22"],
+        ["q3"],
+        ["q1", "q22", "q3"],
+    )
+    assert (head.n_rows, tail.n_rows, head.n_runs) == (3, 3, 2)
+    with pytest.raises(ValueError, match="query ids"):
+        Chunk(None, lengths, [], None)
+
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 4096)
+    decoded: list[int] = []
+
+    original = _stream_io.decode
+
+    def counted(ids: np.ndarray) -> list[str]:
+        decoded.append(len(ids))
+        return original(ids)
+
+    monkeypatch.setattr(_stream_io, "decode", counted)
+    rng = random.Random(3)
+    lines = [f"q{rng.randrange(300)} Q0 d{i} 0 {i % 7}.5 t\n" for i in range(6000)]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+        parts = list(batches(trec_chunks(path, regroup=True), 1000, "run", None))
+    assert len(parts) > 1
+    assert sum(decoded) < 1000  # the held chunks' runs, not the 6,000 rows' ids
+    streamed = {q: dict(zip(r[q], r.scores(q) or (), strict=True)) for r in parts for q in r}
+    assert streamed == _careful_run(path)
+
+
 def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:
     rng = random.Random(5)
     lines = [

@@ -45,7 +45,7 @@ def batches(
     made = False
     rest = iter(chunks)
     for chunk in rest:
-        if not chunk.queries:
+        if not chunk.n_runs:
             continue
         try:
             _check_new_queries(chunk, pending, in_batch, source)
@@ -128,8 +128,6 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     when the fast TREC reader gave them, as it groups a whole file)."""
     if regroup and _all_bytes(chunks):
         return _grouped_on_bytes(chunks, name)
-    if regroup:  # a part read back may hold pieces with bytes alone: strings, all of them
-        chunks = [_with_query_strings(chunk) for chunk in chunks]
     queries: list[str] = []
     lengths: list[int] = []
     for chunk in chunks:
@@ -225,7 +223,7 @@ def regrouped(
     rows = 0
     rest = iter(chunks)
     for chunk in rest:
-        if chunk.queries:
+        if chunk.n_runs:
             held.append(chunk)
             rows += chunk.n_rows
         if rows > batch_rows:
@@ -275,7 +273,7 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
     that a query lands in one part whether a chunk holds its id as bytes (the fast TREC
     reader's) or as a string (any other). The ids are written as bytes where they can be
     (printable ASCII), to be grouped on them when the part is read back."""
-    if not chunk.queries:
+    if not chunk.n_runs:
         return
     n_parts = len(files)
     heads = chunk.heads if chunk.heads is not None else _packed.words_of(chunk.queries)
@@ -323,8 +321,8 @@ def _joined(queries: list[str]) -> str | list[str]:
 
 def _pieces(path: str) -> Iterator[Chunk]:
     """The chunks written to one part's file, in the order written. A chunk written with its
-    query ids as bytes comes back with them as bytes alone (``queries`` empty: see
-    :func:`_with_query_strings`), as the grouping on bytes reads them."""
+    query ids as bytes comes back with them as bytes (decoded to strings only if asked
+    for), as the grouping on bytes reads them."""
     with open(path, "rb") as file:
         while True:
             try:
@@ -332,15 +330,7 @@ def _pieces(path: str) -> Iterator[Chunk]:
             except EOFError:
                 return
             if isinstance(queries, np.ndarray):
-                yield Chunk([], lengths, docs, scores, queries)
+                yield Chunk(None, lengths, docs, scores, queries)
             else:
                 ids = queries.split("\n") if isinstance(queries, str) else queries
                 yield Chunk(ids, lengths, docs, scores)
-
-
-def _with_query_strings(piece: Chunk) -> Chunk:
-    """``piece`` with its query ids as strings (decoded from its bytes, if it came back
-    with bytes alone), for a part whose pieces are not all bytes."""
-    if piece.queries or piece.heads is None:
-        return piece
-    return Chunk(_packed.decode(piece.heads), piece.lengths, piece.docs, piece.scores)

@@ -28,17 +28,43 @@ from ragmetrics.formats._trec_fast import parsed_blocks
 _RUN_LAYOUT = "query_id Q0 doc_id rank score tag"
 
 
-@dataclass
 class Chunk:
     """Rows of a run in input order (see the module docstring). ``heads``: the query ids
     as bytes too (an ``S`` array of whole 8-byte words, one a run), when the fast TREC
-    reader made the chunk: a stream that must regroup its rows groups them on those."""
+    reader made the chunk; its ``queries`` are then decoded from them when first asked for
+    (``queries`` given as None): a stream that must regroup its rows groups them on the
+    bytes, and never needs the strings of the chunks it spreads."""
 
-    queries: list[str]
-    lengths: np.ndarray
-    docs: np.ndarray | list[str]
-    scores: np.ndarray | None
-    heads: np.ndarray | None = None
+    __slots__ = ("_queries", "docs", "heads", "lengths", "scores")
+
+    def __init__(
+        self,
+        queries: list[str] | None,
+        lengths: np.ndarray,
+        docs: np.ndarray | list[str],
+        scores: np.ndarray | None,
+        heads: np.ndarray | None = None,
+    ) -> None:
+        if queries is None and heads is None:
+            raise ValueError("a chunk needs its query ids, as strings or as bytes")
+        self._queries = queries
+        self.lengths = lengths
+        self.docs = docs
+        self.scores = scores
+        self.heads = heads
+
+    @property
+    def queries(self) -> list[str]:
+        """The query id of each run of rows, as strings."""
+        if self._queries is None:
+            assert self.heads is not None
+            self._queries = decode(self.heads)
+        return self._queries
+
+    @property
+    def n_runs(self) -> int:
+        """How many runs of rows of one query the chunk holds (0: none)."""
+        return len(self.lengths)
 
     @property
     def n_rows(self) -> int:
@@ -47,16 +73,16 @@ class Chunk:
     def split_last(self) -> tuple[Chunk, Chunk]:
         """All rows before the last query's, and the last query's."""
         cut = self.n_rows - int(self.lengths[-1])
-        heads = self.heads
+        heads, queries = self.heads, self._queries
         head = Chunk(
-            self.queries[:-1],
+            None if queries is None else queries[:-1],
             self.lengths[:-1],
             self.docs[:cut],
             cut_scores(self.scores, 0, cut),
             None if heads is None else heads[:-1],
         )
         tail = Chunk(
-            self.queries[-1:],
+            None if queries is None else queries[-1:],
             self.lengths[-1:],
             self.docs[cut:],
             cut_scores(self.scores, cut),
@@ -124,7 +150,7 @@ def _handle_chunks(
         for block, parsed in blocks:
             if parsed is not None:
                 heads, lengths, docs, scores = parsed
-                yield Chunk(decode(heads), lengths, docs, scores, heads)
+                yield Chunk(None, lengths, docs, scores, heads)
                 # a parsed block is one line per result, each ended by a newline (but maybe
                 # the file's last): no need to count them again
                 line += len(docs) if block.ends_line() else block.count_lines()
