@@ -794,3 +794,47 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
         )
     assert streamed.per_query == expected.per_query
     assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
+
+
+@pytest.mark.parametrize("source", ["parquet", "arrow stream"])
+def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """A Parquet file sorted by doc id, read in batches of ``batch_rows`` rows: its first
+    batch is a chunk whose queries the reader had to bring together, and it would complete
+    the first batch. The stream spreads the rows over temporary files from there, with the
+    numbers and counts of evaluate(), instead of scoring that batch and then meeting its
+    queries again: a file would be read twice (never, here: the second reading fails), an
+    Arrow stream, which cannot be read again, refused."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ragmetrics.engine import stream
+
+    def read_again(*args: object) -> None:
+        raise AssertionError("the stream was read a second time")
+
+    monkeypatch.setattr(stream, "_regrouped", read_again)
+    rng = random.Random(4)
+    rows = [
+        (f"q{q:04d}", f"d{rng.randrange(10**6):07d}", float(rng.randint(0, 30)))
+        for q in range(1_000)
+        for _ in range(20)
+    ]
+    rows.sort(key=lambda row: row[1])  # each batch holds runs of one row of most queries
+    columns = list(zip(*rows, strict=True))
+    path = tmp_path / "run.parquet"
+    table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
+    pq.write_table(table, path, row_group_size=8_000)
+    qrels = {q: {d: 1} for q, d, _ in rows[::7]}
+    expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
+    given: Any = path
+    if source == "arrow stream":
+        given = pa.RecordBatchReader.from_batches(
+            table.schema, pq.ParquetFile(path).iter_batches(batch_size=8_000)
+        )
+    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+        streamed = rm.evaluate_stream(
+            qrels, given, METRICS, batch_rows=8_000, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.counts == expected.counts

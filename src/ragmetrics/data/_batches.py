@@ -37,7 +37,11 @@ def batches(
     A query that comes back after another is met at once (not when its batch is complete).
     Before the first batch is made, that turns the reading into :func:`regrouped`, which
     goes on from the chunks read so far (nothing is read twice); after it, the query is
-    refused (``UngroupedInputError``: its earlier rows are scored already). ``input_bytes``:
+    refused (``UngroupedInputError``: its earlier rows are scored already). A chunk whose
+    reader had to bring its queries' rows together (a Parquet batch of a file sorted by doc
+    id) and that would complete the first batch turns the reading into :func:`regrouped`
+    too: such a file's queries would come back in the next chunk, after that batch was
+    scored, and the whole input would be read again. ``input_bytes``:
     the input's size, if known, for :func:`regrouped`."""
     pending: list[Chunk] = []
     rows = 0
@@ -47,11 +51,17 @@ def batches(
     for chunk in rest:
         if not chunk.n_runs:
             continue
-        try:
-            _check_new_queries(chunk, pending, in_batch, source)
-        except UngroupedInputError:
-            if made:
-                raise
+        # a chunk grouped by its reader that would complete the first batch: its queries
+        # are sure to come back once that batch is scored
+        scattered = chunk.scattered and not made and rows + chunk.n_rows >= batch_rows
+        if not scattered:
+            try:
+                _check_new_queries(chunk, pending, in_batch, source)
+            except UngroupedInputError:
+                if made:
+                    raise
+                scattered = True
+        if scattered:
             held = [*pending, chunk]
             pending = []
             chunks_left = chain(_taken(held), rest)

@@ -278,7 +278,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         _columnar.check_column_types(table, (query, doc_col), score, "scores")
         packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            queries, lengths, ids, scores, dictionary = packed
+            queries, lengths, ids, scores, dictionary, _ = packed
             run = cls._from_packed(queries, lengths, ids, scores, name, dictionary)
         else:
             run = cls.from_pandas(

@@ -11,7 +11,7 @@ import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
@@ -375,13 +375,25 @@ def empty_rankings(schema: Any) -> list[str]:
     return queries
 
 
+class Packed(NamedTuple):
+    """A table's columns as :func:`packed_columns` gives them."""
+
+    queries: list[str]
+    lengths: Any
+    ids: Any
+    scores: Any
+    dictionary: Any
+    scattered: bool  # the rows of some queries lay apart, and were brought together
+
+
 def packed_columns(
     table: Any, query: str, doc: str, score: str, *, integer: bool = False
-) -> tuple[list[str], Any, Any, Any, Any] | None:
-    """``(queries, lengths, ids, scores, dictionary)`` straight from Arrow's buffers, with the
-    doc ids as fixed-width ASCII bytes (``_packed``): no Python string per row; ``dictionary``
-    is ``(distinct ids, code per row)`` when the doc column is dictionary-encoded (the store
-    then hashes each distinct id once), else None. ``None`` when the table
+) -> Packed | None:
+    """``(queries, lengths, ids, scores, dictionary, scattered)`` straight from Arrow's
+    buffers, with the doc ids as fixed-width ASCII bytes (``_packed``): no Python string per
+    row; ``dictionary`` is ``(distinct ids, code per row)`` when the doc column is
+    dictionary-encoded (the store then hashes each distinct id once), else None;
+    ``scattered``: each query's rows were brought together. ``None`` when the table
     needs the careful path (nulls, empty or non-ASCII ids, scores that are not finite
     numbers; with ``integer``, grades that are not an integer column), which then names the
     problem.
@@ -417,11 +429,11 @@ def packed_columns(
     if scattered:
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
-        return names, lengths, *packed_in_order(order, ids, scores, dictionary)
+        return Packed(names, lengths, *packed_in_order(order, ids, scores, dictionary), True)
     names, lengths = _query_runs(runs)
     if not names:
         return None
-    return names, lengths, ids, scores, dictionary
+    return Packed(names, lengths, ids, scores, dictionary, False)
 
 
 # runs of query ids that come back (an earlier run had their id) past this share of the rows

@@ -35,7 +35,7 @@ class Chunk:
     (``queries`` given as None): a stream that must regroup its rows groups them on the
     bytes, and never needs the strings of the chunks it spreads."""
 
-    __slots__ = ("_queries", "docs", "heads", "lengths", "scores")
+    __slots__ = ("_queries", "docs", "heads", "lengths", "scattered", "scores")
 
     def __init__(
         self,
@@ -44,6 +44,8 @@ class Chunk:
         docs: np.ndarray | list[str],
         scores: np.ndarray | None,
         heads: np.ndarray | None = None,
+        *,
+        scattered: bool = False,
     ) -> None:
         if queries is None and heads is None:
             raise ValueError("a chunk needs its query ids, as strings or as bytes")
@@ -52,6 +54,9 @@ class Chunk:
         self.docs = docs
         self.scores = scores
         self.heads = heads
+        # its queries' rows lay apart in the input and were brought together: the input is
+        # not grouped by query (a stream spreads it over temporary files at once)
+        self.scattered = scattered
 
     @property
     def queries(self) -> list[str]:
@@ -557,8 +562,8 @@ def arrow_chunk(
         return Chunk([], np.zeros(0, np.int64), [], None)
     packed = None if score is None else _columnar.packed_columns(table, query, doc, score)
     if packed is not None:
-        queries, lengths, ids, scores, _ = packed
-        return Chunk(queries, np.asarray(lengths, dtype=np.int64), ids, scores)
+        lengths = np.asarray(packed.lengths, dtype=np.int64)
+        return Chunk(packed.queries, lengths, packed.ids, packed.scores, scattered=packed.scattered)
     if not careful:
         return None
     frame = _columnar.decoded(table).to_pandas()
