@@ -164,10 +164,34 @@ def pad_rows(
     width = max(int(counts.max()) if n_rows else 0, min_width)
     if n_rows and width * n_rows == len(values):
         return values.reshape(n_rows, width)
+    short = np.flatnonzero(counts != width)
+    if len(short) <= max(16, n_rows // 256):
+        return _pad_few(counts, values, short, width, fill)
     padded = np.full((n_rows, width), fill, dtype=values.dtype)
     # the cells a row's values fill, in row-major order: the values in their order (a mask
     # costs a byte a cell, where scattered indices cost sixteen a value and run slower)
     padded[np.arange(width) < counts[:, None]] = values
+    return padded
+
+
+def _pad_few(
+    counts: np.ndarray, values: np.ndarray, short: np.ndarray, width: int, fill: float
+) -> np.ndarray:
+    """:func:`pad_rows` when few rows (``short``, ascending) are shorter than ``width``: the
+    full rows between two short ones lie in ``values`` as they lie in the matrix, and are
+    copied as one block; only the short rows are padded."""
+    padded = np.empty((len(counts), width), dtype=values.dtype)
+    starts = (np.cumsum(counts) - counts).tolist()
+    row = 0
+    for short_row, count in zip(short.tolist(), counts[short].tolist(), strict=True):
+        if short_row > row:  # full rows, one block
+            block = values[starts[row] : starts[short_row]]
+            padded[row:short_row] = block.reshape(short_row - row, width)
+        padded[short_row, :count] = values[starts[short_row] : starts[short_row] + count]
+        padded[short_row, count:] = fill
+        row = short_row + 1
+    if row < len(counts):
+        padded[row:] = values[starts[row] :].reshape(len(counts) - row, width)
     return padded
 
 

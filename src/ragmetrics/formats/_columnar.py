@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
+from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError
 
 QUERY_COLUMNS = ("query_id", "q_id")
@@ -551,7 +552,7 @@ def _doc_ids(column: Any) -> tuple[Any, Any] | None:
             # as plain strings, each once, not as dictionaries and codes
             chunks = [chunk.dictionary.take(chunk.indices) for chunk in chunks]
     if not pyarrow.types.is_dictionary(chunks[0].type):
-        ids = _fixed_width(pyarrow.chunked_array(chunks).combine_chunks())
+        ids = _fixed_width(chunks)  # the chunks as one column, without joining them first
         return None if ids is None else (ids, None)
     parts: list[Any] = []
     first_code: dict[tuple[int, ...], int] = {}  # a dictionary (by its memory) -> its first code
@@ -632,38 +633,61 @@ def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
 
 
 def _fixed_width(column: Any) -> Any:
-    """A string column as a zero-padded ``S`` array, or None (nulls, empty ids, or an id with
-    a byte that is not printable ASCII: a space, tab or NUL would be split or hidden by the
-    zero padding, so such ids take the string path, which keeps them exactly).
+    """A string column (an Arrow array or a list of them, read as one) as a zero-padded ``S``
+    array, or None (nulls, empty ids, or an id with a byte that is not printable ASCII: a
+    space, tab or NUL would be split or hidden by the zero padding, so such ids take the
+    string path, which keeps them exactly).
 
-    The array is the column's data buffer itself, without a Python string per row: as it is
-    when every id has one width (UUIDs), else after Arrow pads every id to whole 8-byte
-    words."""
+    Without a Python string per row: one array whose ids have one width (UUIDs) is its data
+    buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
+    a piece at a time on threads, each piece copied into the result as it is done."""
     import numpy as np
 
     pyarrow = import_pyarrow()
     compute = pyarrow.compute
-    if pyarrow.types.is_dictionary(column.type):  # each distinct id padded once, then taken
-        if column.null_count or not len(column):
-            return None
-        distinct = _fixed_width(column.dictionary)
-        if distinct is None:
-            return None
-        return distinct[column.indices.to_numpy(zero_copy_only=False)]
-    if column.null_count or not _is_text(column.type) or not len(column):
+    arrays = [a for a in (column if isinstance(column, list) else [column]) if len(a)]
+    if not arrays or any(a.null_count or not _is_text(a.type) for a in arrays):
         return None
-    sizes = compute.min_max(compute.binary_length(column)).as_py()
-    if sizes["min"] == 0 or not _printable_ascii(column):
+    bounds = [compute.min_max(compute.binary_length(a)).as_py() for a in arrays]
+    shortest, width = min(b["min"] for b in bounds), max(b["max"] for b in bounds)
+    if shortest == 0:
         return None
-    width = sizes["max"]
-    if sizes["min"] < width:
-        # Arrow pads every id with NUL bytes, in C++, to whole 8-byte words (the hashes then
-        # read the ids in place, as they read a TREC file's)
-        width = -(-width // 8) * 8
-        column = compute.utf8_rpad(column, width=width, padding="\x00")
-    # ids of one width (UUIDs) lie in the data buffer as a fixed-width array already
-    first, _ = _data_range(column)
-    return np.frombuffer(column.buffers()[2], dtype=f"S{width}", count=len(column), offset=first)
+    if len(arrays) == 1 and shortest == width:
+        (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
+        if not _printable_ascii(array):
+            return None
+        first, _ = _data_range(array)
+        return np.frombuffer(array.buffers()[2], dtype=f"S{width}", count=len(array), offset=first)
+    pad = shortest < width
+    if pad:
+        width = -(-width // 8) * 8  # the hashes then read the ids in place, as a TREC file's
+    rows = sum(len(a) for a in arrays)
+    # in Arrow's memory pool, as the padded ids were before they were done in pieces: memory
+    # the pool keeps and gives again, not fresh pages from the system for every column
+    fixed = np.frombuffer(pyarrow.allocate_buffer(rows * width), dtype=f"S{width}")
+    pieces, at = [], 0
+    for array in arrays:
+        for start in range(0, len(array), _PAD_ROWS):
+            piece = array.slice(start, _PAD_ROWS)
+            pieces.append((piece, at))
+            at += len(piece)
+
+    def padded(given: tuple[Any, int]) -> bool:
+        piece, at = given
+        if not _printable_ascii(piece):
+            return False
+        if pad:
+            piece = compute.utf8_rpad(piece, width=width, padding="\x00")
+        first, _ = _data_range(piece)
+        fixed[at : at + len(piece)] = np.frombuffer(
+            piece.buffers()[2], dtype=f"S{width}", count=len(piece), offset=first
+        )
+        return True
+
+    return fixed if all(map_threaded(padded, pieces)) else None
+
+
+_PAD_ROWS = 1 << 18  # ids padded a piece at a time: 2 MB of 8-byte ids
 
 
 def _data_range(column: Any) -> tuple[int, int]:
