@@ -838,3 +838,53 @@ def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
         )
     assert streamed.per_query == expected.per_query
     assert streamed.counts == expected.counts
+
+
+def test_a_workers_share_grouped_by_its_reader_is_refused_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's share of a Parquet file sorted by doc id (other shares hold rows of the
+    same queries) whose first chunk its reader had to group is refused before the worker
+    spreads anything, so that the caller reads the file in one process; the same chunks
+    read alone are spread and grouped. With two workers, the numbers are evaluate()'s."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ragmetrics.data import _batches
+    from ragmetrics.formats._stream_io import Columns, parquet_chunks
+
+    rng = random.Random(8)
+    rows = sorted(
+        ((f"q{q:04d}", f"d{rng.randrange(10**6):07d}", float(rng.randint(0, 30)))
+         for q in range(1_000) for _ in range(20)),
+        key=lambda row: row[1],
+    )  # fmt: skip
+    columns = list(zip(*rows, strict=True))
+    path = tmp_path / "run.parquet"
+    table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
+    pq.write_table(table, path, row_group_size=8_000)
+    spread: list[int] = []
+    regrouped = _batches.regrouped
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        spread.append(1)
+        return regrouped(*args, **kwargs)
+
+    monkeypatch.setattr(_batches, "regrouped", counted)
+    chunks = parquet_chunks(path, Columns(), 8_000)
+    with pytest.raises(rm.errors.UngroupedInputError, match="not grouped by query"):
+        next(_batches.batches(chunks, 8_000, str(path), None, share=True))
+    assert spread == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+        alone = list(_batches.batches(parquet_chunks(path, Columns(), 8_000), 8_000, "r", None))
+    assert spread == [1] and sum(len(r) for r in alone) == 1_000
+    qrels = {q: {d: 1} for q, d, _ in rows[::7]}
+    expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+        warnings.simplefilter("ignore", rm.errors.OneProcessWarning)
+        streamed = rm.evaluate_stream(
+            qrels, path, METRICS, batch_rows=8_000, workers=2, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.counts == expected.counts

@@ -30,6 +30,7 @@ def batches(
     name: str | None,
     *,
     input_bytes: int | None = None,
+    share: bool = False,
 ) -> Iterator[Run]:
     """Runs of whole queries, each of at least ``batch_rows`` rows (but the last), in input
     order; a query longer than ``batch_rows`` makes a batch of its own.
@@ -41,8 +42,11 @@ def batches(
     reader had to bring its queries' rows together (a Parquet batch of a file sorted by doc
     id) and that would complete the first batch turns the reading into :func:`regrouped`
     too: such a file's queries would come back in the next chunk, after that batch was
-    scored, and the whole input would be read again. ``input_bytes``:
-    the input's size, if known, for :func:`regrouped`."""
+    scored, and the whole input would be read again. With ``share`` (the chunks are one
+    worker's share of a file, whose other shares likely hold the same queries) such a chunk
+    is refused at once instead, so that the caller reads the file in one process without
+    this worker spreading its share first. ``input_bytes``: the input's size, if known, for
+    :func:`regrouped`."""
     pending: list[Chunk] = []
     rows = 0
     in_batch: set[str] = set()  # the queries of the pending chunks
@@ -54,6 +58,11 @@ def batches(
         # a chunk grouped by its reader that would complete the first batch: its queries
         # are sure to come back once that batch is scored
         scattered = chunk.scattered and not made and rows + chunk.n_rows >= batch_rows
+        if scattered and share:
+            raise UngroupedInputError(
+                f"{source}: the run is not grouped by query: the rows of some queries of one "
+                f"batch lie apart, so other parts of the input may hold them too."
+            )
         if not scattered:
             try:
                 _check_new_queries(chunk, pending, in_batch, source)

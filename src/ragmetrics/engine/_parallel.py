@@ -207,7 +207,7 @@ def _score_share(task: tuple[str, tuple[int, int]]) -> PartialResult | None:
 
 def _score_trec(job: Job, path: str, share: tuple[int, int], first: int) -> PartialResult | None:
     chunks = _stream_io.trec_chunks(path, share, first)
-    return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
+    return job.score(run_batches(chunks, job.batch_rows, path, job.name, share=True), path)
 
 
 # --- Parquet: files or row groups ----------------------------------------------------------
@@ -235,4 +235,4 @@ def _score_parquet(task: tuple[str, int, int]) -> PartialResult | None:
     path, start, end = task
     job = _job()
     chunks = _stream_io.parquet_share_chunks(path, job.columns, job.batch_rows, start, end)
-    return job.score(run_batches(chunks, job.batch_rows, path, job.name), path)
+    return job.score(run_batches(chunks, job.batch_rows, path, job.name, share=True), path)
