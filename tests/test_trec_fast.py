@@ -242,6 +242,34 @@ def test_fast_qrels_reader_equals_careful_reader(tmp_path: Path) -> None:
     assert all(type(grade) is int for q in qrels for grade in qrels[q].values())
 
 
+@pytest.mark.parametrize("lone", [None, "x", "-", "+", "."])
+def test_fields_of_one_character_read_as_int_and_float_read_them(tmp_path: Path, lone: str) -> None:
+    """Grades and scores that are all one character (qrels graded 0 to 9) are read as the
+    digits they are, ints for grades and floats for scores; a lone character that is not a
+    digit is not a number, and the careful reader names its line."""
+    rng = random.Random(2)
+    grades = [str(rng.randrange(10)) for _ in range(3_000)]
+    if lone is not None:
+        grades[2_345] = lone
+    qrels_path, run_path = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qrels_path.write_text("".join(f"q{i // 30} 0 d{i} {g}\n" for i, g in enumerate(grades)))
+    run_path.write_text("".join(f"q{i // 30} Q0 d{i} 0 {g} t\n" for i, g in enumerate(grades)))
+    if lone is not None:
+        with pytest.raises(rm.RagMetricsError, match="line 2346"):
+            rm.Qrels.from_trec(qrels_path)
+        with pytest.raises(rm.RagMetricsError, match="line 2346"):
+            rm.Run.from_trec(run_path)
+        return
+    fast = read_plain_trec_packed(qrels_path, n_columns=4, doc_col=2, value_col=3, integer=True)
+    assert fast is not None and fast[3].dtype == np.int64
+    assert fast[3].tolist() == [int(g) for g in grades]
+    scores = _fast_run(run_path)
+    assert scores is not None and scores[3].dtype == np.float64
+    assert scores[3].tolist() == [float(g) for g in grades]
+    qrels = rm.Qrels.from_trec(qrels_path)
+    assert all(type(grade) is int for q in qrels for grade in qrels[q].values())
+
+
 def test_conflicting_grades_still_name_the_line(tmp_path: Path) -> None:
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d1 2\n", encoding="ascii")
