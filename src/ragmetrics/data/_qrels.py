@@ -411,7 +411,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             _columnar.refuse_run_scores(table, grade)
         packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            made = cls._from_packed(*packed[:5])
+            made = cls._from_packed(
+                packed.queries, packed.lengths, packed.ids, packed.scores, packed.dictionary
+            )
             if made is not None:
                 return made
         # regrouping, repeats and every check of a bad row: the DataFrame constructor's

@@ -614,11 +614,6 @@ def _numbers(
     name the line.
     A column of fixed-decimal numbers, the usual case, is read faster by ``_fixed_point``.
     """
-    if int((ends - starts).max()) == 1:  # one character each: qrels' grades, 0 to 9
-        digits = padded[starts] - np.uint8(ord("0"))
-        if int(digits.max()) <= 9:  # a sign or any other lone character: read below
-            read: np.ndarray = digits.astype(np.int64 if integer else np.float64)
-            return read
     fixed = _fixed_point(padded, starts, ends, integer)
     return fixed if fixed is not None else _columnwise(padded, starts, ends, integer)
 
@@ -696,6 +691,11 @@ def _fixed_point(
     """
     widths = ends - starts
     longest = int(widths.max())
+    if longest == 1:  # one character each: qrels' grades, 0 to 9
+        digits = padded[starts] - np.uint8(ord("0"))
+        if int(digits.max()) <= 9:  # a sign or any other lone character: read below
+            read: np.ndarray = digits.astype(np.int64 if integer else np.float64)
+            return read
     if longest > 16:
         return None  # a field too long
     long = longest > 8
