@@ -796,19 +796,19 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
     assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
 
 
-@pytest.mark.parametrize("source", ["parquet", "arrow stream"])
+@pytest.mark.parametrize("source", ["parquet", "arrow stream", "trec"])
 def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
 ) -> None:
-    """A Parquet file sorted by doc id, read in batches of ``batch_rows`` rows: its first
-    batch is a chunk whose queries the reader had to bring together, and it would complete
-    the first batch. The stream spreads the rows over temporary files from there, with the
-    numbers and counts of evaluate(), instead of scoring that batch and then meeting its
-    queries again: a file would be read twice (never, here: the second reading fails), an
-    Arrow stream, which cannot be read again, refused."""
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    """A file sorted by doc id, read in batches of ``batch_rows`` rows: its first batch is a
+    chunk whose queries the reader had to bring together (a Parquet batch, a block of the
+    TREC reader), and it would complete the first batch. The stream spreads the rows over
+    temporary files from there, with the numbers and counts of evaluate(), instead of
+    scoring that batch and then meeting its queries again: a file would be read twice
+    (never, here: the second reading fails), an Arrow stream, which cannot be read again,
+    refused."""
     from ragmetrics.engine import stream
+    from ragmetrics.formats import _trec_fast
 
     def read_again(*args: object) -> None:
         raise AssertionError("the stream was read a second time")
@@ -821,11 +821,26 @@ def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
         for _ in range(20)
     ]
     rows.sort(key=lambda row: row[1])  # each batch holds runs of one row of most queries
+    qrels = {q: {d: 1} for q, d, _ in rows[::7]}
+    if source == "trec":
+        # blocks of about 2,400 lines, each with some 900 queries that come back in it
+        monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", 64_000)
+        path = tmp_path / "run.txt"
+        path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows))
+        expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
+        with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+            streamed = rm.evaluate_stream(
+                qrels, path, METRICS, batch_rows=2_000, per_query=True, progress=False
+            )
+        assert streamed.per_query == expected.per_query
+        assert streamed.counts == expected.counts
+        return
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
     columns = list(zip(*rows, strict=True))
     path = tmp_path / "run.parquet"
     table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
     pq.write_table(table, path, row_group_size=8_000)
-    qrels = {q: {d: 1} for q, d, _ in rows[::7]}
     expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
     given: Any = path
     if source == "arrow stream":

@@ -39,14 +39,14 @@ def batches(
     Before the first batch is made, that turns the reading into :func:`regrouped`, which
     goes on from the chunks read so far (nothing is read twice); after it, the query is
     refused (``UngroupedInputError``: its earlier rows are scored already). A chunk whose
-    reader had to bring its queries' rows together (a Parquet batch of a file sorted by doc
-    id) and that would complete the first batch turns the reading into :func:`regrouped`
-    too: such a file's queries would come back in the next chunk, after that batch was
-    scored, and the whole input would be read again. With ``share`` (the chunks are one
-    worker's share of a file, whose other shares likely hold the same queries) such a chunk
-    is refused at once instead, so that the caller reads the file in one process without
-    this worker spreading its share first. ``input_bytes``: the input's size, if known, for
-    :func:`regrouped`."""
+    reader had to bring its queries' rows together (a Parquet batch or a TREC block of a
+    file sorted by doc id) and that would complete the first batch turns the reading into
+    :func:`regrouped` too: such a file's queries would come back in the next chunk, after
+    that batch was scored, and the whole input would be read again. With ``share`` (the
+    chunks are one worker's share of a file, whose other shares likely hold the same
+    queries) such a chunk is refused at once instead, so that the caller reads the file in
+    one process without this worker spreading its share first. ``input_bytes``: the
+    input's size, if known, for :func:`regrouped`."""
     pending: list[Chunk] = []
     rows = 0
     in_batch: set[str] = set()  # the queries of the pending chunks

@@ -25,7 +25,7 @@ import itertools
 import os
 from collections import deque
 from collections.abc import Generator, Iterator
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def read_plain_trec_packed(
                 if parsed is None:
                     blocks.close()
                     return None
-                block_heads, block_lengths, block_docs, block_values = parsed
+                block_heads, block_lengths, block_docs, block_values, _ = parsed
                 if heads and heads[-1][-1] == block_heads[0]:  # a run goes on: counted once
                     lengths[-1][-1] += block_lengths[0]
                     block_heads, block_lengths = block_heads[1:], block_lengths[1:]
@@ -330,9 +330,16 @@ def line_number(name: object, offset: int) -> int:
     return lines
 
 
-# a block's runs of lines: each run's query id (a fixed-width ``S`` array, see ``_packed``),
-# its number of lines, and the lines' doc ids and values
-_Parsed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+class _Parsed(NamedTuple):
+    """A block's runs of lines."""
+
+    heads: np.ndarray  # each run's query id (a fixed-width ``S`` array, see ``_packed``)
+    lengths: np.ndarray  # each run's number of lines
+    docs: np.ndarray  # the lines' doc ids
+    values: np.ndarray  # the lines' scores or grades
+    # read with ``regroup``, the block's queries came back on many lines (and their lines
+    # were brought together): the file is not grouped by query
+    scattered: bool
 
 
 def _read_block(
@@ -382,13 +389,15 @@ def _read_block(
     if query_rows is None:
         return None
     first_lines, run_lengths = _query_runs(query_rows)
-    if regroup and _scattered(query_rows, first_lines):
+    scattered = regroup and _scattered(query_rows, first_lines)
+    if scattered:
         grouped = _grouped(query_rows)
         if grouped is not None:
             order, first_lines, run_lengths = grouped
             doc_ids, values = doc_ids[order], values[order]
     heads = query_rows[first_lines]  # each run's query id, zero-padded words
-    return heads.view(f"S{heads.shape[1]}").ravel(), run_lengths, doc_ids, values
+    heads = heads.view(f"S{heads.shape[1]}").ravel()
+    return _Parsed(heads, run_lengths, doc_ids, values, scattered)
 
 
 def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
