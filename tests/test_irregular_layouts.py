@@ -10,6 +10,7 @@ import importlib.util
 import json
 import random
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -702,15 +703,20 @@ print("ok")
     ids=["ids", "an id with a newline", "an id past ASCII", "one id"],
 )
 @pytest.mark.parametrize("given", ["strings", "bytes"])
+@pytest.mark.parametrize("docs", ["bytes", "strings"], ids=["doc bytes", "doc strings"])
+@pytest.mark.parametrize("scored", [True, False], ids=["scores", "ranked"])
 def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
-    tmp_path: Path, queries: list[str], given: str
+    tmp_path: Path, queries: list[str], given: str, docs: str, scored: bool
 ) -> None:
     """A stream larger than one batch whose queries come back is spread over part files and
     read back: each part gives back its queries' ids, lengths, docs and scores, in the order
-    written. Ids are written as bytes when the chunk holds them so (the fast TREC reader's)
-    or when they are printable ASCII, else as strings (one joined string, or a list when an
-    id holds a newline). A query's part is a hash of its bytes that ignores the width of
-    the array: the same from a chunk of bytes as from one of strings."""
+    written, a chunk being written twice to show that the pieces of a file are read one
+    after the other. Ids are written as bytes when the chunk holds them so (the fast TREC
+    reader's) or when they are printable ASCII, else as strings (one joined string, or a
+    list when an id holds a newline); doc ids as bytes or strings, as the chunk holds them;
+    without scores, none come back. A query's part is a hash of its bytes that ignores the
+    width of the array: the same from a chunk of bytes as from one of strings. A file cut
+    short is named, not read as fewer rows."""
     from ragmetrics.data._batches import _pieces, _spread
     from ragmetrics.formats import _packed
     from ragmetrics.formats._stream_io import Chunk
@@ -721,27 +727,43 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
     lengths = np.arange(1, len(queries) + 1, dtype=np.int64)
     n = int(lengths.sum())
     heads = np.array([q.encode() for q in queries], dtype="S8") if given == "bytes" else None
-    chunk = Chunk(
-        queries, lengths, np.array([f"d{i}".encode() for i in range(n)]), np.arange(n) / 2, heads
-    )
+    names: Any = [f"d{i}" + "x" * (i % 3) for i in range(n)]
+    doc_ids = np.array([name.encode() for name in names]) if docs == "bytes" else names
+    scores = np.arange(n) / 2 - 1 if scored else None
+    chunk = Chunk(queries, lengths, doc_ids, scores, heads)
     paths = [tmp_path / f"{part}.chunks" for part in range(3)]
     with contextlib.ExitStack() as stack:
         files = [stack.enter_context(path.open("wb")) for path in paths]
         _spread(chunk, files)
-    back: dict[str, list[tuple[bytes, float]]] = {}
+        _spread(chunk, files)
+
+    def rows_of(piece: Chunk) -> Iterator[tuple[object, object]]:
+        given_docs = piece.docs.tolist() if isinstance(piece.docs, np.ndarray) else piece.docs
+        given_scores = [None] * piece.n_rows if piece.scores is None else piece.scores.tolist()
+        return iter(zip(given_docs, given_scores, strict=True))
+
+    back: dict[str, list[tuple[object, object]]] = {}
     parts: dict[str, int] = {}
     for part, path in enumerate(paths):
         for piece in _pieces(str(path)):
             assert (piece.heads is not None) == printable
-            rows = iter(zip(piece.docs.tolist(), piece.scores.tolist(), strict=True))
+            assert (piece.scores is not None) == scored
+            assert isinstance(piece.docs, np.ndarray) == (docs == "bytes")
+            rows = rows_of(piece)
             for query, length in zip(piece.queries, piece.lengths.tolist(), strict=True):
                 back.setdefault(query, []).extend(next(rows) for _ in range(length))
                 assert parts.setdefault(query, part) == part  # each query in one part
-    expected: dict[str, list[tuple[bytes, float]]] = {}
-    rows = iter(zip(chunk.docs.tolist(), chunk.scores.tolist(), strict=True))
-    for query, length in zip(queries, lengths.tolist(), strict=True):
-        expected.setdefault(query, []).extend(next(rows) for _ in range(length))
+    expected: dict[str, list[tuple[object, object]]] = {}
+    for _ in range(2):
+        rows = rows_of(chunk)
+        for query, length in zip(queries, lengths.tolist(), strict=True):
+            expected.setdefault(query, []).extend(next(rows) for _ in range(length))
     assert back == expected
+    if docs == "bytes" and printable:  # a file of the columns' bytes, cut short
+        full = max(paths, key=lambda path: path.stat().st_size)
+        full.write_bytes(full.read_bytes()[:-1])
+        with pytest.raises(rm.errors.RagMetricsError, match="ended before its rows did"):
+            list(_pieces(str(full)))
     encoded = [q.encode() for q in queries]
     wide = _packed.spread_hashes(np.array(encoded, dtype="S40"))
     assert wide.tolist() == _packed.spread_hashes(np.array(encoded)).tolist()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
@@ -16,7 +17,12 @@ import numpy as np
 from ragmetrics._util.arrays import runs_in_order, stable_order
 from ragmetrics._util.warn import warn
 from ragmetrics.data._run import Run
-from ragmetrics.errors import InputFormatError, RegroupedStreamWarning, UngroupedInputError
+from ragmetrics.errors import (
+    InputFormatError,
+    RagMetricsError,
+    RegroupedStreamWarning,
+    UngroupedInputError,
+)
 from ragmetrics.formats import _packed
 from ragmetrics.formats._io import group_contiguous, regroup_order
 from ragmetrics.formats._stream_io import Chunk, not_grouped
@@ -319,16 +325,45 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
     run_at = row_at = 0
     for file, n_runs, n_rows in zip(files, run_counts, row_counts, strict=True):
         if n_runs:
-            ids = queries[run_at : run_at + n_runs]
-            piece = (
-                ids if isinstance(ids, np.ndarray) else _joined(ids),
+            _write_piece(
+                file,
+                queries[run_at : run_at + n_runs],
                 lengths[run_at : run_at + n_runs],
                 docs[row_at : row_at + n_rows],
                 None if scores is None else scores[row_at : row_at + n_rows],
             )
-            pickle.dump(piece, file, protocol=pickle.HIGHEST_PROTOCOL)
         run_at += n_runs
         row_at += n_rows
+
+
+# A piece of a part's file: a header (its runs of rows, its rows, the width of its query ids
+# and of its doc ids, whether it has scores), then its columns' bytes: the runs' lengths
+# (int64), the scores (float64), the query ids and the doc ids (fixed-width bytes). A piece
+# that holds strings (ids past printable ASCII) has -1 for its runs, and is pickled after
+# the header. The columns' bytes as they are take a fifth of the time pickling them took
+# (a stream of 2 million rows in batches of 10,000 writes 6,000 pieces).
+_HEADER = struct.Struct("<5q")
+
+
+def _write_piece(
+    file: BinaryIO,
+    queries: np.ndarray | list[str],
+    lengths: np.ndarray,
+    docs: np.ndarray | list[str],
+    scores: np.ndarray | None,
+) -> None:
+    if not isinstance(queries, np.ndarray) or not isinstance(docs, np.ndarray):
+        file.write(_HEADER.pack(-1, 0, 0, 0, 0))
+        ids = queries if isinstance(queries, np.ndarray) else _joined(queries)
+        pickle.dump((ids, lengths, docs, scores), file, protocol=pickle.HIGHEST_PROTOCOL)
+        return
+    scored = scores is not None
+    file.write(_HEADER.pack(len(lengths), len(docs), queries.itemsize, docs.itemsize, scored))
+    columns = [lengths.astype(np.int64, copy=False), queries, docs]
+    if scores is not None:
+        columns.insert(1, scores.astype(np.float64, copy=False))
+    for column in columns:
+        file.write(np.ascontiguousarray(column).data)
 
 
 def _joined(queries: list[str]) -> str | list[str]:
@@ -343,13 +378,31 @@ def _pieces(path: str) -> Iterator[Chunk]:
     query ids as bytes comes back with them as bytes (decoded to strings only if asked
     for), as the grouping on bytes reads them."""
     with open(path, "rb") as file:
-        while True:
-            try:
-                queries, lengths, docs, scores = pickle.load(file)  # written by _spread
-            except EOFError:
-                return
-            if isinstance(queries, np.ndarray):
-                yield Chunk(None, lengths, docs, scores, queries)
-            else:
-                ids = queries.split("\n") if isinstance(queries, str) else queries
-                yield Chunk(ids, lengths, docs, scores)
+        while header := file.read(_HEADER.size):  # written by _write_piece
+            n_runs, n_rows, query_width, doc_width, scored = _HEADER.unpack(header)
+            if n_runs < 0:
+                queries, lengths, docs, scores = pickle.load(file)
+                if isinstance(queries, np.ndarray):
+                    yield Chunk(None, lengths, docs, scores, queries)
+                else:
+                    ids = queries.split("\n") if isinstance(queries, str) else queries
+                    yield Chunk(ids, lengths, docs, scores)
+                continue
+            data = bytearray(
+                8 * (n_runs + scored * n_rows) + query_width * n_runs + doc_width * n_rows
+            )
+            if file.readinto(data) != len(data):
+                raise RagMetricsError(
+                    f"The temporary file {path} ended before its rows did: something else "
+                    f"changed or removed it while the stream was read. Set TMPDIR to a folder "
+                    f"that nothing else cleans."
+                )
+            lengths = np.frombuffer(data, np.int64, n_runs)
+            at = 8 * n_runs
+            scores = None
+            if scored:
+                scores = np.frombuffer(data, np.float64, n_rows, at)
+                at += 8 * n_rows
+            heads = np.frombuffer(data, f"S{query_width}", n_runs, at)
+            docs = np.frombuffer(data, f"S{doc_width}", n_rows, at + query_width * n_runs)
+            yield Chunk(None, lengths, docs, scores, heads)
