@@ -5,11 +5,11 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import random
 import warnings
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -697,6 +697,42 @@ print("ok")
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+def test_a_stream_spread_in_more_parts_than_files_it_may_open_gives_the_numbers(
+    tmp_path: Path,
+) -> None:
+    """A scattered stream past one batch is written to one temporary file, however many
+    parts its queries are cut into: with at most 64 files open, a run spread in 256 parts
+    gives evaluate()'s numbers (one file a part failed with "Too many open files")."""
+    import subprocess
+    import sys
+
+    from ragmetrics.data import _batches
+
+    rng = random.Random(12)
+    rows = [(f"q{q}", f"d{rng.randrange(10**6)}", rng.randint(0, 9)) for q in range(300)
+            for _ in range(40)]  # fmt: skip
+    rows.sort(key=lambda row: row[1])
+    run = tmp_path / "run.txt"
+    run.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows))
+    assert run.stat().st_size > _batches.MAX_PARTS * 8 * 100  # 256 parts of 100 rows
+    script = f"""
+import resource, warnings
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+import ragmetrics as rm
+qrels = {{f"q{{q}}": {{f"d{{q}}": 1}} for q in range(300)}}
+qrels.update({{q: {{d: 1}} for q, d, _ in {rows[::5]!r}}})
+want = rm.evaluate(qrels, rm.read_run({str(run)!r}), ["map", "P@5"])
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    got = rm.evaluate_stream(qrels, {str(run)!r}, ["map", "P@5"], batch_rows=100, progress=False)
+assert any("in 256 parts" in str(w.message) for w in seen), [str(w.message) for w in seen]
+assert got.aggregate == want.aggregate and got.counts == want.counts
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 @pytest.mark.parametrize(
     "queries",
     [["q1", "q2", "q1", "q3"], ["q\n1", "q2", "q\n1"], ["qé", "q2", "qé"], ["only"]],
@@ -710,13 +746,12 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
 ) -> None:
     """A stream larger than one batch whose queries come back is spread over part files and
     read back: each part gives back its queries' ids, lengths, docs and scores, in the order
-    written, a chunk being written twice to show that the pieces of a file are read one
-    after the other. Ids are written as bytes when the chunk holds them so (the fast TREC
+    written (the chunk is written twice: a part's pieces lie apart in the file). Ids are written as bytes when the chunk holds them so (the fast TREC
     reader's) or when they are printable ASCII, else as strings (one joined string, or a
     list when an id holds a newline); doc ids as bytes or strings, as the chunk holds them;
     without scores, none come back. A query's part is a hash of its bytes that ignores the
     width of the array: the same from a chunk of bytes as from one of strings. A file cut
-    short is named, not read as fewer rows."""
+    short is named, not read as fewer rows or zeros."""
     from ragmetrics.data._batches import _pieces, _spread
     from ragmetrics.formats import _packed
     from ragmetrics.formats._stream_io import Chunk
@@ -731,11 +766,10 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
     doc_ids = np.array([name.encode() for name in names]) if docs == "bytes" else names
     scores = np.arange(n) / 2 - 1 if scored else None
     chunk = Chunk(queries, lengths, doc_ids, scores, heads)
-    paths = [tmp_path / f"{part}.chunks" for part in range(3)]
-    with contextlib.ExitStack() as stack:
-        files = [stack.enter_context(path.open("wb")) for path in paths]
-        _spread(chunk, files)
-        _spread(chunk, files)
+    file = (tmp_path / "rows").open("w+b")
+    pieces = [array("q") for _ in range(3)]
+    _spread(chunk, file, pieces)
+    _spread(chunk, file, pieces)
 
     def rows_of(piece: Chunk) -> Iterator[tuple[object, object]]:
         given_docs = piece.docs.tolist() if isinstance(piece.docs, np.ndarray) else piece.docs
@@ -744,8 +778,8 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
 
     back: dict[str, list[tuple[object, object]]] = {}
     parts: dict[str, int] = {}
-    for part, path in enumerate(paths):
-        for piece in _pieces(str(path)):
+    for part, starts in enumerate(pieces):
+        for piece in _pieces(file, starts):
             assert (piece.heads is not None) == printable
             assert (piece.scores is not None) == scored
             assert isinstance(piece.docs, np.ndarray) == (docs == "bytes")
@@ -759,11 +793,13 @@ def test_a_stream_spread_over_temporary_files_reads_back_its_queries(
         for query, length in zip(queries, lengths.tolist(), strict=True):
             expected.setdefault(query, []).extend(next(rows) for _ in range(length))
     assert back == expected
-    if docs == "bytes" and printable:  # a file of the columns' bytes, cut short
-        full = max(paths, key=lambda path: path.stat().st_size)
-        full.write_bytes(full.read_bytes()[:-1])
-        with pytest.raises(rm.errors.RagMetricsError, match="ended before its rows did"):
-            list(_pieces(str(full)))
+    # the pieces of the parts lie one after the other, each chunk's parts in turn
+    assert sorted(start for starts in pieces for start in starts)[0] == 0
+    last = max(start for starts in pieces for start in starts)
+    file.truncate(file.seek(0, 2) - 1)  # the last piece cut short
+    with pytest.raises(rm.errors.RagMetricsError, match="ended before its rows did"):
+        list(_pieces(file, [last]))
+    file.close()
     encoded = [q.encode() for q in queries]
     wide = _packed.spread_hashes(np.array(encoded, dtype="S40"))
     assert wide.tolist() == _packed.spread_hashes(np.array(encoded)).tolist()
@@ -810,7 +846,7 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
         path.write_text("".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, d, s in rows), encoding="utf-8")
     metrics = ["P@5", "map", "recall@10"]
     expected = rm.evaluate(qrels, rm.read_run(path), metrics)
-    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary file"):
         streamed = rm.evaluate_stream(
             qrels, path, metrics, per_query=True, batch_rows=500, progress=False
         )
@@ -850,7 +886,7 @@ def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
         path = tmp_path / "run.txt"
         path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows))
         expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
-        with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+        with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary file"):
             streamed = rm.evaluate_stream(
                 qrels, path, METRICS, batch_rows=2_000, per_query=True, progress=False
             )
@@ -869,7 +905,7 @@ def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
         given = pa.RecordBatchReader.from_batches(
             table.schema, pq.ParquetFile(path).iter_batches(batch_size=8_000)
         )
-    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary files"):
+    with pytest.warns(rm.errors.RegroupedStreamWarning, match="temporary file"):
         streamed = rm.evaluate_stream(
             qrels, given, METRICS, batch_rows=8_000, per_query=True, progress=False
         )

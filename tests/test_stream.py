@@ -280,7 +280,7 @@ def test_a_query_that_comes_back_after_a_batch_was_scored_is_grouped_on_a_second
     path.write_text("".join(lines) + "q00003 Q0 late 1 0.0 tag\n")  # 3.4 MB: two blocks
     qrels = {"q00003": {"late": 1, "d2": 1}, "q00004": {"d0": 1}}
     expected = evaluate(qrels, Run.from_trec(path), ["map", "recall@20"])
-    with pytest.warns(RegroupedStreamWarning, match="temporary files"):
+    with pytest.warns(RegroupedStreamWarning, match="temporary file"):
         streamed = evaluate_stream(
             qrels, path, ["map", "recall@20"], batch_rows=50_000, per_query=True, progress=False
         )

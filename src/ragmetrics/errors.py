@@ -152,8 +152,8 @@ class AmbiguousChunkWarning(RagMetricsWarning):
 
 class RegroupedStreamWarning(RagMetricsWarning):
     """A streamed run whose queries are not grouped, larger than one batch, is grouped
-    through temporary files (the message says where and how many): it takes about the
-    run's size again on disk while it is read."""
+    through a temporary file (the message says where, and in how many parts): it takes
+    about the run's size again on disk while it is read."""
 
 
 class OneProcessWarning(RagMetricsWarning):

@@ -460,7 +460,7 @@ def _testing(args: argparse.Namespace) -> dict[str, Any]:
 
 _STREAM_HELP = (
     "read each run in batches of whole queries, in bounded memory (TREC, .gz or Parquet; a "
-    "run not grouped by query is grouped through temporary files; see docs/scale.md)"
+    "run not grouped by query is grouped through a temporary file; see docs/scale.md)"
 )
 
 

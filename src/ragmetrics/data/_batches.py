@@ -4,13 +4,14 @@ queries are scattered, batches made by spreading its rows over temporary files b
 
 from __future__ import annotations
 
+import io
 import os
 import pickle
 import struct
 import tempfile
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
-from typing import BinaryIO
 
 import numpy as np
 
@@ -223,7 +224,7 @@ def _flat_docs(chunks: list[Chunk]) -> list[str]:
 
 # --- runs whose queries are scattered ---------------------------------------------------------
 
-MAX_PARTS = 256  # temporary files written side by side (each an open file while spreading)
+MAX_PARTS = 256  # parts of the queries in the temporary file, each read back as one batch
 _ROW_BYTES = 8  # the fewest bytes a row takes in a file (compressed Parquet): parts are
 # counted from the input's size as if every row took this few, so that none holds more
 # than about ``batch_rows`` rows
@@ -239,11 +240,15 @@ def regrouped(
     """Runs of whole queries from chunks whose queries may come back anywhere in the input.
 
     Up to ``batch_rows`` rows are held in memory: a run no larger is one batch, grouped as
-    the in-memory reader groups it. A larger run is spread, in one pass, over temporary
-    files, one part of the queries each (a query's part: a hash of its id), each row
-    written once in the order read; each file is then read back whole and grouped, one
-    batch a file. ``input_bytes``: the input's size, from which the number of files is
-    chosen (about ``batch_rows`` rows each, at most :data:`MAX_PARTS`; 64 when unknown)."""
+    the in-memory reader groups it. A larger run is written, in one pass, to one temporary
+    file in pieces, each the rows of one chunk that fall in one part of the queries (a
+    query's part: a hash of its id), each row written once in the order read; the pieces of
+    each part are then read back and grouped, one batch a part. ``input_bytes``: the
+    input's size, from which the number of parts is chosen (about ``batch_rows`` rows each,
+    at most :data:`MAX_PARTS`; 64 when unknown).
+
+    One file, not one a part: opening hundreds of files took 25-70 ms on a 2-core machine,
+    and more files than the process may open at once (macOS allows 256 by default) failed."""
     held: list[Chunk] = []
     rows = 0
     rest = iter(chunks)
@@ -261,46 +266,43 @@ def regrouped(
         n_parts = 64
     else:
         n_parts = min(MAX_PARTS, max(2, -(-input_bytes // (batch_rows * _ROW_BYTES))))
-    with tempfile.TemporaryDirectory(prefix="ragmetrics-regroup-") as folder:
+    # deleted when closed, and by the system if the process dies first
+    with tempfile.TemporaryFile(prefix="ragmetrics-regroup-") as file:
         warn(
             f"{source}: its queries are not grouped, and it is larger than one batch "
-            f"({batch_rows:,} rows): its rows are grouped through {n_parts} temporary files "
-            f"in {folder} (about the run's size on disk, removed when done). Sort the input "
-            f"by query to stream it in one pass; set TMPDIR to put the files elsewhere.",
+            f"({batch_rows:,} rows): its rows are grouped through a temporary file in "
+            f"{tempfile.gettempdir()}, in {n_parts} parts of its queries (about the run's size "
+            f"on disk, removed when done). Sort the input by query to stream it in one pass; "
+            f"set TMPDIR to put the file elsewhere.",
             RegroupedStreamWarning,
         )
-        paths = [os.path.join(folder, f"{part}.chunks") for part in range(n_parts)]
-        files = [open(path, "wb") for path in paths]  # noqa: SIM115 (closed below)
-        try:
-            for chunk in chain(_taken(held), rest):
-                _spread(chunk, files)
-        finally:
-            for file in files:
-                file.close()
-        for path in paths:
-            pieces = list(_pieces(path))
-            os.remove(path)  # the disk is given back part by part
-            if pieces:
-                yield _run_of(pieces, source, name, regroup=True)
+        pieces = [array("q") for _ in range(n_parts)]  # where each part's pieces start
+        for chunk in chain(_taken(held), rest):
+            _spread(chunk, file, pieces)
+        for starts in pieces:
+            if starts:
+                yield _run_of(list(_pieces(file, starts)), source, name, regroup=True)
 
 
 def _taken(chunks: list[Chunk]) -> Iterator[Chunk]:
     """The chunks of the list, each let go of as it is given (the rows held in memory are
-    written to the files one chunk at a time, not kept until the end)."""
+    written to the file one chunk at a time, not kept until the end)."""
     chunks.reverse()
     while chunks:
         yield chunks.pop()
 
 
-def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
-    """Write each query's rows of ``chunk`` to the file of its part, in their order. A part
-    is a hash of the query id's bytes that ignores the width of the array they sit in, so
-    that a query lands in one part whether a chunk holds its id as bytes (the fast TREC
-    reader's) or as a string (any other). The ids are written as bytes where they can be
-    (printable ASCII), to be grouped on them when the part is read back."""
+def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]]) -> None:
+    """Write each part's rows of ``chunk`` as one piece at the end of ``file``, and add where
+    it starts to the part's list in ``pieces`` (a part: the queries whose ids hash to it;
+    ``len(pieces)`` parts). A part is a hash of the query id's bytes that ignores the width
+    of the array they sit in, so that a query lands in one part whether a chunk holds its id
+    as bytes (the fast TREC reader's) or as a string (any other). The ids are written as
+    bytes where they can be (printable ASCII), to be grouped on them when the part is read
+    back."""
     if not chunk.n_runs:
         return
-    n_parts = len(files)
+    n_parts = len(pieces)
     heads = chunk.heads if chunk.heads is not None else _packed.words_of(chunk.queries)
     keys = heads
     if keys is None:  # an id past printable ASCII: its UTF-8 bytes, as any other's
@@ -322,48 +324,51 @@ def _spread(chunk: Chunk, files: Sequence[BinaryIO]) -> None:
         else [chunk.docs[i] for i in row_order.tolist()]
     )
     scores = None if chunk.scores is None else chunk.scores[row_order]
+    file.seek(0, os.SEEK_END)  # after a part read back, if a reader asks for more
+    at = file.tell()
     run_at = row_at = 0
-    for file, n_runs, n_rows in zip(files, run_counts, row_counts, strict=True):
+    for part, n_runs, n_rows in zip(pieces, run_counts, row_counts, strict=True):
         if n_runs:
-            _write_piece(
-                file,
-                queries[run_at : run_at + n_runs],
-                lengths[run_at : run_at + n_runs],
-                docs[row_at : row_at + n_rows],
-                None if scores is None else scores[row_at : row_at + n_rows],
+            part.append(at)
+            at += file.write(
+                _piece(
+                    queries[run_at : run_at + n_runs],
+                    lengths[run_at : run_at + n_runs],
+                    docs[row_at : row_at + n_rows],
+                    None if scores is None else scores[row_at : row_at + n_rows],
+                )
             )
         run_at += n_runs
         row_at += n_rows
 
 
-# A piece of a part's file: a header (its runs of rows, its rows, the width of its query ids
-# and of its doc ids, whether it has scores), then its columns' bytes: the runs' lengths
+# A piece of the file: a header (its runs of rows, its rows, the width of its query ids and
+# of its doc ids, whether it has scores), then its columns' bytes: the runs' lengths
 # (int64), the scores (float64), the query ids and the doc ids (fixed-width bytes). A piece
-# that holds strings (ids past printable ASCII) has -1 for its runs, and is pickled after
-# the header. The columns' bytes as they are take a fifth of the time pickling them took
-# (a stream of 2 million rows in batches of 10,000 writes 6,000 pieces).
+# that holds strings (ids past printable ASCII) has -1 for its runs and its size in bytes
+# for its rows, and is pickled after the header. The columns' bytes as they are take a
+# fifth of the time pickling them took (a stream of 2 million rows in batches of 10,000
+# writes 6,000 pieces).
 _HEADER = struct.Struct("<5q")
 
 
-def _write_piece(
-    file: BinaryIO,
+def _piece(
     queries: np.ndarray | list[str],
     lengths: np.ndarray,
     docs: np.ndarray | list[str],
     scores: np.ndarray | None,
-) -> None:
+) -> bytes:
+    """The bytes of one piece (see ``_HEADER``)."""
     if not isinstance(queries, np.ndarray) or not isinstance(docs, np.ndarray):
-        file.write(_HEADER.pack(-1, 0, 0, 0, 0))
         ids = queries if isinstance(queries, np.ndarray) else _joined(queries)
-        pickle.dump((ids, lengths, docs, scores), file, protocol=pickle.HIGHEST_PROTOCOL)
-        return
+        pickled = pickle.dumps((ids, lengths, docs, scores), protocol=pickle.HIGHEST_PROTOCOL)
+        return _HEADER.pack(-1, len(pickled), 0, 0, 0) + pickled
     scored = scores is not None
-    file.write(_HEADER.pack(len(lengths), len(docs), queries.itemsize, docs.itemsize, scored))
+    header = _HEADER.pack(len(lengths), len(docs), queries.itemsize, docs.itemsize, scored)
     columns = [lengths.astype(np.int64, copy=False), queries, docs]
     if scores is not None:
         columns.insert(1, scores.astype(np.float64, copy=False))
-    for column in columns:
-        file.write(np.ascontiguousarray(column).data)
+    return b"".join([header, *(np.ascontiguousarray(column).data for column in columns)])
 
 
 def _joined(queries: list[str]) -> str | list[str]:
@@ -373,36 +378,44 @@ def _joined(queries: list[str]) -> str | list[str]:
     return joined if joined.count("\n") == len(queries) - 1 else queries
 
 
-def _pieces(path: str) -> Iterator[Chunk]:
-    """The chunks written to one part's file, in the order written. A chunk written with its
-    query ids as bytes comes back with them as bytes (decoded to strings only if asked
-    for), as the grouping on bytes reads them."""
-    with open(path, "rb") as file:
-        while header := file.read(_HEADER.size):  # written by _write_piece
-            n_runs, n_rows, query_width, doc_width, scored = _HEADER.unpack(header)
-            if n_runs < 0:
-                queries, lengths, docs, scores = pickle.load(file)
-                if isinstance(queries, np.ndarray):
-                    yield Chunk(None, lengths, docs, scores, queries)
-                else:
-                    ids = queries.split("\n") if isinstance(queries, str) else queries
-                    yield Chunk(ids, lengths, docs, scores)
-                continue
-            data = bytearray(
-                8 * (n_runs + scored * n_rows) + query_width * n_runs + doc_width * n_rows
-            )
-            if file.readinto(data) != len(data):
-                raise RagMetricsError(
-                    f"The temporary file {path} ended before its rows did: something else "
-                    f"changed or removed it while the stream was read. Set TMPDIR to a folder "
-                    f"that nothing else cleans."
-                )
-            lengths = np.frombuffer(data, np.int64, n_runs)
-            at = 8 * n_runs
-            scores = None
-            if scored:
-                scores = np.frombuffer(data, np.float64, n_rows, at)
-                at += 8 * n_rows
-            heads = np.frombuffer(data, f"S{query_width}", n_runs, at)
-            docs = np.frombuffer(data, f"S{doc_width}", n_rows, at + query_width * n_runs)
-            yield Chunk(None, lengths, docs, scores, heads)
+def _pieces(file: io.BufferedRandom, starts: Iterable[int]) -> Iterator[Chunk]:
+    """The pieces of ``file`` that start at ``starts`` (one part's, in the order written),
+    as chunks. A piece written with its query ids as bytes comes back with them as bytes
+    (decoded to strings only if asked for), as the grouping on bytes reads them."""
+    for start in starts:
+        file.seek(start)
+        header = file.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            raise _cut_short(file)
+        n_runs, n_rows, query_width, doc_width, scored = _HEADER.unpack(header)
+        if n_runs < 0:  # a pickled piece of n_rows bytes
+            pickled = file.read(n_rows)
+            if len(pickled) != n_rows:
+                raise _cut_short(file)
+            queries, lengths, docs, scores = pickle.loads(pickled)
+            if isinstance(queries, np.ndarray):
+                yield Chunk(None, lengths, docs, scores, queries)
+            else:
+                ids = queries.split("\n") if isinstance(queries, str) else queries
+                yield Chunk(ids, lengths, docs, scores)
+            continue
+        data = bytearray(8 * (n_runs + scored * n_rows) + query_width * n_runs + doc_width * n_rows)
+        if file.readinto(data) != len(data):
+            raise _cut_short(file)
+        lengths = np.frombuffer(data, np.int64, n_runs)
+        at = 8 * n_runs
+        scores = None
+        if scored:
+            scores = np.frombuffer(data, np.float64, n_rows, at)
+            at += 8 * n_rows
+        heads = np.frombuffer(data, f"S{query_width}", n_runs, at)
+        docs = np.frombuffer(data, f"S{doc_width}", n_rows, at + query_width * n_runs)
+        yield Chunk(None, lengths, docs, scores, heads)
+
+
+def _cut_short(file: io.BufferedRandom) -> RagMetricsError:
+    return RagMetricsError(
+        f"The temporary file {getattr(file, 'name', '')} ended before its rows did: something "
+        f"else changed it while the stream was read. Set TMPDIR to a folder that nothing "
+        f"else cleans."
+    )

@@ -197,9 +197,9 @@ def evaluate_stream(
             batch), an iterable of pyarrow tables or record batches, or an iterable of
             ``Run`` batches (each holding whole queries). Rows grouped by query (sorted or
             not) are read in one pass; a file whose queries are scattered is grouped as it
-            is read: in memory up to ``batch_rows`` rows, else through temporary files, one
-            part of the queries each (``RegroupedStreamWarning`` says where; about the run's
-            size on disk while it is read).
+            is read: in memory up to ``batch_rows`` rows, else through a temporary file,
+            read back one part of the queries at a time (``RegroupedStreamWarning`` says
+            where; about the run's size on disk while it is read).
         metrics: metric names, as for :func:`~ragmetrics.evaluate`.
         per_query: keep per-query values (needed by ``compare``; memory grows with queries).
         batch_rows: rows read before a batch is scored (a query is never split).
