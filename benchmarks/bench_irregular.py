@@ -3,7 +3,9 @@
 One run of N queries x 100 docs with MS MARCO-size doc ids (up to 8.8 million) and scores
 with ties, written in several layouts: regular (each query's rows together, no doc twice),
 with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
-(queries not contiguous, as a join, Spark or DuckDB leaves them), and as pandas writes
+(queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
+bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
+and as pandas writes
 Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
 of 20,000), by DuckDB in a shuffled order (a join's output), and as Spark leaves a
 DataFrame (a folder of eight snappy part files, rows hash-partitioned by doc id, a
@@ -62,6 +64,12 @@ def _qrels(queries: np.ndarray, docs: np.ndarray, seed: int = 1) -> rm.Qrels:
     return rm.Qrels.from_dict(judged)
 
 
+def _urls(queries: np.ndarray) -> np.ndarray:
+    """Query ids of 76 bytes, one for each id of ``queries``."""
+    site = "https://docs.example.com/guides/retrieval/evaluation/section-"
+    return np.char.add(np.char.add(site, np.char.zfill(queries, 6)), "/question")
+
+
 def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[str, tuple]:
     # no doc twice in a query in the regular layout
     key = np.char.add(np.char.add(queries, "\0"), docs)
@@ -78,7 +86,11 @@ def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[
         "regular": (q, d, s),
         "repeats": (q, repeated_d, s),
         "by doc id": (q[by_doc], d[by_doc], s[by_doc]),
+        LONG_IDS: (_urls(q), d, s),
     }
+
+
+LONG_IDS = "query ids of 76 bytes (URLs)"
 
 
 def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]]:
@@ -194,24 +206,27 @@ def _time(job: Callable[[], object]) -> float | None:
 
 
 def _others(
-    tools: list[str], qrels: rm.Qrels, paths: dict, rounds: int
+    tools: list[str], qrels_of: Callable[[str], rm.Qrels], paths: dict, rounds: int
 ) -> dict[tuple[str, str, str], float | None]:
-    """pytrec_eval's and ranx's medians on the TREC (and ranx's on the Parquet) files."""
+    """pytrec_eval's and ranx's medians on the TREC (and ranx's on the Parquet) files
+    (``qrels_of``: the qrels of each layout)."""
     jobs: dict[tuple[str, str, str], Callable[[], object]] = {}
-    judged = qrels.to_dict()
+    judged_of = {name: qrels_of(name).to_dict() for name in paths}
     if "pytrec_eval" in tools:
         import pytrec_eval
 
         measures = {"ndcg_cut.10", "map", "recall.100", "recip_rank", "P.5"}
 
-        def pytrec(path: Path) -> object:
+        def pytrec(path: Path, judged: dict[str, dict[str, int]]) -> object:
             with path.open() as lines:
                 run = pytrec_eval.parse_run(lines)
             return pytrec_eval.RelevanceEvaluator(judged, measures).evaluate(run)
 
         for name, by_format in paths.items():
             if "trec" in by_format:
-                jobs[("pytrec_eval", name, "TREC")] = lambda p=by_format["trec"]: pytrec(p)
+                jobs[("pytrec_eval", name, "TREC")] = (
+                    lambda p=by_format["trec"], j=judged_of[name]: pytrec(p, j)
+                )
     if "ranx" in tools:
         import warnings
 
@@ -224,21 +239,25 @@ def _others(
         with contextlib.suppress(KeyError, pandas.errors.OptionError):
             pandas.set_option("future.infer_string", False)
 
-        ranx_qrels = ranx.Qrels(judged)
         names = ["ndcg@10", "map", "recall@100", "mrr@10", "precision@5"]
         # (numba compiles on the first call: not timed)
-        ranx.evaluate(ranx_qrels, ranx.Run({"0": {"d": 1.0}}), names, make_comparable=True)
+        ranx.evaluate(ranx.Qrels({"0": {"d": 1}}), ranx.Run({"0": {"d": 1.0}}), names)
         for name, by_format in paths.items():
+            ranx_qrels = ranx.Qrels(judged_of[name])
             if "trec" in by_format:
-                jobs[("ranx", name, "TREC")] = lambda p=by_format["trec"]: ranx.evaluate(
-                    ranx_qrels, ranx.Run.from_file(str(p), kind="trec"), names, make_comparable=True
+                jobs[("ranx", name, "TREC")] = lambda p=by_format["trec"], q=ranx_qrels: (
+                    ranx.evaluate(
+                        q, ranx.Run.from_file(str(p), kind="trec"), names, make_comparable=True
+                    )
                 )
             if name in ("regular", "repeats", "by doc id"):  # (ranx reads no folder)
-                jobs[("ranx", name, "Parquet")] = lambda p=by_format["parquet"]: ranx.evaluate(
-                    ranx_qrels,
-                    ranx.Run.from_parquet(str(p), q_id_col="query_id"),
-                    names,
-                    make_comparable=True,  # the run holds queries the qrels do not
+                jobs[("ranx", name, "Parquet")] = lambda p=by_format["parquet"], q=ranx_qrels: (
+                    ranx.evaluate(
+                        q,
+                        ranx.Run.from_parquet(str(p), q_id_col="query_id"),
+                        names,
+                        make_comparable=True,  # the run holds queries the qrels do not
+                    )
                 )
     times: dict[tuple[str, str, str], list[float]] = {key: [] for key in jobs}
     refused = set()
@@ -263,6 +282,11 @@ def main() -> None:
     args = parser.parse_args()
     queries, docs, scores = _columns(args.queries)
     qrels = _qrels(queries, docs)
+    url_qrels = _qrels(_urls(queries), docs)  # the same judgments, under the URLs
+
+    def qrels_of(name: str) -> rm.Qrels:
+        return url_qrels if name == LONG_IDS else qrels
+
     with tempfile.TemporaryDirectory() as folder:
         layouts = _layouts(queries, docs, scores)
         paths = _write(Path(folder), layouts)
@@ -270,7 +294,7 @@ def main() -> None:
             "parquet": _write_spark_like(Path(folder), layouts)
         }
         jobs = {
-            (name, source): _job(qrels, by_format[kind], how)
+            (name, source): _job(qrels_of(name), by_format[kind], how)
             for name, by_format in paths.items()
             for source, (kind, how) in SOURCES.items()
             if kind in by_format
@@ -286,7 +310,7 @@ def main() -> None:
             for key, values in times.items()
         }
         tools = [t for t in args.tools.split(",") if t]
-        others = _others(tools, qrels, paths, args.rounds) if tools else {}
+        others = _others(tools, qrels_of, paths, args.rounds) if tools else {}
     print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
     print("seconds, and the ratio to the regular layout of the same source\n")
     print(f"{'the same run, but':<34}" + "".join(f"{s:>17}" for s in SOURCES))

@@ -128,8 +128,8 @@ def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads
         monkeypatch.setattr(_trec_fast, "hashes", lambda a, w: np.zeros(len(a), dtype=np.uint64))
     rng = random.Random(11)
     lines, judged = [], []
-    widths = {f"q{i}": rng.choice([0, 0, 6, 7, 9, 20, 61]) for i in range(25)}
-    for _ in range(400):  # runs of 1-6 lines of 25 queries, ids of 2 to 64 bytes
+    widths = {f"q{i}": rng.choice([0, 0, 6, 7, 9, 20, 61, 63, 150, 253]) for i in range(25)}
+    for _ in range(400):  # runs of 1-6 lines of 25 queries, ids of 2 to 256 bytes
         name = f"q{rng.randrange(25)}"
         q = name + "x" * widths[name]
         for _ in range(rng.randrange(1, 7)):
