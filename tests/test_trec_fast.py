@@ -84,18 +84,14 @@ def test_fast_run_reader_equals_careful_reader(
 @pytest.mark.parametrize(
     "text",
     [
-        "# a comment\nq1 Q0 d1 1 0.5 t\n",
-        "q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4 t\n",
-        "q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 0.4 t",  # a blank line, no final newline
+        "# a note \x01\nq1 Q0 d1 1 0.5 t\n",
         "q1 Q0 dé 1 0.5 t\n",
         "q1 Q0 d1 1 0.5 t extra\n",
         "q1 Q0 d1 1 0x10 t\n",
         f"q1 Q0 {'d' * 300} 1 0.5 t\n",
     ],
     ids=[
-        "comment",
-        "blank line",
-        "blank line, no final newline",
+        "comment with a control byte",
         "non-ascii",
         "extra field",
         "hex score",
@@ -109,8 +105,54 @@ def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text:
     if "0x10" in text:
         with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1: field 5 must be"):
             rm.Run.from_trec(path)
+    elif "\x01" in text:  # the line rule holds in comments too
+        with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1, column 10: U\+0001"):
+            rm.Run.from_trec(path)
     else:
         assert len(rm.Run.from_trec(path)) == 1
+
+
+@pytest.mark.parametrize("block_bytes", [300, 1 << 25], ids=["many blocks", "one block"])
+def test_blank_and_comment_lines_are_dropped_by_the_fast_reader_as_the_careful_one_skips_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    """Blank lines (whitespace alone, LF or CR LF) and comment lines (a first field that
+    starts with ``#``, indented or not) anywhere in a run or qrels file are skipped by the
+    careful reader; the fast reader drops them from their block and parses the rest, so
+    the file is read by blocks with the careful reader's values. A ``#`` inside an id is
+    not a comment. Streamed, the line of a later error is still named right."""
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    rng = random.Random(7)
+    skipped = ["", "   ", "\t \t", "# a run of my retriever", "  # indented", "#q1 Q0 d1 1 9 t"]
+    lines, judged = ["# header: query Q0 doc rank score tag"], []
+    for q in range(40):
+        for rank in range(rng.randrange(1, 12)):
+            doc = rng.choice(["d", "d#", "x"]) + str(rng.randrange(30))
+            lines.append(f"q{q} Q0 {doc} {rank} {rng.random():.4f} t")
+            judged.append(f"q{q} 0 {doc} {len(doc)}")  # one grade a pair
+            if rng.random() < 0.1:
+                lines.append(rng.choice(skipped))
+                judged.append(rng.choice(skipped))
+    for ending in ("\n", "\r\n"):
+        path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+        path.write_bytes((ending.join(lines) + ending + ending).encode())  # a blank line last
+        qrels_path.write_bytes(ending.join(dict.fromkeys(judged)).encode())  # none last
+        assert _fast_run(path) is not None
+        assert rm.Run.from_trec(path).to_dict() == _careful_run(path)
+        assert (
+            read_plain_trec_packed(qrels_path, n_columns=4, doc_col=2, value_col=3, integer=True)
+            is not None
+        )
+        assert {q: dict(g) for q, g in rm.Qrels.from_trec(qrels_path).items()} == (
+            _careful_qrels(qrels_path)
+        )
+    # a bad score on the last line: streamed, its line is counted through the dropped lines
+    lines.append("q99 Q0 d1 1 high t")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(rm.InputFormatError, match=rf"run\.txt, line {len(lines)}: field 5"):
+        rm.evaluate_stream({"q1": {"d1": 1}}, path, ["P@1"], progress=False)
+    with pytest.raises(rm.InputFormatError, match=rf"run\.txt, line {len(lines)}: field 5"):
+        rm.Run.from_trec(path)
 
 
 @pytest.mark.parametrize("block_bytes", [150, 1 << 25], ids=["tiny blocks", "one block"])

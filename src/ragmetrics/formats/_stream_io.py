@@ -154,11 +154,9 @@ def _handle_chunks(
         blocks = parsed_blocks(handle, 6, 2, 4, False, offset=offset, regroup=regroup)
         for block, parsed in blocks:
             if parsed is not None:
-                heads, lengths, docs, scores, scattered = parsed
+                heads, lengths, docs, scores, scattered, newlines = parsed
                 yield Chunk(None, lengths, docs, scores, heads, scattered=scattered)
-                # a parsed block is one line per result, each ended by a newline (but maybe
-                # the file's last): no need to count them again
-                line += len(docs) if block.ends_line() else block.count_lines()
+                line += newlines
             else:
                 text = block.tobytes()  # the buffer is read into again for the next block
                 yield _careful_chunk(text, path, line)
