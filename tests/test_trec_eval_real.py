@@ -150,7 +150,14 @@ def _hostile(folder: Path, seed: int, **shape: object) -> tuple[str, str]:
     qrels, run = [], []
     for q in range(n_queries):
         query = f"q{q:03d}" if q % 3 else str(q)  # ids of different lengths: byte order
-        docs = list(dict.fromkeys(f"D{rng.randrange(300):04d}" for _ in range(depth * 2)))
+        prefixes = ["D", "Dé", "東京", "Ω", "D\u0301"] if shape.get("unicode") else ["D"]
+        if shape.get("unicode") and q % 4 == 1:
+            query = f"é{q}"
+        docs = list(
+            dict.fromkeys(
+                f"{rng.choice(prefixes)}{rng.randrange(300):04d}" for _ in range(depth * 2)
+            )
+        )
         grades = [0, 0, 1, 1, 2, 3] + ([-1] if shape.get("negative") else [])
         for doc in rng.sample(docs, min(len(docs), rng.randrange(1, 30))):
             qrels.append(f"{query} 0 {doc} {rng.choice(grades)}")
@@ -165,8 +172,8 @@ def _hostile(folder: Path, seed: int, **shape: object) -> tuple[str, str]:
     rng.shuffle(run)
     run.append(f"zz Q0 X1 1 1.0 other{seed}")  # a query the qrels lack; its tag is the last
     qrels_path, run_path = folder / f"qrels{seed}", folder / f"run{seed}"
-    qrels_path.write_text("\n".join(qrels) + "\n")
-    run_path.write_text("\n".join(run) + "\n")
+    qrels_path.write_text("\n".join(qrels) + "\n", encoding="utf-8")
+    run_path.write_text("\n".join(run) + "\n", encoding="utf-8")
     return str(qrels_path), str(run_path)
 
 
@@ -177,6 +184,7 @@ SHAPES = {
     "deeper than 1000": {"depth": 1500, "queries": 3},
     "a doc twice": {"duplicate": True},
     "a judged query without results": {"missing": True},
+    "ids beyond ASCII, tied": {"unicode": True},
 }
 
 

@@ -181,11 +181,12 @@ def as_words(ids: np.ndarray) -> np.ndarray:
 
 
 def decode(ids: np.ndarray) -> list[str]:
-    """The ids as strings (each printable ASCII without a space, as every path that packs ids
-    makes sure: a TREC field, or an Arrow id checked byte by byte)."""
+    """The ids as strings: their bytes are UTF-8 of printable characters without whitespace,
+    as every path that packs ids makes sure (a TREC field checked by the line rule, or an
+    Arrow id checked byte by byte), so that the ids split apart at the padding's zeros."""
     if not len(ids):
         return []
     width = ids.dtype.itemsize
     rows = np.zeros((len(ids), width + 1), dtype=np.uint8)  # a zero after every id, at least
     rows[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-    return rows.tobytes().replace(b"\x00", b" ").decode("ascii").split()
+    return rows.tobytes().replace(b"\x00", b" ").decode("utf-8").split()

@@ -233,7 +233,7 @@ def parsed_blocks(
             if cleaned is not None:
                 parsed = _read_block(cleaned, n_columns, doc_col, value_col, integer, regroup)
                 if parsed is not None:
-                    parsed = parsed._replace(newlines=block.count_lines())
+                    parsed = _Parsed(*parsed[:5], block.count_lines())
         return parsed
 
     spare: list[np.ndarray] = []  # buffers of blocks done with, read into again
@@ -365,8 +365,11 @@ def _read_block(
     # zeros past the end: a field's bytes can be copied as a fixed-width row
     padded = block.buffer[: block.size + _MAX_FIELD_WIDTH]
     data = padded[: block.size]
-    if len(data) == 0 or data.max() >= 127:  # DEL or beyond ASCII: the careful reader
+    if len(data) == 0:
         return None
+    top = int(data.max())
+    if top >= 127 and (bool((data == 127).any()) or not _printable_utf8(data)):
+        return None  # DEL, or text the line rule refuses: the careful reader names the line
     # whitespace, with a sentinel on each side: its flips are the field boundaries
     space = np.empty(len(data) + 2, dtype=bool)
     space[0] = space[-1] = True
@@ -440,6 +443,24 @@ def _without_skipped_lines(block: Block) -> Block | None:
     buffer = np.zeros(len(data) + _MAX_FIELD_WIDTH, dtype=np.uint8)
     buffer[: len(data)] = np.frombuffer(data, dtype=np.uint8)
     return Block(buffer, len(data))
+
+
+def _printable_utf8(data: np.ndarray) -> bool:
+    """True when the bytes of a block (no byte 127: looked at before) are UTF-8 whose
+    characters beyond ASCII are all printable, as the careful reader requires
+    (``_rules.checked_lines``): none is whitespace, a control or format character (U+00A0,
+    U+200B, U+FEFF, ...), unassigned or private. Then splitting the lines at ASCII spaces
+    and tabs splits them where ``str.split`` does, and ids beyond ASCII are read as their
+    UTF-8 bytes, which compare and sort as the strings do."""
+    # the ASCII bytes are checked as in any block; here the runs of bytes beyond ASCII alone,
+    # a zero between two runs (a character cut at a run's end is not mended by the next run)
+    high = np.flatnonzero(data >= 0x80)
+    runs = np.insert(data[high], np.flatnonzero(np.diff(high) != 1) + 1, 0)
+    try:
+        text = runs.tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return text.replace("\x00", "").isprintable()
 
 
 def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -546,7 +567,10 @@ def _text(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> str | Non
     rows = _rows(padded, starts, width)
     rows[np.arange(width)[None, :] >= widths[:, None]] = ord(" ")
     raw: bytes = rows.tobytes()
-    return raw.decode("ascii")
+    try:
+        return raw.decode("ascii")
+    except UnicodeDecodeError:
+        return None  # a number holds a character beyond ASCII: the careful reader names it
 
 
 def _packed(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
