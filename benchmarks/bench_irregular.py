@@ -5,7 +5,7 @@ with ties, written in several layouts: regular (each query's rows together, no d
 with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
-and as pandas writes
+with one doc id in 100 accented (a multilingual corpus), and as pandas writes
 Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
 of 20,000), by DuckDB in a shuffled order (a join's output), and as Spark leaves a
 DataFrame (a folder of eight snappy part files, rows hash-partitioned by doc id, a
@@ -82,11 +82,15 @@ def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[
     same_query = q[every] == q[every - 1]
     repeated_d[every[same_query]] = d[every[same_query] - 1]
     by_doc = np.argsort(d, kind="stable")
+    accented = d.astype(object)
+    accented[::100] = [f"é{doc}" for doc in d[::100].tolist()]  # a multilingual corpus's
+    accented = accented.astype(str)
     return {
         "regular": (q, d, s),
         "repeats": (q, repeated_d, s),
         "by doc id": (q[by_doc], d[by_doc], s[by_doc]),
         LONG_IDS: (_urls(q), d, s),
+        "1% of doc ids accented": (q, accented, s),
     }
 
 

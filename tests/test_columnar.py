@@ -100,7 +100,8 @@ def test_the_buffer_path_equals_the_careful_one() -> None:
     sliced = table.slice(7)
     assert rm.Run.from_arrow(sliced) == rm.Run.from_pandas(frame.iloc[7:])
     accented = pyarrow.table({"query_id": ["q1", "q1"], "doc_id": ["café", "b"], "score": [1, 2]})
-    assert _columnar.packed_columns(accented, "query_id", "doc_id", "score") is None
+    packed = _columnar.packed_columns(accented, "query_id", "doc_id", "score")
+    assert packed is not None and packed.ids.tolist() == ["café".encode(), b"b"]
     assert rm.Run.from_arrow(accented).to_lists() == {"q1": ["b", "café"]}
     split = pyarrow.table({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "c", "b"],
                            "score": [3.0, 2.0, 1.0]})  # fmt: skip
@@ -109,8 +110,10 @@ def test_the_buffer_path_equals_the_careful_one() -> None:
 
 def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
     """UUIDs (one width) are read straight from Arrow's buffer; ids of mixed widths are
-    padded; a space, tab or NUL anywhere (here past the first block the check reads) sends
-    the column to the careful path, which keeps the id exactly."""
+    padded; a space, tab, NUL or DEL anywhere (here past the first block the check reads),
+    or a character beyond ASCII that is whitespace or a format character, sends the column
+    to the careful path, which keeps the id exactly; an accented letter is kept as its
+    UTF-8 bytes."""
     import uuid
 
     from ragmetrics.formats import _columnar
@@ -139,12 +142,16 @@ def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
     packed = _columnar.packed_columns(mixed, "query_id", "doc_id", "score")
     assert packed is not None and packed[2].dtype == np.dtype("S40")  # whole words
     assert packed[2][1].decode() == ids[1][:9]
-    for bad in (" ", "\t", "\x00", "\x7f", "é"):
-        far = list(ids)
-        far[-2] = far[-2][:10] + bad + far[-2][11:]  # byte ~720,000 of the column
-        table = pyarrow.table({"query_id": queries, "doc_id": far, "score": scores})
-        assert _columnar.packed_columns(table, "query_id", "doc_id", "score") is None
-        assert far[-2] in rm.Run.from_arrow(table)[queries[-2]]
+    for bad in (" ", "\t", "\x00", "\x7f", "\u00a0", "\u200b", "é"):
+        for widths in ("one", "mixed"):
+            far = list(ids) if widths == "one" else [d[: 8 + i % 29] for i, d in enumerate(ids)]
+            far[-2] = far[-2][:5] + bad + far[-2][6:]  # byte ~720,000 of the column
+            table = pyarrow.table({"query_id": queries, "doc_id": far, "score": scores})
+            packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
+            assert (packed is None) == (bad != "é"), (bad, widths)
+            assert far[-2] in rm.Run.from_arrow(table)[queries[-2]]
+            if packed is not None:
+                assert packed.ids[-2].decode() == far[-2] and packed.ids[-1].decode() == far[-1]
 
 
 def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) -> None:
@@ -532,3 +539,54 @@ def test_boolean_ids_in_a_dataframe_are_refused(column: str) -> None:
         rm.errors.InputFormatError, match=f"'{column}' holds booleans \\(e.g. True\\)"
     ):
         rm.Run.from_pandas(frame)
+
+
+@pytest.mark.parametrize("layout", ["string", "large_string", "dictionary", "parquet"])
+def test_ids_beyond_ascii_take_the_buffer_path_with_the_careful_paths_numbers(
+    tmp_path: Path, layout: str
+) -> None:
+    """Doc and query ids beyond ASCII (accents, CJK, Greek, a combining mark, an emoji), in
+    columns of every layout Arrow gives, are packed as their UTF-8 bytes, and the numbers
+    equal those of the same run given as dicts (ids as strings), tied scores (ordered by
+    doc id) included, with qrels given as dicts or as Parquet."""
+    import pyarrow.parquet as pq
+
+    from ragmetrics.formats import _columnar
+
+    rng = random.Random(21)
+    prefixes = ["d", "dé", "東京", "Ελλάδα", "e\u0301", "📚", "naïve"]
+    rows, judged = [], {}
+    for q in range(40):
+        query = rng.choice(["q", "é", "問"]) + str(q)
+        docs = list(dict.fromkeys(rng.choice(prefixes) + str(rng.randrange(50)) for _ in range(20)))
+        for doc in docs:
+            rows.append((query, doc, rng.choice([1.0, 0.5, 0.25, rng.random()])))
+            if rng.random() < 0.3:
+                judged.setdefault(query, {})[doc] = rng.randrange(3)
+    rng.shuffle(rows)
+    queries, docs, scores = (list(column) for column in zip(*rows, strict=True))
+    kinds = {"large_string": pyarrow.large_string(), "dictionary": pyarrow.dictionary(
+        pyarrow.int32(), pyarrow.string())}  # fmt: skip
+    kind = kinds.get(layout, pyarrow.string())
+    table = pyarrow.table({"query_id": pyarrow.array(queries, kind),
+                           "doc_id": pyarrow.array(docs, kind), "score": scores})  # fmt: skip
+    if layout == "parquet":
+        pq.write_table(table, tmp_path / "run.parquet")
+        table = pq.read_table(tmp_path / "run.parquet")
+    packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
+    assert packed is not None
+    as_dicts: dict[str, dict[str, float]] = {}
+    for q, d, s in rows:
+        as_dicts.setdefault(q, {})[d] = s
+    run = rm.Run.from_arrow(table)
+    assert run == rm.Run.from_dict(as_dicts)
+    metrics = ["ndcg@5", "map", "P@3", "mrr", "recall@10"]
+    expected = rm.evaluate(judged, as_dicts, metrics)
+    qrels_table = pyarrow.table({
+        "query_id": [q for q, g in judged.items() for _ in g],
+        "doc_id": [d for g in judged.values() for d in g],
+        "relevance": [v for g in judged.values() for v in g.values()],
+    })  # fmt: skip
+    pq.write_table(qrels_table, tmp_path / "qrels.parquet")
+    for qrels in (judged, rm.Qrels.from_dict(judged), rm.read_qrels(tmp_path / "qrels.parquet")):
+        assert rm.evaluate(qrels, run, metrics).per_query == expected.per_query

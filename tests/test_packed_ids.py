@@ -138,11 +138,17 @@ def test_ids_as_bytes_round_trip() -> None:
     wide = np.array(ids, dtype="S64")  # the same ids in a wider array hash the same
     words = _packed.n_words(packed, wide)
     assert np.array_equal(_packed.hashes(packed, words), _packed.hashes(wide, words))
-    for refused in (["é"], ["a\x00"], ["a b"], ["ok", "tab\there"], ["\x7f"]):
-        assert _encode(refused) is None, refused
-    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"], ["~!", "}{"]):
-        encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII
+    refused = (["a\x00"], ["a b"], ["ok", "tab\there"], ["\x7f"], ["a\u00a0b"], ["\u200b"],
+               ["\ud800"], ["é", "a\u3000"])  # fmt: skip
+    for ids in refused:  # a control, format or whitespace character, a lone surrogate
+        assert _encode(ids) is None, ids
+    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"], ["~!", "}{"], ["é", "東京", "📚"],
+                    ["é" * 200, "ü\nx"]):  # fmt: skip
+        encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII, UTF-8
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
+    accented = ["café", "東京-1", "e\u0301", "naïve"]
+    packed = _encode(accented)
+    assert packed is not None and _packed.decode(packed) == accented
     empty = _packed.encode([], 0)
     assert empty is not None and len(empty) == 0 and _packed.decode(empty) == []
 

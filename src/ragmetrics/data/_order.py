@@ -254,7 +254,7 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     starts, lengths = _tie_runs(ties)
     ids = store.ids
     if ids is None and (store.was_encoded or int(lengths.sum()) > store.n_docs // 8):
-        # many tied strings: encoded once as bytes (None if one is not printable ASCII),
+        # many tied strings: encoded once as bytes (None if one is not printable),
         # which costs less than ranking millions of strings among themselves
         ids = store.encoded()
     out = order.copy()
@@ -270,7 +270,7 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
             return out
     run_of, within, positions = spans(starts, lengths)
     docs = order[positions]
-    if ids is not None:  # printable ASCII bytes: byte order is string order
+    if ids is not None:  # UTF-8 bytes: byte order is string order
         # as integers, in byte order: sorting them is faster than sorting bytes
         words = _packed.sort_words(ids[docs])
         keys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)]

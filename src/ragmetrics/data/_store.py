@@ -295,8 +295,8 @@ class Store:
         return bool(self._encoded)
 
     def encoded(self) -> np.ndarray | None:
-        """The doc ids as bytes (flat), or None when one is not ASCII or holds a zero byte
-        (such an id is in no store built from bytes)."""
+        """The doc ids as UTF-8 bytes (flat), or None when one holds a character that is not
+        printable, or a space (such an id is in no store built from bytes)."""
         if self._ids is not None:
             return self._ids
         if not self._encoded:
@@ -458,7 +458,7 @@ class Store:
         ids = self._ids
         if ids is None and encode:
             ids = self.encoded()
-        if ids is not None:  # printable ASCII: byte order is string order
+        if ids is not None:  # UTF-8 bytes: byte order is string order
             at = self.offsets[rows]
             bigger: np.ndarray = ids[at + columns] > ids[at + others]
             return bigger

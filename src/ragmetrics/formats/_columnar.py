@@ -17,6 +17,7 @@ from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError
+from ragmetrics.formats._packed import printable_utf8, word_rows
 
 QUERY_COLUMNS = ("query_id", "q_id")
 SCORE_COLUMNS = ("score",)
@@ -391,11 +392,11 @@ def packed_columns(
     table: Any, query: str, doc: str, score: str, *, integer: bool = False
 ) -> Packed | None:
     """``(queries, lengths, ids, scores, dictionary, scattered)`` straight from Arrow's
-    buffers, with the doc ids as fixed-width ASCII bytes (``_packed``): no Python string per
+    buffers, with the doc ids as fixed-width UTF-8 bytes (``_packed``): no Python string per
     row; ``dictionary`` is ``(distinct ids, code per row)`` when the doc column is
     dictionary-encoded (the store then hashes each distinct id once), else None;
     ``scattered``: each query's rows were brought together. ``None`` when the table
-    needs the careful path (nulls, empty or non-ASCII ids, scores that are not finite
+    needs the careful path (nulls, empty or unprintable ids, scores that are not finite
     numbers; with ``integer``, grades that are not an integer column), which then names the
     problem.
 
@@ -634,9 +635,9 @@ def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
 
 def _fixed_width(column: Any) -> Any:
     """A string column (an Arrow array or a list of them, read as one) as a zero-padded ``S``
-    array, or None (nulls, empty ids, or an id with a byte that is not printable ASCII: a
-    space, tab or NUL would be split or hidden by the zero padding, so such ids take the
-    string path, which keeps them exactly).
+    array of the ids' UTF-8 bytes, or None (nulls, empty ids, or an id with a character
+    that is not printable, a space included: a space, tab or NUL would be split or hidden by
+    the zero padding, so such ids take the string path, which keeps them exactly).
 
     Without a Python string per row: one array whose ids have one width (UUIDs) is its data
     buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
@@ -654,7 +655,7 @@ def _fixed_width(column: Any) -> Any:
         return None
     if len(arrays) == 1 and shortest == width:
         (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
-        if not _printable_ascii(array):
+        if _id_bytes(array) is None:
             return None
         first, _ = _data_range(array)
         return np.frombuffer(array.buffers()[2], dtype=f"S{width}", count=len(array), offset=first)
@@ -674,8 +675,12 @@ def _fixed_width(column: Any) -> Any:
 
     def padded(given: tuple[Any, int]) -> bool:
         piece, at = given
-        if not _printable_ascii(piece):
+        kind = _id_bytes(piece)
+        if kind is None:
             return False
+        if kind == "utf-8" and pad:  # Arrow pads by characters, not bytes
+            fixed[at : at + len(piece)] = _word_rows(piece)
+            return True
         if pad:
             piece = compute.utf8_rpad(piece, width=width, padding="\x00")
         first, _ = _data_range(piece)
@@ -706,27 +711,55 @@ def _data_range(column: Any) -> tuple[int, int]:
     return int(bounds[0]), int(bounds[-1])
 
 
-def _printable_ascii(column: Any) -> bool:
-    """True when every byte of every string is printable ASCII other than the space (33-126):
-    the ids a TREC file can hold, which the fixed-width path keeps exactly."""
+def _id_bytes(column: Any) -> str | None:
+    """``"ascii"`` when every byte of every string is printable ASCII other than the space
+    (33-126), ``"utf-8"`` when the others are UTF-8 of printable characters (no whitespace,
+    control or format character: ``_packed.printable_utf8``), else None: the ids a TREC
+    file can hold, which the fixed-width path keeps exactly."""
     import numpy as np
 
     first, last = _data_range(column)
     data = column.buffers()[2]
     if data is None:
-        return True
+        return "ascii"
     raw = np.frombuffer(data, dtype=np.uint8, count=last - first, offset=first)
     # a block at a time in two scratch buffers that stay in the cache: whole-column
     # temporaries would cost two fresh allocations of the ids' size (page faults included)
     step = max(1, min(len(raw), _CHECK_BYTES))
     shifted, outside = np.empty(step, dtype=np.uint8), np.empty(step, dtype=bool)
+    beyond = False
     for start in range(0, len(raw), step):
         part = raw[start : start + step]
         n = len(part)
         np.subtract(part, np.uint8(33), out=shifted[:n])  # wraps below 33: one comparison
         if np.greater_equal(shifted[:n], np.uint8(94), out=outside[:n]).any():
-            return False
-    return True
+            if int(part[outside[:n]].min()) < 0x80:  # a space, a control byte or DEL
+                return None
+            beyond = True
+    if not beyond:
+        return "ascii"
+    return "utf-8" if printable_utf8(raw) else None
+
+
+def _word_rows(column: Any) -> Any:
+    """The ids of a string array as rows of whole 8-byte words, zero-padded, viewed as an
+    ``S`` array: byte by byte, for ids beyond ASCII."""
+    import numpy as np
+
+    first, last = _data_range(column)
+    offset_type = np.dtype(
+        np.int64 if import_pyarrow().types.is_large_string(column.type) else np.int32
+    )
+    bounds = np.frombuffer(
+        column.buffers()[1], dtype=offset_type, count=len(column) + 1,
+        offset=offset_type.itemsize * column.offset,
+    ).astype(np.int64) - first  # fmt: skip
+    widths = np.diff(bounds)
+    room = -(-int(widths.max()) // 8) * 8
+    buffer = np.zeros(last - first + room, dtype=np.uint8)
+    buffer[: last - first] = np.frombuffer(column.buffers()[2], np.uint8, last - first, first)
+    rows = word_rows(buffer, bounds[:-1], widths)
+    return rows.view(f"S{rows.shape[1]}").ravel()
 
 
 _CHECK_BYTES = 1 << 17

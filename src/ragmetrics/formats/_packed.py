@@ -97,20 +97,22 @@ def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:
 
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
-    flat) as an ``S`` array, or None when one is not printable ASCII or holds a space
-    (:func:`decode` splits at spaces, and the zero padding would hide a NUL). Ids of one
-    width (UUIDs) are cut as rows of a matrix; others at the newlines that join them."""
+    flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a character that
+    is not printable (:func:`printable_utf8`) or a space (:func:`decode` splits at
+    whitespace, and the zero padding would hide a NUL). Ids of one width (UUIDs) are cut as
+    rows of a matrix; others at the newlines that join them."""
     if not count:
         return np.zeros(0, dtype="S8")
     try:  # each group joined on its own: no list of every id is made
-        data = "\n".join(map("\n".join, filter(None, groups))).encode("ascii")
-    except UnicodeEncodeError:
+        data = "\n".join(map("\n".join, filter(None, groups))).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
         return None
-    if data.translate(None, _PRINTABLE):  # a byte that is not printable ASCII or a newline
+    rest = data.translate(None, _PRINTABLE)  # the bytes that are not printable ASCII or \n
+    if rest and (min(rest) < 0x80 or not printable_utf8(np.frombuffer(data, dtype=np.uint8))):
         return None
     newlines = data.count(b"\n")
     if newlines != count - 1:  # an id with a newline in it
-        return np.array(list(chain.from_iterable(groups)), dtype=np.bytes_)
+        return _one_by_one(groups)
     width = data.find(b"\n") if count > 1 else len(data)
     if len(data) + 1 == count * (width + 1) and width:
         # every id may be one width: then each newline ends a row of the matrix
@@ -125,9 +127,14 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts
     if int(widths.max()) > 8 * _MAX_WORDS:
-        return np.array(list(chain.from_iterable(groups)), dtype=np.bytes_)
+        return _one_by_one(groups)
     rows = word_rows(buffer, starts, widths)
     return rows.view(f"S{rows.shape[1]}").ravel()
+
+
+def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray:
+    """:func:`encode`'s answer, each id encoded on its own."""
+    return np.array([i.encode("utf-8") for i in chain.from_iterable(groups)], dtype=np.bytes_)
 
 
 # printable ASCII but the space (0x21..0x7e), and the newline that joins ids
@@ -178,6 +185,24 @@ def as_words(ids: np.ndarray) -> np.ndarray:
         return ids
     words = n_words(ids)
     return _words(ids, words, "u1").view(f"S{8 * words}").ravel()
+
+
+def printable_utf8(data: np.ndarray) -> bool:
+    """True when the bytes beyond ASCII of ``data`` (uint8; its ASCII bytes are looked at
+    by the caller) are UTF-8 of printable characters: none is whitespace, a control or
+    format character (U+00A0, U+200B, U+FEFF, ...), unassigned or private, as the line rule
+    of TREC files requires. Ids of such bytes split apart at ASCII whitespace and at the
+    padding's zeros where ``str.split`` splits them, and compare and sort as the strings do.
+
+    Only the runs of bytes beyond ASCII are decoded, a zero between two runs (a character
+    cut at a run's end is not mended by the next run)."""
+    high = np.flatnonzero(data >= 0x80)
+    runs = np.insert(data[high], np.flatnonzero(np.diff(high) != 1) + 1, 0)
+    try:
+        text = runs.tobytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return text.replace("\x00", "").isprintable()
 
 
 def decode(ids: np.ndarray) -> list[str]:

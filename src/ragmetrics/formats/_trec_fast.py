@@ -34,7 +34,14 @@ from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import EXACT_MANTISSA, MAX_DIGITS, nearest_doubles
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
-from ragmetrics.formats._packed import LOW_BYTES, decode, hashes, word_rows, word_view
+from ragmetrics.formats._packed import (
+    LOW_BYTES,
+    decode,
+    hashes,
+    printable_utf8,
+    word_rows,
+    word_view,
+)
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
@@ -368,7 +375,7 @@ def _read_block(
     if len(data) == 0:
         return None
     top = int(data.max())
-    if top >= 127 and (bool((data == 127).any()) or not _printable_utf8(data)):
+    if top >= 127 and (bool((data == 127).any()) or not printable_utf8(data)):
         return None  # DEL, or text the line rule refuses: the careful reader names the line
     # whitespace, with a sentinel on each side: its flips are the field boundaries
     space = np.empty(len(data) + 2, dtype=bool)
@@ -443,24 +450,6 @@ def _without_skipped_lines(block: Block) -> Block | None:
     buffer = np.zeros(len(data) + _MAX_FIELD_WIDTH, dtype=np.uint8)
     buffer[: len(data)] = np.frombuffer(data, dtype=np.uint8)
     return Block(buffer, len(data))
-
-
-def _printable_utf8(data: np.ndarray) -> bool:
-    """True when the bytes of a block (no byte 127: looked at before) are UTF-8 whose
-    characters beyond ASCII are all printable, as the careful reader requires
-    (``_rules.checked_lines``): none is whitespace, a control or format character (U+00A0,
-    U+200B, U+FEFF, ...), unassigned or private. Then splitting the lines at ASCII spaces
-    and tabs splits them where ``str.split`` does, and ids beyond ASCII are read as their
-    UTF-8 bytes, which compare and sort as the strings do."""
-    # the ASCII bytes are checked as in any block; here the runs of bytes beyond ASCII alone,
-    # a zero between two runs (a character cut at a run's end is not mended by the next run)
-    high = np.flatnonzero(data >= 0x80)
-    runs = np.insert(data[high], np.flatnonzero(np.diff(high) != 1) + 1, 0)
-    try:
-        text = runs.tobytes().decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return text.replace("\x00", "").isprintable()
 
 
 def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
