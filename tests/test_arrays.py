@@ -49,8 +49,9 @@ def test_string_ids_become_fixed_width_bytes_piece_by_piece(
 ) -> None:
     """Ids of several widths over several arrays (a Parquet column's chunks) are padded with
     zeros to whole 8-byte words, a piece at a time, in order; ids of one width come as they
-    are; an id that is empty, or holds a byte past printable ASCII in any piece, sends the
-    column to the string path (None)."""
+    are; ids beyond ASCII are padded byte by byte (Arrow would pad them by characters); an id
+    that is empty, or holds a space, tab or a character that is not printable, in any
+    piece, sends the column to the string path (None)."""
     pa = pytest.importorskip("pyarrow")
     from ragmetrics.formats import _columnar
 
@@ -68,6 +69,12 @@ def test_string_ids_become_fixed_width_bytes_piece_by_piece(
     assert one_width.tolist() == [b"a" * 36, b"b" * 36, b"c" * 36]
     single = _columnar._fixed_width(uuid_like[0])
     assert single.tolist() == [b"a" * 36, b"b" * 36]
-    for bad in ("d\t2", "dé", "", "d 2"):
+    for bad in ("d\t2", "", "d 2", "d\u00a0", "\u200b"):
         last = pa.array(["e1", "e2", bad], type=kind_of)
         assert _columnar._fixed_width([*arrays, last]) is None, bad
+    accented = [*arrays, pa.array(["é1", "東京-22", "e\u0301" * 7], type=kind_of)]
+    got = _columnar._fixed_width(accented)
+    assert got is not None and got.dtype == np.dtype("S24")  # 21 bytes, whole words
+    assert got.tolist() == [
+        i.encode() for c in [*chunks, ["é1", "東京-22", "e\u0301" * 7]] for i in c
+    ]
