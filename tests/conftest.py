@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +32,20 @@ def _hypothesis_profile() -> None:
 
 
 _hypothesis_profile()
+
+
+def rankings_beyond_ascii(
+    rng: random.Random, n_queries: int, n_names: int, depth: int
+) -> list[tuple[str, list[str]]]:
+    """Query ids and their rankings of doc ids beyond ASCII (accents, CJK, Greek, a combining
+    mark, an emoji), each doc once a query, for the tests of the UTF-8 readers."""
+    prefixes = ["d", "dé", "東京", "Ελλάδα", "e\u0301", "📚", "naïve"]
+    made = []
+    for q in range(n_queries):
+        query = rng.choice(["q", "é", "問"]) + str(q)
+        picks = (rng.choice(prefixes) + str(rng.randrange(n_names)) for _ in range(depth))
+        made.append((query, list(dict.fromkeys(picks))))
+    return made
 
 
 def shared_file(*parts: str) -> Path:

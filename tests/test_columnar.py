@@ -10,6 +10,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.cli._commands import main
+from tests.conftest import rankings_beyond_ascii
 
 pyarrow = pytest.importorskip("pyarrow")
 
@@ -554,11 +555,8 @@ def test_ids_beyond_ascii_take_the_buffer_path_with_the_careful_paths_numbers(
     from ragmetrics.formats import _columnar
 
     rng = random.Random(21)
-    prefixes = ["d", "dé", "東京", "Ελλάδα", "e\u0301", "📚", "naïve"]
     rows, judged = [], {}
-    for q in range(40):
-        query = rng.choice(["q", "é", "問"]) + str(q)
-        docs = list(dict.fromkeys(rng.choice(prefixes) + str(rng.randrange(50)) for _ in range(20)))
+    for query, docs in rankings_beyond_ascii(rng, 40, 50, 20):
         for doc in docs:
             rows.append((query, doc, rng.choice([1.0, 0.5, 0.25, rng.random()])))
             if rng.random() < 0.3:

@@ -25,7 +25,7 @@ from ragmetrics.formats import _trec_fast
 from ragmetrics.formats._io import read_trec_maps
 from ragmetrics.formats._stream_io import trec_chunks
 from ragmetrics.formats._trec_fast import read_plain_trec_packed
-from tests.conftest import shared_file
+from tests.conftest import rankings_beyond_ascii, shared_file
 
 _SCORES = [
     "0.5", "-0.25", "+3", "12", "1e-3", "-2.5E+2", "inf", "-inf", "0.1234567890123456789",
@@ -120,11 +120,8 @@ def test_ids_beyond_ascii_are_read_by_the_fast_reader_as_the_careful_one_reads_t
     comes from a file (joined on bytes) or from dicts (joined on strings)."""
     monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
     rng = random.Random(9)
-    prefixes = ["d", "dé", "東京", "Ελλάδα", "e\u0301", "📚", "naïve"]
     lines, judged = [], {}
-    for q in range(30):
-        query = rng.choice(["q", "é", "問"]) + str(q)
-        docs = list(dict.fromkeys(rng.choice(prefixes) + str(rng.randrange(40)) for _ in range(15)))
+    for query, docs in rankings_beyond_ascii(rng, 30, 40, 15):
         for rank, doc in enumerate(docs):
             lines.append(f"{query} Q0 {doc} {rank} {rng.choice(['1', '0.5', '0.25'])} t\n")
             if rng.random() < 0.4:
@@ -486,13 +483,20 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
                 form.format(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8))
                 for _ in range(rng.randint(1, 40))
             ]
-        else:  # as Python writes floats (repr): as many decimals as each needs
+        elif rng.random() < 0.6:  # as Python writes floats (repr): as many decimals as needed
             fields = [
                 repr(round(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8), rng.randint(0, 9)))
                 for _ in range(rng.randint(1, 40))
             ]
+        else:  # scientific, as %e, %g and repr write small and large scores
+            fields = [
+                rng.choice([f"{{:.{rng.randint(0, 16)}e}}", "{:g}", "{!r}", "{:E}"]).format(
+                    rng.uniform(-1, 1) * 10.0 ** rng.randint(-30, 30)
+                )
+                for _ in range(rng.randint(1, 40))
+            ]
         if rng.random() < 0.3:
-            fields[rng.randrange(len(fields))] = rng.choice([*odd, "+3", "-0", "1234567890123456"])
+            fields[rng.randrange(len(fields))] = rng.choice([*odd, *_SCIENTIFIC, "+3", "-0"])
         # fields near the block's start (no full word before them) are read apart
         padded, starts, ends = _fields_buffer(fields, lead=rng.choice(["", "q", "q" * 16]))
         expected = [int(f) if integer else float(f) for f in fields if _parses(f, integer)]
@@ -508,6 +512,14 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
         else:
             assert parsed is None  # not a number: the careful reader names the line
     assert fast > 300  # the word-wise path did run
+
+
+_SCIENTIFIC = [
+    "1234567890123456", "1E+05", "1.e5", ".5e-3", "-0e-5", "+1e0", "1e0005", "1e00005", "1e",
+    "e5", "1e+-5", "1e5.5", "1ee5", "1e5-", "9007199254740993e-22", "9007199254740993e-3",
+    "12345678901234567e-18", "1e-400", "1e400", "1e22", "1e23", "-1.5E-22", "4.9e-324",
+    "inf", "-Infinity", "0x1p3",
+]  # fmt: skip
 
 
 def _parses(field: str, integer: bool) -> bool:

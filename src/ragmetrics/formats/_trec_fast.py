@@ -695,27 +695,65 @@ def _columnwise(
     first = columns[0]
     negative = first == ord("-")
     signed = negative | (first == ord("+"))
-    mantissa = np.zeros(len(starts), dtype=np.int64)
-    n_digits = np.zeros(len(starts), dtype=np.int16)
+    n = len(starts)
+    mantissa = np.zeros(n, dtype=np.int64)
+    n_digits = np.zeros(n, dtype=np.int16)
+    # scientific scores (``1.5e-05``): where each field's exponent mark is (its width when
+    # it has none), the exponent's digits read apart from the mantissa's
+    marks = None if integer else (columns == ord("e")) | (columns == ord("E"))
+    scientific = marks is not None and bool(marks.any())
+    if scientific:
+        assert marks is not None
+        with_mark = marks.any(axis=0)
+        mark_at = np.where(with_mark, marks.argmax(axis=0), widths)
+        exponent = np.zeros(n, dtype=np.int64)
+        n_exponent = np.zeros(n, dtype=np.int16)
     # Horner's scheme, one character column at a time over every field
-    for column in columns:
+    for index, column in enumerate(columns):
         values_here = column - np.uint8(ord("0"))  # a digit's value; > 9 otherwise
         digit = values_here <= 9
+        if scientific:
+            past_mark = index > mark_at
+            in_exponent = digit & past_mark & (n_exponent < 5)  # 5 digits: not read fast
+            np.copyto(exponent, exponent * 10 + values_here, where=in_exponent)
+            n_exponent += digit & past_mark
+            digit &= ~past_mark
         np.copyto(mantissa, mantissa * 10 + values_here, where=digit)
         n_digits += digit
     dots = columns == ord(".")
     n_dots = dots.sum(axis=0)
-    decimals = np.where(n_dots > 0, widths - 1 - np.argmax(dots, axis=0), 0)
-    simple = (
-        (n_digits + n_dots + signed == widths)
-        & (n_digits >= 1)
-        & (n_digits <= MAX_DIGITS)
-        & (n_dots <= (0 if integer else 1))
-    )
+    dot_at = np.argmax(dots, axis=0)
+    if not scientific:
+        decimals = np.where(n_dots > 0, widths - 1 - dot_at, 0)
+        shape = n_digits + n_dots + signed == widths
+    else:
+        decimals = np.where(n_dots > 0, mark_at - 1 - dot_at, 0)
+        after_mark = rows[np.arange(n), np.minimum(mark_at + 1, rows.shape[1] - 1)]
+        exponent_signed = with_mark & ((after_mark == ord("-")) | (after_mark == ord("+")))
+        shape = (
+            (n_digits + n_dots + signed + with_mark + exponent_signed + n_exponent == widths)
+            & ((n_dots == 0) | (dot_at < mark_at))
+            & (~with_mark | ((n_exponent >= 1) & (n_exponent <= 4)))
+        )
+    simple = shape & (n_digits >= 1) & (n_digits <= MAX_DIGITS) & (n_dots <= (0 if integer else 1))
     if integer:
         values: np.ndarray = np.where(negative, -mantissa, mantissa)
     else:
         magnitude = mantissa / _POWERS[np.minimum(decimals, 18)].astype(np.float64)
+        if scientific:
+            # mantissa * 10**power, one correctly rounded product or quotient of two exact
+            # doubles while the digits fit in 53 bits and the power of ten in 22 (10**22 is
+            # the largest exact double of the kind); others below
+            power = np.where(after_mark == ord("-"), -exponent, exponent) - decimals
+            power = np.where(with_mark, power, -decimals)
+            fits = with_mark & (np.abs(power) <= 22)
+            tens = _EXACT_TENS[np.abs(np.where(fits, power, 0))]
+            scaled = np.where(power >= 0, mantissa * tens, mantissa / tens)
+            magnitude = np.where(fits, scaled, magnitude)
+            # a power of ten past 22, or one of 10**-19 and below with long digits: float()
+            simple &= ~with_mark | (fits & ((mantissa <= EXACT_MANTISSA) | (power >= -18)))
+            simple &= ~with_mark | (mantissa <= EXACT_MANTISSA) | (power <= 0)
+            decimals = np.where(with_mark, -power, decimals)
         # digits past 53 bits (Python's repr writes up to 17): settled exactly, see _decimal
         long = np.flatnonzero(simple & (mantissa > EXACT_MANTISSA))
         if len(long):
@@ -873,6 +911,7 @@ _ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
 # what _squeeze keeps of a word for a dot at byte 0-7, or 8 (no dot: all of it)
 _SQUEEZE_KEEP = np.append(_HIGH_BYTES[1:9], _HIGH_BYTES[0])
 _TENS = 10.0 ** np.arange(_EXACT_DIGITS + 1)  # exact doubles
+_EXACT_TENS = np.array([float(10**k) for k in range(23)])  # 10**22: the last exact power
 
 
 def _squeeze(words: np.ndarray, at: int | np.ndarray) -> np.ndarray:
