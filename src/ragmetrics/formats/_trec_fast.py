@@ -700,7 +700,8 @@ def _columnwise(
     n_digits = np.zeros(n, dtype=np.int16)
     # scientific scores (``1.5e-05``): where each field's exponent mark is (its width when
     # it has none), the exponent's digits read apart from the mantissa's
-    marks = None if integer else (columns == ord("e")) | (columns == ord("E"))
+    letters = not integer and int(columns.max()) > ord("9")  # one pass: none in most blocks
+    marks = (columns == ord("e")) | (columns == ord("E")) if letters else None
     scientific = marks is not None and bool(marks.any())
     if scientific:
         assert marks is not None
