@@ -298,14 +298,14 @@ def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]])
     ``len(pieces)`` parts). A part is a hash of the query id's bytes that ignores the width
     of the array they sit in, so that a query lands in one part whether a chunk holds its id
     as bytes (the fast TREC reader's) or as a string (any other). The ids are written as
-    bytes where they can be (printable ASCII), to be grouped on them when the part is read
-    back."""
+    bytes where they can be (printable, as UTF-8), to be grouped on them when the part is
+    read back."""
     if not chunk.n_runs:
         return
     n_parts = len(pieces)
     heads = chunk.heads if chunk.heads is not None else _packed.words_of(chunk.queries)
     keys = heads
-    if keys is None:  # an id past printable ASCII: its UTF-8 bytes, as any other's
+    if keys is None:  # an id that is not printable: its UTF-8 bytes, as any other's
         keys = np.array([q.encode("utf-8", "surrogatepass") for q in chunk.queries], "S")
     parts = (_packed.spread_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
     run_order = stable_order(parts, n_parts)
@@ -345,7 +345,7 @@ def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]])
 # A piece of the file: a header (its runs of rows, its rows, the width of its query ids and
 # of its doc ids, whether it has scores), then its columns' bytes: the runs' lengths
 # (int64), the scores (float64), the query ids and the doc ids (fixed-width bytes). A piece
-# that holds strings (ids past printable ASCII) has -1 for its runs and its size in bytes
+# that holds strings (ids that are not printable) has -1 for its runs and its size in bytes
 # for its rows, and is pickled after the header. The columns' bytes as they are take a
 # fifth of the time pickling them took (a stream of 2 million rows in batches of 10,000
 # writes 6,000 pieces).
@@ -386,12 +386,12 @@ def _pieces(file: io.BufferedRandom, starts: Iterable[int]) -> Iterator[Chunk]:
         file.seek(start)
         header = file.read(_HEADER.size)
         if len(header) < _HEADER.size:
-            raise _cut_short(file)
+            raise _cut_short()
         n_runs, n_rows, query_width, doc_width, scored = _HEADER.unpack(header)
         if n_runs < 0:  # a pickled piece of n_rows bytes
             pickled = file.read(n_rows)
             if len(pickled) != n_rows:
-                raise _cut_short(file)
+                raise _cut_short()
             queries, lengths, docs, scores = pickle.loads(pickled)
             if isinstance(queries, np.ndarray):
                 yield Chunk(None, lengths, docs, scores, queries)
@@ -401,7 +401,7 @@ def _pieces(file: io.BufferedRandom, starts: Iterable[int]) -> Iterator[Chunk]:
             continue
         data = bytearray(8 * (n_runs + scored * n_rows) + query_width * n_runs + doc_width * n_rows)
         if file.readinto(data) != len(data):
-            raise _cut_short(file)
+            raise _cut_short()
         lengths = np.frombuffer(data, np.int64, n_runs)
         at = 8 * n_runs
         scores = None
@@ -413,9 +413,9 @@ def _pieces(file: io.BufferedRandom, starts: Iterable[int]) -> Iterator[Chunk]:
         yield Chunk(None, lengths, docs, scores, heads)
 
 
-def _cut_short(file: io.BufferedRandom) -> RagMetricsError:
+def _cut_short() -> RagMetricsError:
     return RagMetricsError(
-        f"The temporary file {getattr(file, 'name', '')} ended before its rows did: something "
-        f"else changed it while the stream was read. Set TMPDIR to a folder that nothing "
-        f"else cleans."
+        f"The stream's temporary file (in {tempfile.gettempdir()}) ended before its rows did: "
+        f"something else changed it while the stream was read. Set TMPDIR to a folder that "
+        f"nothing else cleans."
     )

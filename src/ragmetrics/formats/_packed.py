@@ -171,8 +171,8 @@ def word_view(buffer: np.ndarray) -> np.ndarray:
 
 def words_of(ids: list[str]) -> np.ndarray | None:
     """``ids`` as an ``S`` array of whole 8-byte words (zero-padded), which :func:`decode`
-    gives back as they are; None when one is empty, not printable ASCII, or holds a space
-    or a newline."""
+    gives back as they are (their UTF-8 bytes); None when one is empty, holds a character
+    that is not printable, or a space or a newline."""
     if not ids or not all(ids) or "\n".join(ids).count("\n") != len(ids) - 1:
         return None
     encoded = encode([ids], len(ids))
