@@ -5,7 +5,9 @@ with ties, written in several layouts: regular (each query's rows together, no d
 with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
-with one doc id in 100 accented (a multilingual corpus), and as pandas writes
+with one doc id in 100 accented (a multilingual corpus), as TREC text with a header comment
+and a blank last line, with CR LF line ends, or with scores as ``%e`` writes them, and as
+pandas writes
 Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
 of 20,000), by DuckDB in a shuffled order (a join's output), and as Spark leaves a
 DataFrame (a folder of eight snappy part files, rows hash-partitioned by doc id, a
@@ -112,6 +114,7 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
         with trec.open("rb") as plain, gzip.open(zipped, "wb", compresslevel=1) as packed:
             shutil.copyfileobj(plain, packed)
         paths[name] = {"parquet": parquet, "trec": trec, "gzip": zipped}
+    paths.update(_text_variants(folder, layouts["regular"]))
     q, d, s = layouts["regular"]
     import pandas as pd
 
@@ -137,6 +140,30 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
         f"ORDER BY hash(doc_id)) TO '{by_duckdb}' (FORMAT PARQUET, ROW_GROUP_SIZE 100000)"
     )
     paths["written by DuckDB, shuffled"] = {"parquet": by_duckdb}
+    return paths
+
+
+def _text_variants(folder: Path, regular: tuple) -> dict[str, dict[str, Path]]:
+    """The regular run as TREC text written otherwise: with a header comment and a blank
+    last line, with CR LF line ends (Windows), and with its scores as ``%e`` writes them
+    (small scores, as a reranker's probabilities); plain and gzipped."""
+    q, d, s = regular
+    rows = list(zip(q.tolist(), d.tolist(), s.tolist(), strict=True))
+    texts = {
+        "a header comment, a blank last line": "# query Q0 doc rank score tag\n"
+        + "".join(f"{qq} Q0 {dd} 0 {ss} r\n" for qq, dd, ss in rows)
+        + "\n",
+        "CR LF line ends": "".join(f"{qq} Q0 {dd} 0 {ss} r\r\n" for qq, dd, ss in rows),
+        "scores as %e writes them": "".join(
+            f"{qq} Q0 {dd} 0 {ss * 1e-7:e} r\n" for qq, dd, ss in rows
+        ),
+    }
+    paths = {}
+    for number, (name, text) in enumerate(texts.items()):
+        trec, zipped = folder / f"text-{number}.txt", folder / f"text-{number}.txt.gz"
+        trec.write_bytes(text.encode())
+        zipped.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+        paths[name] = {"trec": trec, "gzip": zipped}
     return paths
 
 
@@ -172,8 +199,10 @@ def _dicts(path: Path) -> dict[str, dict[str, float]]:
     run: dict[str, dict[str, float]] = {}
     with path.open() as lines:
         for line in lines:
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
+            fields = line.split()
+            if fields and not fields[0].startswith("#"):  # blank and comment lines skipped
+                q, _, d, _, s, _ = fields
+                run.setdefault(q, {})[d] = float(s)
     return run
 
 
@@ -211,7 +240,7 @@ def _time(job: Callable[[], object]) -> float | None:
 
 def _others(
     tools: list[str], qrels_of: Callable[[str], rm.Qrels], paths: dict, rounds: int
-) -> dict[tuple[str, str, str], float | None]:
+) -> dict[tuple[str, str, str], float | str]:
     """pytrec_eval's and ranx's medians on the TREC (and ranx's on the Parquet) files
     (``qrels_of``: the qrels of each layout)."""
     jobs: dict[tuple[str, str, str], Callable[[], object]] = {}
@@ -264,18 +293,23 @@ def _others(
                     )
                 )
     times: dict[tuple[str, str, str], list[float]] = {key: [] for key in jobs}
-    refused = set()
+    refused: dict[tuple[str, str, str], str] = {}
     for round_ in range(rounds + 1):  # the first round warms up (numba compiles) untimed
         for key, job in jobs.items():
+            if key in refused:
+                continue
             start = time.perf_counter()
             try:
                 job()
             except AssertionError:  # pytrec_eval's parse_run asserts that no doc repeats
-                refused.add(key)
+                refused[key] = "refused (a doc twice in a query)"
+                continue
+            except Exception as error:  # a comment or blank line its reader does not skip
+                refused[key] = f"cannot read it ({type(error).__name__})"
                 continue
             if round_:
                 times[key].append(time.perf_counter() - start)
-    return {key: None if key in refused else statistics.median(v) for key, v in times.items()}
+    return {key: refused.get(key) or statistics.median(v) for key, v in times.items()}
 
 
 def main() -> None:
@@ -317,7 +351,7 @@ def main() -> None:
         others = _others(tools, qrels_of, paths, args.rounds) if tools else {}
     print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
     print("seconds, and the ratio to the regular layout of the same source\n")
-    print(f"{'the same run, but':<34}" + "".join(f"{s:>17}" for s in SOURCES))
+    print(f"{'the same run, but':<36}" + "".join(f"{s:>17}" for s in SOURCES))
     for name in paths:
         cells = []
         for source in SOURCES:
@@ -329,13 +363,13 @@ def main() -> None:
                 cells.append("refused")
             else:
                 cells.append(f"{median:.3f} {median / base:4.2f}x")
-        print(f"{name:<34}" + "".join(f"{c:>17}" for c in cells))
+        print(f"{name:<36}" + "".join(f"{c:>17}" for c in cells))
     if others:
         print("\nthe other libraries on the same files: seconds, and their time / ours")
         for (tool, name, source), seconds in others.items():
             ours = medians[(name, source)]
-            if seconds is None:
-                print(f"{tool:<12} {name:<28} {source:<8} refused (a doc twice in a query)")
+            if isinstance(seconds, str):
+                print(f"{tool:<12} {name:<28} {source:<8} {seconds}")
                 continue
             ratio = f"{seconds / ours:5.1f}x" if ours else ""
             print(f"{tool:<12} {name:<28} {source:<8} {seconds:7.3f} s {ratio}")
