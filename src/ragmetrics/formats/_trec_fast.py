@@ -424,34 +424,37 @@ def _read_block(
     return _Parsed(heads, run_lengths, doc_ids, values, scattered, n_newlines)
 
 
-# the bytes of a block whose blank and comment lines may be dropped before it is parsed:
-# printable ASCII, tab and LF (CR only before LF)
-_DROPPABLE = bytes(range(0x20, 0x7F)) + b"\t\n"
-
-
 def _without_skipped_lines(block: Block) -> Block | None:
     """The block without its blank lines (whitespace alone) and comment lines (a first field
     that starts with ``#``), which the careful reader skips, so that a file with a header
     comment or a blank last line is still read by blocks (a block that is not plain sends
-    the whole file to the careful reader, three times slower). None when the block has no
-    such line, or a byte the line rule could refuse in the lines dropped (any but printable
-    ASCII, tab and line ends), or a dropped line longer than the rule allows: the careful
-    reader then reads the file, and names the line of an error."""
-    text = block.tobytes()
-    if b"\r" in text:
-        text = text.replace(b"\r\n", b"\n")
-    if text.translate(None, _DROPPABLE):
+    the whole file to the careful reader, three times slower). None when it has no such
+    line, or a byte the line rule could refuse in the lines dropped (any but printable
+    ASCII, tab and line ends; a CR not before LF), or a dropped line longer than the rule
+    allows: the careful reader then reads the file, and names the line of an error."""
+    data = block.buffer[: block.size]
+    size = len(data)
+    outside = ((data < 32) & (data != 9) & (data != 10) & (data != 13)) | (data >= 127)
+    returns = np.flatnonzero(data == 13)
+    if outside.any() or (len(returns) and not (block.buffer[returns + 1] == 10).all()):
         return None
-    lines = text.split(b"\n")
-    kept = [line for line in lines if line.split()[:1] and line.lstrip()[:1] != b"#"]
-    if len(kept) == len(lines) - (lines[-1] == b""):
-        return None  # nothing to drop: the block is not plain for another reason
-    if max(map(len, lines)) > MAX_LINE_BYTES:
+    starts = np.concatenate(([0], np.flatnonzero(data == 10) + 1))  # each line's first byte
+    lengths = np.diff(starts, append=size)  # with its line end
+    # each line's first byte that is not a space, a tab or a line end
+    text = np.flatnonzero((data != 32) & (data != 9) & (data != 10) & (data != 13))
+    at = np.searchsorted(text, starts)
+    first = text[np.minimum(at, len(text) - 1)] if len(text) else np.full(len(starts), size)
+    blank = (at == len(text)) | (first >= starts + lengths)
+    drop = blank | (data[np.minimum(first, size - 1)] == ord("#"))
+    drop[-1] &= lengths[-1] > 0  # past a final line end: no line
+    if not drop.any():
+        return None  # the block is not plain for another reason
+    if int(lengths[drop].max()) > MAX_LINE_BYTES:
         return None
-    data = b"\n".join(kept) + b"\n" if kept else b""
-    buffer = np.zeros(len(data) + _MAX_FIELD_WIDTH, dtype=np.uint8)
-    buffer[: len(data)] = np.frombuffer(data, dtype=np.uint8)
-    return Block(buffer, len(data))
+    kept = data[np.repeat(~drop, lengths)]
+    buffer = np.zeros(len(kept) + _MAX_FIELD_WIDTH, dtype=np.uint8)
+    buffer[: len(kept)] = kept
+    return Block(buffer, len(kept))
 
 
 def _fields(space: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
