@@ -695,19 +695,25 @@ def _fixed_width(column: Any) -> Any:
 _PAD_ROWS = 1 << 18  # ids padded a piece at a time: 2 MB of 8-byte ids
 
 
-def _data_range(column: Any) -> tuple[int, int]:
-    """Where the bytes of a (large_)string array start and end in its data buffer."""
+def _offsets(column: Any) -> Any:
+    """Where each string of a (large_)string array starts in its data buffer, and where the
+    last one ends (a view of the array's offsets)."""
     import numpy as np
 
     pyarrow = import_pyarrow()
     offset_type = np.dtype(np.int64 if pyarrow.types.is_large_string(column.type) else np.int32)
     _, offsets, _ = column.buffers()
-    bounds = np.frombuffer(
+    return np.frombuffer(
         offsets,
         dtype=offset_type,
         count=len(column) + 1,
         offset=offset_type.itemsize * column.offset,
     )
+
+
+def _data_range(column: Any) -> tuple[int, int]:
+    """Where the bytes of a (large_)string array start and end in its data buffer."""
+    bounds = _offsets(column)
     return int(bounds[0]), int(bounds[-1])
 
 
@@ -746,14 +752,9 @@ def _word_rows(column: Any) -> Any:
     ``S`` array: byte by byte, for ids beyond ASCII."""
     import numpy as np
 
-    first, last = _data_range(column)
-    offset_type = np.dtype(
-        np.int64 if import_pyarrow().types.is_large_string(column.type) else np.int32
-    )
-    bounds = np.frombuffer(
-        column.buffers()[1], dtype=offset_type, count=len(column) + 1,
-        offset=offset_type.itemsize * column.offset,
-    ).astype(np.int64) - first  # fmt: skip
+    offsets = _offsets(column)
+    first, last = int(offsets[0]), int(offsets[-1])
+    bounds = offsets.astype(np.int64) - first
     widths = np.diff(bounds)
     room = -(-int(widths.max()) // 8) * 8
     buffer = np.zeros(last - first + room, dtype=np.uint8)

@@ -750,16 +750,16 @@ def _columnwise(
             # mantissa * 10**power, one correctly rounded product or quotient of two exact
             # doubles while the digits fit in 53 bits and the power of ten in 22 (10**22 is
             # the largest exact double of the kind); others below
+            # (a field without a mark has no exponent: its power is -decimals)
             power = np.where(after_mark == ord("-"), -exponent, exponent) - decimals
-            power = np.where(with_mark, power, -decimals)
             fits = with_mark & (np.abs(power) <= 22)
-            tens = _EXACT_TENS[np.abs(np.where(fits, power, 0))]
+            tens = _TENS[np.abs(np.where(fits, power, 0))]
             scaled = np.where(power >= 0, mantissa * tens, mantissa / tens)
             magnitude = np.where(fits, scaled, magnitude)
-            # a power of ten past 22, or one of 10**-19 and below with long digits: float()
-            simple &= ~with_mark | (fits & ((mantissa <= EXACT_MANTISSA) | (power >= -18)))
-            simple &= ~with_mark | (mantissa <= EXACT_MANTISSA) | (power <= 0)
-            decimals = np.where(with_mark, -power, decimals)
+            # long digits are settled below for powers of 10**-18 to 1; any other: float()
+            settled = (mantissa <= EXACT_MANTISSA) | ((power >= -18) & (power <= 0))
+            simple &= ~with_mark | (fits & settled)
+            decimals = -power
         # digits past 53 bits (Python's repr writes up to 17): settled exactly, see _decimal
         long = np.flatnonzero(simple & (mantissa > EXACT_MANTISSA))
         if len(long):
@@ -916,8 +916,7 @@ _KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
 _ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
 # what _squeeze keeps of a word for a dot at byte 0-7, or 8 (no dot: all of it)
 _SQUEEZE_KEEP = np.append(_HIGH_BYTES[1:9], _HIGH_BYTES[0])
-_TENS = 10.0 ** np.arange(_EXACT_DIGITS + 1)  # exact doubles
-_EXACT_TENS = np.array([float(10**k) for k in range(23)])  # 10**22: the last exact power
+_TENS = np.array([float(10**k) for k in range(23)])  # exact doubles, 10**22 the last
 
 
 def _squeeze(words: np.ndarray, at: int | np.ndarray) -> np.ndarray:
