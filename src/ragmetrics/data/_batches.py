@@ -324,8 +324,7 @@ def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]])
         else [chunk.docs[i] for i in row_order.tolist()]
     )
     scores = None if chunk.scores is None else chunk.scores[row_order]
-    file.seek(0, os.SEEK_END)  # after a part read back, if a reader asks for more
-    at = file.tell()
+    at = file.tell()  # the end: every chunk is spread before any part is read back
     run_at = row_at = 0
     for part, n_runs, n_rows in zip(pieces, run_counts, row_counts, strict=True):
         if n_runs:
