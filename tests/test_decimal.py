@@ -1,6 +1,7 @@
-"""Decimals of 16 to 18 digits (Python's repr writes up to 17) read by the vectorized TREC
-reader equal ``float()`` bit for bit: random reprs, random long decimals, decimals a unit
-away from the midpoint between two doubles, and exact ties (left to ``float()``)."""
+"""Decimals of 16 to 18 digits (Python's repr writes up to 17), with up to 27 decimals (in
+exponent form: ``2.0643999999999997e-06``), read by the vectorized TREC reader equal
+``float()`` bit for bit: random reprs, random long decimals, decimals a unit away from the
+midpoint between two doubles, and exact ties (left to ``float()``)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from ragmetrics.formats._decimal import EXACT_MANTISSA, nearest_doubles
 
 
 def _split(fields: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    digits = [int(f.replace(".", "")) for f in fields]
-    decimals = [len(f.partition(".")[2]) for f in fields]
+    exact = [Decimal(f).as_tuple() for f in fields]
+    digits = [int("".join(map(str, e.digits))) for e in exact]
+    decimals = [-int(e.exponent) for e in exact]
     return np.array(digits, dtype=np.int64), np.array(decimals)
 
 
@@ -26,6 +28,18 @@ def _reprs(rng: random.Random, n: int) -> list[str]:
         text = repr(rng.random() * 10 ** rng.randint(-3, 14))
         digits = text.replace(".", "")
         if "e" not in text and len(digits) <= 18 and int(digits) > EXACT_MANTISSA:
+            fields.append(text)
+    return fields
+
+
+def _small_reprs(rng: random.Random, n: int) -> list[str]:
+    """Small scores as ``repr`` writes them (``2.0643999999999997e-06``): 17 digits and up to
+    27 decimals."""
+    fields = []
+    while len(fields) < n:
+        text = repr(rng.random() * 10 ** rng.randint(-10, -5))
+        digits, _, power = text.partition("e")
+        if power and int(power) >= -11 and int(digits.replace(".", "")) > EXACT_MANTISSA:
             fields.append(text)
     return fields
 
@@ -53,7 +67,23 @@ def _near_midpoints(rng: random.Random, n: int) -> list[str]:
     return fields
 
 
-@pytest.mark.parametrize("make", [_reprs, _long_decimals, _near_midpoints])
+def _near_small_midpoints(rng: random.Random, n: int) -> list[str]:
+    """As ``_near_midpoints``, for doubles of 1e-11 to 1e-5, in exponent form (17 digits)."""
+    fields = []
+    while len(fields) < n:
+        x = (1 + 9 * rng.random()) * 10.0 ** rng.randint(-11, -6)
+        midpoint = (Decimal(x) + Decimal(np.nextafter(x, np.inf))) / 2
+        unit = Decimal(10) ** (midpoint.adjusted() - 16)
+        near = midpoint.quantize(unit)
+        for k in (-1, 0, 1):
+            digits, _, power = f"{near + k * unit:e}".partition("e")
+            fields.append(f"{digits}e-{-int(power):02d}")
+    return fields
+
+
+@pytest.mark.parametrize(
+    "make", [_reprs, _small_reprs, _long_decimals, _near_midpoints, _near_small_midpoints]
+)
 def test_nearest_doubles_equal_float(make) -> None:  # type: ignore[no-untyped-def]
     fields = make(random.Random(7), 60_000)
     digits, decimals = _split(fields)
@@ -87,6 +117,8 @@ def test_the_reader_parses_repr_scores_without_python_floats(
 ) -> None:
     rng = random.Random(3)
     fields = [f if rng.random() < 0.5 else "-" + f for f in _reprs(rng, 20_000)]
+    fields += _small_reprs(rng, 20_000)
+    rng.shuffle(fields)
     fields += ["0.5", "12", "1e-05", "0.30000000000000004"]
     padded, starts, ends = _buffer(fields)
     converted: list[int] = []

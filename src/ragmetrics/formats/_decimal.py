@@ -1,4 +1,5 @@
-"""Decimals of up to 18 digits to the nearest double, vectorized, exactly as ``float()``.
+"""Decimals of up to 18 digits and 27 decimals to the nearest double, vectorized, exactly
+as ``float()``.
 
 A decimal ``m / 10**d`` whose digits ``m`` fit in 53 bits is one correctly rounded division
 of two exact doubles. Python's ``repr`` of a float writes up to 17 digits, though, and
@@ -7,7 +8,8 @@ unit in the last place off. This module takes that quotient as a candidate and s
 with integer arithmetic: the candidate ``x`` is right when the decimal lies strictly between
 the two midpoints ``x - ulp/2`` and ``x + ulp/2``. Each comparison is an exact comparison of
 two integers below 2**128, held as pairs of 64-bit words. A candidate that is off moves one
-unit towards the decimal and is checked again. What stays unsettled (an exact tie between
+unit towards the decimal and is checked again (past 22 decimals the power of ten is itself
+rounded, so the candidate may start two units off). What stays unsettled (an exact tie between
 two doubles, a power of two, a value outside the normal range) is left to ``float()``.
 """
 
@@ -16,29 +18,39 @@ from __future__ import annotations
 import numpy as np
 
 MAX_DIGITS = 18  # 10**18 - 1 < 2**63: the digits are an exact int64
+# 5**27 < 2**63 is one word; repr writes 17 digits, so 27 decimals reach 1e-11 (``1.2e-11``
+# is 12345678901234567 / 10**27)
+MAX_DECIMALS = 27
 EXACT_MANTISSA = 1 << 53  # digits up to this are an exact double
-_FIVES = np.array([5**k for k in range(MAX_DIGITS + 1)], dtype=np.uint64)
-_TENS = np.array([10.0**k for k in range(MAX_DIGITS + 1)])  # exact doubles
+_FIVES = np.array([5**k for k in range(MAX_DECIMALS + 1)], dtype=np.uint64)
+_TENS = np.array([10.0**k for k in range(MAX_DECIMALS + 1)])  # exact up to 10**22
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
 
 def nearest_doubles(digits: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The double nearest to ``digits / 10**decimals`` for each pair (non-negative int64
-    digits below 10**18, decimals 0..18), and a mask of those settled; the others must be
+    digits below 10**18, decimals 0..27), and a mask of those settled; the others must be
     converted by ``float()``."""
     m = digits.astype(np.uint64)
     d = decimals.astype(np.int64)
     x = digits.astype(np.float64) / _TENS[d]
     settled = np.zeros(len(m), dtype=bool)
+    # the candidates checked in this round: all, then only those that moved
+    at = np.arange(len(m))
     for _ in range(3):  # the candidate is at most a unit or two off
-        below, above, usable = _sides(m, d, x)
-        settled = usable & below & above
+        below, above, usable = _sides(m[at], d[at], x[at])
+        settled[at] = usable & below & above
         low = usable & ~below  # the decimal is under the lower midpoint: one unit down
         high = usable & ~above
-        if not (low.any() or high.any()):
+        moved = low | high
+        if not moved.any():
             break
-        x = np.where(low, np.nextafter(x, 0.0), np.where(high, np.nextafter(x, np.inf), x))
+        here = x[at]
+        x[at] = np.where(
+            low, np.nextafter(here, 0.0), np.where(high, np.nextafter(here, np.inf), here)
+        )
+        at = at[moved]
     return x, settled
 
 
@@ -73,7 +85,8 @@ def _greater(
 
 
 def _multiply(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 128-bit products ``a * b`` (a below 2**55, b below 2**43) as (high, low) words."""
+    """The 128-bit products ``a * b`` (a below 2**55, b below 2**63) as (high, low) words:
+    ``a1 * b0 < 2**55`` and ``a0 * b1 < 2**63``, so their sum does not overflow."""
     a1, a0 = a >> np.uint64(32), a & _LOW32
     b1, b0 = b >> np.uint64(32), b & _LOW32
     low = a0 * b0
