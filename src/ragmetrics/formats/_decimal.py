@@ -56,32 +56,35 @@ def nearest_doubles(digits: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarra
 
 def _sides(m: np.ndarray, d: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ...]:
     """Whether ``m / 10**d`` is strictly above ``x``'s lower midpoint and strictly below its
-    upper one, and whether the test applies (x a normal double, not a power of two)."""
+    upper one, and whether the test applies (x a normal double, not a power of two).
+
+    With ``x = big_x * 2**(e - 53)`` the midpoints are ``(2 * big_x -+ 1) * 2**(e - 54)``;
+    times ``10**d = 5**d * 2**d``, the decimal lies strictly between them exactly when
+    ``|m - 2 * big_x * 5**d * 2**shift| < 5**d * 2**shift`` (``shift = d + e - 54``; the
+    side with a negative power of two is multiplied by its inverse instead): one 128-bit
+    product, one difference and one comparison for both sides."""
     fraction, exponent = np.frexp(x)
     big_x = (fraction * 2.0**53).astype(np.uint64)  # x = big_x * 2**(exponent - 53)
     usable = (big_x > np.uint64(1 << 52)) & (exponent > -1000) & (exponent < 1000)
-    shift = d + exponent.astype(np.int64) - 54  # midpoints are (2*big_x -+ 1) * 2**(shift-d)
-    below = _greater(m, d, 2 * big_x - _ONE, shift)  # m/10**d > lower midpoint
-    above = _greater(m, d, 2 * big_x + _ONE, shift, less=True)  # m/10**d < upper midpoint
-    return below, above, usable
-
-
-def _greater(
-    m: np.ndarray, d: np.ndarray, odd: np.ndarray, shift: np.ndarray, less: bool = False
-) -> np.ndarray:
-    """``m > odd * 5**d * 2**shift`` (or ``<`` with ``less``), exactly: the side with the
-    negative power of two is multiplied by its inverse instead."""
-    k_hi, k_lo = _multiply(odd, _FIVES[d])
-    up = np.maximum(shift, 0).astype(np.uint64)  # shifts the product
+    shift = d + exponent.astype(np.int64) - 54
+    up = np.maximum(shift, 0).astype(np.uint64)  # shifts the products of 5**d
     down = np.maximum(-shift, 0).astype(np.uint64)  # shifts m
-    k_hi, k_lo = _shift_left(k_hi, k_lo, up)
+    fives = _FIVES[d]
+    r_hi, r_lo = _multiply(big_x << _ONE, fives)
+    f_hi, f_lo = np.zeros_like(fives), fives
+    if up.any():  # only for decimals of large numbers: 0.5 and below need none
+        r_hi, r_lo = _shift_left(r_hi, r_lo, up)
+        f_hi, f_lo = _shift_left(f_hi, f_lo, up)
     m_hi, m_lo = _shift_left(np.zeros_like(m), m, down)
-    result: np.ndarray = (
-        (m_hi < k_hi) | ((m_hi == k_hi) & (m_lo < k_lo))
-        if less
-        else (m_hi > k_hi) | ((m_hi == k_hi) & (m_lo > k_lo))
-    )
-    return result
+    # the difference m - r, two's complement over 128 bits (both sides are below 2**127)
+    lo = m_lo - r_lo
+    hi = m_hi - r_hi - (m_lo < r_lo).astype(np.uint64)
+    negative = hi >= np.uint64(1 << 63)
+    # its magnitude: the words negated where it is negative (a carry when the low word is 0)
+    lo = np.where(negative, ~lo + _ONE, lo)
+    hi = np.where(negative, ~hi + (lo == 0).astype(np.uint64), hi)
+    far = (hi > f_hi) | ((hi == f_hi) & (lo >= f_lo))  # at or past a midpoint
+    return ~(far & negative), ~(far & ~negative), usable
 
 
 def _multiply(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
