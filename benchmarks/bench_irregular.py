@@ -6,12 +6,11 @@ with one row in 20,000 repeating its query's previous doc, with the rows sorted 
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
 with one doc id in 100 accented (a multilingual corpus), as TREC text with a header comment
-and a blank last line, with CR LF line ends, or with scores as ``%e`` writes them, and as
-pandas writes
-Parquet (an index column, row groups of 50,000), by Polars (categorical doc ids, row groups
-of 20,000), by DuckDB in a shuffled order (a join's output), and as Spark leaves a
-DataFrame (a folder of eight snappy part files, rows hash-partitioned by doc id, a
-``_SUCCESS`` marker).
+and a blank last line, with CR LF line ends, or with scores as ``%e`` or Python's ``str()``
+writes them, and as pandas writes Parquet (an index column, row groups of 50,000), by Polars
+(categorical doc ids, row groups of 20,000), by DuckDB in a shuffled order (a join's
+output), and as Spark leaves a DataFrame (a folder of eight snappy part files, rows
+hash-partitioned by doc id, a ``_SUCCESS`` marker).
 
 Each layout is read and evaluated on five metrics from every source a user brings: Parquet,
 an Arrow stream (a RecordBatchReader over the Parquet file's batches), TREC text, gzipped
@@ -145,8 +144,9 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
 
 def _text_variants(folder: Path, regular: tuple) -> dict[str, dict[str, Path]]:
     """The regular run as TREC text written otherwise: with a header comment and a blank
-    last line, with CR LF line ends (Windows), and with its scores as ``%e`` writes them
-    (small scores, as a reranker's probabilities); plain and gzipped."""
+    last line, with CR LF line ends (Windows), with its scores as ``%e`` writes them (small
+    scores, as a reranker's probabilities), and as Python's ``str()`` writes floats (up to 17
+    digits; small ones in exponent form, ``1.7019999999999998e-05``); plain and gzipped."""
     q, d, s = regular
     rows = list(zip(q.tolist(), d.tolist(), s.tolist(), strict=True))
     texts = {
@@ -156,6 +156,12 @@ def _text_variants(folder: Path, regular: tuple) -> dict[str, dict[str, Path]]:
         "CR LF line ends": "".join(f"{qq} Q0 {dd} 0 {ss} r\r\n" for qq, dd, ss in rows),
         "scores as %e writes them": "".join(
             f"{qq} Q0 {dd} 0 {ss * 1e-7:e} r\n" for qq, dd, ss in rows
+        ),
+        "scores as Python's str() writes them": "".join(
+            f"{qq} Q0 {dd} 0 {ss / 49.99!r} r\n" for qq, dd, ss in rows
+        ),
+        "small scores as str() writes them": "".join(
+            f"{qq} Q0 {dd} 0 {ss * 3.7e-7!r} r\n" for qq, dd, ss in rows
         ),
     }
     paths = {}

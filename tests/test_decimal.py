@@ -5,13 +5,15 @@ midpoint between two doubles, and exact ties (left to ``float()``)."""
 
 from __future__ import annotations
 
+import platform
 import random
+import sys
 from decimal import Decimal
 
 import numpy as np
 import pytest
 
-from ragmetrics.formats import _trec_fast
+from ragmetrics.formats import _decimal, _trec_fast
 from ragmetrics.formats._decimal import EXACT_MANTISSA, nearest_doubles
 
 
@@ -81,10 +83,27 @@ def _near_small_midpoints(rng: random.Random, n: int) -> list[str]:
     return fields
 
 
+@pytest.fixture(params=["extended doubles", "integers alone"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways ``nearest_doubles`` settles a candidate: by an extended-precision quotient
+    (x86-64, checked by integers only when it lies halfway), and by integers alone (where
+    ``longdouble`` is a double: ARM, Windows)."""
+    if request.param == "integers alone":
+        monkeypatch.setattr(_decimal, "_EXTENDED_TENS", None)
+    elif _decimal._EXTENDED_TENS is None:
+        pytest.skip("this machine's longdouble is not x86's extended double")
+    return str(request.param)
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="x86-64 only")
+def test_x86_64_uses_extended_doubles() -> None:
+    assert _decimal._EXTENDED_TENS is not None or sys.platform == "win32"
+
+
 @pytest.mark.parametrize(
     "make", [_reprs, _small_reprs, _long_decimals, _near_midpoints, _near_small_midpoints]
 )
-def test_nearest_doubles_equal_float(make) -> None:  # type: ignore[no-untyped-def]
+def test_nearest_doubles_equal_float(make, way: str) -> None:  # type: ignore[no-untyped-def]
     fields = make(random.Random(7), 60_000)
     digits, decimals = _split(fields)
     assert (digits > EXACT_MANTISSA).mean() > 0.5  # the hard cases, not the exact ones
@@ -94,7 +113,7 @@ def test_nearest_doubles_equal_float(make) -> None:  # type: ignore[no-untyped-d
     assert np.array_equal(values[settled], expected[settled])
 
 
-def test_exact_ties_are_left_to_float() -> None:
+def test_exact_ties_are_left_to_float(way: str) -> None:
     # 2**53 + 1 lies halfway between two doubles, as does 2**54 + 2 and x.5 at 2**52
     fields = ["9007199254740993", "18014398509481986", "4503599627370497.5", "9007199254740993.0"]
     _, settled = nearest_doubles(*_split(fields))

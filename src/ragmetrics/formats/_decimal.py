@@ -11,6 +11,15 @@ two integers below 2**128, held as pairs of 64-bit words. A candidate that is of
 unit towards the decimal and is checked again (past 22 decimals the power of ten is itself
 rounded, so the candidate may start two units off). What stays unsettled (an exact tie between
 two doubles, a power of two, a value outside the normal range) is left to ``float()``.
+
+Where numpy's ``longdouble`` is x86's extended double (a 64-bit significand: Linux and
+macOS on x86-64), most candidates need no such check. ``m`` and ``10**d`` (``5**d < 2**63``)
+are exact there, so ``m / 10**d`` in extended precision is correctly rounded to 64 bits;
+rounding that to 53 bits gives the nearest double unless the 64-bit quotient lies exactly
+halfway between two doubles (the 11 bits rounding drops are ``10000000000``): the decimal
+itself may then lie on either side, and only those (about one in 2,000) go through the
+integer check. On other machines (``longdouble`` is a double on ARM and Windows), every
+candidate does.
 """
 
 from __future__ import annotations
@@ -28,13 +37,48 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
 
+def _extended_tens() -> np.ndarray | None:
+    """The powers of ten as extended doubles when ``longdouble`` is x86's 80-bit format
+    (64-bit significand first, little-endian, in 16 bytes) and holds them exactly; else
+    None."""
+    if np.finfo(np.longdouble).nmant != 63 or np.dtype(np.longdouble).itemsize != 16:
+        return None
+    tens = np.array([np.longdouble(10) ** k for k in range(MAX_DECIMALS + 1)])
+    one = np.array([1.0], dtype=np.longdouble).view(np.uint64)
+    if any(int(ten) != 10**k for k, ten in enumerate(tens)) or one[0] != np.uint64(1 << 63):
+        return None
+    return tens
+
+
+_EXTENDED_TENS = _extended_tens()
+_DROPPED = np.uint64(0x7FF)  # the 11 bits of a 64-bit significand a double has no room for
+_HALFWAY = np.uint64(0x400)
+
+
 def nearest_doubles(digits: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The double nearest to ``digits / 10**decimals`` for each pair (non-negative int64
     digits below 10**18, decimals 0..27), and a mask of those settled; the others must be
     converted by ``float()``."""
+    tens = _EXTENDED_TENS
+    if tens is None:
+        return _checked(digits, decimals, digits.astype(np.float64) / _TENS[decimals])
+    quotient = digits.astype(np.longdouble) / tens[decimals]
+    x = quotient.astype(np.float64)
+    significands = quotient.view(np.uint64)[::2]
+    halfway = np.flatnonzero((significands & _DROPPED) == _HALFWAY)
+    settled = np.ones(len(x), dtype=bool)
+    if len(halfway):
+        x[halfway], settled[halfway] = _checked(digits[halfway], decimals[halfway], x[halfway])
+    return x, settled
+
+
+def _checked(
+    digits: np.ndarray, decimals: np.ndarray, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest_doubles` from the candidates ``x`` (a unit or two off at most), each
+    checked and moved by integer arithmetic."""
     m = digits.astype(np.uint64)
     d = decimals.astype(np.int64)
-    x = digits.astype(np.float64) / _TENS[d]
     settled = np.zeros(len(m), dtype=bool)
     # the candidates checked in this round: all, then only those that moved
     at = np.arange(len(m))
