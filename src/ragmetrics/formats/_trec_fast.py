@@ -68,6 +68,7 @@ _MAX_FIELD_WIDTH = 256
 _CONTROL = np.ones(33, dtype=bool)
 _CONTROL[[9, 10, 13, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
+_COLUMN_NUMBERS = np.arange(1, 257, dtype=np.uint16)  # a field's columns counted from 1
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
 PackedColumns = tuple[list[str], np.ndarray, np.ndarray, np.ndarray]
@@ -695,6 +696,12 @@ def _columnwise(
     padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
 ) -> np.ndarray | None:
     """``_numbers`` for any layout, one character column at a time."""
+    # scientific scores (``1.5e-05``): exponents of two digits, as ``%e`` and ``repr`` write
+    # them, are read apart (any other stays in the field, which ``float()`` then reads)
+    found = None if integer else _exponents(padded, starts, ends, probe=False)
+    whole_ends = ends
+    if found is not None:
+        ends = ends - found[1]
     rows = _field_rows(padded, starts, ends, _MAX_FIELD_WIDTH)
     if rows is None:
         return None
@@ -707,73 +714,34 @@ def _columnwise(
     n = len(starts)
     mantissa = np.zeros(n, dtype=np.int64)
     n_digits = np.zeros(n, dtype=np.int16)
-    # scientific scores (``1.5e-05``): where each field's exponent mark is (its width when
-    # it has none), the exponent's digits read apart from the mantissa's
-    letters = not integer and int(columns.max()) > ord("9")  # one pass: none in most blocks
-    marks = (columns == ord("e")) | (columns == ord("E")) if letters else None
-    scientific = marks is not None and bool(marks.any())
-    if scientific:
-        assert marks is not None
-        with_mark = marks.any(axis=0)
-        mark_at = np.where(with_mark, marks.argmax(axis=0), widths)
-        exponent = np.zeros(n, dtype=np.int64)
-        n_exponent = np.zeros(n, dtype=np.int16)
     # Horner's scheme, one character column at a time over every field
-    for index, column in enumerate(columns):
+    for column in columns:
         values_here = column - np.uint8(ord("0"))  # a digit's value; > 9 otherwise
         digit = values_here <= 9
-        if scientific:
-            past_mark = index > mark_at
-            in_exponent = digit & past_mark & (n_exponent < 5)  # 5 digits: not read fast
-            np.copyto(exponent, exponent * 10 + values_here, where=in_exponent)
-            n_exponent += digit & past_mark
-            digit &= ~past_mark
         np.copyto(mantissa, mantissa * 10 + values_here, where=digit)
         n_digits += digit
-    dots = columns == ord(".")
-    n_dots = dots.sum(axis=0)
-    dot_at = np.argmax(dots, axis=0)
-    if not scientific:
-        decimals = np.where(n_dots > 0, widths - 1 - dot_at, 0)
-        shape = n_digits + n_dots + signed == widths
-    else:
-        decimals = np.where(n_dots > 0, mark_at - 1 - dot_at, 0)
-        after_mark = rows[np.arange(n), np.minimum(mark_at + 1, rows.shape[1] - 1)]
-        exponent_signed = with_mark & ((after_mark == ord("-")) | (after_mark == ord("+")))
-        shape = (
-            (n_digits + n_dots + signed + with_mark + exponent_signed + n_exponent == widths)
-            & ((n_dots == 0) | (dot_at < mark_at))
-            & (~with_mark | ((n_exponent >= 1) & (n_exponent <= 4)))
-        )
-    simple = shape & (n_digits >= 1) & (n_digits <= MAX_DIGITS) & (n_dots <= (0 if integer else 1))
+    # each field's count of dots and the column of its last one (its only one, when the
+    # field is a number): reductions down the columns, one pass each over bytes
+    dots = (columns == ord(".")).view(np.uint8)
+    n_dots = np.add.reduce(dots, axis=0, dtype=np.uint16)
+    last_dot = np.maximum.reduce(dots * _COLUMN_NUMBERS[: len(columns), None], axis=0)
+    decimals = np.where(n_dots > 0, widths - last_dot, 0)
+    simple = (
+        (n_digits + n_dots + signed == widths)
+        & (n_digits >= 1)
+        & (n_digits <= MAX_DIGITS)
+        & (n_dots <= (0 if integer else 1))
+    )
     if integer:
         values: np.ndarray = np.where(negative, -mantissa, mantissa)
+        others = np.flatnonzero(~simple)
     else:
-        magnitude = mantissa / _POWERS[np.minimum(decimals, 18)].astype(np.float64)
-        if scientific:
-            # mantissa * 10**power, one correctly rounded product or quotient of two exact
-            # doubles while the digits fit in 53 bits and the power of ten in 22 (10**22 is
-            # the largest exact double of the kind); others below
-            # (a field without a mark has no exponent: its power is -decimals)
-            power = np.where(after_mark == ord("-"), -exponent, exponent) - decimals
-            fits = with_mark & (np.abs(power) <= 22)
-            tens = _TENS[np.abs(np.where(fits, power, 0))]
-            scaled = np.where(power >= 0, mantissa * tens, mantissa / tens)
-            magnitude = np.where(fits, scaled, magnitude)
-            # long digits are settled below for powers of 10**-27 to 1; any other: float()
-            settled = np.where(
-                mantissa <= EXACT_MANTISSA, fits, (power >= -MAX_DECIMALS) & (power <= 0)
-            )
-            simple &= ~with_mark | settled
-            decimals = -power
-        # digits past 53 bits (Python's repr writes up to 17): settled exactly, see _decimal
-        long = np.flatnonzero(simple & (mantissa > EXACT_MANTISSA))
-        if len(long):
-            nearest, settled = nearest_doubles(mantissa[long], decimals[long])
-            magnitude[long] = nearest
-            simple[long[~settled]] = False  # left to float()
-        values = np.where(negative, -magnitude, magnitude)
-    if not _by_python(padded, starts, ends, np.flatnonzero(~simple), values, integer):
+        power = -decimals if found is None else found[0] - decimals
+        values, unsettled = _scaled(mantissa, power, negative)
+        others = np.flatnonzero(~simple)
+        if len(unsettled):
+            others = np.union1d(others, unsettled)
+    if not _by_python(padded, starts, whole_ends, others, values, integer):
         return None
     if not integer and np.isnan(values).any():
         return None
@@ -914,19 +882,23 @@ def _scaled(
 
 
 def _exponents(
-    padded: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, *, probe: bool = True
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Each field's exponent and the width it takes (4: a mark, a sign and two digits, as
     ``%e`` and ``repr`` write them; else 0, and the field's exponent is 0); None for a block
     without any. Any other exponent is left in the digits, where it fails as a digit.
 
-    Only a block whose first, middle or last field has an exponent is searched through: in
-    any other, a field with one fails as a digit and the block is read column by column.
-    (Looking at every field cost the usual block, without exponents, 5% of its reading.)"""
-    probes = ends[[0, len(ends) // 2, -1]] - 4
-    if not ((padded[probes] | np.uint8(0x20)) == ord("e")).any():
-        return None
+    With ``probe``, only a block whose first, middle or last field has an exponent is
+    searched through: in any other, a field with one fails as a digit and the block is read
+    column by column. (Looking at every field cost the usual block, without exponents, 5% of
+    its reading.)"""
+    if probe:
+        probes = ends[[0, len(ends) // 2, -1]] - 4
+        if not ((padded[probes] | np.uint8(0x20)) == ord("e")).any():
+            return None
     marks = (padded[ends - 4] | np.uint8(0x20)) == ord("e")
+    if not probe and not marks.any():
+        return None
     signs = padded[ends - 3]
     tens = padded[ends - 2] - np.uint8(ord("0"))
     ones = padded[ends - 1] - np.uint8(ord("0"))
