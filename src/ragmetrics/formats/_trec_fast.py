@@ -682,8 +682,9 @@ def _numbers(
     A field ``[+-]digits[.digits]`` (no dot for integers) of at most 18 digits is parsed
     vectorized: its digits make an exact int64 mantissa; up to 2**53, mantissa / 10^decimals
     is one correctly rounded division of two exact doubles, so it equals ``float()``; above,
-    ``_decimal.nearest_doubles`` settles the nearest double exactly. Any other field
-    (exponents, inf, longer decimals, exact ties) goes through Python's ``float``/``int``.
+    ``_decimal.nearest_doubles`` settles the nearest double exactly. A two-digit exponent
+    (``e-05``) is read apart and the value made by ``_scaled``. Any other field (other
+    exponents, inf, longer decimals, exact ties) goes through Python's ``float``/``int``.
     Returns None for a field that is not a number, or a NaN score, so the careful reader can
     name the line.
     A column of fixed-decimal numbers, the usual case, is read faster by ``_fixed_point``.
@@ -734,14 +735,11 @@ def _columnwise(
     )
     if integer:
         values: np.ndarray = np.where(negative, -mantissa, mantissa)
-        others = np.flatnonzero(~simple)
     else:
         power = -decimals if found is None else found[0] - decimals
         values, unsettled = _scaled(mantissa, power, negative)
-        others = np.flatnonzero(~simple)
-        if len(unsettled):
-            others = np.union1d(others, unsettled)
-    if not _by_python(padded, starts, whole_ends, others, values, integer):
+        simple[unsettled] = False
+    if not _by_python(padded, starts, whole_ends, np.flatnonzero(~simple), values, integer):
         return None
     if not integer and np.isnan(values).any():
         return None
