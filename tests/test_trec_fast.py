@@ -748,6 +748,32 @@ def test_bytes_next_to_the_digits_and_the_dot_are_not_read_as_them(
         rm.Run.from_trec(path)
 
 
+# bytes beside the exponent's: "d" and "f" beside "e", "," and "*" beside "+" and "-",
+# "/" and ":" beside the digits; a mark or a sign alone; an exponent in a wrong place
+_NOT_EXPONENTS = ["1.5d-05", "1.5f-05", "1.5e,05", "1.5e*05", "1.5e-0/", "1.5e-:5", "1.5e/05",
+                  "1.5e-0:", "1.5e+1:", "1.5e-05e", "1.5-e05", "e-05", "-e-05", ".e-05",
+                  "1.5e-05.", "1.5e--5", "1.5ee05", "1.5E-0x", "1.5e-0\x7f"]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", _NOT_EXPONENTS)
+@pytest.mark.parametrize(
+    "neighbours",
+    [("2.500000e-05", "1.250000e-06"), ("2.5e-05", "1.2500000000000001e-06"), ("0.25", "0.125")],
+    ids=["%e", "repr", "decimals"],
+)
+def test_bytes_next_to_an_exponents_bytes_are_not_read_as_them(
+    tmp_path: Path, bad: str, neighbours: tuple[str, str]
+) -> None:
+    """Exponents are read apart from the digits before them: a score whose exponent holds a
+    byte beside the ones it may hold is refused with its line, beside scores of either
+    form."""
+    path = tmp_path / "run.txt"
+    first, second = neighbours
+    path.write_text(f"q1 Q0 a 1 {first} t\nq1 Q0 b 2 {second} t\nq1 Q0 c 3 {bad} t\n")
+    with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 3[:,] "):
+        rm.Run.from_trec(path)
+
+
 @pytest.mark.parametrize("compressed", [False, True], ids=["plain", "gzip"])
 @pytest.mark.parametrize("block_bytes", [200, 1 << 21])
 @pytest.mark.parametrize("mark", [b"", b"\xef\xbb\xbf"], ids=["no BOM", "BOM"])
