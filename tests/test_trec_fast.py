@@ -414,6 +414,48 @@ _REAL_FILES = [
 ]
 
 
+_CRLF_RUNS = {
+    "CR LF": "q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.25 t\r\nq2 Q0 d1 1 -1e-05 t\r\n",
+    "a space before CR LF": "q1 Q0 d1 1 0.5 t \r\nq1 Q0 d2 2 0.25 t\r\n",
+    "a CR alone after a space": "q1 Q0 d1 1 0.5 \r\nq1 Q0 d2 2 0.25 t\r\n",
+    "a CR inside a line": "q1 Q0 d1 1 0.5 t\rx\r\nq1 Q0 d2 2 0.25 t\r\n",
+    "a CR at the end of the file": "q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.25 t\r",
+    "CR LF, then LF": "q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.25 t\n",
+    "LF, then CR LF": "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.25 t\r\n",
+    "a CR as the tag": "q1 Q0 d1 1 0.5 \r\r\nq1 Q0 d2 2 0.25 t\r\n",
+}
+_CRLF_QRELS = {
+    "CR LF": "q1 0 d1 1\r\nq1 0 d2 0\r\nq2 0 d1 3\r\n",
+    "a grade of CR": "q1 0 d1 1\r\nq1 0 d2 \r\n",
+    "a grade before CR CR LF": "q1 0 d1 1\r\r\nq1 0 d2 0\r\n",
+}
+
+
+@pytest.mark.parametrize("name", [*_CRLF_RUNS, *(f"qrels: {n}" for n in _CRLF_QRELS)])
+def test_cr_lf_line_ends_are_read_as_the_careful_reader_reads_them(
+    tmp_path: Path, name: str
+) -> None:
+    """A CR before each LF is read as the end of its line's last field and cut off it; a CR
+    anywhere else, or one that leaves a field empty, gives the careful reader's answer."""
+    is_qrels = name.startswith("qrels: ")
+    text = _CRLF_QRELS[name.removeprefix("qrels: ")] if is_qrels else _CRLF_RUNS[name]
+    path = tmp_path / ("qrels.txt" if is_qrels else "run.txt")
+    path.write_bytes(text.encode("ascii"))
+    try:
+        expected: dict[str, Any] = _careful_qrels(path) if is_qrels else _careful_run(path)
+    except rm.InputFormatError as error:
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
+            _as_dicts(path, is_qrels=is_qrels)
+        return
+    assert _as_dicts(path, is_qrels=is_qrels) == expected
+    if name in ("CR LF", "qrels: CR LF"):  # and the fast reader read it
+        n_columns, value_col = (4, 3) if is_qrels else (6, 4)
+        fast = read_plain_trec_packed(
+            path, n_columns=n_columns, doc_col=2, value_col=value_col, integer=is_qrels
+        )
+        assert fast is not None
+
+
 def _careful_qrels(path: Path) -> dict[str, dict[str, int]]:
     maps, _ = read_trec_maps(
         path, n_columns=4, doc_col=2, value_col=3, value_kind="int",

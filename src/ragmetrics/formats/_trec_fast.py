@@ -9,8 +9,9 @@ the query ids, one at each line where the query changes.
 
 It reads "plain" blocks only: fields of printable characters (ASCII, or UTF-8 kept as its
 bytes) separated by spaces or tabs, LF or CRLF line ends, exactly ``n_columns`` fields on
-every line (a subset of what the line rule of ``_rules`` accepts); blank and comment lines
-are dropped from a block of printable ASCII before it is parsed, as the careful reader skips
+every line (a subset of what the line rule of ``_rules`` accepts; where every CR ends a line,
+each is read with its line's last field, then cut off it); blank and comment lines are
+dropped from a block of printable ASCII before it is parsed, as the careful reader skips
 them. A block that is anything else returns None, and the caller reads the whole file with
 the careful line-by-line reader, which names the file and line of any error. So both
 readers accept the same files and give the same values.
@@ -388,6 +389,14 @@ def _read_block(
     space = np.empty(len(data) + 2, dtype=bool)
     space[0] = space[-1] = True
     np.less_equal(data, 32, out=space[1:-1])
+    # CR LF line ends (Windows): each CR is read as the last byte of its line's last field,
+    # so that fields are still one separator apart, and cut off that field below
+    crlf = len(data) > 1 and data[-1] == ord("\n") and data[-2] == ord("\r")
+    if crlf:
+        returns = np.flatnonzero(data == ord("\r"))
+        crlf = bool((padded[returns + 1] == ord("\n")).all())  # a lone CR: looked at below
+        if crlf:
+            space[returns + 1] = False
     ends, starts = _fields(space)
     if len(ends) == 0 or len(ends) % n_columns:
         return None
@@ -399,6 +408,11 @@ def _read_block(
     line_starts = _starts(ends, starts, 0, n_columns)
     if not _one_line_per_record(padded, len(data), line_starts, ends, n_columns, n_newlines):
         return None
+    if crlf:
+        last = ends[n_columns - 1 :: n_columns]  # a view: ends changes with it
+        last -= padded[last - 1] == ord("\r")
+        if not bool((last > _starts(ends, starts, n_columns - 1, n_columns)).all()):
+            return None  # a CR alone after a space: one field short, as the careful reader says
     if (data[line_starts] == ord("#")).any():
         return None  # a comment line
     if (
