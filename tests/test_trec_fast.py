@@ -423,6 +423,8 @@ _CRLF_RUNS = {
     "CR LF, then LF": "q1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.25 t\n",
     "LF, then CR LF": "q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.25 t\r\n",
     "a CR as the tag": "q1 Q0 d1 1 0.5 \r\r\nq1 Q0 d2 2 0.25 t\r\n",
+    "a header comment, CR LF": "# run\r\nq1 Q0 d1 1 0.5 t\r\nq1 Q0 d2 2 0.25 t\r\n",
+    "a blank line, CR LF": "q1 Q0 d1 1 0.5 t\r\n\r\nq2 Q0 d2 2 0.25 t\r\n\r\n",
 }
 _CRLF_QRELS = {
     "CR LF": "q1 0 d1 1\r\nq1 0 d2 0\r\nq2 0 d1 3\r\n",
@@ -442,7 +444,8 @@ def test_cr_lf_line_ends_are_read_as_the_careful_reader_reads_them(
     path = tmp_path / ("qrels.txt" if is_qrels else "run.txt")
     path.write_bytes(text.encode("ascii"))
     _reads_as_the_careful_reader(path, is_qrels=is_qrels)
-    if name in ("CR LF", "qrels: CR LF"):  # and the fast reader read it
+    if name in ("CR LF", "qrels: CR LF", "a header comment, CR LF", "a blank line, CR LF"):
+        # and the fast reader read it
         n_columns, value_col = (4, 3) if is_qrels else (6, 4)
         fast = read_plain_trec_packed(
             path, n_columns=n_columns, doc_col=2, value_col=value_col, integer=is_qrels
