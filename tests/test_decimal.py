@@ -86,8 +86,8 @@ def _near_small_midpoints(rng: random.Random, n: int) -> list[str]:
 @pytest.fixture(params=["extended doubles", "integers alone"])
 def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Both ways ``nearest_doubles`` settles a candidate: by an extended-precision quotient
-    (x86-64, checked by integers only when it lies halfway), and by integers alone (where
-    ``longdouble`` is a double: ARM, Windows)."""
+    (x86-64, checked by integers only when it lies halfway), and by integers alone (on ARM
+    and Windows, where ``longdouble`` is not x86's extended double)."""
     if request.param == "integers alone":
         monkeypatch.setattr(_decimal, "_EXTENDED_TENS", None)
     elif _decimal._EXTENDED_TENS is None:

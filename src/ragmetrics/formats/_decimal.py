@@ -18,8 +18,8 @@ are exact there, so ``m / 10**d`` in extended precision is correctly rounded to 
 rounding that to 53 bits gives the nearest double unless the 64-bit quotient lies exactly
 halfway between two doubles (the 11 bits rounding drops are ``10000000000``): the decimal
 itself may then lie on either side, and only those (about one in 2,000) go through the
-integer check. On other machines (``longdouble`` is a double on ARM and Windows), every
-candidate does.
+integer check. On other machines (``longdouble`` is a double on Windows and Apple's ARM,
+a 128-bit float on Linux's ARM), every candidate does.
 """
 
 from __future__ import annotations
