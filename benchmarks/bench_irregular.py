@@ -5,9 +5,10 @@ with ties, written in several layouts: regular (each query's rows together, no d
 with one row in 20,000 repeating its query's previous doc, with the rows sorted by doc id
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
-with one doc id in 100 accented (a multilingual corpus), as TREC text with a header comment
-and a blank last line, with CR LF line ends, or with scores as ``%e`` or Python's ``str()``
-writes them, and as pandas writes Parquet (an index column, row groups of 50,000), by Polars
+with one doc id in 100 accented (a multilingual corpus), with doc ids holding spaces (pages
+keyed by title, Parquet only), as TREC text with a header comment and a blank last line,
+with CR LF line ends, or with scores as ``%e`` or Python's ``str()`` writes them, and as
+pandas writes Parquet (an index column, row groups of 50,000), by Polars
 (categorical doc ids, row groups of 20,000), by DuckDB in a shuffled order (a join's
 output), and as Spark leaves a DataFrame (a folder of eight snappy part files, rows
 hash-partitioned by doc id, a ``_SUCCESS`` marker).
@@ -96,6 +97,13 @@ def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[
 
 
 LONG_IDS = "query ids of 76 bytes (URLs)"
+TITLES = "doc ids with spaces (page titles)"
+
+
+def _titles(docs: np.ndarray) -> np.ndarray:
+    """Doc ids as a corpus of pages keys them, by title (``Page 4521 (film)``): spaces
+    inside, which a TREC file cannot hold, so this layout is written as Parquet only."""
+    return np.char.add(np.char.add("Page ", docs), " (film)")
 
 
 def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]]:
@@ -115,6 +123,9 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
         paths[name] = {"parquet": parquet, "trec": trec, "gzip": zipped}
     paths.update(_text_variants(folder, layouts["regular"]))
     q, d, s = layouts["regular"]
+    titled = folder / "titles.parquet"
+    pq.write_table(pa.table({"query_id": q, "doc_id": _titles(d), "score": s}), titled)
+    paths[TITLES] = {"parquet": titled}
     import pandas as pd
 
     frame = pd.DataFrame({"query_id": q, "doc_id": d, "score": s}).astype(
@@ -289,7 +300,7 @@ def _others(
                         q, ranx.Run.from_file(str(p), kind="trec"), names, make_comparable=True
                     )
                 )
-            if name in ("regular", "repeats", "by doc id"):  # (ranx reads no folder)
+            if name in ("regular", "repeats", "by doc id", TITLES):  # (ranx reads no folder)
                 jobs[("ranx", name, "Parquet")] = lambda p=by_format["parquet"], q=ranx_qrels: (
                     ranx.evaluate(
                         q,
@@ -327,9 +338,10 @@ def main() -> None:
     queries, docs, scores = _columns(args.queries)
     qrels = _qrels(queries, docs)
     url_qrels = _qrels(_urls(queries), docs)  # the same judgments, under the URLs
+    title_qrels = _qrels(queries, _titles(docs))  # and under the titles
 
     def qrels_of(name: str) -> rm.Qrels:
-        return url_qrels if name == LONG_IDS else qrels
+        return {LONG_IDS: url_qrels, TITLES: title_qrels}.get(name, qrels)
 
     with tempfile.TemporaryDirectory() as folder:
         layouts = _layouts(queries, docs, scores)

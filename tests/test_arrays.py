@@ -50,8 +50,8 @@ def test_string_ids_become_fixed_width_bytes_piece_by_piece(
     """Ids of several widths over several arrays (a Parquet column's chunks) are padded with
     zeros to whole 8-byte words, a piece at a time, in order; ids of one width come as they
     are; ids beyond ASCII are padded byte by byte (Arrow would pad them by characters); an id
-    that is empty, or holds a space, tab or a character that is not printable, in any
-    piece, sends the column to the string path (None)."""
+    that is empty, or holds a NUL, in any piece, sends the column to the string path (None);
+    spaces, tabs and other characters are kept as they are."""
     pa = pytest.importorskip("pyarrow")
     from ragmetrics.formats import _columnar
 
@@ -69,9 +69,13 @@ def test_string_ids_become_fixed_width_bytes_piece_by_piece(
     assert one_width.tolist() == [b"a" * 36, b"b" * 36, b"c" * 36]
     single = _columnar._fixed_width(uuid_like[0])
     assert single.tolist() == [b"a" * 36, b"b" * 36]
-    for bad in ("d\t2", "", "d 2", "d\u00a0", "\u200b"):
+    for bad in ("", "d\x002"):  # empty, or holding a NUL (the padding's byte)
         last = pa.array(["e1", "e2", bad], type=kind_of)
         assert _columnar._fixed_width([*arrays, last]) is None, bad
+    for kept in ("d\t2", "d 2", "d\u00a0", "\u200b", " ", "a\nb\x7f"):
+        last = pa.array(["e1", "e2", kept], type=kind_of)
+        got = _columnar._fixed_width([*arrays, last])
+        assert got is not None and got.tolist()[-1] == kept.encode(), kept
     accented = [*arrays, pa.array(["é1", "東京-22", "e\u0301" * 7], type=kind_of)]
     got = _columnar._fixed_width(accented)
     assert got is not None and got.dtype == np.dtype("S24")  # 21 bytes, whole words

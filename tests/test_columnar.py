@@ -149,10 +149,59 @@ def test_ids_of_one_width_and_a_bad_byte_far_into_the_column() -> None:
             far[-2] = far[-2][:5] + bad + far[-2][6:]  # byte ~720,000 of the column
             table = pyarrow.table({"query_id": queries, "doc_id": far, "score": scores})
             packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
-            assert (packed is None) == (bad != "é"), (bad, widths)
+            assert (packed is None) == (bad == "\x00"), (bad, widths)  # NUL: the padding's
             assert far[-2] in rm.Run.from_arrow(table)[queries[-2]]
             if packed is not None:
                 assert packed.ids[-2].decode() == far[-2] and packed.ids[-1].decode() == far[-1]
+
+
+_TITLES = ["Barack Obama", "Paris (France)", " lead", "trail ", "two  spaces", "tab\there",
+           "a\u00a0b", "東京 駅", "line\nbreak", "\x01ctl", "x", "Barack Obama Sr."]  # fmt: skip
+
+
+@pytest.mark.parametrize("nul", [False, True], ids=["titles", "a NUL among them"])
+def test_ids_with_spaces_are_read_as_bytes_and_give_the_numbers_strings_give(
+    tmp_path: Path, nul: bool
+) -> None:
+    """Doc ids keyed by title hold spaces (and may hold tabs, newlines, any character): read
+    from Parquet, Arrow or dicts, they are packed as their bytes, joined with the qrels and
+    ranked among tied scores as the strings are; an id holding a NUL, which the zero padding
+    would hide, takes the string path."""
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from ragmetrics.data._store import store_of
+    from ragmetrics.formats import _columnar
+
+    rng = random.Random(5)
+    titles = [*_TITLES, *(f"Page {i} (film)" for i in range(300))]
+    if nul:
+        titles[7] = "nul\x00inside"
+    rows = [(f"q{q}", d, float(rng.choice([0.5, 0.25, 1.0]))) for q in range(40)
+            for d in rng.sample(titles, 25)]  # fmt: skip
+    queries, docs, scores = (list(c) for c in zip(*rows, strict=True))
+    table = pyarrow.table({"query_id": queries, "doc_id": docs, "score": scores})
+    packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
+    assert (packed is None) == nul
+    path = tmp_path / "run.parquet"
+    pq.write_table(table, path)
+    as_dicts: dict[str, dict[str, float]] = {}
+    for q, d, score in rows:
+        as_dicts.setdefault(q, {})[d] = score
+    judged = {q: {d: rng.randint(0, 3) for d in rng.sample(titles, 12)} for q in as_dicts}
+    qrels = rm.Qrels.from_dict(judged)
+    metrics = ["ndcg@10", "map", "P@5", "recall@20", "mrr@10"]
+    # the reference on strings: one more query, unjudged, holding an id no bytes path takes
+    strings = rm.Run.from_dict({**as_dicts, "unjudged": {"nul\x00id": 1.0}})
+    assert store_of(strings).encoded() is None
+    expected = rm.evaluate(qrels, strings, metrics).per_query
+    runs = [rm.Run.from_parquet(path), rm.Run.from_arrow(table), rm.Run.from_dict(as_dicts)]
+    for run in runs[:2]:
+        assert (store_of(run).ids is None) == nul
+    assert (store_of(runs[2]).encoded() is None) == nul  # dicts' ids are joined on bytes too
+    for run in runs:
+        assert rm.evaluate(qrels, run, metrics).per_query == expected
+        assert run.to_dict() == as_dicts
 
 
 def test_dictionary_encoded_columns_give_the_same_run_and_qrels(tmp_path: Path) -> None:

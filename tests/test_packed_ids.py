@@ -138,10 +138,15 @@ def test_ids_as_bytes_round_trip() -> None:
     wide = np.array(ids, dtype="S64")  # the same ids in a wider array hash the same
     words = _packed.n_words(packed, wide)
     assert np.array_equal(_packed.hashes(packed, words), _packed.hashes(wide, words))
-    refused = (["a\x00"], ["a b"], ["ok", "tab\there"], ["\x7f"], ["a\u00a0b"], ["\u200b"],
-               ["\ud800"], ["é", "a\u3000"])  # fmt: skip
-    for ids in refused:  # a control, format or whitespace character, a lone surrogate
+    for ids in (["a\x00"], ["ok", "\x00"], ["\ud800"]):  # a NUL (the padding), a lone surrogate
         assert _encode(ids) is None, ids
+    # whitespace, controls and format characters of any kind are kept, and given back whole
+    kept = (["a b"], ["ok", "tab\there"], ["\x7f"], ["a\u00a0b"], ["\u200b"], ["é", "a\u3000"],
+            ["  ", "a"], [" lead", "trail ", "x"], ["line\nbreak", "y"], ["\x01\x1f", "\r\n"],
+            ["Barack Obama", "Paris (France)", "東京 駅"])  # fmt: skip
+    for ids in kept:
+        encoded = _encode(ids)
+        assert encoded is not None and _packed.decode(encoded) == ids, ids
     for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"], ["~!", "}{"], ["é", "東京", "📚"],
                     ["é" * 200, "ü\nx"]):  # fmt: skip
         encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII, UTF-8

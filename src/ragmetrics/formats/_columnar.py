@@ -17,7 +17,7 @@ from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError
-from ragmetrics.formats._packed import printable_utf8, word_rows
+from ragmetrics.formats._packed import utf8, word_rows
 
 QUERY_COLUMNS = ("query_id", "q_id")
 SCORE_COLUMNS = ("score",)
@@ -635,9 +635,8 @@ def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
 
 def _fixed_width(column: Any) -> Any:
     """A string column (an Arrow array or a list of them, read as one) as a zero-padded ``S``
-    array of the ids' UTF-8 bytes, or None (nulls, empty ids, or an id with a character
-    that is not printable, a space included: a space, tab or NUL would be split or hidden by
-    the zero padding, so such ids take the string path, which keeps them exactly).
+    array of the ids' UTF-8 bytes, or None (nulls, empty ids, or an id holding a NUL, which
+    the zero padding would hide: such ids take the string path, which keeps them exactly).
 
     Without a Python string per row: one array whose ids have one width (UUIDs) is its data
     buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
@@ -718,10 +717,11 @@ def _data_range(column: Any) -> tuple[int, int]:
 
 
 def _id_bytes(column: Any) -> str | None:
-    """``"ascii"`` when every byte of every string is printable ASCII other than the space
-    (33-126), ``"utf-8"`` when the others are UTF-8 of printable characters (no whitespace,
-    control or format character: ``_packed.printable_utf8``), else None: the ids a TREC
-    file can hold, which the fixed-width path keeps exactly."""
+    """``"ascii"`` when every byte of every string is ASCII other than NUL, ``"utf-8"`` when
+    the others are UTF-8 (Arrow's strings should be; a reader may not have checked), else
+    None: the ids the fixed-width path keeps exactly (a NUL would hide in the zero
+    padding). Spaces, tabs and control characters are kept as they are: Wikipedia titles
+    as doc ids (``Barack Obama``) read as fast as numbers."""
     import numpy as np
 
     first, last = _data_range(column)
@@ -737,14 +737,14 @@ def _id_bytes(column: Any) -> str | None:
     for start in range(0, len(raw), step):
         part = raw[start : start + step]
         n = len(part)
-        np.subtract(part, np.uint8(33), out=shifted[:n])  # wraps below 33: one comparison
-        if np.greater_equal(shifted[:n], np.uint8(94), out=outside[:n]).any():
-            if int(part[outside[:n]].min()) < 0x80:  # a space, a control byte or DEL
+        np.subtract(part, np.uint8(1), out=shifted[:n])  # NUL wraps to 255: one comparison
+        if np.greater_equal(shifted[:n], np.uint8(0x7F), out=outside[:n]).any():
+            if int(part[outside[:n]].min()) == 0:  # a NUL
                 return None
             beyond = True
     if not beyond:
         return "ascii"
-    return "utf-8" if printable_utf8(raw) else None
+    return "utf-8" if utf8(raw) else None
 
 
 def _word_rows(column: Any) -> Any:

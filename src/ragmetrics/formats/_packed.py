@@ -97,19 +97,17 @@ def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:
 
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
-    flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a character that
-    is not printable (:func:`printable_utf8`) or a space (:func:`decode` splits at
-    whitespace, and the zero padding would hide a NUL). Ids of one width (UUIDs) are cut as
-    rows of a matrix; others at the newlines that join them."""
+    flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a NUL (the zero
+    padding would hide it) or a lone surrogate. Ids of one width (UUIDs) are cut as rows of
+    a matrix; others at the newlines that join them (ids holding a newline one by one)."""
     if not count:
         return np.zeros(0, dtype="S8")
     try:  # each group joined on its own: no list of every id is made
         data = "\n".join(map("\n".join, filter(None, groups))).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate
         return None
-    rest = data.translate(None, _PRINTABLE)  # the bytes that are not printable ASCII or \n
-    if rest and (min(rest) < 0x80 or not printable_utf8(np.frombuffer(data, dtype=np.uint8))):
-        return None
+    if b"\x00" in data:
+        return None  # the zero padding would hide it
     newlines = data.count(b"\n")
     if newlines != count - 1:  # an id with a newline in it
         return _one_by_one(groups)
@@ -137,8 +135,8 @@ def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray:
     return np.array([i.encode("utf-8") for i in chain.from_iterable(groups)], dtype=np.bytes_)
 
 
-# printable ASCII but the space (0x21..0x7e), and the newline that joins ids
-_PRINTABLE = bytes(range(0x21, 0x7F)) + b"\n"
+# printable ASCII but the space (0x21..0x7e), and the zero that pads ids
+_PRINTABLE_OR_ZERO = bytes(range(0x21, 0x7F)) + b"\x00"
 
 
 def word_rows(buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray) -> np.ndarray:
@@ -171,8 +169,8 @@ def word_view(buffer: np.ndarray) -> np.ndarray:
 
 def words_of(ids: list[str]) -> np.ndarray | None:
     """``ids`` as an ``S`` array of whole 8-byte words (zero-padded), which :func:`decode`
-    gives back as they are (their UTF-8 bytes); None when one is empty, holds a character
-    that is not printable, or a space or a newline."""
+    gives back as they are (their UTF-8 bytes); None when one is empty, or holds a NUL or a
+    newline."""
     if not ids or not all(ids) or "\n".join(ids).count("\n") != len(ids) - 1:
         return None
     encoded = encode([ids], len(ids))
@@ -191,27 +189,41 @@ def printable_utf8(data: np.ndarray) -> bool:
     """True when the bytes beyond ASCII of ``data`` (uint8; its ASCII bytes are looked at
     by the caller) are UTF-8 of printable characters: none is whitespace, a control or
     format character (U+00A0, U+200B, U+FEFF, ...), unassigned or private, as the line rule
-    of TREC files requires. Ids of such bytes split apart at ASCII whitespace and at the
-    padding's zeros where ``str.split`` splits them, and compare and sort as the strings do.
+    of TREC files requires. Ids of such bytes compare and sort as the strings do."""
+    text = _beyond_ascii(data)
+    return text is not None and text.replace("\x00", "").isprintable()
 
-    Only the runs of bytes beyond ASCII are decoded, a zero between two runs (a character
-    cut at a run's end is not mended by the next run)."""
+
+def utf8(data: np.ndarray) -> bool:
+    """True when the bytes beyond ASCII of ``data`` (uint8) are UTF-8, of any characters."""
+    return _beyond_ascii(data) is not None
+
+
+def _beyond_ascii(data: np.ndarray) -> str | None:
+    """The runs of bytes beyond ASCII of ``data`` decoded as UTF-8, a zero between two runs
+    (a character cut at a run's end is not mended by the next run), or None where they are
+    not UTF-8. A character of more than one byte holds no ASCII byte, so this checks the
+    whole of ``data``."""
     high = np.flatnonzero(data >= 0x80)
     runs = np.insert(data[high], np.flatnonzero(np.diff(high) != 1) + 1, 0)
     try:
-        text = runs.tobytes().decode("utf-8")
+        text: str = runs.tobytes().decode("utf-8")
     except UnicodeDecodeError:
-        return False
-    return text.replace("\x00", "").isprintable()
+        return None
+    return text
 
 
 def decode(ids: np.ndarray) -> list[str]:
-    """The ids as strings: their bytes are UTF-8 of printable characters without whitespace,
-    as every path that packs ids makes sure (a TREC field checked by the line rule, or an
-    Arrow id checked byte by byte), so that the ids split apart at the padding's zeros."""
+    """The ids as strings. No packed id holds a NUL (every path that packs ids makes sure),
+    so each ends at its padding's first zero; ids of printable ASCII without the space (TREC
+    files', MS MARCO's, UUIDs) are split apart at whitespace, the fastest way, and any other
+    at the zeros."""
     if not len(ids):
         return []
     width = ids.dtype.itemsize
     rows = np.zeros((len(ids), width + 1), dtype=np.uint8)  # a zero after every id, at least
     rows[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-    return rows.tobytes().replace(b"\x00", b" ").decode("utf-8").split()
+    raw = rows.tobytes()
+    if raw.isascii() and not raw.translate(None, _PRINTABLE_OR_ZERO):
+        return raw.replace(b"\x00", b" ").decode("ascii").split()
+    return list(filter(None, raw.decode("utf-8").split("\x00")))
