@@ -238,6 +238,20 @@ def test_every_byte_of_an_id_takes_part_in_its_hash() -> None:
         assert len(np.unique(_packed.hashes(urls[:size], _packed.n_words(urls)))) == size
 
 
+def test_one_very_long_id_among_short_ones_is_not_padded_into_memory() -> None:
+    """Packed ids are padded to the widest: one id of 2,000 bytes among 100,000 short ones
+    would take 200 MB (4 GB at 500,000), so such ids are not packed (the string path
+    answers); long ids of one width, or a few next to each other, pad to little and are."""
+    short = [f"d{i}" for i in range(100_000)]
+    assert _packed.encode([[*short[:500], "x" * 2000, *short[500:]]], 100_001) is None
+    assert _packed.encode([["x" * 2000, "y\nz"]], 2) is not None  # one by one, and small
+    same = [f"{i:0300d}" for i in range(1000)]  # one width: no padding at all
+    packed = _packed.encode([same], len(same))
+    assert packed is not None and packed.dtype == np.dtype("S300")
+    assert _packed.too_wide(100_001, 2000, 100_000 * 6 + 2000)
+    assert not _packed.too_wide(100_001, 256, 100_000 * 6 + 256)  # up to 256 bytes: packed
+
+
 @pytest.mark.parametrize(
     ("ids", "width"),
     [

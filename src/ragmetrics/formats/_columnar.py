@@ -17,7 +17,7 @@ from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError
-from ragmetrics.formats._packed import utf8, word_rows
+from ragmetrics.formats._packed import too_wide, utf8, word_rows
 
 QUERY_COLUMNS = ("query_id", "q_id")
 SCORE_COLUMNS = ("score",)
@@ -635,8 +635,9 @@ def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
 
 def _fixed_width(column: Any) -> Any:
     """A string column (an Arrow array or a list of them, read as one) as a zero-padded ``S``
-    array of the ids' UTF-8 bytes, or None (nulls, empty ids, or an id holding a NUL, which
-    the zero padding would hide: such ids take the string path, which keeps them exactly).
+    array of the ids' UTF-8 bytes, or None (nulls, empty ids, an id holding a NUL, which
+    the zero padding would hide, or ids ``_packed.too_wide`` to pad: such ids take the
+    string path, which keeps them exactly).
 
     Without a Python string per row: one array whose ids have one width (UUIDs) is its data
     buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
@@ -650,8 +651,9 @@ def _fixed_width(column: Any) -> Any:
         return None
     bounds = [compute.min_max(compute.binary_length(a)).as_py() for a in arrays]
     shortest, width = min(b["min"] for b in bounds), max(b["max"] for b in bounds)
-    if shortest == 0:
-        return None
+    total = sum(_data_range(a)[1] - _data_range(a)[0] for a in arrays)
+    if shortest == 0 or too_wide(sum(len(a) for a in arrays), width, total):
+        return None  # empty, or one so wide that every id padded to it would fill memory
     if len(arrays) == 1 and shortest == width:
         (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
         if _id_bytes(array) is None:

@@ -18,6 +18,17 @@ from ragmetrics._util.threads import map_threaded
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 _MAX_WORDS = 32  # ids up to 256 bytes are cut from a joined buffer; longer ones one by one
+WIDEST = 8 * _MAX_WORDS
+
+
+def too_wide(count: int, width: int, total: int) -> bool:
+    """True when ``count`` ids of ``total`` bytes, the widest ``width``, would take too much
+    memory padded to that width (wider than ``WIDEST`` and more than twice their bytes):
+    one id of 2,000 bytes among 500,000 short ones took 4 GB. Such ids take the string
+    path; ids of one width, however wide, pad to nothing."""
+    return width > WIDEST and count * width > 2 * total
+
+
 # the first j bytes of a little-endian 8-byte word, for j = 0..8
 LOW_BYTES = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")  # keep bytes 0..j-1
 
@@ -98,8 +109,9 @@ def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
     flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a NUL (the zero
-    padding would hide it) or a lone surrogate. Ids of one width (UUIDs) are cut as rows of
-    a matrix; others at the newlines that join them (ids holding a newline one by one)."""
+    padding would hide it) or a lone surrogate, or when they are :func:`too_wide`. Ids of
+    one width (UUIDs) are cut as rows of a matrix; others at the newlines that join them
+    (ids holding a newline, or wider than ``WIDEST``, one by one)."""
     if not count:
         return np.zeros(0, dtype="S8")
     try:  # each group joined on its own: no list of every id is made
@@ -124,15 +136,21 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     ends = np.flatnonzero(buffer[: len(data) + 1] == ord("\n"))
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts
-    if int(widths.max()) > 8 * _MAX_WORDS:
+    if too_wide(count, int(widths.max()), int(widths.sum())):
+        return None
+    if int(widths.max()) > WIDEST:
         return _one_by_one(groups)
     rows = word_rows(buffer, starts, widths)
     return rows.view(f"S{rows.shape[1]}").ravel()
 
 
-def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray:
-    """:func:`encode`'s answer, each id encoded on its own."""
-    return np.array([i.encode("utf-8") for i in chain.from_iterable(groups)], dtype=np.bytes_)
+def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray | None:
+    """:func:`encode`'s answer, each id encoded on its own (None for ids :func:`too_wide`)."""
+    encoded = [i.encode("utf-8") for i in chain.from_iterable(groups)]
+    lengths = list(map(len, encoded))
+    if too_wide(len(encoded), max(lengths, default=0), sum(lengths)):
+        return None
+    return np.array(encoded, dtype=np.bytes_)
 
 
 # printable ASCII but the space (0x21..0x7e), and the zero that pads ids
