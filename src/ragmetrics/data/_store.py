@@ -295,8 +295,9 @@ class Store:
         return bool(self._encoded)
 
     def encoded(self) -> np.ndarray | None:
-        """The doc ids as UTF-8 bytes (flat), or None when one holds a character that is not
-        printable, or a space (such an id is in no store built from bytes)."""
+        """The doc ids as UTF-8 bytes (flat), or None when one holds a NUL (no store built
+        from bytes holds one) or padding them to the widest would take too much memory
+        (``_packed.too_wide``): the join then compares strings."""
         if self._ids is not None:
             return self._ids
         if not self._encoded:
