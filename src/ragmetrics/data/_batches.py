@@ -298,14 +298,14 @@ def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]])
     ``len(pieces)`` parts). A part is a hash of the query id's bytes that ignores the width
     of the array they sit in, so that a query lands in one part whether a chunk holds its id
     as bytes (the fast TREC reader's) or as a string (any other). The ids are written as
-    bytes where they can be (printable, as UTF-8), to be grouped on them when the part is
-    read back."""
+    bytes where they can be (as UTF-8: no NUL, no newline), to be grouped on them when the
+    part is read back."""
     if not chunk.n_runs:
         return
     n_parts = len(pieces)
     heads = chunk.heads if chunk.heads is not None else _packed.words_of(chunk.queries)
     keys = heads
-    if keys is None:  # an id that is not printable: its UTF-8 bytes, as any other's
+    if keys is None:  # an id holding a NUL or a newline: its UTF-8 bytes, as any other's
         keys = np.array([q.encode("utf-8", "surrogatepass") for q in chunk.queries], "S")
     parts = (_packed.spread_hashes(keys) % np.uint64(n_parts)).astype(np.int64)
     run_order = stable_order(parts, n_parts)
@@ -344,7 +344,7 @@ def _spread(chunk: Chunk, file: io.BufferedRandom, pieces: Sequence[array[int]])
 # A piece of the file: a header (its runs of rows, its rows, the width of its query ids and
 # of its doc ids, whether it has scores), then its columns' bytes: the runs' lengths
 # (int64), the scores (float64), the query ids and the doc ids (fixed-width bytes). A piece
-# that holds strings (ids that are not printable) has -1 for its runs and its size in bytes
+# that holds strings (ids that cannot be packed) has -1 for its runs and its size in bytes
 # for its rows, and is pickled after the header. The columns' bytes as they are take a
 # fifth of the time pickling them took (a stream of 2 million rows in batches of 10,000
 # writes 6,000 pieces).

@@ -254,7 +254,7 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
     starts, lengths = _tie_runs(ties)
     ids = store.ids
     if ids is None and (store.was_encoded or int(lengths.sum()) > store.n_docs // 8):
-        # many tied strings: encoded once as bytes (None if one is not printable),
+        # many tied strings: encoded once as bytes (None if they cannot be packed),
         # which costs less than ranking millions of strings among themselves
         ids = store.encoded()
     out = order.copy()

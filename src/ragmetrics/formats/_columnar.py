@@ -396,9 +396,9 @@ def packed_columns(
     row; ``dictionary`` is ``(distinct ids, code per row)`` when the doc column is
     dictionary-encoded (the store then hashes each distinct id once), else None;
     ``scattered``: each query's rows were brought together. ``None`` when the table
-    needs the careful path (nulls, empty or unprintable ids, scores that are not finite
-    numbers; with ``integer``, grades that are not an integer column), which then names the
-    problem.
+    needs the careful path (nulls, empty ids or ids that cannot be packed, scores that are
+    not finite numbers; with ``integer``, grades that are not an integer column), which then
+    names the problem.
 
     Dictionary columns are read chunk by chunk, never unified: a Parquet file's chunks share
     their row group's dictionary, and unifying the dictionaries of a few million distinct ids
