@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import numpy as np
@@ -656,3 +657,48 @@ def test_ids_beyond_ascii_take_the_buffer_path_with_the_careful_paths_numbers(
     pq.write_table(qrels_table, tmp_path / "qrels.parquet")
     for qrels in (judged, rm.Qrels.from_dict(judged), rm.read_qrels(tmp_path / "qrels.parquet")):
         assert rm.evaluate(qrels, run, metrics).per_query == expected.per_query
+
+
+_FRAMES = {
+    "grouped": ([f"q{i // 7}" for i in range(70)], [f"d{i % 9}" for i in range(70)]),
+    "scattered, repeated docs": (
+        [f"q{i % 5}" for i in range(70)],
+        [f"Page {i % 11} (film)" for i in range(70)],
+    ),
+    "an empty id": (["q1", "q1", "q2"], ["a", "", "b"]),
+    "a missing id": (["q1", "q1", "q2"], ["a", None, "b"]),
+}
+
+
+@pytest.mark.parametrize("name", list(_FRAMES))
+@pytest.mark.parametrize("scores", ["floats", "ints", "with inf", "with NaN"])
+def test_a_dataframe_of_arrow_strings_reads_as_one_of_python_objects(
+    name: str, scores: str
+) -> None:
+    """pandas keeps strings in Arrow (pandas 3's default, ``string[pyarrow]``): such a frame
+    is read through Arrow, without a Python string per row, and gives the run, the dropped
+    copies and the errors the same frame of Python objects gives."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from ragmetrics.data._store import store_of
+
+    queries, docs = _FRAMES[name]
+    values: list[float] = [float(i % 4) for i in range(len(queries))]
+    if scores == "with inf":
+        values[1] = float("inf")
+    elif scores == "with NaN":
+        values[1] = float("nan")
+    column = [int(v) for v in values] if scores == "ints" else values
+    plain = pd.DataFrame({"query_id": queries, "doc_id": docs, "score": column}, dtype=object)
+    plain["score"] = plain["score"].astype("int64" if scores == "ints" else "float64")
+    arrow = plain.astype({"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]"})
+    try:
+        expected = rm.Run.from_pandas(plain)
+    except rm.InputFormatError as error:
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
+            rm.Run.from_pandas(arrow)
+        return
+    got = rm.Run.from_pandas(arrow)
+    assert got == expected and got.duplicates == expected.duplicates
+    if scores == "floats":  # read through Arrow: ids as bytes
+        assert store_of(got).ids is not None

@@ -241,6 +241,13 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """
         needed = (query_col, doc_col) + ((score_col,) if score_col else ())
         require_columns(frame, needed)
+        if score_col is not None:  # ids pandas keeps in Arrow: read as Arrow reads them
+            from ragmetrics.formats import _columnar
+
+            packed = _columnar.packed_from_pandas(frame, query_col, doc_col, score_col)
+            if packed is not None:
+                queries, lengths, ids, scores, dictionary, _ = packed
+                return cls._from_packed(queries, lengths, ids, scores, name, dictionary)
         query_ids = id_column(frame, query_col)
         doc_ids = id_column(frame, doc_col)
         if score_col is None:
