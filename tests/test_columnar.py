@@ -702,3 +702,38 @@ def test_a_dataframe_of_arrow_strings_reads_as_one_of_python_objects(
     assert got == expected and got.duplicates == expected.duplicates
     if scores == "floats":  # read through Arrow: ids as bytes
         assert store_of(got).ids is not None
+
+
+_QRELS_FRAMES = {
+    "grouped": ([f"q{i // 7}" for i in range(70)], [f"d{i}" for i in range(70)], None),
+    "scattered": ([f"q{i % 5}" for i in range(70)], [f"Page {i} (film)" for i in range(70)], None),
+    "a doc judged twice alike": (["q1", "q1", "q2"], ["a", "a", "b"], [2, 2, 1]),
+    "a doc judged twice apart": (["q1", "q1", "q2"], ["a", "a", "b"], [2, 0, 1]),
+    "an empty id": (["q1", "q1", "q2"], ["a", "", "b"], None),
+    "a missing id": (["q1", "q1", "q2"], ["a", None, "b"], None),
+}
+
+
+@pytest.mark.parametrize("name", list(_QRELS_FRAMES))
+def test_qrels_from_a_dataframe_of_arrow_strings_read_as_from_python_objects(name: str) -> None:
+    """Qrels with ids pandas keeps in Arrow and integer grades take the Arrow path and give
+    the qrels and the errors the same frame of Python objects gives."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    from ragmetrics.data._store import store_of
+
+    queries, docs, grades = _QRELS_FRAMES[name]
+    grades = grades or [i % 4 for i in range(len(queries))]
+    plain = pd.DataFrame({"query_id": queries, "doc_id": docs}, dtype=object)
+    plain["relevance"] = pd.Series(grades, dtype="int64")
+    arrow = plain.astype({"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]"})
+    try:
+        expected = rm.Qrels.from_pandas(plain)
+    except rm.InputFormatError as error:
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
+            rm.Qrels.from_pandas(arrow)
+        return
+    got = rm.Qrels.from_pandas(arrow)
+    assert got.to_dict() == expected.to_dict()
+    if name == "grouped":  # read through Arrow: ids as bytes
+        assert store_of(got).ids is not None

@@ -366,6 +366,16 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
     ) -> Qrels:
         """Build from a DataFrame with one row per judgment."""
         require_columns(frame, (query_col, doc_col, grade_col))
+        # ids pandas keeps in Arrow, integer grades: read as Arrow reads them
+        from ragmetrics.formats import _columnar
+
+        packed = _columnar.packed_from_pandas(frame, query_col, doc_col, grade_col, integer=True)
+        if packed is not None:
+            made = cls._from_packed(
+                packed.queries, packed.lengths, packed.ids, packed.scores, packed.dictionary
+            )
+            if made is not None:
+                return made
         query_ids = id_column(frame, query_col)
         doc_ids = id_column(frame, doc_col)
         grades = frame[grade_col].to_numpy()

@@ -388,12 +388,14 @@ class Packed(NamedTuple):
     scattered: bool  # the rows of some queries lay apart, and were brought together
 
 
-def packed_from_pandas(frame: Any, query: str, doc: str, score: str) -> Packed | None:
+def packed_from_pandas(
+    frame: Any, query: str, doc: str, score: str, *, integer: bool = False
+) -> Packed | None:
     """:func:`packed_columns` of a DataFrame whose id columns pandas keeps in Arrow
     (pandas 3's strings, ``string[pyarrow]``, ``ArrowDtype``) and whose scores are numbers:
     its columns are handed to Arrow without a Python string per row. None for any other
     frame, or one :func:`packed_columns` declines: the caller reads it row by row, and names
-    any problem."""
+    any problem. With ``integer`` (grades), only a column of signed integers is taken."""
     import numpy as np
 
     if len({query, doc, score}) < 3 or not len(frame):
@@ -401,11 +403,11 @@ def packed_from_pandas(frame: Any, query: str, doc: str, score: str) -> Packed |
     if not all(_arrow_strings(frame[name].dtype) for name in (query, doc)):
         return None
     scores = frame[score].dtype
-    if not isinstance(scores, np.dtype) or scores.kind not in "fiu":
+    if not isinstance(scores, np.dtype) or scores.kind not in ("i" if integer else "fiu"):
         return None
     pyarrow = import_pyarrow()
     table = pyarrow.Table.from_pandas(frame[[query, doc, score]], preserve_index=False)
-    return packed_columns(table, query, doc, score)
+    return packed_columns(table, query, doc, score, integer=integer)
 
 
 def _arrow_strings(dtype: Any) -> bool:
