@@ -32,7 +32,7 @@ MAX_DIGITS = 18  # 10**18 - 1 < 2**63: the digits are an exact int64
 MAX_DECIMALS = 27
 EXACT_MANTISSA = 1 << 53  # digits up to this are an exact double
 _FIVES = np.array([5**k for k in range(MAX_DECIMALS + 1)], dtype=np.uint64)
-_TENS = np.array([10.0**k for k in range(MAX_DECIMALS + 1)])  # exact up to 10**22
+TENS = np.array([10.0**k for k in range(MAX_DECIMALS + 1)])  # exact doubles up to 10**22
 _LOW32 = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
@@ -61,7 +61,7 @@ def nearest_doubles(digits: np.ndarray, decimals: np.ndarray) -> tuple[np.ndarra
     converted by ``float()``."""
     tens = _EXTENDED_TENS
     if tens is None:
-        return _checked(digits, decimals, digits.astype(np.float64) / _TENS[decimals])
+        return _checked(digits, decimals, digits.astype(np.float64) / TENS[decimals])
     quotient = digits.astype(np.longdouble) / tens[decimals]
     x = quotient.astype(np.float64)
     significands = quotient.view(np.uint64)[::2]

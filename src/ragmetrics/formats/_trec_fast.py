@@ -39,6 +39,7 @@ from ragmetrics.formats._decimal import (
     EXACT_MANTISSA,
     MAX_DECIMALS,
     MAX_DIGITS,
+    TENS,
     nearest_doubles,
 )
 from ragmetrics.formats._io import close_bytes, open_bytes, reading
@@ -859,7 +860,7 @@ def _fixed_point(
         np.negative(magnitudes, out=magnitudes, where=first == ord("-"))
     elif exponents is None and int(n_digits.max()) <= 15:
         # 15 digits are an exact double: one correctly rounded division
-        tens = _TENS[decimals] if isinstance(decimals, int) else np.take(_TENS, decimals)
+        tens = TENS[decimals] if isinstance(decimals, int) else np.take(TENS, decimals)
         magnitudes = mantissa / tens
         np.negative(magnitudes, out=magnitudes, where=first == ord("-"))
     else:
@@ -881,7 +882,7 @@ def _scaled(
     power = np.broadcast_to(power, mantissa.shape)
     short = mantissa <= EXACT_MANTISSA
     fits = short & (np.abs(power) <= 22)
-    tens = np.take(_TENS, np.where(fits, np.abs(power), 0))
+    tens = np.take(TENS, np.where(fits, np.abs(power), 0))  # fits: exact, to 10**22
     magnitudes = np.where(power >= 0, mantissa * tens, mantissa / tens)
     done = fits
     long = np.flatnonzero(~short & (power >= -MAX_DECIMALS) & (power <= 0))
@@ -989,7 +990,6 @@ _KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
 _ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
 # what _squeeze keeps of a word for a dot at byte 0-7, or 8 (no dot: all of it)
 _SQUEEZE_KEEP = np.append(_HIGH_BYTES[1:9], _HIGH_BYTES[0])
-_TENS = np.array([float(10**k) for k in range(23)])  # exact doubles, 10**22 the last
 
 
 def _squeeze(words: np.ndarray, at: int | np.ndarray) -> np.ndarray:
