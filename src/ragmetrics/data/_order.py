@@ -110,16 +110,24 @@ def _ranks_among_ties(
     results: Store, rows: np.ndarray, positions: np.ndarray, score_precision: ScorePrecision
 ) -> np.ndarray:
     """:func:`rank_of` for a store written in rank order but for runs of ties: each doc's
-    rank is its position, but where the doc ids reorder a run of ties."""
-    order = results.ranked_order(score_precision)  # the identity, but in runs of ties
-    moved = np.flatnonzero(order != np.arange(len(order)))
-    if not len(moved):
-        same: np.ndarray = positions.copy()
-        return same
-    place = np.arange(len(order))
-    place[order[moved]] = moved
+    rank is its position, but where the doc ids reorder a run of ties (only the docs of
+    such runs are looked at: no array as long as the run is made)."""
+    values = results.values
+    assert values is not None
+    if score_precision == "float32":
+        values = as_float32(values)
+    ranked_at, docs = _tie_moves(values, None, results)
+    ranks: np.ndarray = positions.copy()
+    if not len(docs):
+        return ranks
+    moved = np.zeros(len(values), dtype=bool)
+    moved[docs] = True
     starts = results.offsets[rows]
-    ranks: np.ndarray = place[starts + positions] - starts
+    at = np.flatnonzero(moved[starts + positions])
+    if len(at):
+        by_doc = np.argsort(docs)
+        which = by_doc[np.searchsorted(docs, starts[at] + positions[at], sorter=by_doc)]
+        ranks[at] = ranked_at[which] - starts[at]
     return ranks
 
 
@@ -184,8 +192,8 @@ def rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePrecis
     lengths, offsets = store.lengths, store.offsets
     n_queries = len(lengths)
     total = len(values)
+    order: np.ndarray | None = None  # the identity
     if store.in_rank_order_but_ties(score_precision):  # in rank order: only ties to break
-        order = np.arange(total)
         ranked_values = values
     else:
         if fits_padded(lengths, total):
@@ -198,18 +206,42 @@ def rank_by_value(values: np.ndarray, store: Store, score_precision: ScorePrecis
             query_of = np.repeat(np.arange(n_queries), lengths)
             order = np.asarray(np.lexsort((-values, query_of)))
         ranked_values = values[order]
+    ranked_at, docs = _tie_moves(ranked_values, order, store)
+    if order is None:
+        order = np.arange(total)
+    order[ranked_at] = docs
+    return order
+
+
+def _tie_moves(
+    ranked_values: np.ndarray, order: np.ndarray | None, store: Store
+) -> tuple[np.ndarray, np.ndarray]:
+    """How breaking ties by doc id descending changes ``order`` (None: the identity), a
+    permutation of ``store`` that ranks each query by value (``ranked_values``: the
+    values in that order): ``(ranked_at, docs)``, ranked position ``ranked_at[i]`` takes
+    the doc at input position ``docs[i]``; every other position keeps its doc. Only the
+    positions of runs of ties are looked at."""
+    none = np.zeros(0, dtype=np.int64)
     ties = np.flatnonzero(ranked_values[1:] == ranked_values[:-1])
     if len(ties):  # a pair across two rows is no tie: the second starts its row
-        ends = offsets[1:]
+        ends = store.offsets[1:]
         ties = ties[ties + 1 < ends[np.searchsorted(ends, ties, side="right")]]
-    if len(ties):
-        written = _tie_order(order, ties, store)
-        if written == "ascending":
-            order = _reversed_ties(order, ties)
-        elif written is None:
-            order = _break_ties(order, ties, store)
-    ranked_order: np.ndarray = order
-    return ranked_order
+    if not len(ties):
+        return none, none
+    starts, lengths = _tie_runs(ties)
+    _, _, tied = spans(starts, lengths)  # every position of a run of ties, ascending
+    # the same ties, numbered among the tied positions only
+    within_tied = np.searchsorted(tied, ties)
+    docs = tied if order is None else order[tied]
+    written = _tie_order(docs, within_tied, store)
+    if written == "descending":
+        return none, none
+    if written == "ascending":
+        broken = _reversed_ties(docs, within_tied)
+    else:
+        broken = _break_ties(docs, within_tied, store)
+    changed = broken != docs
+    return tied[changed], broken[changed]
 
 
 def _tie_order(order: np.ndarray, ties: np.ndarray, store: Store) -> str | None:

@@ -528,7 +528,7 @@ class Store:
 
         ``run_rows[i]``: the row here of judged query ``i``, or -1. Returns ``(rows,
         positions, values)`` of every judged doc found: its judged row, its position in
-        the run row (input order) and its judged value (float64).
+        the run row (input order) and its judged value (float64), in no promised order.
         """
         # ids as bytes hashed: 64 ms against 178 ms for the strings' path, reading a 500,000-line
         # run and its qrels and evaluating 5 metrics (benchmarks/bench_paths.py)
@@ -663,16 +663,21 @@ class Store:
         short = _short_keys(judged_hashes)
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
         in_run = run_rows[owner]
-        located = np.flatnonzero(in_run >= 0)
+        everywhere = bool((run_rows >= 0).all())  # every judged query has a ranking
+        located = None if everywhere else np.flatnonzero(in_run >= 0)
+        n_located = len(owner) if located is None else len(located)
         ids = self._ids
         assert ids is not None
         width = max(padded.shape[1], 1)
         step = max(1, 4 * BLOCK_CELLS // width)  # 2-byte keys
 
         def block_join(start: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            block = located[start : start + step]
+            """The block's judged docs found ``(judged index, column)``, and those whose
+            first equal key was another id's (judged index)."""
+            stop = min(start + step, n_located)
+            block = slice(start, stop) if located is None else located[start:stop]
             rows = in_run[block]
-            equal = padded[rows] == short[block, None]
+            equal = padded[rows] == short[block][:, None]
             # each judged doc's first equal key (the first of its row in the flat order)
             at = np.flatnonzero(equal)
             hit = at // width
@@ -680,29 +685,27 @@ class Store:
             if len(firsts) < len(hit):
                 hit, at = hit[firsts], at[firsts]
             column = at - hit * width
+            found = hit + start if located is None else located[start:stop][hit]
             # checked byte for byte here, while the block's rows are in the cache
-            same = ids[self.offsets[rows[hit]] + column] == judged_ids[block[hit]]
-            return block[hit], column, same
+            same = ids[self.offsets[rows[hit]] + column] == judged_ids[found]
+            if same.all():
+                return found, column, _NONE
+            return found[same], column[same], found[~same]
 
         # blocks side by side on threads (numpy lets go of the interpreter)
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, bool))
-        parts = [empty, *map_threaded(block_join, range(0, len(located), step))]
-        judged_at, first, same = (np.concatenate(part) for part in zip(*parts, strict=True))
-        if not same.all():
+        parts = [(_NONE, _NONE, _NONE), *map_threaded(block_join, range(0, n_located, step))]
+        judged_at, first, misses = (np.concatenate(part) for part in zip(*parts, strict=True))
+        if len(misses):
             # the few whose first equal short key was another id's: every column of their
             # rows, by full hashes; a doc found there takes that column, the others go
-            misses = np.flatnonzero(~same)
-            again = judged_at[misses]
-            rows, column, at = spans(self.offsets[in_run[again]], self.lengths[in_run[again]])
-            wanted = judged_hashes[again[rows]] & _HASH_BITS
+            rows, column, at = spans(self.offsets[in_run[misses]], self.lengths[in_run[misses]])
+            wanted = judged_hashes[misses[rows]] & _HASH_BITS
             hit = np.flatnonzero((self._word_hashes(words)[at] & _HASH_BITS) == wanted)
-            back = again[rows[hit]]
+            back = misses[rows[hit]]  # one column each: a run holds each doc once
             if self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back) is None:
                 return None
-            found = misses[rows[hit]]  # one column each: a run holds each doc once
-            first[found] = column[hit]
-            same[found] = True
-            judged_at, first = judged_at[same], first[same]
+            judged_at = np.concatenate((judged_at, back))
+            first = np.concatenate((first, column[hit]))
         return owner[judged_at], first, judged_at
 
     def _same_bytes(
@@ -722,6 +725,7 @@ class Store:
         return rows, first, judged_at
 
 
+_NONE = np.zeros(0, dtype=np.int64)
 _SORT_STEPS = 2  # a step of a row sort counted as this many comparisons (measured)
 
 
