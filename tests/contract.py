@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
+from ragmetrics._util import threads
 from ragmetrics.analysis import stats
 from ragmetrics.data._files import InputFormat
 from ragmetrics.fusion import FUSION_METHODS, REQUIRED, FusionMethod, Normalization, fuse
@@ -136,6 +137,20 @@ def nuggets_for(spec: MetricSpec, qrels: dict, *, unsupported: bool = True) -> d
     return {"nuggets": nuggets}
 
 
+def _on_threads(count: int, call: Callable[[], Any]) -> Any:
+    """``call()`` with ``count`` threads for array work (as on a machine of that many
+    cores), the setting restored after."""
+    before = threads.threads()
+    threads.set_threads(count)
+    try:
+        return call()
+    finally:
+        threads.set_threads(before)
+
+
+one_thread = partial(_on_threads, 1)
+
+
 def check_metric(spec: MetricSpec) -> None:
     """Every hostile input gives values in the declared range, NA only where declared and
     counted, or a RagMetricsError."""
@@ -145,6 +160,12 @@ def check_metric(spec: MetricSpec) -> None:
     options = nuggets_for(spec, qrels)
     with contract(what, "random judgments", benign=True):
         _check_result(spec, rm.evaluate(qrels, run, names, **options), "random")
+    with contract(what, "kernels side by side on threads"):
+        alone = one_thread(lambda: rm.evaluate(qrels, run, names, **options))
+        side_by_side = _on_threads(2, lambda: rm.evaluate(qrels, run, names, **options))
+        assert np.array_equal(alone.values, side_by_side.values, equal_nan=True), (
+            "other values with the kernels on two threads"
+        )
     if spec.perfect_is_one and spec.higher_is_better:
         with contract(what, "a perfect ranking"):
             perfect = {q: sorted(j, key=lambda d: (-j[d], d)) for q, j in qrels.items()}

@@ -5,6 +5,7 @@ value or error, and no thread outlives its ``with`` block."""
 from __future__ import annotations
 
 import threading
+from typing import Any
 import time
 
 import pytest
@@ -94,3 +95,86 @@ def test_workers_give_each_calls_value_or_error_and_end_with_their_block() -> No
             failed.result()
     assert threading.active_count() == running
     assert late.result() is None
+
+
+def test_every_built_in_kernel_may_run_beside_the_others() -> None:
+    from ragmetrics.metrics import registered
+
+    built_in = [s for s in registered().values() if s.kernel.__module__.startswith("ragmetrics.")]
+    assert len(built_in) > 50
+    assert [s.name for s in built_in if not s.pure] == []
+
+
+def test_pure_kernels_run_side_by_side_and_the_others_on_the_calling_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two pure kernels that each wait for the other can only end when both run at once; a
+    kernel not declared pure (a plug-in's, which may keep state) runs on the thread that
+    called evaluate, and every value lands in its own column."""
+    import numpy as np
+
+    import ragmetrics as rm
+    from ragmetrics.metrics import registry
+
+    from .conftest import restore_registries
+
+    restore_registries(monkeypatch)
+    monkeypatch.setattr(threads, "_THREADS", 2)
+    barrier = threading.Barrier(2, timeout=10)
+    callers: list[int] = []
+
+    def meeting(value: float) -> Any:
+        def kernel(judged: Any, cutoff: int | None) -> np.ndarray:
+            barrier.wait()
+            return np.full(judged.n_queries, value)
+
+        return kernel
+
+    def stateful(judged: Any, cutoff: int | None) -> np.ndarray:
+        callers.append(threading.get_ident())
+        return np.full(judged.n_queries, 0.25)
+
+    for name, kernel, pure in (
+        ("toy_meet_a", meeting(0.5), True),
+        ("toy_meet_b", meeting(0.75), True),
+        ("toy_stateful", stateful, False),
+    ):
+        spec = registry.MetricSpec(name, kernel, registry.Cutoff.NONE, "classic", "toy", pure=pure)
+        registry.register(spec)
+    found = rm.evaluate(
+        {"q1": {"d1": 1}, "q2": {"d2": 1}},
+        {"q1": {"d1": 1.0}, "q2": {"d3": 1.0}},
+        ["toy_stateful", "toy_meet_a", "ndcg", "toy_meet_b"],
+    )
+    assert found.aggregate == {
+        "toy_stateful": 0.25,
+        "toy_meet_a": 0.5,
+        "ndcg": 0.5,
+        "toy_meet_b": 0.75,
+    }
+    assert callers == [threading.get_ident()]
+
+
+def test_a_view_two_kernels_ask_for_at_once_is_made_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    from ragmetrics.metrics.judged import JudgedRun
+
+    empty = np.zeros(0, dtype=np.int64)
+    judged = JudgedRun(("q",), empty, empty, np.zeros(0), np.zeros(1, np.int64),
+                       np.ones(1, bool), 0, np.zeros(1, np.int64), np.zeros(0), 0.0)  # fmt: skip
+    made: list[int] = []
+    barrier = threading.Barrier(2, timeout=10)
+
+    def make() -> int:
+        made.append(1)
+        time.sleep(0.05)  # the other thread asks meanwhile
+        return 7
+
+    def ask(_: int) -> int:
+        barrier.wait()
+        return judged.cached("view", make)
+
+    monkeypatch.setattr(threads, "_THREADS", 2)
+    assert map_threaded(ask, [0, 1]) == [7, 7]
+    assert made == [1]

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ragmetrics._util.gc import without_gc
+from ragmetrics._util.threads import map_threaded
 from ragmetrics.data._precision import ScorePrecision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
@@ -214,8 +215,14 @@ def score_queries(
         )
         judged = replace(judged, nuggets=found)
     values = np.empty((len(query_ids), len(parsed)))
+    # pure kernels side by side on threads (numpy lets go of the interpreter); the others
+    # (a plug-in's, which may keep state) here, one after another
+    pure = [column for column, metric in enumerate(parsed) if metric.spec.pure]
+    for column, computed in zip(pure, map_threaded(lambda c: parsed[c].compute(judged), pure)):
+        values[:, column] = computed
     for column, metric in enumerate(parsed):
-        values[:, column] = metric.compute(judged)
+        if not metric.spec.pure:
+            values[:, column] = metric.compute(judged)
     return judged, values
 
 

@@ -515,6 +515,7 @@ def _classic(name: str, kernel: Kernel, cutoff: Cutoff, summary: str, **traits: 
     # runs at import, before a mutation tool switches a mutant on: its mutants cannot be
     # tested that way (the registry tests check every spec it makes)
     traits.setdefault("params", (REL,))  # pragma: no mutate
+    traits.setdefault("pure", True)  # pragma: no mutate
     return MetricSpec(name, kernel, cutoff, "classic", summary, **traits)  # pragma: no mutate
 
 

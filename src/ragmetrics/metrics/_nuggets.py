@@ -149,7 +149,7 @@ def _nugget_metric(
 ) -> MetricSpec:
     return MetricSpec(
         name, kernel, cutoff, "nugget", summary, params=(), can_be_na=True,  # type: ignore[arg-type]
-        needs_nuggets=True, **traits,  # type: ignore[arg-type]
+        needs_nuggets=True, pure=True, **traits,  # type: ignore[arg-type]
     )  # fmt: skip
 
 

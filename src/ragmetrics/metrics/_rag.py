@@ -444,6 +444,7 @@ def unjudged(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 def _set_metric(name: str, kernel: Kernel, summary: str, **traits: Any) -> MetricSpec:
     # runs at import, before a mutation tool switches a mutant on (see classic._classic)
     traits.setdefault("scale", Scale.UTILITY)  # pragma: no mutate
+    traits.setdefault("pure", True)  # pragma: no mutate
     return MetricSpec(name, kernel, Cutoff.REQUIRED, "set", summary, **traits)  # pragma: no mutate
 
 

@@ -813,6 +813,7 @@ def _ties_reversed(tied: np.ndarray | None) -> np.ndarray | slice:
 def _trec(name: str, kernel, cutoff: Cutoff, summary: str, **traits) -> MetricSpec:  # type: ignore[no-untyped-def]
     traits.setdefault("params", (REL,))
     traits.setdefault("perfect_is_one", False)
+    traits.setdefault("pure", True)
     return MetricSpec(name, kernel, cutoff, "classic", summary, **traits)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from threading import Lock
 from typing import Any, TypeVar
 
 import numpy as np
@@ -77,6 +78,8 @@ class NuggetHits:
         counts: np.ndarray = self.vital.sum(axis=1)
         return counts
 
+
+_MAKING = object()  # tags the cache's locks: (_MAKING, key) guards the making of key
 
 @dataclass(frozen=True, eq=False)
 class JudgedRun:
@@ -179,10 +182,14 @@ class JudgedRun:
 
     def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """``make()``, computed on first use per ``key`` and kept with this judged run (the
-        views kernels share: each is made once per evaluation)."""
-        if key not in self.cache:
-            self.cache[key] = make()
-        kept: T = self.cache[key]
+        views kernels share: each is made once per evaluation, also when kernels running
+        side by side on threads ask for it at once: the second waits for the first)."""
+        cache = self.cache
+        if key not in cache:
+            with cache.setdefault((_MAKING, key), Lock()):  # one lock per key
+                if key not in cache:
+                    cache[key] = make()
+        kept: T = cache[key]
         return kept
 
     def relevant_at(self, rel: int) -> tuple[np.ndarray, np.ndarray]:

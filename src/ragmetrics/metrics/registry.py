@@ -379,6 +379,9 @@ class MetricSpec:
             :class:`~ragmetrics.metrics.judged.OneRanking`: the same value in plain Python,
             for scoring one ranking a call (the adapters' plug-ins); ``None`` returned, or
             no twin, means the kernel runs.
+        pure: the kernel reads only the judged run it is given and keeps no state of its
+            own, so that it may run on a thread beside other metrics' kernels (every
+            built-in one); a kernel not so marked runs on the calling thread.
     """
 
     name: str
@@ -400,6 +403,7 @@ class MetricSpec:
     needs_pool: bool = False
     needs_nuggets: bool = False
     single: SingleKernel | None = None
+    pure: bool = False
 
     def param(self, name: str) -> Param:
         """The declared parameter ``name``."""
