@@ -5,8 +5,8 @@ value or error, and no thread outlives its ``with`` block."""
 from __future__ import annotations
 
 import threading
-from typing import Any
 import time
+from typing import Any
 
 import pytest
 

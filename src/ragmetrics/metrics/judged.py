@@ -81,6 +81,7 @@ class NuggetHits:
 
 _MAKING = object()  # tags the cache's locks: (_MAKING, key) guards the making of key
 
+
 @dataclass(frozen=True, eq=False)
 class JudgedRun:
     """A run judged against qrels, to the depth the metrics need: everything a kernel reads.
