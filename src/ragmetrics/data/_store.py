@@ -662,7 +662,7 @@ class Store:
         judged_hashes = judged._word_hashes(words)
         short = _short_keys(judged_hashes)
         owner = np.repeat(np.arange(len(judged)), judged.lengths)  # each judged doc's row
-        in_run = run_rows[owner]
+        in_run = np.repeat(run_rows, judged.lengths)  # and its row in the run
         everywhere = bool((run_rows >= 0).all())  # every judged query has a ranking
         located = None if everywhere else np.flatnonzero(in_run >= 0)
         n_located = len(owner) if located is None else len(located)
@@ -694,7 +694,8 @@ class Store:
 
         # blocks side by side on threads (numpy lets go of the interpreter)
         parts = [(_NONE, _NONE, _NONE), *map_threaded(block_join, range(0, n_located, step))]
-        judged_at, first, misses = (np.concatenate(part) for part in zip(*parts, strict=True))
+        found, columns, missed = zip(*parts, strict=True)
+        misses = np.concatenate(missed)
         if len(misses):
             # the few whose first equal short key was another id's: every column of their
             # rows, by full hashes; a doc found there takes that column, the others go
@@ -704,9 +705,9 @@ class Store:
             back = misses[rows[hit]]  # one column each: a run holds each doc once
             if self._same_bytes(judged_ids, run_rows, owner[back], column[hit], back) is None:
                 return None
-            judged_at = np.concatenate((judged_at, back))
-            first = np.concatenate((first, column[hit]))
-        return owner[judged_at], first, judged_at
+            found, columns = (*found, back), (*columns, column[hit])
+        judged_at = np.concatenate(found)
+        return owner[judged_at], np.concatenate(columns), judged_at
 
     def _same_bytes(
         self,
