@@ -30,6 +30,7 @@ import ragmetrics as rm
 from ragmetrics._util import threads
 from ragmetrics.analysis import stats
 from ragmetrics.data._files import InputFormat
+from ragmetrics.engine import _evaluation
 from ragmetrics.fusion import FUSION_METHODS, REQUIRED, FusionMethod, Normalization, fuse
 from ragmetrics.fusion import optimize_fusion as optimize
 from ragmetrics.metrics import Cutoff
@@ -139,13 +140,16 @@ def nuggets_for(spec: MetricSpec, qrels: dict, *, unsupported: bool = True) -> d
 
 def _on_threads(count: int, call: Callable[[], Any]) -> Any:
     """``call()`` with ``count`` threads for array work (as on a machine of that many
-    cores), the setting restored after."""
-    before = threads.threads()
+    cores), the metrics' kernels side by side however few docs they read; the settings
+    restored after."""
+    before, least = threads.threads(), _evaluation._SIDE_BY_SIDE_HITS
     threads.set_threads(count)
+    _evaluation._SIDE_BY_SIDE_HITS = 0
     try:
         return call()
     finally:
         threads.set_threads(before)
+        _evaluation._SIDE_BY_SIDE_HITS = least
 
 
 one_thread = partial(_on_threads, 1)

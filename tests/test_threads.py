@@ -114,12 +114,14 @@ def test_pure_kernels_run_side_by_side_and_the_others_on_the_calling_thread(
     import numpy as np
 
     import ragmetrics as rm
+    from ragmetrics.engine import _evaluation
     from ragmetrics.metrics import registry
 
     from .conftest import restore_registries
 
     restore_registries(monkeypatch)
     monkeypatch.setattr(threads, "_THREADS", 2)
+    monkeypatch.setattr(_evaluation, "_SIDE_BY_SIDE_HITS", 0)  # side by side on two queries
     barrier = threading.Barrier(2, timeout=10)
     callers: list[int] = []
 
@@ -178,3 +180,36 @@ def test_a_view_two_kernels_ask_for_at_once_is_made_once(monkeypatch: pytest.Mon
     monkeypatch.setattr(threads, "_THREADS", 2)
     assert map_threaded(ask, [0, 1]) == [7, 7]
     assert made == [1]
+
+
+def test_kernels_with_little_to_do_stay_on_the_calling_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Starting threads costs more than a small evaluation (10 queries: 0.35 ms one after
+    another, 1.0 ms side by side): below the threshold every kernel runs here."""
+    import numpy as np
+
+    import ragmetrics as rm
+    from ragmetrics.engine import _evaluation
+    from ragmetrics.metrics import registry
+
+    from .conftest import restore_registries
+
+    restore_registries(monkeypatch)
+    monkeypatch.setattr(threads, "_THREADS", 2)
+    callers: list[int] = []
+
+    def kernel(judged: Any, cutoff: int | None) -> np.ndarray:
+        callers.append(threading.get_ident())
+        time.sleep(0.02)  # side by side, another thread would take the next kernel meanwhile
+        return np.zeros(judged.n_queries)
+
+    for name in ("toy_here_a", "toy_here_b", "toy_here_c"):
+        registry.register(
+            registry.MetricSpec(name, kernel, registry.Cutoff.NONE, "classic", "toy", pure=True)
+        )
+    qrels = {f"q{i}": {"d1": 1} for i in range(50)}
+    run = {f"q{i}": {"d1": 1.0} for i in range(50)}
+    rm.evaluate(qrels, run, ["toy_here_a", "toy_here_b", "toy_here_c"])
+    assert callers == [threading.get_ident()] * 3
+    assert _evaluation._SIDE_BY_SIDE_HITS > 50

@@ -215,15 +215,22 @@ def score_queries(
         )
         judged = replace(judged, nuggets=found)
     values = np.empty((len(query_ids), len(parsed)))
-    # pure kernels side by side on threads (numpy lets go of the interpreter); the others
-    # (a plug-in's, which may keep state) here, one after another
-    pure = [column for column, metric in enumerate(parsed) if metric.spec.pure]
+    # pure kernels side by side on threads (numpy lets go of the interpreter) when they have
+    # enough to do to repay starting the threads; the others (a plug-in's, which may keep
+    # state) here, one after another
+    big = len(judged.hit_rows) >= _SIDE_BY_SIDE_HITS
+    pure = [column for column, metric in enumerate(parsed) if metric.spec.pure and big]
     for column, computed in zip(pure, map_threaded(lambda c: parsed[c].compute(judged), pure)):
         values[:, column] = computed
     for column, metric in enumerate(parsed):
-        if not metric.spec.pure:
+        if column not in pure:
             values[:, column] = metric.compute(judged)
     return judged, values
+
+
+# judged docs located from which kernels run side by side (measured: 10 queries take 0.35 ms
+# one after another, 1.0 ms side by side; 200,000 docs the same; 1.3 million 20% less)
+_SIDE_BY_SIDE_HITS = 1 << 19
 
 
 def _show_progress(progress: bool | None, n_queries: int) -> bool:
