@@ -322,3 +322,32 @@ def test_word_rows_reach_the_last_start_the_buffer_holds() -> None:
     assert _packed.word_view(buffer).shape == (len(buffer) - 7,)
     none = _packed.word_rows(buffer, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
     assert none.shape == (0, 8)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 4, 6, 7, 8, 9, 12, 16, 36, 40, 41, 64])
+def test_ids_compared_as_words_equal_numpys_comparison(width: int) -> None:
+    """Each pair differs, if at all, in one byte anywhere (the first, the last, a padding
+    byte of a shorter id), or is equal: word by word gives numpy's answer."""
+    rng = random.Random(width)
+    left, right = [], []
+    for _ in range(400):
+        length = rng.randint(1, width)
+        ident = bytes(rng.choice(b"abcXYZ019-_ \xc3\xa9") for _ in range(length))
+        other = bytearray(ident)
+        change = rng.random()
+        if change < 0.4:
+            at = rng.choice([0, length - 1, rng.randrange(length)])
+            other[at] = (other[at] % 255) + 1  # another byte, never NUL
+        elif change < 0.55 and length < width:
+            other += b"q"  # one byte longer: where the other has padding
+        left.append(ident)
+        right.append(bytes(other))
+    a = np.array(left, dtype=f"S{width}")
+    b = np.array(right, dtype=f"S{width}")
+    expected = a == b
+    assert 0 < expected.sum() < len(expected)
+    assert np.array_equal(_packed.equal(a, b), expected)
+    assert np.array_equal(_packed.equal(a[::-1], b[::-1]), expected[::-1])  # views too
+    wider = b.astype(f"S{width + 3}")  # two widths: numpy's comparison, the same answer
+    assert np.array_equal(_packed.equal(a, wider), expected)
+    assert _packed.equal(a[:0], b[:0]).shape == (0,)

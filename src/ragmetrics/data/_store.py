@@ -380,7 +380,7 @@ class Store:
             a, b = order[:-1], order[1:]
             same = (row_of[a] == row_of[b]) & (hashed[a] == hashed[b])
             a, b = a[same], b[same]
-            return np.unique(row_of[a[ids[a] == ids[b]]])
+            return np.unique(row_of[a[_packed.equal(ids[a], ids[b])]])
         padding = int(_EMPTY)  # sorts after every key, the top one included
         top = np.uint64(padding - 1)
         keys = np.minimum(hashed, top)  # ours to sort in place
@@ -413,7 +413,7 @@ class Store:
         n = np.arange(len(row))
         first = offsets[row] + order[n, column]
         second = offsets[row] + order[n, column + 1]
-        return np.unique(row[ids[first] == ids[second]])
+        return np.unique(row[_packed.equal(ids[first], ids[second])])
 
     def without_repeats(self, rows: np.ndarray) -> tuple[Store, dict[str, int]]:
         """This store with each doc once in ``rows`` (those :meth:`repeated_rows` names): a
@@ -687,7 +687,7 @@ class Store:
             column = at - hit * width
             found = hit + start if located is None else located[start:stop][hit]
             # checked byte for byte here, while the block's rows are in the cache
-            same = ids[self.offsets[rows[hit]] + column] == judged_ids[found]
+            same = _packed.equal(ids[self.offsets[rows[hit]] + column], judged_ids[found])
             if same.all():
                 return found, column, _NONE
             return found[same], column[same], found[~same]
@@ -721,7 +721,9 @@ class Store:
         holds the same bytes, else None (two ids of one hash: the string path decides)."""
         ids = self._ids
         assert ids is not None
-        if not (ids[self.offsets[run_rows[rows]] + first] == judged_ids[judged_at]).all():
+        if not _packed.equal(
+            ids[self.offsets[run_rows[rows]] + first], judged_ids[judged_at]
+        ).all():
             return None
         return rows, first, judged_at
 
