@@ -96,7 +96,7 @@ def test_lists_given_to_from_dict() -> None:
 
 
 def test_wrong_type_for_qrels() -> None:
-    with pytest.raises(rm.RagMetricsError, match=r"qrels must be a Qrels or a dict .* got list"):
+    with pytest.raises(rm.RagMetricsError, match=r"qrels must be a Qrels, a dict .* got list"):
         rm.evaluate([("q", "a", 1)], {"q": ["a"]}, ["mrr"])  # type: ignore[arg-type]
 
 

@@ -11,6 +11,7 @@ from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run, judged_docs_only
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
+from ragmetrics.formats import _columnar
 from ragmetrics.metrics import Metric, parse_metrics
 from ragmetrics.metrics._rag import check_utility_scale
 from ragmetrics.metrics.registry import REL, Scale, coerce, keyword_params
@@ -266,8 +267,80 @@ def metric_list(metrics: Any) -> list[str]:
     return names
 
 
+def _table_kind(value: Any) -> Literal["pandas", "arrow"] | None:
+    """``"pandas"`` for a pandas DataFrame; ``"arrow"`` for a pyarrow Table or RecordBatch
+    or anything with the Arrow C stream interface (a Polars DataFrame, a DuckDB result);
+    else None. Nothing is imported to tell."""
+    if type(value).__module__.partition(".")[0] == "pandas" and hasattr(value, "columns"):
+        return "pandas"
+    if hasattr(value, "__arrow_c_stream__") or hasattr(value, "__arrow_c_array__"):
+        return "arrow"
+    return None
+
+
+def _column_names(value: Any, kind: str) -> list[str]:
+    """The column names of a table (``kind="arrow"``: a pyarrow Table, made once)."""
+    names = value.columns if kind == "pandas" else value.column_names
+    return [str(name) for name in names]
+
+
+# the columns a table handed to evaluate (not built first) is read by: as from_arrow finds
+# them, but a run's scores never taken for grades, nor a table of grades for a ranking
+_TABLE_QUERY = _columnar.QUERY_COLUMNS
+_TABLE_GRADES = ("relevance", "grade")
+
+
+def _qrels_of_table(value: Any, kind: str) -> Qrels:
+    names = _column_names(value, kind)
+    query = next((name for name in _TABLE_QUERY if name in names), None)
+    grade = next((name for name in _TABLE_GRADES if name in names), None)
+    if query is None or grade is None or "doc_id" not in names:
+        maker = "Qrels.from_pandas" if kind == "pandas" else "Qrels.from_arrow"
+        raise InputFormatError(
+            f"A table given as qrels is read by its columns 'query_id' (or 'q_id'), 'doc_id' "
+            f"and 'relevance' (or 'grade'); it has {', '.join(map(repr, names))}. "
+            + (
+                "Is it a run? evaluate(qrels, run, metrics) takes the judgments first. "
+                if "score" in names and grade is None
+                else ""
+            )
+            + f"For other names, build the qrels first: {maker}(table, query_col=..., "
+            f"doc_col=..., grade_col=...)."
+        )
+    if kind == "pandas":
+        return Qrels.from_pandas(value, query_col=query, grade_col=grade)
+    return Qrels.from_arrow(value, query_col=query, grade_col=grade)
+
+
+def _run_of_table(value: Any, kind: str, what: str) -> Run:
+    names = _column_names(value, kind)
+    query = next((name for name in _TABLE_QUERY if name in names), None)
+    grades = [name for name in _TABLE_GRADES if name in names]
+    if query is None or "doc_id" not in names or ("score" not in names and grades):
+        maker = "Run.from_pandas" if kind == "pandas" else "Run.from_arrow"
+        raise InputFormatError(
+            f"A table given as the {what} is read by its columns 'query_id' (or 'q_id'), "
+            f"'doc_id' and 'score' (without 'score', the row order of each query is its "
+            f"ranking); it has {', '.join(map(repr, names))}. "
+            + (
+                f"Its column {grades[0]!r} holds grades: is it the qrels? evaluate(qrels, run, "
+                f"metrics) takes the judgments first. "
+                if "score" not in names and grades
+                else ""
+            )
+            + f"For other names, build the {what} first: {maker}(table, query_col=..., "
+            f"doc_col=..., score_col=...)."
+        )
+    score = "score" if "score" in names else None
+    if kind == "pandas":
+        return Run.from_pandas(value, query_col=query, score_col=score)
+    return Run.from_arrow(value, query_col=query, score_col=score)
+
+
 def as_qrels(value: Any) -> Qrels:
-    """Accept a :class:`Qrels` or a ``{qid: {doc: grade}}`` mapping."""
+    """Accept a :class:`Qrels`, a ``{qid: {doc: grade}}`` mapping, or a table of one row per
+    judgment (pandas, Polars, pyarrow, DuckDB) with the columns ``query_id`` (or ``q_id``),
+    ``doc_id`` and ``relevance`` (or ``grade``)."""
     if isinstance(value, Qrels):
         return value
     if isinstance(value, Run):
@@ -278,15 +351,20 @@ def as_qrels(value: Any) -> Qrels:
         )
     if isinstance(value, Mapping):
         return Qrels.from_dict(value)
+    kind = _table_kind(value)
+    if kind is not None:  # a stream is read once, here
+        return _qrels_of_table(_columnar.as_table(value) if kind == "arrow" else value, kind)
     raise InputFormatError(
-        "qrels must be a Qrels or a dict {query_id: {doc_id: grade}}; "
-        f"got {type(value).__name__}. "
-        f"Read files with Qrels.from_trec or Qrels.from_json."
+        "qrels must be a Qrels, a dict {query_id: {doc_id: grade}} or a table (pandas, "
+        f"Polars, pyarrow) of query_id, doc_id and relevance; got {type(value).__name__}. "
+        f"Read files with Qrels.from_trec, Qrels.from_json or Qrels.from_parquet."
     )
 
 
 def as_run(value: Any, what: str = "run") -> Run:
-    """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping."""
+    """Accept a :class:`Run`, a ``{qid: {doc: score}}`` or a ``{qid: [doc, ...]}`` mapping,
+    or a table of one row per result (pandas, Polars, pyarrow, DuckDB) with the columns
+    ``query_id`` (or ``q_id``), ``doc_id`` and ``score`` (or none: the row order)."""
     if isinstance(value, Run):
         return value
     if isinstance(value, Qrels):
@@ -300,8 +378,13 @@ def as_run(value: Any, what: str = "run") -> Run:
         if lists and len(lists) == len(value):
             return Run.from_lists(value)
         return Run.from_dict(value)
+    kind = _table_kind(value)
+    if kind is not None:  # a stream is read once, here
+        table = _columnar.as_table(value) if kind == "arrow" else value
+        return _run_of_table(table, kind, what)
     raise InputFormatError(
-        f"{what} must be a Run or a dict of {{query_id: {{doc_id: score}}}} or "
-        "{query_id: [doc_id, ...]}; "
-        f"got {type(value).__name__}. Read files with Run.from_trec or Run.from_json."
+        f"{what} must be a Run, a dict of {{query_id: {{doc_id: score}}}} or "
+        "{query_id: [doc_id, ...]}, or a table (pandas, Polars, pyarrow) of query_id, doc_id "
+        f"and score; got {type(value).__name__}. Read files with Run.from_trec, Run.from_json "
+        f"or Run.from_parquet."
     )
