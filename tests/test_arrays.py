@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragmetrics._util import arrays
 from ragmetrics._util.arrays import pad_rows
 
 
@@ -82,3 +83,16 @@ def test_string_ids_become_fixed_width_bytes_piece_by_piece(
     assert got.tolist() == [
         i.encode() for c in [*chunks, ["é1", "東京-22", "e\u0301" * 7]] for i in c
     ]
+
+
+@pytest.mark.parametrize("width", [0, 1, 7, 20, 100, 1000])
+def test_row_counts_equal_numpys_row_sums(width: int) -> None:
+    rng = np.random.default_rng(width)
+    for rows, density in ((0, 0.5), (1, 0.5), (300, 0.0), (300, 1.0), (300, 0.3)):
+        mask = rng.random((rows, width)) < density
+        counts = arrays.row_counts(mask)
+        assert counts.dtype == np.int64
+        assert np.array_equal(counts, mask.sum(axis=1))
+    # a view (a block of a larger matrix, one column left out)
+    mask = rng.random((50, width + 1)) < 0.5
+    assert np.array_equal(arrays.row_counts(mask[::2, 1:]), mask[::2, 1:].sum(axis=1))

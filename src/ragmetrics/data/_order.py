@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragmetrics._util.arrays import fits_padded, pad_rows, spans
+from ragmetrics._util.arrays import fits_padded, pad_rows, row_counts, spans
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.data._precision import ScorePrecision, as_float32
 from ragmetrics.formats import _packed
@@ -154,10 +154,10 @@ def _ranks_by_comparing(
         stop = start + step
         block = padded[rows[start:stop]]
         value = values[start:stop, None]
-        ranks = (block > value).sum(axis=1)
+        ranks = row_counts(block > value)
         equal = block == value
         # every doc equals itself: only rows with more than one equal score hold a tie
-        shared = np.flatnonzero(equal.sum(axis=1) > 1)
+        shared = np.flatnonzero(row_counts(equal) > 1)
         if not len(shared):
             return ranks, _NO_PAIRS, _NO_PAIRS
         located, columns = np.nonzero(equal[shared])
