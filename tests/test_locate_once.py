@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -300,3 +301,35 @@ def test_one_ranking_names_its_query_and_precision_in_the_run_and_its_pool() -> 
     assert cut.score_precision == pool.score_precision == "float32"
     assert cut.lengths.tolist() == [1] and pool.lengths.tolist() == [3]
     assert pool.judged_counts.tolist() == [2] and pool.hit_grades.tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_run_judged_once_for_its_pool_equals_it_judged_at_each_depth(
+    seed: int, tmp_path: Path
+) -> None:
+    """With PROC's pool the run itself, the run is judged in full once and cut to the
+    depth: field for field the judged run of the depth, its pool the run judged in full
+    (scores with ties, queries missing from the run, empty rankings, both precisions)."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(30)]
+    judgments, run = {}, {}
+    for q in range(20):
+        judgments[f"q{q}"] = {d: rng.randint(-1, 5) for d in rng.sample(docs, rng.randint(1, 9))}
+        if rng.random() < 0.85:
+            run[f"q{q}"] = {d: rng.choice([0.5, 0.25, 1.0, rng.random()]) for d in rng.sample(docs, rng.randint(0, 25))}  # fmt: skip
+    qrels = rm.Qrels(judgments)
+    ranked = rm.Run.from_dict(run)
+    if seed % 2:  # read from a file: the bytes path (empty rankings become missing queries)
+        path = tmp_path / "run.txt"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rm.FormatLossWarning)
+            ranked.to_trec(path)
+        ranked = rm.Run.from_trec(path)
+    query_ids = sorted(judgments)
+    for depth in (1, 3, 10, 40):
+        for precision in ("float64", "float32"):
+            settings = {"grade_map": None, "score_precision": precision}
+            once = locate_judged(qrels, ranked, query_ids, depth=depth, with_pool=True, **settings)
+            apart = locate_judged(qrels, ranked, query_ids, depth=depth, **settings)
+            whole = locate_judged(qrels, ranked, query_ids, depth=None, **settings)
+            assert _fields(once) == _fields(dataclasses.replace(apart, pool=whole))

@@ -10,6 +10,7 @@ query ``query_ids[i]``, column ``j`` is rank ``j + 1``, padded past a ranking's 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,19 @@ def locate_judged(
     ``with_pool``: also judge PROC@k's candidate pool in full (``pool``, or the run itself
     where ``pool`` is None or lacks the query).
     """
+    if with_pool and pool is None and depth is not None and not qrels.has_groups:
+        # the pool is the run judged in full: judged once, and cut to the depth for the rest
+        whole = locate_judged(
+            qrels,
+            run,
+            query_ids,
+            depth=None,
+            grade_map=grade_map,
+            score_precision=score_precision,
+            progress=progress,
+            run_rows=run_rows,
+        )
+        return replace(_cut_to(whole, depth), pool=whole)
     judged = store_of(qrels).subset(query_ids)
     results = store_of(run)
     if run_rows is None:
@@ -105,6 +119,25 @@ def locate_judged(
         pool=pooled,
         pool_is_self=pool_is_self,
         hit_tied=tied,
+    )
+
+
+def _cut_to(whole: JudgedRun, depth: int) -> JudgedRun:
+    """``whole`` (judged to every depth, without evidence groups) judged to ``depth``: the
+    judged run :func:`locate_judged` gives for that depth. Hits are sorted by row then rank,
+    so each row keeps a prefix of its hits, and each kept hit the hit before it."""
+    width = min(whole.depth, depth)
+    keep = whole.hit_ranks < width
+    tied = whole.hit_tied
+    return replace(
+        whole,
+        hit_rows=whole.hit_rows[keep],
+        hit_ranks=whole.hit_ranks[keep],
+        hit_grades=whole.hit_grades[keep],
+        lengths=np.minimum(whole.lengths, width),
+        depth=width,
+        hit_tied=None if tied is None else tied[keep],
+        cache={},
     )
 
 
@@ -170,7 +203,7 @@ def _locate_pool(
     """The candidate pool of PROC@k judged in full: ``pool`` where it has the query, else
     the query's own whole ranking."""
     source = run if pool is None else pool
-    absent = [q for q in query_ids if q not in source and q in run]
+    absent = [] if source is run else [q for q in query_ids if q not in source and q in run]
     if absent:
         merged = {q: list(source.ranking(q, score_precision=score_precision)) for q in source}
         merged.update({q: list(run.ranking(q, score_precision=score_precision)) for q in absent})
