@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -235,3 +236,16 @@ def test_n_positive_counts_grades_above_zero() -> None:
     qrels = rm.Qrels.from_dict({"q1": {"a": 2, "b": 0, "c": -1}, "q2": {"d": 1}, "q3": {"e": 0}})
     assert qrels.n_positive == 2
     assert rm.Qrels.from_dict({"q": {"a": 0.25, "b": 0.0}}).n_positive == 1
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_grade_values_are_the_distinct_grades_ascending(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    low, span = int(rng.integers(-5, 3)), int(rng.choice([0, 1, 4, 30, 10**6]))
+    grades = rng.integers(low, low + span + 1, size=int(rng.integers(1, 60)))
+    qrels = rm.Qrels({"q": {f"d{i}": int(g) for i, g in enumerate(grades)}})
+    found = qrels.grade_values()
+    assert found.dtype == np.unique(grades).dtype
+    assert found.tolist() == np.unique(grades).tolist()
+    real = rm.Qrels({"q": {"a": 0.5, "b": 2.0, "c": 0.5}})
+    assert real.grade_values().tolist() == [0.5, 2.0]

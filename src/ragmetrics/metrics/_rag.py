@@ -262,9 +262,12 @@ def _grade_counts(judged: JudgedRun) -> np.ndarray:
 
     def make() -> np.ndarray:
         rows, u_grades = _judged_utility(judged)
-        counts = np.zeros((judged.n_queries, 6), dtype=np.int64)
-        np.add.at(counts, (rows, u_grades), 1)
-        return counts
+        if len(u_grades) and (int(u_grades.min()) < 0 or int(u_grades.max()) > 5):
+            counts = np.zeros((judged.n_queries, 6), dtype=np.int64)
+            np.add.at(counts, (rows, u_grades), 1)  # refuses a grade off the scale, as before
+            return counts
+        flat = np.bincount(rows * 6 + u_grades, minlength=judged.n_queries * 6)
+        return flat.reshape(judged.n_queries, 6)
 
     return judged.cached("grade_counts", make)
 
