@@ -123,11 +123,12 @@ def _ranks_among_ties(
     moved = np.zeros(len(values), dtype=bool)
     moved[docs] = True
     starts = results.offsets[rows]
-    at = np.flatnonzero(moved[starts + positions])
+    flat = starts + positions
+    at = np.flatnonzero(moved[flat])
     if len(at):
-        by_doc = np.argsort(docs)
-        which = by_doc[np.searchsorted(docs, starts[at] + positions[at], sorter=by_doc)]
-        ranks[at] = ranked_at[which] - starts[at]
+        place = np.empty(len(values), dtype=np.int64)  # written (and read) where docs moved
+        place[docs] = ranked_at
+        ranks[at] = place[flat[at]] - starts[at]
     return ranks
 
 
@@ -226,50 +227,42 @@ def _tie_moves(
     if len(ties):  # a pair across two rows is no tie: the second starts its row
         ends = store.offsets[1:]
         ties = ties[ties + 1 < ends[np.searchsorted(ends, ties, side="right")]]
-    if not len(ties):
+    written = _tie_order(order, ties, store) if len(ties) else "descending"
+    if written == "descending":  # no tie, or every one in trec_eval's order already
         return none, none
     starts, lengths = _tie_runs(ties)
-    _, _, tied = spans(starts, lengths)  # every position of a run of ties, ascending
-    # the same ties, numbered among the tied positions only
-    within_tied = np.searchsorted(tied, ties)
+    run_of, within, tied = spans(starts, lengths)  # every position of a run of ties
     docs = tied if order is None else order[tied]
-    written = _tie_order(docs, within_tied, store)
-    if written == "descending":
-        return none, none
-    if written == "ascending":
-        broken = _reversed_ties(docs, within_tied)
-    else:
-        broken = _break_ties(docs, within_tied, store)
+    if written == "ascending":  # each run reversed: a position takes its mirror's doc
+        mirror = tied + lengths[run_of] - 1 - 2 * within
+        broken = mirror if order is None else order[mirror]
+    else:  # the same ties, numbered among the tied positions (all but each run's last)
+        not_last = np.ones(len(tied), dtype=bool)
+        not_last[np.cumsum(lengths) - 1] = False
+        broken = _break_ties(docs, np.flatnonzero(not_last), store)
     changed = broken != docs
     return tied[changed], broken[changed]
 
 
-def _tie_order(order: np.ndarray, ties: np.ndarray, store: Store) -> str | None:
+def _tie_order(order: np.ndarray | None, ties: np.ndarray, store: Store) -> str | None:
     """``"descending"`` when every tied pair (``ties[i]`` ties with ``ties[i] + 1``) has the
     larger doc id first, as trec_eval ranks them: a run written in trec_eval's order needs
     no tie broken; ``"ascending"`` when every pair has the smaller id first (as Anserini
     writes ties), each run of ties then only reversed; None otherwise, or for ids that are
     not bytes. Bytes compare in the strings' order; a doc repeated in a tie is neither
-    larger nor smaller, so its ties are broken in full."""
+    larger nor smaller, so its ties are broken in full. ``order`` None: the identity."""
     ids = store.ids
     if ids is None:
         return None
-    above, below = ids[order[ties]], ids[order[ties + 1]]
+    if order is None:
+        above, below = ids[ties], ids[ties + 1]
+    else:
+        above, below = ids[order[ties]], ids[order[ties + 1]]
     if bool((above > below).all()):
         return "descending"
     if bool((above < below).all()):
         return "ascending"
     return None
-
-
-def _reversed_ties(order: np.ndarray, ties: np.ndarray) -> np.ndarray:
-    """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
-    reversed."""
-    starts, lengths = _tie_runs(ties)
-    run_of, within, positions = spans(starts, lengths)
-    out = order.copy()
-    out[positions] = order[positions + lengths[run_of] - 1 - 2 * within]
-    return out
 
 
 def _tie_runs(ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -11,7 +11,6 @@ from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run, judged_docs_only
 from ragmetrics.errors import InputFormatError, InvalidParameterError, RagMetricsError
-from ragmetrics.formats import _columnar
 from ragmetrics.metrics import Metric, parse_metrics
 from ragmetrics.metrics._rag import check_utility_scale
 from ragmetrics.metrics.registry import REL, Scale, coerce, keyword_params
@@ -284,15 +283,29 @@ def _column_names(value: Any, kind: str) -> list[str]:
     return [str(name) for name in names]
 
 
-# the columns a table handed to evaluate (not built first) is read by: as from_arrow finds
-# them, but a run's scores never taken for grades, nor a table of grades for a ranking
-_TABLE_QUERY = _columnar.QUERY_COLUMNS
+# the grade columns of a table handed to evaluate (not built first): as from_arrow finds
+# them, but a run's scores ("score", ranx's name for grades too) never taken for grades
 _TABLE_GRADES = ("relevance", "grade")
+
+
+def _table(value: Any, kind: str) -> Any:
+    """``value`` itself (pandas), or as a pyarrow Table (read once: a stream is spent)."""
+    if kind == "pandas":
+        return value
+    from ragmetrics.formats import _columnar  # here: only a table given needs it
+
+    return _columnar.as_table(value)
+
+
+def _query_column(names: list[str]) -> str | None:
+    from ragmetrics.formats._columnar import QUERY_COLUMNS
+
+    return next((name for name in QUERY_COLUMNS if name in names), None)
 
 
 def _qrels_of_table(value: Any, kind: str) -> Qrels:
     names = _column_names(value, kind)
-    query = next((name for name in _TABLE_QUERY if name in names), None)
+    query = _query_column(names)
     grade = next((name for name in _TABLE_GRADES if name in names), None)
     if query is None or grade is None or "doc_id" not in names:
         maker = "Qrels.from_pandas" if kind == "pandas" else "Qrels.from_arrow"
@@ -314,7 +327,7 @@ def _qrels_of_table(value: Any, kind: str) -> Qrels:
 
 def _run_of_table(value: Any, kind: str, what: str) -> Run:
     names = _column_names(value, kind)
-    query = next((name for name in _TABLE_QUERY if name in names), None)
+    query = _query_column(names)
     grades = [name for name in _TABLE_GRADES if name in names]
     if query is None or "doc_id" not in names or ("score" not in names and grades):
         maker = "Run.from_pandas" if kind == "pandas" else "Run.from_arrow"
@@ -352,8 +365,8 @@ def as_qrels(value: Any) -> Qrels:
     if isinstance(value, Mapping):
         return Qrels.from_dict(value)
     kind = _table_kind(value)
-    if kind is not None:  # a stream is read once, here
-        return _qrels_of_table(_columnar.as_table(value) if kind == "arrow" else value, kind)
+    if kind is not None:
+        return _qrels_of_table(_table(value, kind), kind)
     raise InputFormatError(
         "qrels must be a Qrels, a dict {query_id: {doc_id: grade}} or a table (pandas, "
         f"Polars, pyarrow) of query_id, doc_id and relevance; got {type(value).__name__}. "
@@ -379,9 +392,8 @@ def as_run(value: Any, what: str = "run") -> Run:
             return Run.from_lists(value)
         return Run.from_dict(value)
     kind = _table_kind(value)
-    if kind is not None:  # a stream is read once, here
-        table = _columnar.as_table(value) if kind == "arrow" else value
-        return _run_of_table(table, kind, what)
+    if kind is not None:
+        return _run_of_table(_table(value, kind), kind, what)
     raise InputFormatError(
         f"{what} must be a Run, a dict of {{query_id: {{doc_id: score}}}} or "
         "{query_id: [doc_id, ...]}, or a table (pandas, Polars, pyarrow) of query_id, doc_id "
