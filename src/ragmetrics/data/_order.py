@@ -111,7 +111,7 @@ def _ranks_among_ties(
 ) -> np.ndarray:
     """:func:`rank_of` for a store written in rank order but for runs of ties: each doc's
     rank is its position, but where the doc ids reorder a run of ties (only the docs of
-    such runs are looked at: no array as long as the run is made)."""
+    such runs are ranked again; no permutation of the whole run is made)."""
     values = results.values
     assert values is not None
     if score_precision == "float32":

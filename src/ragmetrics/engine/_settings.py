@@ -298,9 +298,10 @@ def _table(value: Any, kind: str) -> Any:
 
 
 def _query_column(names: list[str]) -> str | None:
-    from ragmetrics.formats._columnar import QUERY_COLUMNS
+    """The query column among ``names``, as the Arrow readers look for it."""
+    from ragmetrics.formats._columnar import QUERY_COLUMNS, find_column
 
-    return next((name for name in QUERY_COLUMNS if name in names), None)
+    return find_column(names, None, QUERY_COLUMNS)
 
 
 def _qrels_of_table(value: Any, kind: str) -> Qrels:

@@ -261,11 +261,7 @@ def _grade_counts(judged: JudgedRun) -> np.ndarray:
     """Per query, the count of each utility grade 0..5 in U (whatever the weighting)."""
 
     def make() -> np.ndarray:
-        rows, u_grades = _judged_utility(judged)
-        if len(u_grades) and (int(u_grades.min()) < 0 or int(u_grades.max()) > 5):
-            counts = np.zeros((judged.n_queries, 6), dtype=np.int64)
-            np.add.at(counts, (rows, u_grades), 1)  # refuses a grade off the scale, as before
-            return counts
+        rows, u_grades = _judged_utility(judged)  # 1..5: check_utility_scale saw to it
         flat = np.bincount(rows * 6 + u_grades, minlength=judged.n_queries * 6)
         return flat.reshape(judged.n_queries, 6)
 
