@@ -147,8 +147,8 @@ def test_ids_as_bytes_round_trip() -> None:
     for ids in kept:
         encoded = _encode(ids)
         assert encoded is not None and _packed.decode(encoded) == ids, ids
-    for unusual in (["", "a"], ["a" * 300, "b"], ["x\ny", "z"], ["~!", "}{"], ["é", "東京", "📚"],
-                    ["é" * 200, "ü\nx"]):  # fmt: skip
+    for unusual in (["", "a"], ["a" * 300, "b" * 300], ["x\ny", "z"], ["~!", "}{"],
+                    ["é", "東京", "📚"], ["é" * 128, "ü\nx"]):  # fmt: skip
         encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII, UTF-8
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
     accented = ["café", "東京-1", "e\u0301", "naïve"]
@@ -238,17 +238,22 @@ def test_every_byte_of_an_id_takes_part_in_its_hash() -> None:
         assert len(np.unique(_packed.hashes(urls[:size], _packed.n_words(urls)))) == size
 
 
-def test_one_very_long_id_among_short_ones_is_not_padded_into_memory() -> None:
+def test_ids_wider_than_256_bytes_of_several_widths_are_not_padded() -> None:
     """Packed ids are padded to the widest: one id of 2,000 bytes among 100,000 short ones
-    would take 200 MB (4 GB at 500,000), so such ids are not packed (the string path
-    answers); long ids of one width, or a few next to each other, pad to little and are."""
+    would take 200 MB (4 GB at 500,000), and chunk texts of 200 to 2,000 bytes cost the
+    widest one's bytes each in every hash; so ids wider than 256 bytes of several widths are
+    not packed (the string path answers). Ids up to 256 bytes, and wide ids of one width,
+    are."""
     short = [f"d{i}" for i in range(100_000)]
     assert _packed.encode([[*short[:500], "x" * 2000, *short[500:]]], 100_001) is None
-    assert _packed.encode([["x" * 2000, "y\nz"]], 2) is not None  # one by one, and small
+    assert _packed.encode([["x" * 2000, "y\nz"]], 2) is None
+    assert _packed.encode([["x" * 300, "y" * 290]], 2) is None  # texts: a little padding
     same = [f"{i:0300d}" for i in range(1000)]  # one width: no padding at all
     packed = _packed.encode([same], len(same))
     assert packed is not None and packed.dtype == np.dtype("S300")
     assert _packed.too_wide(100_001, 2000, 100_000 * 6 + 2000)
+    assert _packed.too_wide(2, 300, 590)
+    assert not _packed.too_wide(2, 300, 600)  # one width
     assert not _packed.too_wide(100_001, 256, 100_000 * 6 + 256)  # up to 256 bytes: packed
 
 
@@ -261,16 +266,18 @@ def test_one_very_long_id_among_short_ones_is_not_padded_into_memory() -> None:
         (["ab", "abcde", "abc"], 8),  # widths differ: cut at the newlines, whole words
         (["x" * 17, "y"], 24),
         (["a" * 256, "b"], 256),  # the widest the cut path holds
-        (["a" * 257, "b"], 257),  # wider: kept one by one, as wide as the longest
+        (["a" * 257, "b" * 257], 257),  # wider, of one width: the rows of a matrix
+        (["a\nb" * 20, "c"], 60),  # a newline inside: one by one, as wide as the longest
         ([], 8),
     ],
 )
 def test_how_ids_are_cut_shows_in_their_width(ids: list[str], width: int) -> None:
     """Ids of one width (UUIDs, the ids of LlamaIndex and LangChain) are cut as the rows of a
     matrix, as wide as they are; ids of several widths are cut at the newlines that join
-    them, into whole 8-byte words (the hashing then views them without a copy); ids past 256
-    bytes are kept one by one. The width of the array says which path each took: a path
-    that silently fell back would give the right ids, slowly."""
+    them, into whole 8-byte words (the hashing then views them without a copy); ids holding
+    a newline are encoded one by one. The width of the array says which path each took: a
+    path that silently fell back would give the right ids, slowly. (Ids past 256 bytes of
+    several widths are not packed at all: test above.)"""
     packed = _packed.encode([ids], len(ids))
     assert packed is not None
     assert packed.dtype == np.dtype(f"S{width}")

@@ -246,6 +246,16 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         return cls(maps)
 
     @classmethod
+    def _from_table_columns(cls, packed: Any, source: str) -> Qrels | None:
+        """Qrels from a table's columns (``_columnar.Packed``): kept as bytes
+        (:meth:`_from_packed`; None as there), or, where the doc ids could not be packed
+        (a NUL, or too wide to pad), built from their strings as a file's are."""
+        queries, lengths, ids, grades, dictionary, _ = packed
+        if isinstance(ids, list):
+            return cls._from_columns(queries, lengths, ids, grades, source)
+        return cls._from_packed(queries, lengths, ids, grades, dictionary)
+
+    @classmethod
     def _from_packed(
         cls,
         queries: list[str],
@@ -369,11 +379,11 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         # ids pandas keeps in Arrow, integer grades: read as Arrow reads them
         from ragmetrics.formats import _columnar
 
-        packed = _columnar.packed_from_pandas(frame, query_col, doc_col, grade_col, integer=True)
+        packed = _columnar.packed_from_pandas(
+            frame, query_col, doc_col, grade_col, integer=True, strings=True
+        )
         if packed is not None:
-            made = cls._from_packed(
-                packed.queries, packed.lengths, packed.ids, packed.scores, packed.dictionary
-            )
+            made = cls._from_table_columns(packed, "DataFrame")
             if made is not None:
                 return made
         query_ids = id_column(frame, query_col)
@@ -419,11 +429,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         _columnar.check_column_types(table, (query, doc_col), grade, "grades")
         if grade_col is None and grade == "score":
             _columnar.refuse_run_scores(table, grade)
-        packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True)
+        packed = _columnar.packed_columns(table, query, doc_col, grade, integer=True, strings=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
-            made = cls._from_packed(
-                packed.queries, packed.lengths, packed.ids, packed.scores, packed.dictionary
-            )
+            made = cls._from_table_columns(packed, "the table")
             if made is not None:
                 return made
         # regrouping, repeats and every check of a bad row: the DataFrame constructor's

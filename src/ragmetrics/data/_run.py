@@ -244,10 +244,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         if score_col is not None:  # ids pandas keeps in Arrow: read as Arrow reads them
             from ragmetrics.formats import _columnar
 
-            packed = _columnar.packed_from_pandas(frame, query_col, doc_col, score_col)
+            packed = _columnar.packed_from_pandas(
+                frame, query_col, doc_col, score_col, strings=True
+            )
             if packed is not None:
                 queries, lengths, ids, scores, dictionary, _ = packed
-                return cls._from_packed(queries, lengths, ids, scores, name, dictionary)
+                return cls._from_columns(queries, lengths, ids, scores, name, dictionary)
         query_ids = id_column(frame, query_col)
         doc_ids = id_column(frame, doc_col)
         if score_col is None:
@@ -283,10 +285,14 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         _columnar.needed_column(table, doc_col, (), "doc id")
         score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
         _columnar.check_column_types(table, (query, doc_col), score, "scores")
-        packed = None if score is None else _columnar.packed_columns(table, query, doc_col, score)
+        packed = (
+            None
+            if score is None
+            else _columnar.packed_columns(table, query, doc_col, score, strings=True)
+        )
         if packed is not None:  # no Python string per row, as from a plain TREC file
             queries, lengths, ids, scores, dictionary, _ = packed
-            run = cls._from_packed(queries, lengths, ids, scores, name, dictionary)
+            run = cls._from_columns(queries, lengths, ids, scores, name, dictionary)
         else:
             run = cls.from_pandas(
                 _columnar.decoded(table).to_pandas(),
@@ -360,6 +366,23 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         return cls._from_scored_columns(query_ids, counts, doc_ids, scores, name)
 
     @classmethod
+    def _from_columns(
+        cls,
+        queries: list[str],
+        lengths: Sequence[int] | np.ndarray,
+        ids: np.ndarray | list[str],
+        scores: np.ndarray,
+        name: str | None,
+        dictionary: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> Run:
+        """A scored run from runs of query ids and their doc ids: fixed-width bytes
+        (:meth:`_from_packed`), or Python strings where the ids could not be packed (a NUL,
+        or too wide to pad), grouped and deduplicated as the other string readers do."""
+        if isinstance(ids, list):
+            return cls._from_scored_columns(*group_contiguous(queries, lengths, ids, scores), name)
+        return cls._from_packed(queries, lengths, ids, scores, name, dictionary)
+
+    @classmethod
     def _from_packed(
         cls,
         queries: list[str],
@@ -404,11 +427,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         repeated = np.flatnonzero(lengths_of(list(map(set, per_query))) != counts).tolist()
         if not repeated:
             return cls._make(Store.from_tuples(query_ids, per_query, scores, counts), {}, name)
+        # only the queries that hold a doc twice are rebuilt: each doc once, where it first
+        # appears, with its best score (its best-ranked copy)
         bounds = offsets_of(counts).tolist()
-        maps = [
-            dict(zip(t, scores[bounds[i] : bounds[i + 1]].tolist(), strict=True))
-            for i, t in enumerate(per_query)
-        ]
+        pieces: list[np.ndarray] = []
+        done = 0
+        counts = counts.copy()
         duplicates: dict[str, int] = {}
         for i in repeated:
             best: dict[str, float] = {}
@@ -416,10 +440,14 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
                 per_query[i], scores[bounds[i] : bounds[i + 1]].tolist(), strict=True
             ):
                 if doc not in best or value > best[doc]:
-                    best[doc] = value  # a repeated doc keeps its best-ranked copy
-            maps[i] = best
+                    best[doc] = value
+            per_query[i] = tuple(best)
+            pieces += [scores[done : bounds[i]], np.fromiter(best.values(), np.float64, len(best))]
+            done = bounds[i + 1]
             duplicates[query_ids[i]] = int(counts[i]) - len(best)
-        return cls._from_maps(query_ids, maps, duplicates, name)
+            counts[i] = len(best)
+        kept = np.concatenate([*pieces, scores[done:]])
+        return cls._make(Store.from_tuples(query_ids, per_query, kept, counts), duplicates, name)
 
     @classmethod
     def _from_ranked_lists(

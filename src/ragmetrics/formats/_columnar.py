@@ -389,13 +389,14 @@ class Packed(NamedTuple):
 
 
 def packed_from_pandas(
-    frame: Any, query: str, doc: str, score: str, *, integer: bool = False
+    frame: Any, query: str, doc: str, score: str, *, integer: bool = False, strings: bool = False
 ) -> Packed | None:
     """:func:`packed_columns` of a DataFrame whose id columns pandas keeps in Arrow
     (pandas 3's strings, ``string[pyarrow]``, ``ArrowDtype``) and whose scores are numbers:
     its columns are handed to Arrow without a Python string per row. None for any other
     frame, or one :func:`packed_columns` declines: the caller reads it row by row, and names
-    any problem. With ``integer`` (grades), only a column of signed integers is taken."""
+    any problem. With ``integer`` (grades), only a column of signed integers is taken;
+    ``strings``: as :func:`packed_columns`."""
     import numpy as np
 
     if len({query, doc, score}) < 3 or not len(frame):
@@ -407,7 +408,7 @@ def packed_from_pandas(
         return None
     pyarrow = import_pyarrow()
     table = pyarrow.Table.from_pandas(frame[[query, doc, score]], preserve_index=False)
-    return packed_columns(table, query, doc, score, integer=integer)
+    return packed_columns(table, query, doc, score, integer=integer, strings=strings)
 
 
 def _arrow_strings(dtype: Any) -> bool:
@@ -419,7 +420,7 @@ def _arrow_strings(dtype: Any) -> bool:
 
 
 def packed_columns(
-    table: Any, query: str, doc: str, score: str, *, integer: bool = False
+    table: Any, query: str, doc: str, score: str, *, integer: bool = False, strings: bool = False
 ) -> Packed | None:
     """``(queries, lengths, ids, scores, dictionary, scattered)`` straight from Arrow's
     buffers, with the doc ids as fixed-width UTF-8 bytes (``_packed``): no Python string per
@@ -428,7 +429,10 @@ def packed_columns(
     ``scattered``: each query's rows were brought together. ``None`` when the table
     needs the careful path (nulls, empty ids or ids that cannot be packed, scores that are
     not finite numbers; with ``integer``, grades that are not an integer column), which then
-    names the problem.
+    names the problem. With ``strings``, doc ids that are valid but cannot be packed (one
+    holds a NUL, or they are too wide to pad: chunk texts used as ids) come as a list of
+    Python strings instead, the rest as above: the caller builds a store of strings without
+    a detour through pandas.
 
     Dictionary columns are read chunk by chunk, never unified: a Parquet file's chunks share
     their row group's dictionary, and unifying the dictionaries of a few million distinct ids
@@ -450,7 +454,7 @@ def packed_columns(
     scores = scores.astype(np.int64 if integer else np.float64, copy=False)
     if not integer and not np.isfinite(scores).all():
         return None
-    docs = _doc_ids(table.column(doc))
+    docs = _doc_ids(table.column(doc), strings)
     if docs is None or len(scores) == 0:
         return None
     ids, dictionary = docs
@@ -461,6 +465,9 @@ def packed_columns(
     if scattered:
         # a query's rows apart: grouped by codes, not run by run
         names, lengths, order = _scattered_queries(column)
+        if isinstance(ids, list):
+            texts = list(map(ids.__getitem__, order.tolist()))
+            return Packed(names, lengths, texts, scores[order], None, True)
         return Packed(names, lengths, *packed_in_order(order, ids, scores, dictionary), True)
     names, lengths = _query_runs(runs)
     if not names:
@@ -566,9 +573,40 @@ def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
     return distinct.to_pylist(), lengths, order
 
 
-def _doc_ids(column: Any) -> tuple[Any, Any] | None:
+def _doc_ids(column: Any, strings: bool = False) -> tuple[Any, Any] | None:
     """The doc ids of a (chunked) column as one fixed-width array, and ``(distinct, codes)``
-    when the column is dictionary-encoded; None when some id needs the careful path."""
+    when the column is dictionary-encoded; None when some id needs the careful path. With
+    ``strings``, ids that are valid but cannot be packed come as a list of ``str`` (and
+    None): :func:`_id_strings`."""
+    ids = _packed_doc_ids(column)
+    if ids is None and strings:
+        texts = _id_strings(column)
+        return None if texts is None else (texts, None)
+    return ids
+
+
+def _id_strings(column: Any) -> list[str] | None:
+    """The ids of a (chunked) text column as Python strings, dictionaries decoded; None when
+    one is missing or empty or not UTF-8 (the careful path names it)."""
+    pyarrow = import_pyarrow()
+    compute = pyarrow.compute
+    chunks = [chunk for chunk in column.chunks if len(chunk)]
+    if not chunks or column.null_count:
+        return None
+    if pyarrow.types.is_dictionary(column.type):
+        chunks = [chunk.dictionary.take(chunk.indices) for chunk in chunks]
+    if any(a.null_count or not _is_text(a.type) for a in chunks):
+        return None
+    if min(compute.min(compute.binary_length(a)).as_py() for a in chunks) == 0:
+        return None
+    try:
+        return list(itertools.chain.from_iterable(a.to_pylist() for a in chunks))
+    except (UnicodeDecodeError, pyarrow.ArrowException):
+        return None
+
+
+def _packed_doc_ids(column: Any) -> tuple[Any, Any] | None:
+    """:func:`_doc_ids` without ``strings``."""
     import numpy as np
 
     pyarrow = import_pyarrow()

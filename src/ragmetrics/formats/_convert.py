@@ -366,17 +366,24 @@ def id_column(frame: Any, name: str) -> list[str]:
         )
     if kind == "O":
         values = column.tolist()
-        if not set(map(type, values)) <= {str, int}:
-            row, bad = next(
+        kinds = set(map(type, values))
+        if not kinds <= {str, int}:
+            bad_rows = (
                 (i, v)
                 for i, v in enumerate(values)
                 if not isinstance(v, (str, int)) or isinstance(v, bool)
             )
-            raise InputFormatError(
-                f"The column '{name}' has {bad!r} of type {type(bad).__name__} at row {row}; "
-                f"ids must be strings or integers."
-            )
-    ids: list[str] = column.astype(str).tolist()
+            row, bad = next(bad_rows, (-1, None))
+            if row >= 0:
+                raise InputFormatError(
+                    f"The column '{name}' has {bad!r} of type {type(bad).__name__} at row "
+                    f"{row}; ids must be strings or integers."
+                )
+        # the column's own strings: pandas' astype(str) would copy each into a new column
+        # and back (chunk texts as ids: 0.15 s for 100,000 of them)
+        ids: list[str] = values if kinds <= {str} else list(map(str, values))
+    else:
+        ids = column.astype(str).tolist()
     if "" in ids:
         raise InputFormatError(
             f"The column '{name}' has an empty id at row {ids.index('')}; every row needs an "

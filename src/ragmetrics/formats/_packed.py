@@ -22,11 +22,13 @@ WIDEST = 8 * _MAX_WORDS
 
 
 def too_wide(count: int, width: int, total: int) -> bool:
-    """True when ``count`` ids of ``total`` bytes, the widest ``width``, would take too much
-    memory padded to that width (wider than ``WIDEST`` and more than twice their bytes):
-    one id of 2,000 bytes among 500,000 short ones took 4 GB. Such ids take the string
-    path; ids of one width, however wide, pad to nothing."""
-    return width > WIDEST and count * width > 2 * total
+    """True when ``count`` ids of ``total`` bytes, the widest ``width``, are better kept as
+    strings than padded to that width: wider than ``WIDEST`` and not all of one width.
+    Padded, every id costs the widest one's bytes, in memory and in every hash and
+    comparison: one id of 2,000 bytes among 500,000 short ones took 4 GB, and chunk texts of
+    200 to 2,000 bytes used as ids read and evaluated five times slower than as strings. Ids
+    of one width, however wide, pad to nothing and stay bytes."""
+    return width > WIDEST and count * width > total
 
 
 # the first j bytes of a little-endian 8-byte word, for j = 0..8
@@ -128,7 +130,7 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a NUL (the zero
     padding would hide it) or a lone surrogate, or when they are :func:`too_wide`. Ids of
     one width (UUIDs) are cut as rows of a matrix; others at the newlines that join them
-    (ids holding a newline, or wider than ``WIDEST``, one by one)."""
+    (ids holding a newline one by one)."""
     if not count:
         return np.zeros(0, dtype="S8")
     try:  # each group joined on its own: no list of every id is made
@@ -154,9 +156,7 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     starts = np.concatenate(([0], ends[:-1] + 1))
     widths = ends - starts
     if too_wide(count, int(widths.max()), int(widths.sum())):
-        return None
-    if int(widths.max()) > WIDEST:
-        return _one_by_one(groups)
+        return None  # past WIDEST, ids of one width took the matrix above
     rows = word_rows(buffer, starts, widths)
     return rows.view(f"S{rows.shape[1]}").ravel()
 
