@@ -12,6 +12,7 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.cli._commands import main
+from ragmetrics.formats import _columnar
 from tests.conftest import rankings_beyond_ascii
 
 pyarrow = pytest.importorskip("pyarrow")
@@ -673,12 +674,13 @@ _FRAMES = {
 
 @pytest.mark.parametrize("name", list(_FRAMES))
 @pytest.mark.parametrize("scores", ["floats", "ints", "with inf", "with NaN"])
-def test_a_dataframe_of_arrow_strings_reads_as_one_of_python_objects(
-    name: str, scores: str
+def test_a_dataframe_of_strings_reads_through_arrow_as_row_by_row(
+    name: str, scores: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """pandas keeps strings in Arrow (pandas 3's default, ``string[pyarrow]``): such a frame
-    is read through Arrow, without a Python string per row, and gives the run, the dropped
-    copies and the errors the same frame of Python objects gives."""
+    """pandas keeps strings in Arrow (pandas 3's default, ``string[pyarrow]``) or as Python
+    objects (pandas 2's default): either frame is read through Arrow, without a Python
+    string per row, and gives the run, the dropped copies and the errors the row-by-row
+    reader gives."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     from ragmetrics.data._store import store_of
@@ -692,25 +694,62 @@ def test_a_dataframe_of_arrow_strings_reads_as_one_of_python_objects(
     column = [int(v) for v in values] if scores == "ints" else values
     plain = pd.DataFrame({"query_id": queries, "doc_id": docs, "score": column}, dtype=object)
     plain["score"] = plain["score"].astype("int64" if scores == "ints" else "float64")
-    read = _read_both_ways(rm.Run.from_pandas, plain)
+    read = _read_both_ways(rm.Run.from_pandas, plain, monkeypatch)
     if read is not None:
-        got, expected = read
-        assert got == expected and got.duplicates == expected.duplicates
-        if scores == "floats":  # read through Arrow: ids as bytes
-            assert store_of(got).ids is not None
+        expected, *frames = read
+        for got in frames:
+            assert got == expected and got.duplicates == expected.duplicates
+            if scores == "floats":  # read through Arrow: ids as bytes
+                assert store_of(got).ids is not None
 
 
-def _read_both_ways(read: Any, plain: Any) -> tuple[Any, Any] | None:
-    """``read`` of the frame with its ids in Arrow, and of ``plain`` (Python objects); None
-    when the plain frame is refused, after checking the other is, in the same words."""
+def _read_both_ways(read: Any, plain: Any, monkeypatch: pytest.MonkeyPatch) -> list[Any] | None:
+    """``read`` of ``plain`` (Python objects) row by row, then of it and of the same frame
+    with its ids in Arrow as ``read`` takes them; None when the row-by-row reader refuses the
+    frame, after checking that both others are refused in the same words."""
     arrow = plain.astype({"query_id": "string[pyarrow]", "doc_id": "string[pyarrow]"})
-    try:
-        expected = read(plain)
-    except rm.InputFormatError as error:
-        with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
-            read(arrow)
-        return None
-    return read(arrow), expected
+    refused = None
+    with monkeypatch.context() as patched:
+        patched.setattr(_columnar, "packed_from_pandas", lambda *args, **kwargs: None)
+        try:
+            expected = read(plain)
+        except rm.InputFormatError as error:
+            refused = error
+    if refused is None:
+        return [expected, read(arrow), read(plain)]
+    for frame in (arrow, plain):
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(refused))):
+            read(frame)
+    return None
+
+
+@pytest.mark.parametrize(
+    ("odd", "value"),
+    [("bytes", b"d1"), ("an integer", 7), ("a float", 7.5), ("a numpy string", np.str_("d1"))],
+)
+def test_a_dataframe_of_objects_not_all_strings_reads_as_row_by_row(
+    odd: str, value: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A column of Python objects goes through Arrow only when they are strings: bytes
+    (which Arrow would take as text) and floats are refused as the row-by-row reader refuses
+    them, integers become strings as there, numpy strings are strings."""
+    pd = pytest.importorskip("pandas")
+    docs = pd.Series(["a", value, "b", "c"], dtype=object)
+    frame = pd.DataFrame({"query_id": ["q1", "q1", "q2", "q2"], "doc_id": docs})
+    frame["score"] = [1.0, 0.5, 0.2, 0.1]
+    with monkeypatch.context() as patched:
+        patched.setattr(_columnar, "packed_from_pandas", lambda *args, **kwargs: None)
+        try:
+            expected = rm.Run.from_pandas(frame).to_dict()
+        except rm.InputFormatError as error:
+            expected = error
+    if isinstance(expected, rm.InputFormatError):
+        assert odd in ("bytes", "a float")
+        with pytest.raises(rm.InputFormatError, match=re.escape(str(expected))):
+            rm.Run.from_pandas(frame)
+    else:
+        assert rm.Run.from_pandas(frame).to_dict() == expected
+        assert expected["q1"] == {"a": 1.0, str(value): 0.5}
 
 
 _QRELS_FRAMES = {
@@ -724,9 +763,11 @@ _QRELS_FRAMES = {
 
 
 @pytest.mark.parametrize("name", list(_QRELS_FRAMES))
-def test_qrels_from_a_dataframe_of_arrow_strings_read_as_from_python_objects(name: str) -> None:
-    """Qrels with ids pandas keeps in Arrow and integer grades take the Arrow path and give
-    the qrels and the errors the same frame of Python objects gives."""
+def test_qrels_from_a_dataframe_of_strings_read_through_arrow_as_row_by_row(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Qrels with ids pandas keeps in Arrow or as Python strings, and integer grades, take
+    the Arrow path and give the qrels and the errors the row-by-row reader gives."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     from ragmetrics.data._store import store_of
@@ -735,9 +776,10 @@ def test_qrels_from_a_dataframe_of_arrow_strings_read_as_from_python_objects(nam
     grades = grades or [i % 4 for i in range(len(queries))]
     plain = pd.DataFrame({"query_id": queries, "doc_id": docs}, dtype=object)
     plain["relevance"] = pd.Series(grades, dtype="int64")
-    read = _read_both_ways(rm.Qrels.from_pandas, plain)
+    read = _read_both_ways(rm.Qrels.from_pandas, plain, monkeypatch)
     if read is not None:
-        got, expected = read
-        assert got.to_dict() == expected.to_dict()
-        if name == "grouped":  # read through Arrow: ids as bytes
-            assert store_of(got).ids is not None
+        expected, *frames = read
+        for got in frames:
+            assert got.to_dict() == expected.to_dict()
+            if name == "grouped":  # read through Arrow: ids as bytes
+                assert store_of(got).ids is not None
