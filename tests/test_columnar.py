@@ -752,6 +752,24 @@ def test_a_dataframe_of_objects_not_all_strings_reads_as_row_by_row(
         assert expected["q1"] == {"a": 1.0, str(value): 0.5}
 
 
+def test_a_dataframe_reads_row_by_row_where_pyarrow_is_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pandas runs without pyarrow: a frame of Python objects is then read row by row, not
+    refused for want of the Parquet extra."""
+    pd = pytest.importorskip("pandas")
+
+    def missing() -> Any:
+        raise rm.errors.MissingDependencyError("pyarrow is not installed")
+
+    monkeypatch.setattr(_columnar, "import_pyarrow", missing)
+    frame = pd.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"]}, dtype=object)
+    frame["score"] = [1.0, 0.5]
+    frame["relevance"] = [1, 0]
+    assert rm.Run.from_pandas(frame).to_dict() == {"q1": {"a": 1.0, "b": 0.5}}
+    assert rm.Qrels.from_pandas(frame).to_dict() == {"q1": {"a": 1, "b": 0}}
+
+
 _QRELS_FRAMES = {
     "grouped": ([f"q{i // 7}" for i in range(70)], [f"d{i}" for i in range(70)], None),
     "scattered": ([f"q{i % 5}" for i in range(70)], [f"Page {i} (film)" for i in range(70)], None),

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
-from ragmetrics.errors import InputFormatError
+from ragmetrics.errors import InputFormatError, MissingDependencyError
 from ragmetrics.formats._packed import too_wide, utf8, word_rows
 
 QUERY_COLUMNS = ("query_id", "q_id")
@@ -406,7 +406,10 @@ def packed_from_pandas(
     scores = frame[score].dtype
     if not isinstance(scores, np.dtype) or scores.kind not in ("i" if integer else "fiu"):
         return None
-    pyarrow = import_pyarrow()
+    try:
+        pyarrow = import_pyarrow()
+    except MissingDependencyError:  # pandas without pyarrow: its columns are Python objects
+        return None
     columns = {name: _arrow_ids(frame[name]) for name in (query, doc)}
     if any(column is None for column in columns.values()):
         return None
