@@ -26,6 +26,7 @@ from ragmetrics.formats._convert import (
     pick_key,
     read_json_or_jsonl,
     real_grade,
+    record_columns,
     record_id,
     require_columns,
     require_mapping,
@@ -336,6 +337,14 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                 return cls({q: dict.fromkeys(docs, 1) for q, docs in obj.items()})
             return cls(obj)
         if isinstance(obj, list):
+            columns = record_columns(obj, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
+            if columns is not None and set(map(type, columns[2])) == {int}:
+                try:  # records alike, integer grades: read column by column
+                    read = np.array(columns[2], dtype=np.int64)
+                except OverflowError:  # past int64: named record by record below
+                    read = None
+                if read is not None:
+                    return cls._from_columns(*runs_of(columns[0]), columns[1], read, source)
             query_ids, doc_ids, grades = [], [], []
             for number, record in enumerate(obj, start=1):
                 if not isinstance(record, Mapping):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
+from operator import pos
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from ragmetrics.formats._convert import (
     id_column,
     pick_key,
     read_json_or_jsonl,
+    record_columns,
     record_id,
     require_columns,
     require_mapping,
@@ -195,6 +197,16 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
                 return cls.from_lists(obj, name=name)
             return cls.from_dict(obj, name=name)
         if isinstance(obj, list):
+            columns = record_columns(obj, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
+            if columns is not None:  # records alike: read column by column
+                queries_read, docs_read, values_read = columns
+                try:
+                    array = np.fromiter(map(pos, values_read), np.float64, len(values_read))
+                except (TypeError, ValueError, ArithmeticError):
+                    array = None  # not all numbers: named record by record below
+                if array is not None and not np.isnan(array).any():
+                    grouped = group_contiguous(*runs_of(queries_read), docs_read, array)
+                    return cls._from_scored_columns(*grouped, name)
             query_ids: list[str] = []
             doc_ids: list[str] = []
             scores: list[float] = []

@@ -1,0 +1,134 @@
+"""JSON Lines records (``{"query_id": ..., "doc_id": ..., "score": ...}`` a line, as RAG
+pipelines log retrievals) are read column by column when the records are alike, and give
+what the record-by-record reader gives: the same run or qrels, or the same error naming the
+same record. 500,000 records: 3.0 -> 1.2 s."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import ragmetrics as rm
+from ragmetrics.data import _qrels, _run
+
+_ODD = [
+    "none", "an integer id", "an empty id", "a bool score", "a NaN score", "a string score",
+    "a null score", "a key twice", "a list record", "another alias", "both aliases",
+    "an extra key", "a blank line", "spaces around", "CR LF", "a missing key", "a float grade",
+    "a huge grade", "a bool grade", "aliases mixed",
+]  # fmt: skip
+
+
+def _lines(rng: random.Random, odd: str, grade: bool) -> list[str]:
+    value = "relevance" if grade else "score"
+    records: list[Any] = []
+    for q in range(12):
+        for d in rng.sample(range(40), rng.randint(1, 6)):
+            number: Any = rng.randint(0, 3) if grade else round(rng.random() * 9, 3)
+            records.append({"query_id": f"q{q}", "doc_id": f"d{d}", value: number})
+    at = rng.randrange(len(records))
+    record = records[at]
+    lines: list[str] = []
+    if odd == "an integer id":
+        record["doc_id"] = 7
+    elif odd == "an empty id":
+        record["query_id"] = ""
+    elif odd == "a bool score":
+        record[value] = True
+    elif odd == "a NaN score":
+        record[value] = float("nan")
+    elif odd == "a string score":
+        record[value] = "0.5"
+    elif odd == "a null score":
+        record[value] = None
+    elif odd == "a list record":
+        records[at] = ["q1", "d1", 1]
+    elif odd == "another alias":
+        record["qid"] = record.pop("query_id")
+    elif odd == "both aliases":
+        record["qid"] = "q-other"
+    elif odd == "an extra key":
+        record["rank"] = 3
+    elif odd == "a missing key":
+        del record["doc_id"]
+    elif odd == "a float grade":
+        record[value] = 1.5 if grade else 2.0
+    elif odd == "a huge grade":
+        record[value] = 2**70
+    elif odd == "a bool grade":
+        record[value] = False
+    elif odd == "aliases mixed":  # every record by its second name, the last by both
+        for item in records:
+            item["qid"] = item.pop("query_id")
+        records[-1]["query_id"] = "q-other"
+    for i, item in enumerate(records):
+        line = json.dumps(item, allow_nan=True)
+        if i == at and odd == "a key twice":
+            line = line[:-1] + f', "{value}": 1}}'
+        if i == at and odd == "spaces around":
+            line = "  " + line + " \t"
+        if odd == "CR LF":
+            line += "\r"
+        lines.append(line)
+        if i == at and odd == "a blank line":
+            lines.append("   ")
+    return lines
+
+
+def _read(read: Any, path: Path) -> Any:
+    try:
+        made = read(path)
+    except rm.InputFormatError as error:
+        return ("refused", str(error))
+    return (made.to_dict(), dict(getattr(made, "duplicates", {})))
+
+
+@pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
+@pytest.mark.parametrize("odd", _ODD)
+def test_records_read_column_by_column_as_record_by_record(
+    tmp_path: Path, odd: str, grade: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + "\n")
+    read = rm.Qrels.from_json if grade else rm.Run.from_json
+    got = _read(read, path)
+    module = _qrels if grade else _run
+    monkeypatch.setattr(module, "record_columns", lambda *args: None)
+    expected = _read(read, path)
+    assert got == expected
+    if odd in ("none", "an extra key", "a blank line", "spaces around", "CR LF"):
+        assert got[0] != "refused"
+
+
+def test_alike_records_are_not_read_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = _lines(random.Random(1), "none", grade=False)
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(lines))
+    expected = rm.Run.from_json(path).to_dict()
+
+    def one_by_one(*args: Any) -> Any:
+        raise AssertionError("read record by record")
+
+    monkeypatch.setattr(_run, "pick_key", one_by_one)
+    assert rm.Run.from_json(path).to_dict() == expected
+    judged = tmp_path / "qrels.jsonl"
+    judged.write_text("\n".join(_lines(random.Random(2), "none", grade=True)))
+    monkeypatch.setattr(_qrels, "pick_key", one_by_one)
+    assert rm.Qrels.from_json(judged).to_dict()
+
+
+def test_a_key_twice_is_named_by_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        '{"query_id": "q1", "doc_id": "a", "score": 1}\n\n'
+        '{"query_id": "q1", "doc_id": "b", "score": 2, "score": 3}\n'
+    )
+    with pytest.raises(rm.InputFormatError, match=re.escape("run.jsonl, line 3: the key 'score'")):
+        rm.Run.from_json(path)
