@@ -752,6 +752,38 @@ def test_a_dataframe_of_objects_not_all_strings_reads_as_row_by_row(
         assert expected["q1"] == {"a": 1.0, str(value): 0.5}
 
 
+@pytest.mark.parametrize("kind", ["int64", "uint64", "int32", "bool"])
+def test_a_dataframe_of_integer_ids_reads_through_arrow_as_row_by_row(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Integer ids (MS MARCO's passage numbers) are written as decimal strings by Arrow, as
+    the row-by-row reader writes them, and packed; a column of booleans is still refused."""
+    pd = pytest.importorskip("pandas")
+    from ragmetrics.data._store import store_of
+
+    values = [0, 7, 2**31 - 1, 7, 12, 3] if kind != "bool" else [True, False] * 3
+    if kind == "int64":
+        values[1] = -5
+    if kind == "uint64":
+        values[2] = 2**64 - 1
+    ids = pd.Series(values, dtype=kind)
+    frame = pd.DataFrame({"query_id": pd.Series([4, 4, 4, 9, 9, 9], dtype=kind), "doc_id": ids})
+    frame["score"] = [3.0, 2.0, 1.0, 1.0, 2.0, 2.0]
+    frame["relevance"] = [1, 0, 2, 1, 0, 3]
+    for read in (rm.Run.from_pandas, rm.Qrels.from_pandas):
+        with monkeypatch.context() as patched:
+            patched.setattr(_columnar, "packed_from_pandas", lambda *args, **kwargs: None)
+            try:
+                expected = read(frame).to_dict()
+            except rm.InputFormatError as error:
+                assert kind == "bool"
+                with pytest.raises(rm.InputFormatError, match=re.escape(str(error))):
+                    read(frame)
+                continue
+        got = read(frame)
+        assert got.to_dict() == expected and store_of(got).ids is not None
+
+
 def test_a_dataframe_reads_row_by_row_where_pyarrow_is_not_installed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -420,14 +420,20 @@ def packed_from_pandas(
 
 
 def _arrow_ids(column: Any) -> Any:
-    """A DataFrame's id column as an Arrow array: as pandas keeps it, when in Arrow; copied
-    into Arrow when its values are Python strings (Arrow's conversion refuses integers,
-    floats and booleans among them, makes bytes a binary column, which is not taken, and
-    makes ``None`` a null, which the packed path declines); else None: the row-by-row reader
-    makes integers strings and names a missing or wrong value."""
+    """A DataFrame's id column as an Arrow array: as pandas keeps it, when in Arrow; numpy
+    integers written as decimal strings by Arrow, as the row-by-row reader writes them;
+    copied into Arrow when its values are Python strings (Arrow's conversion refuses
+    integers, floats and booleans among them, makes bytes a binary column, which is not
+    taken, and makes ``None`` a null, which the packed path declines); else None: the
+    row-by-row reader makes Python integers strings and names a missing or wrong value."""
+    import numpy as np
+
     pyarrow = import_pyarrow()
     if _arrow_strings(column.dtype):
         return pyarrow.array(column)
+    if isinstance(column.dtype, np.dtype) and column.dtype.kind in "iu":
+        # integer ids (MS MARCO's passage numbers) as the row-by-row reader writes them
+        return pyarrow.array(column.to_numpy()).cast(pyarrow.string())
     if getattr(column.dtype, "kind", None) != "O":
         return None
     try:
