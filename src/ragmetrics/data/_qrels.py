@@ -337,14 +337,9 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
                 return cls({q: dict.fromkeys(docs, 1) for q, docs in obj.items()})
             return cls(obj)
         if isinstance(obj, list):
-            columns = record_columns(obj, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
-            if columns is not None and set(map(type, columns[2])) == {int}:
-                try:  # records alike, integer grades: read column by column
-                    read = np.array(columns[2], dtype=np.int64)
-                except OverflowError:  # past int64: named record by record below
-                    read = None
-                if read is not None:
-                    return cls._from_columns(*runs_of(columns[0]), columns[1], read, source)
+            alike = cls._from_records_alike(obj, source)
+            if alike is not None:
+                return alike
             query_ids, doc_ids, grades = [], [], []
             for number, record in enumerate(obj, start=1):
                 if not isinstance(record, Mapping):
@@ -373,6 +368,19 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
             f"{source}: qrels JSON must be an object {{qid: {{doc: grade}}}} or a list of "
             f"records; got {type(obj).__name__}."
         )
+
+    @classmethod
+    def _from_records_alike(cls, records: list[Any], source: str) -> Qrels | None:
+        """Qrels from JSON records alike (``_convert.record_columns``) with integer grades,
+        read column by column; None for any other list (read record by record)."""
+        columns = record_columns(records, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
+        if columns is None or set(map(type, columns[2])) != {int}:
+            return None
+        try:
+            grades = np.array(columns[2], dtype=np.int64)
+        except OverflowError:  # past int64: named record by record
+            return None
+        return cls._from_columns(*runs_of(columns[0]), columns[1], grades, source)
 
     @classmethod
     def from_pandas(
