@@ -31,7 +31,14 @@ from ragmetrics.formats._convert import (
     require_columns,
     require_mapping,
 )
-from ragmetrics.formats._io import PathLike, group_contiguous, read_trec_maps, runs_of
+from ragmetrics.formats._io import (
+    PathLike,
+    close_bytes,
+    group_contiguous,
+    open_bytes,
+    read_trec_maps,
+    runs_of,
+)
 from ragmetrics.formats._rules import INT64_MAX, check_trec_ids, warn_format_loss
 from ragmetrics.formats._trec_fast import read_plain_trec_packed
 
@@ -208,6 +215,14 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         (BEIR's ``query-id corpus-id score``) is a header and skipped."""
         from ragmetrics.formats._io import not_utf8_file, parse_value, trec_lines
         from ragmetrics.formats._rules import path_name
+
+        plain = read_plain_trec_packed(
+            path, n_columns=3, doc_col=1, value_col=2, integer=True, header=_tsv_header(path)
+        )
+        if plain is not None:  # as a plain TREC file is read: no Python string per line
+            packed = cls._from_packed(*plain)
+            if packed is not None:
+                return packed  # else a query apart or a doc judged twice: read line by line
 
         layout = "query_id doc_id grade"
         maps: dict[str, dict[str, int]] = {}
@@ -636,6 +651,28 @@ def _check_conflicts(query_id: str, docs: list[str], grades: list[int], source: 
                 f"grades ({seen[doc_id]} and {grade}); keep one judgment per pair."
             )
         seen[doc_id] = grade
+
+
+def _tsv_header(path: PathLike) -> bool:
+    """True when the first line of ``path`` is BEIR's header: three fields, the last not a
+    number (the fast reader then starts after it; any other first line it reads itself)."""
+    if os.fspath(path) == "-":
+        return False
+    try:
+        handle = open_bytes(path)  # plain or gzip
+    except InputFormatError:
+        return False  # the reader names it
+    try:
+        first = handle.readline(1 << 16)
+    except Exception:  # a broken gzip stream, say: the reader names it
+        return False
+    finally:
+        close_bytes(handle)
+    try:
+        fields = first.decode("utf-8").split()
+    except UnicodeDecodeError:
+        return False
+    return len(fields) == 3 and not _is_number(fields[2])
 
 
 def _is_number(token: str) -> bool:

@@ -77,7 +77,13 @@ PackedColumns = tuple[list[str], np.ndarray, np.ndarray, np.ndarray]
 
 
 def read_plain_trec_packed(
-    path: str | os.PathLike[str], *, n_columns: int, doc_col: int, value_col: int, integer: bool
+    path: str | os.PathLike[str],
+    *,
+    n_columns: int,
+    doc_col: int,
+    value_col: int,
+    integer: bool,
+    header: bool = False,
 ) -> PackedColumns | None:
     """Read a plain TREC file into its query ids, their lengths, doc ids and values.
 
@@ -87,7 +93,7 @@ def read_plain_trec_packed(
     (ASCII, zero-padded: no Python string per line); or None when the file is not plain
     (see the module docstring). In the rare case that two query ids share a hash key, the
     runs are given as they lie, and a query may come back (``formats._io.regroup_order``
-    groups those as strings).
+    groups those as strings). ``header``: the file's first line is a header, not read.
     """
     if os.fspath(path) == "-":
         return None  # standard input cannot be read twice: the careful reader takes it
@@ -97,12 +103,15 @@ def read_plain_trec_packed(
         return None  # the careful reader reports it
     file_bytes = _plain_size(handle)
     read = 0
+    start = len(handle.readline(MAX_LINE_BYTES)) if header else 0
     heads: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     doc_ids, values = _Rows(), _Rows()
     try:
         with reading(path):
-            blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer, regroup=True)
+            blocks = parsed_blocks(
+                handle, n_columns, doc_col, value_col, integer, offset=start, regroup=True
+            )
             for block, parsed in blocks:
                 if parsed is None:
                     blocks.close()
