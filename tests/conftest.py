@@ -229,3 +229,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if deselected:
         config.hook.pytest_deselected(items=deselected)
     items[:] = kept
+
+
+def best_copies(rows: list[tuple[str, str, float]]) -> tuple[dict, dict[str, int]]:
+    """The run that rows ``(query, doc, score)`` make, a repeated doc keeping its best score,
+    and per query how many copies were dropped: what every reader must give."""
+    best: dict[str, dict[str, float]] = {}
+    copies: dict[str, int] = {}
+    for q, d, s in rows:
+        of_query = best.setdefault(q, {})
+        if d in of_query:
+            copies[q] = copies.get(q, 0) + 1
+            of_query[d] = max(of_query[d], s)
+        else:
+            of_query[d] = s
+    return best, copies

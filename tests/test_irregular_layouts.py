@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import ragmetrics as rm
+from tests.conftest import best_copies as _expected
 
 METRICS = ["ndcg@10", "map", "recall@20", "mrr", "P@5"]
 
@@ -33,19 +34,6 @@ def _rows(seed: int) -> list[tuple[str, str, float]]:
             rows.append((f"q{q}", docs[0], float(rng.randint(0, 9))))
             rows.append((f"q{q}", docs[-1], float(rng.randint(0, 9))))
     return rows
-
-
-def _expected(rows: list[tuple[str, str, float]]) -> tuple[dict, dict[str, int]]:
-    best: dict[str, dict[str, float]] = {}
-    copies: dict[str, int] = {}
-    for q, d, s in rows:
-        of_query = best.setdefault(q, {})
-        if d in of_query:
-            copies[q] = copies.get(q, 0) + 1
-            of_query[d] = max(of_query[d], s)  # a repeated doc keeps its best score
-        else:
-            of_query[d] = s
-    return best, copies
 
 
 @pytest.mark.parametrize("layout", ["grouped", "by doc id", "shuffled"])

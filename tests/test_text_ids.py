@@ -17,6 +17,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.data._store import store_of
 from ragmetrics.formats import _columnar
+from tests.conftest import best_copies as _expected
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -52,19 +53,6 @@ def _rows(seed: int, scattered: bool, nul: bool = False) -> list[tuple[str, str,
     if scattered:
         rng.shuffle(rows)
     return rows
-
-
-def _expected(rows: list[tuple[str, str, float]]) -> tuple[dict, dict[str, int]]:
-    best: dict[str, dict[str, float]] = {}
-    copies: dict[str, int] = {}
-    for q, d, s in rows:
-        of_query = best.setdefault(q, {})
-        if d in of_query:
-            copies[q] = copies.get(q, 0) + 1
-            of_query[d] = max(of_query[d], s)
-        else:
-            of_query[d] = s
-    return best, copies
 
 
 def _table(

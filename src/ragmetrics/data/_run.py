@@ -372,10 +372,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             counts = np.asarray(lengths, dtype=np.int64)
             per_query = split(doc_ids, counts)
             return cls._make(Store.from_tuples(query_ids, per_query, scores, counts), {}, name)
-        if isinstance(doc_ids, np.ndarray):
-            return cls._from_packed(query_ids, lengths, doc_ids, scores, name)
-        counts = np.asarray(lengths, dtype=np.int64)
-        return cls._from_scored_columns(query_ids, counts, doc_ids, scores, name)
+        return cls._from_columns(query_ids, lengths, doc_ids, scores, name)
 
     @classmethod
     def _from_columns(
