@@ -102,13 +102,12 @@ def read_plain_trec_packed(
     except InputFormatError:
         return None  # the careful reader reports it
     file_bytes = _plain_size(handle)
-    read = 0
-    start = len(handle.readline(MAX_LINE_BYTES)) if header else 0
     heads: list[np.ndarray] = []
     lengths: list[np.ndarray] = []
     doc_ids, values = _Rows(), _Rows()
     try:
-        with reading(path):
+        with reading(path):  # the header too: its read errors named, its handle closed
+            start = read = len(handle.readline(MAX_LINE_BYTES)) if header else 0
             blocks = parsed_blocks(
                 handle, n_columns, doc_col, value_col, integer, offset=start, regroup=True
             )
