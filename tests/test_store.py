@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -366,6 +367,18 @@ def test_every_array_a_store_holds_is_read_only(tmp_path: Path) -> None:
             assert array is not None
             with pytest.raises(ValueError, match="read-only"):
                 array[0] = array[0]
+
+
+def test_too_few_judged_docs_choose_the_set_join_without_reading_a_result() -> None:
+    # 2 judged docs against 20 results a query cannot be a tenth of hits: the choice is made
+    # on the counts alone (a result here would raise if it were looked up: a list is unhashable)
+    from ragmetrics.data._store import _mostly_hits
+
+    judged = [{"a": 1, "b": 0}] * 50
+    unreadable: list[tuple[Any, ...]] = [tuple([[]] * 20)] * 50
+    assert _mostly_hits(judged, unreadable) is False
+    with pytest.raises(TypeError):  # many judged docs: the sample is intersected
+        _mostly_hits([dict.fromkeys("abcdefghij", 1)] * 50, unreadable)
 
 
 @pytest.mark.parametrize("hits", [0, 10**9])

@@ -18,7 +18,7 @@ when both sides are bytes (:meth:`Store._hash_join`), else by set intersection o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, KeysView, Sequence
 from itertools import chain, islice, repeat
 from operator import and_, attrgetter
 from typing import Any
@@ -556,13 +556,14 @@ class Store:
             from ragmetrics._util.progress import progress_bar
 
             keys = progress_bar(keys, total=n_queries, desc="judging")
-        found = list(map(and_, keys, own))
+        # each query's hits placed right after they are found, while its results' strings
+        # are in the cache: a run whose strings lie apart in memory (dicts built from a file
+        # sorted by doc id) pays a cache miss an id for each pass over them
+        found, placed = zip(*map(_found_and_placed, keys, own)) if n_queries else ((), ())
         n_found = np.fromiter(map(len, found), dtype=np.int64, count=n_queries)
         hit_docs = list(chain.from_iterable(found))
         counts = n_found.tolist()
-        positions = np.fromiter(
-            chain.from_iterable(map(_positions, own, found)), dtype=np.int64, count=len(hit_docs)
-        )
+        positions = np.fromiter(chain.from_iterable(placed), dtype=np.int64, count=len(hit_docs))
         values = np.fromiter(
             map(dict.__getitem__, chain.from_iterable(map(repeat, per_query, counts)), hit_docs),
             dtype=np.float64,
@@ -746,9 +747,12 @@ def _mostly_hits(per_query: list[dict[str, Any]], own: list[tuple[str, ...]]) ->
     msmarco, rag and toy workloads: a lookup costs about 0.1 us a result and 0.1 us a hit, an
     intersection 0.05 us a result and 0.65 us a hit.) Either way the answer is the same."""
     step = max(1, len(own) // 1000)
-    sample = own[::step]
-    hits = sum(map(len, map(and_, map(dict.keys, per_query[::step]), sample)))
-    return _SCAN_HITS * hits > sum(map(len, sample))
+    sample, judged = own[::step], per_query[::step]
+    results = sum(map(len, sample))
+    if _SCAN_HITS * sum(map(len, judged)) <= results:
+        return False  # too few judged docs to be hits, told without reading a result's id
+    hits = sum(map(len, map(and_, map(dict.keys, judged), sample)))
+    return _SCAN_HITS * hits > results
 
 
 _SCAN_HITS = 10
@@ -782,14 +786,17 @@ def _scan_join(
     return rows, positions, looked_up[at]
 
 
-def _positions(ranking: tuple[str, ...], docs: set[str]) -> Iterable[int]:
-    """Where each of ``docs`` (all in ``ranking``) sits in it, in the set's order: searched
-    for when they are few, else read from a position map (a linear search for each of
-    a long ranking's many judged docs would cost the square of its length)."""
-    if len(docs) <= 8:
-        return map(ranking.index, docs)
+def _found_and_placed(
+    judged: KeysView[str], ranking: tuple[str, ...]
+) -> tuple[set[str], list[int]]:
+    """The docs of ``ranking`` that are judged, and where each sits in it (in the set's
+    order): searched for when they are few, else read from a position map (a linear search
+    for each of a long ranking's many judged docs would cost the square of its length)."""
+    found = judged & ranking
+    if len(found) <= 8:
+        return found, list(map(ranking.index, found))
     where = dict(zip(ranking, range(len(ranking))))
-    return map(where.__getitem__, docs)
+    return found, list(map(where.__getitem__, found))
 
 
 _HASH_BITS = np.uint64(0x7FFF_FFFF_FFFF_0000)  # the hash part of a join key
