@@ -253,15 +253,15 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """
         needed = (query_col, doc_col) + ((score_col,) if score_col else ())
         require_columns(frame, needed)
-        if score_col is not None:  # ids pandas keeps in Arrow: read as Arrow reads them
-            from ragmetrics.formats import _columnar
+        from ragmetrics.formats import _columnar
 
-            packed = _columnar.packed_from_pandas(
-                frame, query_col, doc_col, score_col, strings=True
-            )
-            if packed is not None:
-                queries, lengths, ids, scores, dictionary, _ = packed
-                return cls._from_columns(queries, lengths, ids, scores, name, dictionary)
+        # ids pandas keeps in Arrow, Python strings, integers: read as Arrow reads them
+        packed = _columnar.packed_from_pandas(frame, query_col, doc_col, score_col, strings=True)
+        if packed is not None:
+            queries, lengths, ids, scores, dictionary, _ = packed
+            if score_col is None:
+                return cls._from_ranked_columns(queries, lengths, ids, name, dictionary)
+            return cls._from_columns(queries, lengths, ids, scores, name, dictionary)
         query_ids = id_column(frame, query_col)
         doc_ids = id_column(frame, doc_col)
         if score_col is None:
@@ -297,14 +297,13 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         _columnar.needed_column(table, doc_col, (), "doc id")
         score = _columnar.find_column(table, score_col, _columnar.SCORE_COLUMNS)
         _columnar.check_column_types(table, (query, doc_col), score, "scores")
-        packed = (
-            None
-            if score is None
-            else _columnar.packed_columns(table, query, doc_col, score, strings=True)
-        )
+        packed = _columnar.packed_columns(table, query, doc_col, score, strings=True)
         if packed is not None:  # no Python string per row, as from a plain TREC file
             queries, lengths, ids, scores, dictionary, _ = packed
-            run = cls._from_columns(queries, lengths, ids, scores, name, dictionary)
+            if score is None:
+                run = cls._from_ranked_columns(queries, lengths, ids, name, dictionary)
+            else:
+                run = cls._from_columns(queries, lengths, ids, scores, name, dictionary)
         else:
             run = cls.from_pandas(
                 _columnar.decoded(table).to_pandas(),
@@ -415,6 +414,39 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             return cls._make(store, {}, name)
         store, dropped = store.without_repeats(repeated)  # those queries alone
         return cls._make(store, dropped, name)
+
+    @classmethod
+    def _from_ranked_columns(
+        cls,
+        queries: list[str],
+        lengths: Sequence[int] | np.ndarray,
+        ids: np.ndarray | list[str],
+        name: str | None,
+        dictionary: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> Run:
+        """An unscored run from runs of query ids and their doc ids in rank order (the rows'
+        order): fixed-width bytes kept as bytes, only the queries that repeat a doc read as
+        Python objects (each keeps its first place, as :meth:`_from_ranked_lists` does);
+        Python strings (ids that could not be packed) as ranked lists."""
+        counts = np.asarray(lengths, dtype=np.int64)
+        if isinstance(ids, list):
+            queries, counts, docs, _ = group_contiguous(queries, counts, ids, np.zeros(len(ids)))
+            return cls._from_ranked_lists(queries, split(docs, counts), name)
+        regrouping = regroup_order(queries, counts)
+        if regrouping is not None:  # a query's rows apart: brought together in their order
+            queries, counts, order = regrouping
+            ids, _, dictionary = packed_in_order(order, ids, np.zeros(len(ids)), dictionary)
+        # each doc's place as its value, the first place the highest: a repeated doc keeps
+        # its first copy by the same rule that keeps a scored doc's best
+        places = (np.repeat(offsets_of(counts)[:-1], counts) - np.arange(len(ids))).astype(
+            np.float64
+        )
+        store = Store.from_bytes(queries, counts, ids, places, dictionary=dictionary)
+        repeated = store.repeated_rows()
+        dropped: dict[str, int] = {}
+        if len(repeated):
+            store, dropped = store.without_repeats(repeated)
+        return cls._make(store.without_values(), dropped, name)
 
     @classmethod
     @without_gc

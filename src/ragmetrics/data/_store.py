@@ -183,7 +183,9 @@ class Store:
         lengths = np.bincount(row_of[keep], minlength=len(self)).astype(np.int64)
         values = None if self.values is None else self.values[keep]
         if self._ids is not None:
-            return Store(self.query_ids, lengths, ids=self._ids[keep], values=values)
+            return Store(
+                self.query_ids, lengths, ids=self._ids[keep], values=values, scored=self.scored
+            )
         flat = [doc for doc, kept in zip(chain.from_iterable(self.tuples()), keep.tolist()) if kept]
         return Store.from_tuples(self.query_ids, split(flat, lengths), values, lengths)
 
@@ -204,7 +206,7 @@ class Store:
         added = None if self._ids is None else _packed.encode(docs, int(added_lengths.sum()))
         if self._ids is not None and added is not None:
             ids = np.concatenate((self._ids, added))  # the widest ids' width
-            return Store(names, lengths, ids=ids, values=flat_values)
+            return Store(names, lengths, ids=ids, values=flat_values, scored=self.scored)
         tuples = self.tuples() + docs
         return Store(names, lengths, tuples=tuples, values=flat_values, scored=self.scored)
 
@@ -447,6 +449,13 @@ class Store:
             self.query_ids, counts, ids[keep], values[keep], dictionary=dictionary
         )
         return store, dropped
+
+    def without_values(self) -> Store:
+        """This store of bytes as the docs of ranked lists: the same ids, no values, each
+        row's order its ranking; what it has hashed is kept."""
+        store = Store(self.query_ids, self.lengths, ids=self._ids, scored=False)
+        store._dictionary, store._hashes = self._dictionary, self._hashes
+        return store
 
     # --- order --------------------------------------------------------------------------
 

@@ -11,13 +11,16 @@ import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError, MissingDependencyError
 from ragmetrics.formats._packed import too_wide, utf8, word_rows
+
+if TYPE_CHECKING:
+    import numpy as np
 
 QUERY_COLUMNS = ("query_id", "q_id")
 SCORE_COLUMNS = ("score",)
@@ -389,7 +392,13 @@ class Packed(NamedTuple):
 
 
 def packed_from_pandas(
-    frame: Any, query: str, doc: str, score: str, *, integer: bool = False, strings: bool = False
+    frame: Any,
+    query: str,
+    doc: str,
+    score: str | None,
+    *,
+    integer: bool = False,
+    strings: bool = False,
 ) -> Packed | None:
     """:func:`packed_columns` of a DataFrame whose id columns hold strings and whose scores
     are numbers: columns pandas keeps in Arrow (pandas 3's strings, ``string[pyarrow]``,
@@ -399,13 +408,15 @@ def packed_from_pandas(
     missing value, Python integers among string ids, no pyarrow), or one
     :func:`packed_columns` declines: the caller reads it row by row, and names any
     problem. With ``integer`` (grades), only a column of signed integers is
-    taken; ``strings``: as :func:`packed_columns`."""
+    taken; ``strings``: as :func:`packed_columns`; no ``score``: as there."""
     import numpy as np
 
     if len({query, doc, score}) < 3 or not len(frame):
         return None
-    scores = frame[score].dtype
-    if not isinstance(scores, np.dtype) or scores.kind not in ("i" if integer else "fiu"):
+    scores = None if score is None else frame[score].dtype
+    if scores is not None and (
+        not isinstance(scores, np.dtype) or scores.kind not in ("i" if integer else "fiu")
+    ):
         return None
     try:
         pyarrow = import_pyarrow()
@@ -414,7 +425,8 @@ def packed_from_pandas(
     columns = {name: _arrow_ids(frame[name]) for name in (query, doc)}
     if any(column is None for column in columns.values()):
         return None
-    columns[score] = pyarrow.array(frame[score].to_numpy())
+    if score is not None:
+        columns[score] = pyarrow.array(frame[score].to_numpy())
     return packed_columns(
         pyarrow.table(columns), query, doc, score, integer=integer, strings=strings
     )
@@ -453,7 +465,13 @@ def _arrow_strings(dtype: Any) -> bool:
 
 
 def packed_columns(
-    table: Any, query: str, doc: str, score: str, *, integer: bool = False, strings: bool = False
+    table: Any,
+    query: str,
+    doc: str,
+    score: str | None,
+    *,
+    integer: bool = False,
+    strings: bool = False,
 ) -> Packed | None:
     """``(queries, lengths, ids, scores, dictionary, scattered)`` straight from Arrow's
     buffers, with the doc ids as fixed-width UTF-8 bytes (``_packed``): no Python string per
@@ -465,7 +483,8 @@ def packed_columns(
     names the problem. With ``strings``, doc ids that are valid but cannot be packed (one
     holds a NUL, or they are too wide to pad: chunk texts used as ids) come as a list of
     Python strings instead, the rest as above: the caller builds a store of strings without
-    a detour through pandas.
+    a detour through pandas. Without ``score`` (a ranking in row order) the scores are zeros:
+    the caller ranks each query's rows in the order they come.
 
     Dictionary columns are read chunk by chunk, never unified: a Parquet file's chunks share
     their row group's dictionary, and unifying the dictionaries of a few million distinct ids
@@ -473,19 +492,12 @@ def packed_columns(
     import numpy as np
 
     pyarrow = import_pyarrow()
-    compute = pyarrow.compute
-    scores_column = table.column(score).combine_chunks()
-    kind = scores_column.type
-    if not pyarrow.types.is_integer(kind) and (integer or not pyarrow.types.is_floating(kind)):
-        return None
-    if scores_column.null_count or not _every_id_given(table.column(query)):
-        return None
-    unsigned = integer and pyarrow.types.is_unsigned_integer(kind) and len(scores_column)
-    if unsigned and compute.max(scores_column).as_py() > np.iinfo(np.int64).max:
-        return None  # a grade past int64: the careful path names it
-    scores = scores_column.to_numpy(zero_copy_only=False)
-    scores = scores.astype(np.int64 if integer else np.float64, copy=False)
-    if not integer and not np.isfinite(scores).all():
+    scores = (
+        np.zeros(table.num_rows)
+        if score is None
+        else _score_values(pyarrow, table.column(score), integer)
+    )
+    if scores is None or not _every_id_given(table.column(query)):
         return None
     docs = _doc_ids(table.column(doc), strings)
     if docs is None or len(scores) == 0:
@@ -506,6 +518,28 @@ def packed_columns(
     if not names:
         return None
     return Packed(names, lengths, ids, scores, dictionary, False)
+
+
+def _score_values(pyarrow: Any, column: Any, integer: bool) -> np.ndarray | None:
+    """A score (or, with ``integer``, grade) column as float64 (int64), or None when the
+    careful path must read it: nulls, scores that are not finite numbers, grades that are
+    not integers or do not fit int64."""
+    import numpy as np
+
+    scores_column = column.combine_chunks()
+    kind = scores_column.type
+    if not pyarrow.types.is_integer(kind) and (integer or not pyarrow.types.is_floating(kind)):
+        return None
+    if scores_column.null_count:
+        return None
+    unsigned = integer and pyarrow.types.is_unsigned_integer(kind) and len(scores_column)
+    if unsigned and pyarrow.compute.max(scores_column).as_py() > np.iinfo(np.int64).max:
+        return None  # a grade past int64: the careful path names it
+    scores: np.ndarray = scores_column.to_numpy(zero_copy_only=False)
+    scores = scores.astype(np.int64 if integer else np.float64, copy=False)
+    if not integer and not np.isfinite(scores).all():
+        return None
+    return scores
 
 
 # runs of query ids that come back (an earlier run had their id) past this share of the rows

@@ -558,12 +558,11 @@ def arrow_chunk(
     _columnar.check_column_types(table, (query, doc), score, "scores")
     if not table.num_rows:
         return Chunk([], np.zeros(0, np.int64), [], None)
-    packed = (
-        None if score is None else _columnar.packed_columns(table, query, doc, score, strings=True)
-    )
+    packed = _columnar.packed_columns(table, query, doc, score, strings=True)
     if packed is not None:  # doc ids as bytes, or as strings where they cannot be packed
         lengths = np.asarray(packed.lengths, dtype=np.int64)
-        return Chunk(packed.queries, lengths, packed.ids, packed.scores, scattered=packed.scattered)
+        scores = None if score is None else packed.scores  # no scores: the rows' order ranks
+        return Chunk(packed.queries, lengths, packed.ids, scores, scattered=packed.scattered)
     if not careful:
         return None
     frame = _columnar.decoded(table).to_pandas()
