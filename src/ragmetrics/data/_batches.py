@@ -173,7 +173,7 @@ def _run_of(chunks: list[Chunk], source: str, name: str | None, *, regroup: bool
     if all(chunk.scores is None for chunk in chunks):
         if all(isinstance(chunk.docs, np.ndarray) for chunk in chunks):  # packed: kept so
             ids = np.concatenate([chunk.docs for chunk in chunks])
-            return Run._from_ranked_columns(queries, counts, ids, name)  # grouped there
+            return Run.from_grouped(queries, counts, ids, None, name=name)  # grouped there
         flat = _flat_docs(chunks)
         regrouping = regroup_order(queries, counts) if regroup else None
         if regrouping is not None:

@@ -356,7 +356,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         query_ids: list[str],
         lengths: Sequence[int] | np.ndarray,
         doc_ids: np.ndarray | list[str],
-        scores: np.ndarray,
+        scores: np.ndarray | None,
         *,
         name: str | None = None,
         distinct: bool = False,
@@ -366,7 +366,10 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         of ASCII ids) and scores of every row, query by query. A repeated doc keeps its best
         score (counted in ``duplicates``). The values are taken as checked; ``distinct``:
         the caller knows no doc repeats within a query (fusion's candidates), so that is not
-        looked for."""
+        looked for. ``scores`` None: each query's rows are its ranking, in order (a repeated
+        doc keeps its first place), and the run has no scores."""
+        if scores is None:
+            return cls._from_ranked_columns(query_ids, lengths, doc_ids, name)
         if distinct and not isinstance(doc_ids, np.ndarray):
             counts = np.asarray(lengths, dtype=np.int64)
             per_query = split(doc_ids, counts)
