@@ -6,7 +6,8 @@ with one row in 20,000 repeating its query's previous doc, with the rows sorted 
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
 with one doc id in 100 accented (a multilingual corpus), with doc ids holding spaces (pages
-keyed by title, Parquet only), as TREC text with a header comment and a blank last line,
+keyed by title, Parquet only), without a score column (a rank-only log whose row order
+ranks, Parquet only), as TREC text with a header comment and a blank last line,
 with CR LF line ends, or with scores as ``%e`` or Python's ``str()`` writes them, and as
 pandas writes Parquet (an index column, row groups of 50,000), by Polars
 (categorical doc ids, row groups of 20,000), by DuckDB in a shuffled order (a join's
@@ -126,6 +127,9 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
     titled = folder / "titles.parquet"
     pq.write_table(pa.table({"query_id": q, "doc_id": _titles(d), "score": s}), titled)
     paths[TITLES] = {"parquet": titled}
+    unscored = folder / "no-scores.parquet"  # a rank-only log: the row order ranks
+    pq.write_table(pa.table({"query_id": q, "doc_id": d}), unscored)
+    paths["no score column (row order ranks)"] = {"parquet": unscored}
     import pandas as pd
 
     frame = pd.DataFrame({"query_id": q, "doc_id": d, "score": s}).astype(
