@@ -15,12 +15,16 @@ import pytest
 
 import ragmetrics as rm
 from ragmetrics.data import _qrels, _run
+from ragmetrics.formats import _columnar
 
 _ODD = [
     "none", "an integer id", "an empty id", "a bool score", "a NaN score", "a string score",
     "a null score", "a key twice", "a list record", "another alias", "both aliases",
     "an extra key", "a blank line", "spaces around", "CR LF", "a missing key", "a float grade",
-    "a huge grade", "a bool grade", "aliases mixed",
+    "a huge grade", "a bool grade", "aliases mixed", "two on a line", "a NUL in an id",
+    "a lone surrogate", "an overflowing score", "an Infinity score", "an integer query id",
+    "a nested extra key", "a nested key twice", "a byte-order mark", "spaces before each",
+    "17 digits", "the last line unended", "a blank line first",
 ]  # fmt: skip
 
 
@@ -62,6 +66,13 @@ def _lines(rng: random.Random, odd: str, grade: bool) -> list[str]:
         record[value] = 2**70
     elif odd == "a bool grade":
         record[value] = False
+    elif odd == "an integer query id":
+        record["query_id"] = 12
+    elif odd == "a nested extra key":
+        record["meta"] = {"source": "bm25", "chunks": [1, 2]}
+    elif odd == "17 digits":
+        for item in records:
+            item[value] = rng.random() * 10 ** rng.randint(-8, 8) if not grade else item[value]
     elif odd == "aliases mixed":  # every record by its second name, the last by both
         for item in records:
             item["qid"] = item.pop("query_id")
@@ -72,6 +83,24 @@ def _lines(rng: random.Random, odd: str, grade: bool) -> list[str]:
             line = line[:-1] + f', "{value}": 1}}'
         if i == at and odd == "spaces around":
             line = "  " + line + " \t"
+        if odd == "spaces before each":
+            line = " " + line
+        if i == at and odd == "two on a line":
+            line += " " + json.dumps(records[0])
+        if i == at and odd == "a NUL in an id":
+            line = line.replace('"doc_id": "', '"doc_id": "x\\u0000', 1)
+        if i == at and odd == "a lone surrogate":
+            line = line.replace('"doc_id": "', '"doc_id": "\\ud800', 1)
+        if i == at and odd == "an overflowing score":
+            line = re.sub(rf'"{value}": [^,}}]+', f'"{value}": 1e400', line)
+        if i == at and odd == "an Infinity score":
+            line = re.sub(rf'"{value}": [^,}}]+', f'"{value}": Infinity', line)
+        if i == at and odd == "a nested key twice":
+            line = line[:-1] + ', "meta": {"a": 1, "a": 2}}'
+        if i == 0 and odd == "a byte-order mark":
+            line = "\ufeff" + line
+        if i == 0 and odd == "a blank line first":
+            line = "\n" + line
         if odd == "CR LF":
             line += "\r"
         lines.append(line)
@@ -94,15 +123,25 @@ def test_records_read_column_by_column_as_record_by_record(
     tmp_path: Path, odd: str, grade: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "records.jsonl"
-    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + "\n")
+    end = "" if odd == "the last line unended" else "\n"
+    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + end)
     read = rm.Qrels.from_json if grade else rm.Run.from_json
-    got = _read(read, path)
+    got = _read(read, path)  # by Arrow's JSON reader when it can
+    monkeypatch.setattr(_columnar, "jsonl_table", lambda *args: None)
+    by_columns = _read(read, path)
     module = _qrels if grade else _run
     monkeypatch.setattr(module, "record_columns", lambda *args: None)
     expected = _read(read, path)
-    assert got == expected
-    if odd in ("none", "an extra key", "a blank line", "spaces around", "CR LF"):
+    assert got == by_columns == expected
+    if odd in _CLEAN and not (grade and odd == "an overflowing score"):  # a grade: finite
         assert got[0] != "refused"
+
+
+_CLEAN = {
+    "none", "an extra key", "a blank line", "spaces around", "CR LF", "a NUL in an id",
+    "an overflowing score", "an integer query id", "a nested extra key", "a byte-order mark",
+    "spaces before each", "17 digits", "the last line unended", "a blank line first",
+}  # fmt: skip
 
 
 def test_alike_records_are_not_read_one_by_one(
@@ -132,3 +171,44 @@ def test_a_key_twice_is_named_by_its_line(tmp_path: Path) -> None:
     )
     with pytest.raises(rm.InputFormatError, match=re.escape("run.jsonl, line 3: the key 'score'")):
         rm.Run.from_json(path)
+
+
+_BY_ARROW = _CLEAN - {"an overflowing score", "an integer query id"}
+
+
+@pytest.mark.parametrize("odd", sorted(_BY_ARROW))
+def test_a_clean_jsonl_run_is_read_by_arrow_without_a_python_object_a_record(
+    tmp_path: Path, odd: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "run.jsonl"
+    end = "" if odd == "the last line unended" else "\n"
+    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, False)) + end)
+    expected = rm.Run.from_obj(_run.read_json_or_jsonl(path)).to_dict()
+
+    def parsed(*args: Any) -> Any:
+        raise AssertionError("parsed by the json module")
+
+    monkeypatch.setattr(_run, "read_json_or_jsonl", parsed)
+    assert rm.Run.from_json(path).to_dict() == expected
+
+
+def test_scores_read_by_arrow_are_the_json_modules_to_the_last_bit(tmp_path: Path) -> None:
+    # 17 significant digits, exponents from -300 to 300, halfway-looking cases: Arrow's
+    # conversion of each decimal must round as Python's does
+    pytest.importorskip("pyarrow")
+    rng = random.Random(11)
+    texts = [repr(rng.random() * 10 ** rng.randint(-300, 300)) for _ in range(3000)]
+    texts += [f"{rng.randrange(10**17)}e{rng.randint(-320, 290)}" for _ in range(3000)]
+    texts += ["0.1000000000000000055511151231257827", "2.2250738585072011e-308", "4.9e-324"]
+    path = tmp_path / "run.jsonl"
+    path.write_text(
+        "".join(
+            f'{{"query_id": "q{i // 50}", "doc_id": "d{i}", "score": {t}}}\n'
+            for i, t in enumerate(texts)
+        )
+    )
+    run = rm.Run.from_json(path)
+    expected = {f"d{i}": float(t) for i, t in enumerate(texts)}
+    got = {d: s for q in run.query_ids for d, s in run.to_dict()[q].items()}
+    assert got == expected

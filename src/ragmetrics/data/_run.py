@@ -58,6 +58,7 @@ __all__ = [
 _QUERY_KEYS = ("query_id", "qid", "query-id", "query")
 _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id")
 _SCORE_KEYS = ("score", "similarity", "relevance_score")
+_QUERY_DOC_SCORE = (_QUERY_KEYS[0], _DOC_KEYS[0], _SCORE_KEYS[0])
 
 
 _SORTED_ALONE = 64  # single-query rankings sorted alone before the whole run is ranked
@@ -185,9 +186,20 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
         """Read JSON ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}``, or JSONL records
         ``{"query_id": ..., "doc_id": ..., "score": ...}``."""
-        return cls.from_obj(
-            read_json_or_jsonl(path), name=name or file_stem(path), source=os.fspath(path)
-        )
+        label = name or file_stem(path)
+        if os.fspath(path).lower().endswith(".jsonl"):  # records read by Arrow, if it can
+            from ragmetrics.formats import _columnar
+
+            table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
+            packed = (
+                None
+                if table is None
+                else _columnar.packed_columns(table, *_QUERY_DOC_SCORE, strings=True)
+            )
+            if packed is not None:
+                queries, lengths, ids, scores, dictionary, _ = packed
+                return cls._from_columns(queries, lengths, ids, scores, label, dictionary)
+        return cls.from_obj(read_json_or_jsonl(path), name=label, source=os.fspath(path))
 
     @classmethod
     def from_obj(cls, obj: Any, *, name: str | None = None, source: str = "<object>") -> Run:

@@ -325,6 +325,62 @@ def needed_column(table: Any, given: str | None, candidates: Sequence[str], what
     return name
 
 
+def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
+    """A JSON Lines file of records as a table read by Arrow's JSON reader, with one column
+    for each group of key names (the one name of the group the records use, renamed to the
+    group's first name); or None when the careful reader must read it (it names what is
+    wrong): no pyarrow, a file Arrow does not parse (invalid JSON, a key given twice in an
+    object, a value whose type changes down a column), a group none or several of whose
+    names are used, a line that is not one object.
+
+    Arrow's reader refuses what the careful one refuses but for two objects on one line,
+    which it reads as two records: the rows are counted against the lines that are not
+    blank. The columns' types are the caller's to check (``packed_columns`` takes text ids
+    and real scores only; ids written as integers are left to the careful reader)."""
+    try:
+        pyarrow = import_pyarrow()
+        from pyarrow import json as arrow_json
+    except (MissingDependencyError, ImportError):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        table = arrow_json.read_json(pyarrow.BufferReader(data))
+    except (OSError, pyarrow.ArrowException):
+        return None  # the careful reader says what is wrong
+    present = set(table.column_names)
+    used = []
+    for names in groups:
+        found = [name for name in names if name in present]
+        if len(found) != 1:
+            return None
+        used.append(found[0])
+    if table.num_rows != _object_lines(data):
+        return None
+    return table.select(used).rename_columns([names[0] for names in groups])
+
+
+def _object_lines(data: bytes) -> int:
+    """The lines of ``data`` that are not blank (JSON's whitespace only), counted at C speed
+    when each starts with ``{`` (a byte-order mark before the first)."""
+    import numpy as np
+
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    raw = np.frombuffer(data, dtype=np.uint8)
+    ends = np.flatnonzero(raw == ord("\n"))
+    starts = np.concatenate(([start], ends + 1))
+    starts = starts[starts < len(raw)]
+    braced = raw[starts] == ord("{")
+    others = starts[~braced].tolist()
+    if not others:
+        return len(starts)
+    filled = 0
+    for at in others:  # few: a blank line, a line that starts with a space
+        stop = data.find(b"\n", at)
+        filled += bool(data[at : stop if stop >= 0 else len(data)].strip(b" \t\r\n"))
+    return int(braced.sum()) + filled
+
+
 def decoded(table: Any) -> Any:
     """``table`` with dictionary-encoded columns turned back into plain ones (for pandas)."""
     pyarrow = import_pyarrow()
