@@ -176,21 +176,24 @@ def test_a_key_twice_is_named_by_its_line(tmp_path: Path) -> None:
 _BY_ARROW = _CLEAN - {"an overflowing score", "an integer query id"}
 
 
+@pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
 @pytest.mark.parametrize("odd", sorted(_BY_ARROW))
-def test_a_clean_jsonl_run_is_read_by_arrow_without_a_python_object_a_record(
-    tmp_path: Path, odd: str, monkeypatch: pytest.MonkeyPatch
+def test_a_clean_jsonl_file_is_read_by_arrow_without_a_python_object_a_record(
+    tmp_path: Path, odd: str, grade: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("pyarrow")
-    path = tmp_path / "run.jsonl"
+    path = tmp_path / "records.jsonl"
     end = "" if odd == "the last line unended" else "\n"
-    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, False)) + end)
-    expected = rm.Run.from_obj(_run.read_json_or_jsonl(path)).to_dict()
+    path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + end)
+    module: Any = _qrels if grade else _run
+    kind: Any = rm.Qrels if grade else rm.Run
+    expected = kind.from_obj(module.read_json_or_jsonl(path)).to_dict()
 
     def parsed(*args: Any) -> Any:
         raise AssertionError("parsed by the json module")
 
-    monkeypatch.setattr(_run, "read_json_or_jsonl", parsed)
-    assert rm.Run.from_json(path).to_dict() == expected
+    monkeypatch.setattr(module, "read_json_or_jsonl", parsed)
+    assert kind.from_json(path).to_dict() == expected
 
 
 def test_scores_read_by_arrow_are_the_json_modules_to_the_last_bit(tmp_path: Path) -> None:
