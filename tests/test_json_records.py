@@ -1,7 +1,8 @@
 """JSON Lines records (``{"query_id": ..., "doc_id": ..., "score": ...}`` a line, as RAG
 pipelines log retrievals) are read column by column when the records are alike, and give
 what the record-by-record reader gives: the same run or qrels, or the same error naming the
-same record. 500,000 records: 3.0 -> 1.2 s."""
+same record; with pyarrow, clean files are read by Arrow's JSON reader, with the same
+outcome. 500,000 run records: 3.0 -> 1.2 s column by column, 0.35 s by Arrow."""
 
 from __future__ import annotations
 
