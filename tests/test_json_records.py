@@ -86,8 +86,8 @@ def _lines(rng: random.Random, odd: str, grade: bool) -> list[str]:
             line = "  " + line + " \t"
         if odd == "spaces before each":
             line = " " + line
-        if i == at and odd == "two on a line":
-            line += " " + json.dumps(records[0])
+        if i == len(records) - 1 and odd == "two on a line":  # a query of its own, last
+            line += " " + json.dumps({"query_id": "q99", "doc_id": "dx", value: 1})
         if i == at and odd == "a NUL in an id":
             line = line.replace('"doc_id": "', '"doc_id": "x\\u0000', 1)
         if i == at and odd == "a lone surrogate":
