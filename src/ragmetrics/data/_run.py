@@ -373,7 +373,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         name: str | None = None,
         distinct: bool = False,
     ) -> Run:
-        """A scored run from flat columns grouped by query, as readers make them: each query
+        """A run from flat columns grouped by query, as readers make them: each query
         once with its number of rows, then the doc ids (strings, or a fixed-width ``S`` array
         of ASCII ids) and scores of every row, query by query. A repeated doc keeps its best
         score (counted in ``duplicates``). The values are taken as checked; ``distinct``:
