@@ -216,3 +216,30 @@ def test_scores_read_by_arrow_are_the_json_modules_to_the_last_bit(tmp_path: Pat
     expected = {f"d{i}": float(t) for i, t in enumerate(texts)}
     got = {d: s for q in run.query_ids for d, s in run.to_dict()[q].items()}
     assert got == expected
+
+
+@pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"query_id": "q", "doc_id": "\xff", "score": 1}\n',
+        b'{"query_id": "q", "doc_id": "a", "sc\xe9re": 1, "score": 1}\n',
+        b'{"query_id": "q", "doc_id": "\xc0\xaf", "score": 1}\n',
+        b'{"query_id": "q", "doc_id": "a", "score": 1}\x00\n',
+        b'{"query_id": "q", "doc_id": "a\x00b", "score": 1}\n',
+        b"\xff\xfe{\x00",
+    ],
+    ids=["a value", "a key", "an overlong form", "a NUL after", "a raw NUL", "UTF-16"],
+)
+def test_bytes_that_are_not_utf8_json_are_named_as_the_careful_reader_names_them(
+    tmp_path: Path, raw: bytes, grade: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "records.jsonl"
+    path.write_bytes(raw.replace(b'"score"', b'"relevance"') if grade else raw)
+    read = rm.Qrels.from_json if grade else rm.Run.from_json
+    with pytest.raises(rm.InputFormatError) as by_arrow:
+        read(path)
+    monkeypatch.setattr(_columnar, "jsonl_table", lambda *args: None)
+    with pytest.raises(rm.InputFormatError) as careful:
+        read(path)
+    assert str(by_arrow.value) == str(careful.value)

@@ -346,9 +346,9 @@ def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
         with open(path, "rb") as handle:
             data = handle.read()
         table = arrow_json.read_json(pyarrow.BufferReader(data))
-    except (OSError, pyarrow.ArrowException):
+        present = set(table.column_names)  # a key not UTF-8 fails here, when it is decoded
+    except (OSError, ValueError, pyarrow.ArrowException):  # ValueError: bytes not UTF-8
         return None  # the careful reader says what is wrong
-    present = set(table.column_names)
     used = []
     for names in groups:
         found = [name for name in names if name in present]
