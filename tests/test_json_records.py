@@ -25,7 +25,7 @@ _ODD = [
     "a huge grade", "a bool grade", "aliases mixed", "two on a line", "a NUL in an id",
     "a lone surrogate", "an overflowing score", "an Infinity score", "an integer query id",
     "a nested extra key", "a nested key twice", "a byte-order mark", "spaces before each",
-    "17 digits", "the last line unended", "a blank line first",
+    "17 digits", "the last line unended", "a blank line first", "chunk texts in records",
 ]  # fmt: skip
 
 
@@ -71,6 +71,10 @@ def _lines(rng: random.Random, odd: str, grade: bool) -> list[str]:
         record["query_id"] = 12
     elif odd == "a nested extra key":
         record["meta"] = {"source": "bm25", "chunks": [1, 2]}
+    elif odd == "chunk texts in records":  # lines past 1 KB: their brackets are counted
+        for item in records:
+            item["text"] = "[a passage] " * rng.randint(90, 160)
+            item["meta"] = {"source": {"kind": "pdf", "pages": [1, 2]}}
     elif odd == "17 digits":
         for item in records:
             item[value] = rng.random() * 10 ** rng.randint(-8, 8) if not grade else item[value]
@@ -142,6 +146,7 @@ _CLEAN = {
     "none", "an extra key", "a blank line", "spaces around", "CR LF", "a NUL in an id",
     "an overflowing score", "an integer query id", "a nested extra key", "a byte-order mark",
     "spaces before each", "17 digits", "the last line unended", "a blank line first",
+    "chunk texts in records",
 }  # fmt: skip
 
 
@@ -243,3 +248,43 @@ def test_bytes_that_are_not_utf8_json_are_named_as_the_careful_reader_names_them
     with pytest.raises(rm.InputFormatError) as careful:
         read(path)
     assert str(by_arrow.value) == str(careful.value)
+
+
+_DEEP = """
+import sys
+import ragmetrics as rm
+path, grade, depth, nested = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4]
+key = "relevance" if grade else "score"
+flat = f'{{"query_id": "q", "doc_id": "d@", "{key}": 1{nested}}}\\n'
+deep = '"x": ' + "[" * depth + "]" * depth
+with open(path, "w") as out:
+    out.write("".join(flat.replace("@", str(i)) for i in range(5)))
+    out.write(f'{{"query_id": "q", "doc_id": "deep", "{key}": 1, {deep}}}\\n')
+try:
+    (rm.Qrels if grade else rm.Run).from_json(path)
+except rm.InputFormatError as error:
+    print("refused:", error)
+else:
+    print("read")
+"""
+
+
+@pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
+@pytest.mark.parametrize("nested", ["", ', "meta": {"a": [1]}'], ids=["flat", "nested"])
+def test_a_line_nested_deep_is_refused_not_a_crash(
+    tmp_path: Path, grade: bool, nested: str
+) -> None:
+    # Arrow's JSON parser recurses and crashes the process on a deep enough nest (100,000
+    # brackets): such a file must reach the reader that refuses it. Run in a process of its
+    # own, so that a crash fails this test alone
+    import subprocess
+    import sys
+
+    for depth, expected in ((40, "read"), (100_000, "refused: ")):
+        done = subprocess.run(
+            [sys.executable, "-c", _DEEP, str(tmp_path / "deep.jsonl"), str(int(grade)),
+             str(depth), nested],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.startswith(expected), done.stdout
