@@ -407,6 +407,15 @@ HOSTILE_BYTES = [
     b"PAR1\x00\x00",
     b"\x1f\x8b\x08\x00broken gzip",
     "q\u00e9 Q0 \U0001f600 1 1e999 t\n".encode(),
+    # JSON Lines as Arrow's reader and the careful one part on them: two records on a line,
+    # a key that is not UTF-8, a line nested 100,000 deep (it crashed Arrow's parser)
+    b'{"query_id": "q", "doc_id": "a", "score": 1, "relevance": 1} '
+    b'{"query_id": "q", "doc_id": "b", "score": 2, "relevance": 1}\n',
+    b'{"query_id": "q", "doc_id": "a", "sc\xe9re": 1, "score": 1, "relevance": 1}\n',
+    b'{"query_id": "q", "doc_id": "a", "score": 1, "relevance": 1, "x": '
+    + b"[" * 100_000
+    + b"]" * 100_000
+    + b"}\n",
 ]
 
 
@@ -414,9 +423,10 @@ def check_format(spec: InputFormat, folder: Path) -> None:
     """Hostile bytes under the format's name: read exactly or refused with a RagMetricsError;
     what is read holds only finite values."""
     what = f"input format {spec.name!r}"
-    suffix = spec.suffixes[0] if spec.suffixes else ".txt"
-    for number, data in enumerate(HOSTILE_BYTES):
-        path = folder / f"hostile{number}{suffix}"
+    for number, (data, named) in enumerate(
+        (data, named) for data in HOSTILE_BYTES for named in spec.suffixes or (".txt",)
+    ):  # under each of the format's names: a name may choose a reader (.json, .jsonl)
+        path = folder / f"hostile{number}{named}"
         path.write_bytes(data)
         for kind, read in (("qrels", spec.read_qrels), ("run", lambda p: spec.read_run(p, None))):
             with contract(what, f"{kind} from {data[:20]!r}"):
@@ -429,14 +439,15 @@ def check_format(spec: InputFormat, folder: Path) -> None:
                     assert not any(v != v for v in flat), "NaN read"
                     if kind == "qrels":
                         assert all(math.isfinite(v) for v in flat), "an infinite grade read"
-    path = folder / f"missing-id{suffix}"
-    path.write_bytes(_missing_query_id(suffix))
-    for kind, read in (("qrels", spec.read_qrels), ("run", lambda p: spec.read_run(p, None))):
-        with contract(what, f"{kind} with a query id left empty"):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                found = refused_or(lambda read=read: read(path))
-            assert found is None or "" not in found.to_dict(), "an empty query id read"
+    for suffix in spec.suffixes or (".txt",):
+        path = folder / f"missing-id{suffix}"
+        path.write_bytes(_missing_query_id(suffix))
+        for kind, read in (("qrels", spec.read_qrels), ("run", lambda p: spec.read_run(p, None))):
+            with contract(what, f"{kind} with a query id left empty ({suffix})"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    found = refused_or(lambda read=read, path=path: read(path))
+                assert found is None or "" not in found.to_dict(), "an empty query id read"
 
 
 def _missing_query_id(suffix: str) -> bytes:
@@ -464,6 +475,8 @@ def _missing_query_id(suffix: str) -> bytes:
             {"query_id": q, "doc_id": d, "score": 1.0, "relevance": 1}
             for q, d in (("q1", "d1"), ("", "d2"))
         ]
+        if suffix == ".jsonl":  # a record a line
+            return "".join(json.dumps(row) + "\n" for row in rows).encode()
         return json.dumps(rows).encode()
     return b"q1 Q0 d1 1 1.0 t\n\tQ0 d2 2 0.5 t\n" if suffix != ".tsv" else b"q1\td1\t1\n\td2\t1\n"
 
