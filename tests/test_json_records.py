@@ -122,12 +122,13 @@ def _read(read: Any, path: Path) -> Any:
     return (made.to_dict(), dict(getattr(made, "duplicates", {})))
 
 
+@pytest.mark.parametrize("named", [".jsonl", ".json"])  # JSON Lines under a .json name too
 @pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
 @pytest.mark.parametrize("odd", _ODD)
 def test_records_read_column_by_column_as_record_by_record(
-    tmp_path: Path, odd: str, grade: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, odd: str, grade: bool, named: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = tmp_path / "records.jsonl"
+    path = tmp_path / f"records{named}"
     end = "" if odd == "the last line unended" else "\n"
     path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + end)
     read = rm.Qrels.from_json if grade else rm.Run.from_json
@@ -182,13 +183,14 @@ def test_a_key_twice_is_named_by_its_line(tmp_path: Path) -> None:
 _BY_ARROW = _CLEAN - {"an overflowing score", "an integer query id"}
 
 
+@pytest.mark.parametrize("named", [".jsonl", ".json"])
 @pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
 @pytest.mark.parametrize("odd", sorted(_BY_ARROW))
 def test_a_clean_jsonl_file_is_read_by_arrow_without_a_python_object_a_record(
-    tmp_path: Path, odd: str, grade: bool, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, odd: str, grade: bool, named: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("pyarrow")
-    path = tmp_path / "records.jsonl"
+    path = tmp_path / f"records{named}"
     end = "" if odd == "the last line unended" else "\n"
     path.write_text("\n".join(_lines(random.Random(len(odd)), odd, grade)) + end)
     module: Any = _qrels if grade else _run
@@ -288,3 +290,29 @@ def test_a_line_nested_deep_is_refused_not_a_crash(
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-2000:]
         assert done.stdout.startswith(expected), done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"query_id": "q", "doc_id": "d", "score": 1}\n',
+        '{"query_id": "q", "doc_id": "d", "relevance": 1}',
+        '{"q1": {"d1": 1.0, "d2": 0.5},\n "q2": {"d3": 2.0}}\n',
+        '[\n{"query_id": "q", "doc_id": "d", "score": 1},\n{"query_id": "q", "doc_id": "e", '
+        '"score": 2}\n]\n',
+        '{"q1": {"d1": 1}}\n{"q2": {"d2": 1}}\n',
+    ],
+    ids=["one record", "one record unended", "a document", "a list on lines", "two documents"],
+)
+@pytest.mark.parametrize("grade", [False, True], ids=["run", "qrels"])
+def test_a_json_document_is_read_as_one_whatever_its_lines(
+    tmp_path: Path, text: str, grade: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a file named .json is read as JSON Lines by Arrow only when it holds two or more
+    # objects a line, as the careful reader reads it then; one object is a JSON document
+    path = tmp_path / "data.json"
+    path.write_text(text.replace('"score"', '"relevance"') if grade else text)
+    read = rm.Qrels.from_json if grade else rm.Run.from_json
+    got = _read(read, path)
+    monkeypatch.setattr(_columnar, "jsonl_table", lambda *args: None)
+    assert got == _read(read, path)

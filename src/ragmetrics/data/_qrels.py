@@ -318,20 +318,20 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         """Read JSON ``{qid: {doc: grade}}``, ``{qid: [doc, ...]}`` (the relevant docs, grade
         1 each), the ``to_json`` form (with groups), or JSONL records ``{"query_id": ...,
         "doc_id": ..., "relevance": ...}``."""
-        if os.fspath(path).lower().endswith(".jsonl"):  # records read by Arrow, if it can
-            from ragmetrics.formats import _columnar
+        from ragmetrics.formats import _columnar
 
-            table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
-            packed = (
-                None
-                if table is None
-                else _columnar.packed_columns(
-                    table, _QUERY_KEYS[0], _DOC_KEYS[0], _GRADE_KEYS[0], integer=True, strings=True
-                )
+        # JSON Lines records read by Arrow, if it can
+        table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
+        packed = (
+            None
+            if table is None
+            else _columnar.packed_columns(
+                table, _QUERY_KEYS[0], _DOC_KEYS[0], _GRADE_KEYS[0], integer=True, strings=True
             )
-            made = None if packed is None else cls._from_table_columns(packed, os.fspath(path))
-            if made is not None:
-                return made
+        )
+        made = None if packed is None else cls._from_table_columns(packed, os.fspath(path))
+        if made is not None:
+            return made
         return cls.from_obj(read_json_or_jsonl(path), source=os.fspath(path))
 
     @classmethod

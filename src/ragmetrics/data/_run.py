@@ -186,19 +186,19 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
     def from_json(cls, path: PathLike, *, name: str | None = None) -> Run:
         """Read JSON ``{qid: {doc: score}}`` or ``{qid: [doc, ...]}``, or JSONL records
         ``{"query_id": ..., "doc_id": ..., "score": ...}``."""
-        label = name or file_stem(path)
-        if os.fspath(path).lower().endswith(".jsonl"):  # records read by Arrow, if it can
-            from ragmetrics.formats import _columnar
+        from ragmetrics.formats import _columnar
 
-            table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
-            packed = (
-                None
-                if table is None
-                else _columnar.packed_columns(table, *_QUERY_DOC_SCORE, strings=True)
-            )
-            if packed is not None:
-                queries, lengths, ids, scores, dictionary, _ = packed
-                return cls._from_columns(queries, lengths, ids, scores, label, dictionary)
+        label = name or file_stem(path)
+        # JSON Lines records read by Arrow, if it can
+        table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
+        packed = (
+            None
+            if table is None
+            else _columnar.packed_columns(table, *_QUERY_DOC_SCORE, strings=True)
+        )
+        if packed is not None:
+            queries, lengths, ids, scores, dictionary, _ = packed
+            return cls._from_columns(queries, lengths, ids, scores, label, dictionary)
         return cls.from_obj(read_json_or_jsonl(path), name=label, source=os.fspath(path))
 
     @classmethod

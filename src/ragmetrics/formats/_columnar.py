@@ -329,8 +329,9 @@ def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
     """A JSON Lines file of records as a table read by Arrow's JSON reader, with one column
     for each group of key names (the one name of the group the records use, renamed to the
     group's first name); or None when the careful reader must read it (it names what is
-    wrong): no pyarrow, a file Arrow does not parse (invalid JSON, a key given twice in an
-    object, a value whose type changes down a column), a group none or several of whose
+    wrong): a file not named ``.jsonl`` that is not two or more objects a line (a JSON
+    document), no pyarrow, a file Arrow does not parse (invalid JSON, a key given twice in
+    an object, a value whose type changes down a column), a group none or several of whose
     names are used, a line that is not one object.
 
     Arrow's reader refuses what the careful one refuses but for two objects on one line,
@@ -342,9 +343,13 @@ def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
         from pyarrow import json as arrow_json
     except (MissingDependencyError, ImportError):
         return None
+    named = os.fspath(path).lower().endswith(".jsonl")
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            head = handle.read(_HEAD_BYTES)
+            if not named and not _records_ahead(head):
+                return None  # a JSON document, not a record a line
+            data = head + handle.read()
         lines, most_opened = _line_shape(data)
         if most_opened > _MOST_OPENED:
             return None  # Arrow's parser recurses: a deep enough nest would crash it
@@ -361,6 +366,18 @@ def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
     if table.num_rows != lines:
         return None
     return table.select(used).rename_columns([names[0] for names in groups])
+
+
+def _records_ahead(head: bytes) -> bool:
+    """Whether the first bytes of a file not named ``.jsonl`` look like JSON Lines: an
+    object first, and the next line that is not blank starts another. One object alone is a
+    JSON document, which the careful reader reads as one (a run or qrels as a mapping)."""
+    text = head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+    second = text.partition(b"\n")[2].lstrip(b" \t\r\n")
+    return text.startswith(b"{") and second.startswith(b"{")
+
+
+_HEAD_BYTES = 1 << 16
 
 
 def _line_shape(data: bytes) -> tuple[int, int]:
