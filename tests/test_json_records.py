@@ -316,3 +316,33 @@ def test_a_json_document_is_read_as_one_whatever_its_lines(
     got = _read(read, path)
     monkeypatch.setattr(_columnar, "jsonl_table", lambda *args: None)
     assert got == _read(read, path)
+
+
+@pytest.mark.parametrize("few", [10**9, 0], ids=["one by one", "at C speed"])
+def test_the_lines_not_blank_are_counted_either_way(
+    few: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the rows Arrow reads are held to the lines that are not blank: lines that do not start
+    # with "{" are looked at one by one when few, else all at once; both count as Python does
+    monkeypatch.setattr(_columnar, "_FEW_OTHERS", few)
+    rng = random.Random(5)
+    for _ in range(1500):
+        lines = []
+        for _ in range(rng.randint(0, 30)):
+            kind = rng.random()
+            if kind < 0.4:
+                lines.append('{"a": 1}')
+            elif kind < 0.6:
+                lines.append(rng.choice([" ", "\t", "\r", "  \r", ""]) + '{"b": 2}')
+            elif kind < 0.8:  # blank, some past the 64 bytes looked at in step
+                lines.append(rng.choice(["", " ", "\t\t", "\r", " \r ", " " * 70, " " * 64]))
+            elif kind < 0.85:
+                lines.append(" " * rng.choice([63, 64, 65, 90]) + '{"c": 3}')
+            else:
+                lines.append(rng.choice(["x", " y", "[1]", "\t7 "]))
+        data = ("\n".join(lines) + rng.choice(["", "\n", "\r\n"])).encode()
+        if rng.random() < 0.1:
+            data = b"\xef\xbb\xbf" + data
+        body = data.removeprefix(b"\xef\xbb\xbf")
+        expected = sum(1 for line in body.split(b"\n") if line.strip(b" \t\r\n"))
+        assert _columnar._line_shape(data)[0] == expected, data

@@ -396,11 +396,25 @@ def _line_shape(data: bytes) -> tuple[int, int]:
     starts = starts[starts < len(raw)]
     braced = raw[starts] == ord("{")
     n_braced = int(np.count_nonzero(braced))
-    filled = 0
-    for at in starts[~braced].tolist():  # few: a blank line, a line that starts with a space
-        stop = data.find(b"\n", at)
-        filled += bool(data[at : stop if stop >= 0 else len(data)].strip(b" \t\r\n"))
     ends = np.append(newlines, len(raw))
+    others = np.flatnonzero(~braced)  # a blank line, a line that starts with a space
+    at = starts[others]
+    filled = 0
+    if len(at) > _FEW_OTHERS:  # many: each line's bytes looked at in step, all lines at once
+        blank = np.zeros(256, dtype=bool)
+        blank[list(b" \t\r\n")] = True
+        stops = ends[np.searchsorted(ends, at)]
+        for _ in range(64):  # a line's first 64 bytes; past them, one by one below
+            here = at < stops  # not at the line's end yet
+            byte_blank = blank[raw[np.minimum(at, len(raw) - 1)]]
+            filled += int(np.count_nonzero(here & ~byte_blank))
+            going = here & byte_blank
+            at, stops = at[going] + 1, stops[going]
+            if not len(at):
+                break
+    for start in at.tolist():  # few, or lines blank past 64 bytes
+        stop = data.find(b"\n", start)
+        filled += bool(data[start : stop if stop >= 0 else len(data)].strip(b" \t\r\n"))
     if int(np.diff(ends, prepend=-1).max()) <= _MOST_OPENED:
         return n_braced + filled, 0  # no line long enough to nest deep: not counted
     # "[" and "{" differ in one bit (0x20): one pass finds both
@@ -419,6 +433,7 @@ def _line_shape(data: bytes) -> tuple[int, int]:
 # on threads of 8 MB of stack; 1,000 leaves room for stacks of 1 MB). A line of no more
 # bytes cannot open more, and is not counted
 _MOST_OPENED = 1000
+_FEW_OTHERS = 1000  # lines not starting with "{" looked at one by one, up to this many
 
 
 def decoded(table: Any) -> Any:
