@@ -321,14 +321,7 @@ class Qrels(Stored, Mapping[str, Mapping[str, int]]):
         from ragmetrics.formats import _columnar
 
         # JSON Lines records read by Arrow, if it can
-        table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS))
-        packed = (
-            None
-            if table is None
-            else _columnar.packed_columns(
-                table, _QUERY_KEYS[0], _DOC_KEYS[0], _GRADE_KEYS[0], integer=True, strings=True
-            )
-        )
+        packed = _columnar.jsonl_packed(path, (_QUERY_KEYS, _DOC_KEYS, _GRADE_KEYS), integer=True)
         made = None if packed is None else cls._from_table_columns(packed, os.fspath(path))
         if made is not None:
             return made

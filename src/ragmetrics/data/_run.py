@@ -58,7 +58,6 @@ __all__ = [
 _QUERY_KEYS = ("query_id", "qid", "query-id", "query")
 _DOC_KEYS = ("doc_id", "docid", "corpus-id", "corpus_id", "docno", "document_id")
 _SCORE_KEYS = ("score", "similarity", "relevance_score")
-_QUERY_DOC_SCORE = (_QUERY_KEYS[0], _DOC_KEYS[0], _SCORE_KEYS[0])
 
 
 _SORTED_ALONE = 64  # single-query rankings sorted alone before the whole run is ranked
@@ -190,12 +189,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
 
         label = name or file_stem(path)
         # JSON Lines records read by Arrow, if it can
-        table = _columnar.jsonl_table(path, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
-        packed = (
-            None
-            if table is None
-            else _columnar.packed_columns(table, *_QUERY_DOC_SCORE, strings=True)
-        )
+        packed = _columnar.jsonl_packed(path, (_QUERY_KEYS, _DOC_KEYS, _SCORE_KEYS))
         if packed is not None:
             queries, lengths, ids, scores, dictionary, _ = packed
             return cls._from_columns(queries, lengths, ids, scores, label, dictionary)

@@ -368,6 +368,18 @@ def jsonl_table(path: Any, groups: Sequence[tuple[str, ...]]) -> Any | None:
     return table.select(used).rename_columns([names[0] for names in groups])
 
 
+def jsonl_packed(
+    path: Any, groups: Sequence[tuple[str, ...]], *, integer: bool = False
+) -> Packed | None:
+    """:func:`packed_columns` of a JSON Lines file's records (:func:`jsonl_table`), the
+    columns named by each group's first name; None when the careful reader must read it."""
+    table = jsonl_table(path, groups)
+    if table is None:
+        return None
+    query, doc, value = (names[0] for names in groups)
+    return packed_columns(table, query, doc, value, integer=integer, strings=True)
+
+
 def _records_ahead(head: bytes) -> bool:
     """Whether the first bytes of a file not named ``.jsonl`` look like JSON Lines: an
     object first, and the next line that is not blank starts another. One object alone is a
