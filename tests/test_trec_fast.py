@@ -515,7 +515,7 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
         "--1",
         "0.1234567890123456",
     ]
-    fast = 0
+    fast = long_blocks = long_fast = 0
     for _ in range(1500):
         if integer:
             fields = [str(rng.randint(-(10 ** rng.randint(0, 16)), 10 ** rng.randint(0, 16)))]
@@ -531,6 +531,12 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
                 repr(round(rng.uniform(-1, 1) * 10 ** rng.randint(0, 8), rng.randint(0, 9)))
                 for _ in range(rng.randint(1, 40))
             ]
+        elif rng.random() < 0.4:  # floats of all 17 digits, as repr writes scores
+            fields = [
+                repr(rng.uniform(-1, 1) * 10.0 ** rng.randint(-7, 17))
+                for _ in range(rng.randint(1, 40))
+            ]
+            long_blocks += max(map(len, fields)) > 16
         elif rng.random() < 0.5:  # one scientific form for the block, as %e writes scores
             form = rng.choice([f"{{:.{rng.randint(0, 14)}e}}", "{:E}"])
             low, high = sorted(rng.choice([(-30, 0), (-8, 8), (-99, 99), (-150, 150)]))
@@ -553,6 +559,7 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
         fixed = _trec_fast._fixed_point(padded, starts, ends, integer)
         if fixed is not None:
             fast += 1
+            long_fast += max(map(len, fields)) > 16
             assert len(expected) == len(fields)
             assert fixed.tolist() == expected
             assert np.signbit(fixed).tolist() == np.signbit(np.array(expected, float)).tolist()
@@ -562,6 +569,8 @@ def test_fixed_point_numbers_equal_python_parsing(integer: bool) -> None:
         else:
             assert parsed is None  # not a number: the careful reader names the line
     assert fast > (300 if integer else 500)  # the word-wise path did run
+    assert long_fast >= (0 if integer else long_blocks)  # and read the fields of 17 digits
+    assert integer or long_blocks > 50
 
 
 _SCIENTIFIC = [
@@ -597,6 +606,19 @@ def _parses(field: str, integer: bool) -> bool:
         ["9999999999999999", "-12345.891234567", "0.5"],
         ["2.064399999999e-06", "1.8577e-06", "0.000123", "-1.2345678901234e-11"],
         ["9007199254740993e-20", "-2.5e-05", "0.000123"],
+        ["0.16191238247649528", "0.4880576115223044", "0.5", "-12.345678901234567"],
+        ["0.009921984396879375", "0.00012345678901234567", "+0.0000000000000000001"],
+        [
+            "123456789012345678",
+            "1234567890123456789",
+            "9999999999999999999",
+            "1",
+            "0.9999999999999999999",
+            "12345678901234567890123",
+        ],
+        ["0.12345678901234567891", ".123456789012345678", "123456789012345678."],
+        ["7.070330000000001e-06", "1.7501e-05", "-2.0643999999999997e-06", "5e-05"],
+        ["1.2345678901234567e+20", "1.2345678901234567e-25", "9.999999999999999e+22"],
     ],
     ids=[
         "signed zero",
@@ -613,6 +635,12 @@ def _parses(field: str, integer: bool) -> bool:
         "16 digits (past 53 bits)",
         "exponents mixed with decimals",
         "16 digits and an exponent",
+        "17 digits, as repr writes them",
+        "leading zeros past 18 digits",
+        "integers past 18 digits (by float())",
+        "past 18 digits, no integer or decimal digit",
+        "17 digits before an exponent",
+        "17 digits, powers past the extended division (by float())",
     ],
 )
 def test_fixed_point_edge_forms(fields: list[str]) -> None:
@@ -626,14 +654,18 @@ def test_fixed_point_edge_forms(fields: list[str]) -> None:
 @pytest.mark.parametrize(
     "fields",
     [
-        ["0.12345678901234567"],
+        ["0.123456789012345678901234"],
+        ["0.12345678901234567", "1e5"],
         ["1e5"],
         ["0.5", "-"],
         ["1.2.5"],
         ["0.25", "12.5.1234567"],
         ["1-5"],
         ["--15"],
-        ["2.0643999999999997e-06"],
+        ["0.16191238247649528", "0.123456789.12345678"],
+        ["0.16191238247649528", "-0.12345678901234-567"],
+        ["0.16191238247649528", "0.1234567890123456+7"],
+        ["1.23456789012345678901234e-05"],
         ["1e-05", "1e-100"],
         ["1.25e-100", "3.5e+123"],
         ["1.5e-05", "1.5e+5"],
@@ -643,14 +675,18 @@ def test_fixed_point_edge_forms(fields: list[str]) -> None:
         ["1.5e-0x"],
     ],
     ids=[
-        "17 characters",
+        "25 characters",
+        "17 characters and an exponent of one digit",
         "exponent",
         "sign alone",
         "two dots",
         "two dots in two words",
         "sign inside",
         "two signs",
-        "17 characters before an exponent (read column by column)",
+        "two dots in 17 digits",
+        "a sign inside 17 digits",
+        "a sign late in 17 digits",
+        "25 characters before an exponent (read column by column)",
         "exponents of two widths",
         "exponents of three digits (read column by column)",
         "an exponent of one digit",
@@ -777,7 +813,11 @@ _NOT_NUMBERS = ["1/234567", "12/34567", "0.1/2345", "/1234567", "1:5", "0.5:", "
 
 
 @pytest.mark.parametrize("bad", _NOT_NUMBERS)
-@pytest.mark.parametrize("neighbours", [("0.250000", "0.125000"), ("0.25", "0.125")])
+@pytest.mark.parametrize(
+    "neighbours",
+    [("0.250000", "0.125000"), ("0.25", "0.125"), ("0.16191238247649528", "0.4880576115223044")],
+    ids=["decimals", "repr", "repr of 17 digits"],
+)
 def test_bytes_next_to_the_digits_and_the_dot_are_not_read_as_them(
     tmp_path: Path, bad: str, neighbours: tuple[str, str]
 ) -> None:
@@ -801,8 +841,13 @@ _NOT_EXPONENTS = ["1.5d-05", "1.5f-05", "1.5e,05", "1.5e*05", "1.5e-0/", "1.5e-:
 @pytest.mark.parametrize("bad", _NOT_EXPONENTS)
 @pytest.mark.parametrize(
     "neighbours",
-    [("2.500000e-05", "1.250000e-06"), ("2.5e-05", "1.2500000000000001e-06"), ("0.25", "0.125")],
-    ids=["%e", "repr", "decimals"],
+    [
+        ("2.500000e-05", "1.250000e-06"),
+        ("2.5e-05", "1.2500000000000001e-06"),
+        ("0.25", "0.125"),
+        ("7.070330000000001e-06", "0.16191238247649528"),
+    ],
+    ids=["%e", "repr", "decimals", "repr of 17 digits"],
 )
 def test_bytes_next_to_an_exponents_bytes_are_not_read_as_them(
     tmp_path: Path, bad: str, neighbours: tuple[str, str]

@@ -51,6 +51,9 @@ def _extended_tens() -> np.ndarray | None:
 
 
 _EXTENDED_TENS = _extended_tens()
+# one extended division settles most candidates: cheaper than splitting the mantissas that
+# fit in 53 bits from the others (elsewhere every candidate is checked with integers)
+CHEAP_NEAREST = _EXTENDED_TENS is not None
 _DROPPED = np.uint64(0x7FF)  # the 11 bits of a 64-bit significand a double has no room for
 _HALFWAY = np.uint64(0x400)
 

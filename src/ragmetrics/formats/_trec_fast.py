@@ -36,6 +36,7 @@ from ragmetrics._util.arrays import first_of_runs, gathered, runs_in_order, sort
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import (
+    CHEAP_NEAREST,
     EXACT_MANTISSA,
     MAX_DECIMALS,
     MAX_DIGITS,
@@ -70,6 +71,7 @@ _MAX_FIELD_WIDTH = 256
 _CONTROL = np.ones(33, dtype=bool)
 _CONTROL[[9, 10, 13, 32]] = False
 _POWERS = 10 ** np.arange(19, dtype=np.int64)
+_EXACT_DIGITS = np.uint64(10**MAX_DIGITS)  # mantissas below it are exact int64s
 _COLUMN_NUMBERS = np.arange(1, 257, dtype=np.uint16)  # a field's columns counted from 1
 _BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
@@ -796,7 +798,8 @@ def _fixed_point(
     padded: np.ndarray, starts: np.ndarray, ends: np.ndarray, integer: bool
 ) -> np.ndarray | None:
     """``_numbers`` for the usual layouts: fields ``[+-]digits[.digits][e[+-]dd]`` whose
-    digits before the exponent take at most 16 characters; None for any other block.
+    digits before the exponent take at most 16 characters (24 for floats: ``_long_fields``);
+    None for any other block.
 
     Each field is read as the 8 bytes (16 when a field is longer) that end where its digits
     end (before an exponent of two digits, ``e-05``, read apart). The dot is squeezed out
@@ -825,8 +828,9 @@ def _fixed_point(
         ends = ends - tails
         widths = ends - starts
         longest = int(widths.max())
-    if longest > 16:
-        return None  # a field too long
+    if longest > 16:  # 17 to 24 characters: as ``repr`` writes a float of 17 digits
+        too_long = integer or longest > 24
+        return None if too_long else _long_fields(padded, starts, ends, whole_ends, exponents)
     long = longest > 8
     # a field that ends within 8 (16) bytes of the block's start has no full row before it:
     # the first line or two, read column by column
@@ -879,6 +883,79 @@ def _fixed_point(
     return magnitudes if head is None else np.concatenate((head, magnitudes))
 
 
+def _long_fields(
+    padded: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    whole_ends: np.ndarray,
+    exponents: np.ndarray | None,
+) -> np.ndarray | None:
+    """``_fixed_point`` for float fields whose digits before an exponent take 17 to 24
+    characters (``0.16191238247649528``, ``7.070330000000001e-06``); None for a block with
+    a field that is not ``[+-]digits[.digits]`` there.
+
+    Each field is read as the three words that end where its digits end, the bytes before it
+    (and its sign) made ``0`` digits. A dot reads as a ``0`` digit too (found exactly: one
+    zero byte of the word XOR ``.``), so the three words make one number in which the digits
+    before the dot stand one place too high: taking them down one place (a division by the
+    power of ten the decimals give) leaves the mantissa. A field of more than 18 digits past
+    its leading zeros, or of two dots, goes to ``float()``."""
+    early = int(np.searchsorted(ends, 24))  # no three words before it: column by column
+    head = _columnwise(padded, starts[:early], whole_ends[:early], False) if early else None
+    if early and (head is None or early == len(ends)):
+        return head
+    starts, ends, whole_ends = starts[early:], ends[early:], whole_ends[early:]
+    widths = ends - starts
+    # the 24 bytes ending at each field's end, copied as one item each, one row per word
+    windows = np.ndarray((len(padded) - 23,), dtype="V24", buffer=padded, strides=(1,))
+    words = np.ascontiguousarray(windows[ends - 24].view("<u8").reshape(-1, 3).T)
+    first = padded[starts]
+    negative = first == ord("-")
+    signed = negative | (first == ord("+"))
+    fill = 24 - widths + signed
+    n_dots = np.zeros(len(starts), dtype=np.uint64)
+    after = np.zeros(len(starts), dtype=np.uint64)  # the digits after a lone dot, plus one
+    parts = []
+    for k, word in enumerate(words):
+        word = (word & np.take(_KEEP_THREE[k], fill)) | np.take(_ZEROS_THREE[k], fill)
+        dots = _dot_bytes(word)
+        n_dots += (dots * _ONE_EACH) >> np.uint64(56)
+        after += (dots * _DIGITS_AFTER[k]) >> np.uint64(56)
+        word ^= dots * np.uint64(ord(".") ^ ord("0"))  # the dot as a 0 digit
+        if not _all_digits(word):
+            return None
+        parts.append(_eight_digits(word))
+    top, middle, low = parts
+    fits = (top < 1000) & (n_dots <= 1)  # no more than 19 digits: exact in 64 bits
+    whole = np.minimum(top, np.uint64(999)) * np.uint64(10**16) + middle * np.uint64(10**8) + low
+    has_dot = n_dots == 1
+    decimals = np.where(has_dot, after.astype(np.intp) - 1, 0)
+    # the digits before the dot (whole // 10^(decimals + 1)) are worth 10x too much (past
+    # 18 decimals there are none: a number that fits is below 10**19)
+    tens = _WHOLE_TENS[np.minimum(decimals, 18)]
+    mantissa = whole - (whole // (tens * np.uint64(10))) * (tens * np.uint64(9))
+    np.copyto(mantissa, whole, where=~has_dot)
+    fits &= mantissa < _EXACT_DIGITS
+    if int((widths - signed - has_dot).min()) < 1:
+        return None  # a sign or a dot alone
+    power = -decimals if exponents is None else exponents[early:] - decimals
+    values, others = _scaled(np.where(fits, mantissa, 0).astype(np.int64), power, negative)
+    others = np.union1d(others, np.flatnonzero(~fits)) if not fits.all() else others
+    if not _by_python(padded, starts, whole_ends, others, values, False):
+        return None
+    return values if head is None else np.concatenate((head, values))
+
+
+def _dot_bytes(words: np.ndarray) -> np.ndarray:
+    """1 at the byte of each word that is ``.``, 0 elsewhere: exactly, for every byte (the
+    high bit of a zero byte of ``x = words ^ "."`` is set where neither ``x``'s low seven
+    bits plus 0x7f nor ``x`` itself reach it)."""
+    x = words ^ np.uint64(0x2E2E_2E2E_2E2E_2E2E)
+    low7 = np.uint64(0x7F7F_7F7F_7F7F_7F7F)
+    zero: np.ndarray = ~(((x & low7) + low7) | x) & np.uint64(0x8080_8080_8080_8080)
+    return zero >> np.uint64(7)
+
+
 def _scaled(
     mantissa: np.ndarray, power: np.ndarray | int, negative: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -886,9 +963,19 @@ def _scaled(
     to ``float()``: a mantissa that fits in 53 bits is an exact double, and while the power
     is within 22 the value is one correctly rounded product or quotient of two exact
     doubles (Clinger's fast path); a longer one (``repr`` writes 17 digits) with a power of
-    10**-27 to 1 is settled by ``_decimal.nearest_doubles``."""
+    10**-27 to 1 is settled by ``_decimal.nearest_doubles``, as is every mantissa of a
+    column of long ones whose powers all lie there (where that is one extended division)."""
     power = np.broadcast_to(power, mantissa.shape)
     short = mantissa <= EXACT_MANTISSA
+    if (
+        CHEAP_NEAREST
+        and not short.all()
+        and int(power.min()) >= -MAX_DECIMALS
+        and int(power.max()) <= 0
+    ):
+        magnitudes, settled = nearest_doubles(mantissa, -power)
+        np.negative(magnitudes, out=magnitudes, where=negative)
+        return magnitudes, np.flatnonzero(~settled)
     fits = short & (np.abs(power) <= 22)
     tens = np.take(TENS, np.where(fits, np.abs(power), 0))  # fits: exact, to 10**22
     magnitudes = np.where(power >= 0, mantissa * tens, mantissa / tens)
@@ -996,6 +1083,16 @@ _ZEROS = np.uint64(0x3030_3030_3030_3030)  # eight "0" characters
 _KEEP_HIGH = _HIGH_BYTES[np.minimum(np.arange(18), 8)]
 _KEEP_LOW = _HIGH_BYTES[np.clip(np.arange(18) - 8, 0, 8)]
 _ZEROS_HIGH, _ZEROS_LOW = _ZEROS & ~_KEEP_HIGH, _ZEROS & ~_KEEP_LOW
+# for a row of 24 bytes whose first ``fill`` (0..26) are not digits: each word's bytes kept,
+# and its "0" characters
+_KEEP_THREE = np.stack([_HIGH_BYTES[np.clip(np.arange(27) - 8 * k, 0, 8)] for k in range(3)])
+_ZEROS_THREE = _ZEROS & ~_KEEP_THREE
+# words of 0/1 bytes times these, the top byte of the product is the sum over the bytes of
+# the byte times: one (a count), and the bytes after it in the row of 24, plus one
+_ONE_EACH = np.uint64(0x0101_0101_0101_0101)
+_DIGITS_AFTER = [np.uint64(0x1817_1615_1413_1211), np.uint64(0x100F_0E0D_0C0B_0A09),
+                 np.uint64(0x0807_0605_0403_0201)]  # fmt: skip
+_WHOLE_TENS = np.array([10**k for k in range(19)], dtype=np.uint64)
 # what _squeeze keeps of a word for a dot at byte 0-7, or 8 (no dot: all of it)
 _SQUEEZE_KEEP = np.append(_HIGH_BYTES[1:9], _HIGH_BYTES[0])
 
