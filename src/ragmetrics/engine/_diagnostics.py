@@ -18,6 +18,8 @@ import numpy as np
 from ragmetrics.data._precision import ScorePrecision, check_score_precision
 from ragmetrics.data._qrels import Qrels
 from ragmetrics.data._run import Run
+from ragmetrics.data._store import store_of
+from ragmetrics.engine._locate import locate_judged
 from ragmetrics.engine._settings import as_qrels, as_run, check_grade_map
 from ragmetrics.errors import (
     GradeScaleError,
@@ -134,38 +136,29 @@ def relevance_strings(
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
         raise InvalidParameterError(f"k must be a whole number >= 0; got {k!r}.")
     wanted = list(qrels.query_ids) if query_ids is None else list(query_ids)
-    strings: dict[str, str] = {}
-    # many queries: the whole run is ranked once (one query at a time, each is sorted alone)
-    ranked = (
-        dict(zip(run.query_ids, run.rankings(score_precision=score_precision)))
-        if len(wanted) > _FEW_QUERIES
-        else None
-    )
-    for query_id in wanted:
-        if query_id not in run:
-            strings[query_id] = ""
-            continue
-        grades = qrels.get(query_id, {})
-        if ranked is None:
-            ranking = run.ranking(query_id, score_precision=score_precision)[:k]
-        else:
-            ranking = ranked[query_id][:k]
-        strings[query_id] = "".join(map(_grade_char, map(grades.get, ranking)))
-    return strings
-
-
-_FEW_QUERIES = 8
-
-
-def _grade_char(grade: float | None) -> str:
-    """A grade's character; a real-valued grade is read as trec_eval reads it (its whole
-    part)."""
-    if grade is None:
-        return "-"
-    grade = int(grade)
-    if grade < 0:
-        return "."
-    return ">" if grade > 9 else str(grade)
+    # the top k of every ranking judged at once: one character per doc, '-' where unjudged
+    known = [query_id for query_id in wanted if query_id in qrels]
+    judged = locate_judged(qrels, run, known, depth=k, score_precision=score_precision)
+    chars = np.full((len(known), max(judged.depth, 1)), ord("-"), dtype=np.uint8)
+    grades = np.trunc(judged.hit_grades)  # a real-valued grade: its whole part
+    digit = (np.clip(grades, 0, 9) + ord("0")).astype(np.uint8)
+    shown = np.where(grades < 0, ord("."), np.where(grades > 9, ord(">"), digit))
+    chars[judged.hit_rows, judged.hit_ranks] = shown
+    lengths = judged.lengths.tolist()
+    strings = {
+        query_id: chars[row, : lengths[row]].tobytes().decode("ascii") if in_run else ""
+        for row, (query_id, in_run) in enumerate(zip(known, judged.in_run.tolist(), strict=True))
+    }
+    # a query the qrels lack: nothing of its ranking is judged
+    results = store_of(run)
+    return {
+        query_id: strings[query_id]
+        if query_id in strings
+        else "-" * min(int(results.lengths[row]), k)
+        if row >= 0
+        else ""
+        for query_id, row in zip(wanted, results.rows(wanted).tolist(), strict=True)
+    }
 
 
 def _check_query(qrels: Qrels, query_id: object, cutoff: object, values: object) -> None:

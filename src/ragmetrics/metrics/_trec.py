@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
+from ragmetrics._util.arrays import row_sums, spans
 from ragmetrics._util.trec_names import PREFERENCE_COUNTS, PREFERENCE_MEASURES
 from ragmetrics.formats._rules import ascii_int
 from ragmetrics.metrics._classic import bpref
@@ -264,16 +266,64 @@ def eleven_point_average(
         [0.888889]
     """
     targets = _levels(levels)
-    relevant = judged.n_relevant(rel)
-    rows, ranks = judged.relevant_at(rel)
-    starts = np.searchsorted(rows, np.arange(judged.n_queries + 1))
-    values = np.zeros(judged.n_queries)
-    for row in range(judged.n_queries):
-        found = ranks[starts[row] : starts[row + 1]]
-        values[row] = _interpolated_sum(
-            found, int(judged.lengths[row]), int(relevant[row]), targets, rounding
-        )
-    return values / len(targets)
+    relevant = judged.n_relevant(rel).astype(np.float64)
+
+    def value(walk: _Walk) -> np.ndarray:
+        hit = walk.grades >= rel
+        found = np.count_nonzero(hit, axis=1)
+        with np.errstate(all="ignore"):
+            end = np.where(walk.lengths > 0, found / walk.lengths, 0.0)
+        # the precision at each relevant doc, and the best at it or below (the walk from
+        # the last relevant doc up keeps the best so far, from the end's precision on)
+        rows, ranks = np.nonzero(hit)
+        index = np.arange(len(rows)) - (np.cumsum(found) - found)[rows]
+        best = np.zeros((len(found), int(found.max()) if len(found) else 0))
+        best[rows, index] = (index + 1) / (ranks + 1)
+        best = np.maximum(np.maximum.accumulate(best[:, ::-1], axis=1)[:, ::-1], end[:, None])
+        final = best[:, 0] if best.shape[1] else end
+        return _interpolated_sums(best, final, found, relevant[walk.rows], targets, rounding)
+
+    return _per_walk(judged, value) / len(targets)
+
+
+def _interpolated_sums(
+    best: np.ndarray,
+    final: np.ndarray,
+    found: np.ndarray,
+    relevant: np.ndarray,
+    levels: list[float],
+    rounding: str,
+) -> np.ndarray:
+    """Per query, the sum over ``levels`` of the interpolated precision at the rank holding
+    ``round(level x R)`` relevant docs, as trec_eval's walk adds them: levels from the last
+    to the first, the relevant docs from the last up (``best[:, i]``: the best precision at
+    the i-th relevant doc or below; ``final``: once the walk is done).
+
+    The walk adds a level's precision when it reaches the level's count; a level it has
+    passed (or of count 0) waits, with every level after it, for the walk's end. Levels
+    past the relevant docs found add nothing while no level was reached before them."""
+    total = np.zeros(len(found))
+    skipping = np.ones(len(found), dtype=bool)  # no level reached yet
+    waiting = np.zeros(len(found), dtype=bool)
+    at = found - 1  # the relevant doc the walk is at
+    for level in reversed(levels):
+        scaled = level * relevant
+        if rounding == "trec9":
+            counts = np.floor(scaled + 0.9).astype(np.int64)
+        else:
+            whole = np.trunc(scaled)
+            counts = (whole + np.where(np.abs(scaled - whole) >= 0.5, np.sign(scaled), 0)).astype(
+                np.int64
+            )
+        skipping &= counts > found
+        reached = ~skipping & ~waiting & (counts >= 1) & (counts - 1 <= at)
+        waiting |= ~skipping & ~reached
+        if reached.any():
+            which = np.flatnonzero(reached)
+            total[which] += best[which, counts[which] - 1]
+            at[which] = counts[which] - 1
+        total[waiting] += final[waiting]
+    return total
 
 
 def _levels(text: str) -> list[float]:
@@ -288,39 +338,6 @@ def _levels(text: str) -> list[float]:
             f"levels={text!r}: give recall levels separated by ';', e.g. '0;0.5;1'."
         )
     return levels
-
-
-def _interpolated_sum(
-    found: np.ndarray, retrieved: int, relevant: int, levels: list[float], rounding: str = "nearest"
-) -> float:
-    """The sum over ``levels`` (walked from the last to the first, as trec_eval does) of the
-    interpolated precision at the rank holding ``round(level x R)`` relevant docs.
-
-    ``found``: the 0-based ranks of the relevant docs retrieved, ascending."""
-    counts = [
-        math.floor(level * relevant + 0.9)
-        if rounding == "trec9"
-        else round_half_away(level * relevant)
-        for level in levels
-    ]
-    position = len(counts) - 1
-    total = 0.0
-    n_found = len(found)
-    while position >= 0 and counts[position] > n_found:
-        position -= 1  # never reached: adds nothing
-    best = n_found / retrieved if retrieved else 0.0
-    # walk the relevant docs from the last: the precision at each, kept as the best so far
-    # (with the non-relevant ranks between, whose precision is lower, ignored)
-    for index in range(n_found - 1, -1, -1):
-        rank = int(found[index]) + 1
-        best = max(best, (index + 1) / rank)
-        while position >= 0 and counts[position] == index + 1:
-            total += best
-            position -= 1
-    while position >= 0:
-        total += best
-        position -= 1
-    return total
 
 
 def round_half_away(x: float) -> int:
@@ -352,34 +369,88 @@ def unjudged_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
 
 
 # --- measures that walk each ranking as trec_eval does ----------------------------------
+#
+# These kernels read each query's ranking rank by rank. They work on blocks of queries at
+# once, each query one row of a matrix padded past its last rank (``_walks``); every sum
+# trec_eval makes in rank order is a running sum along the row (``row_sums``), where a cell
+# that adds nothing adds an exact 0, so each value is the one a query-by-query walk makes.
 
 NONPOOL = -1  # a retrieved doc with no judgment
 UNJUDGED = -2  # a retrieved doc judged with a negative grade: in the pool, not judged
+PAST = -3  # a cell past the end of a ranking
 
 PERSISTENCE = Param("p", float, 0.9, "the user's persistence: the chance to read on", low=0.0)
 INFAP_EPSILON = 0.00001
+# cells of one block's padded matrix (rows x widest): blocks of rankings of one length
+# class (within a factor of two) are cut to stay within it (one ranking at least)
+_BLOCK_CELLS = 1 << 20
 
 
-def _rankings(judged: JudgedRun) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Per query: the grade at each retrieved rank (``NONPOOL`` when unjudged, ``UNJUDGED``
-    when judged negative) and how many docs each grade 0, 1, ... has among the judgments."""
+class _Walk(NamedTuple):
+    """Some queries' rankings as the rows of padded matrices.
 
-    def make() -> list[tuple[np.ndarray, np.ndarray]]:
-        starts = np.searchsorted(judged.hit_rows, np.arange(judged.n_queries + 1))
-        ends = np.cumsum(judged.judged_counts)
-        out = []
-        for row in range(judged.n_queries):
-            grades = np.full(int(judged.lengths[row]), NONPOOL, dtype=np.int64)
-            found = slice(starts[row], starts[row + 1])
-            located = judged.hit_grades[found].astype(np.int64)
-            grades[judged.hit_ranks[found]] = np.where(located < 0, UNJUDGED, located)
-            own = judged.judged_grades[ends[row] - judged.judged_counts[row] : ends[row]]
-            own = own[own >= 0].astype(np.int64)
-            levels = np.bincount(own) if len(own) else np.zeros(0, dtype=np.int64)
-            out.append((grades, levels))
-        return out
+    Attributes:
+        rows: the queries' rows in the judged run.
+        grades: the grade at each rank (``NONPOOL``, ``UNJUDGED``; ``PAST`` past the end).
+        lengths: the docs each query retrieved.
+        levels: how many docs each grade 0, 1, ... has among the query's judgments.
+        n_levels: per query, the length ``np.bincount`` gives its grades (0: none).
+    """
 
-    return judged.cached("trec_rankings", make)
+    rows: np.ndarray
+    grades: np.ndarray
+    lengths: np.ndarray
+    levels: np.ndarray
+    n_levels: np.ndarray
+
+
+def _walks(judged: JudgedRun) -> list[_Walk]:
+    """The judged run's queries in blocks (see ``_BLOCK_CELLS``), kept with it."""
+
+    def make() -> list[_Walk]:
+        counts = judged.judged_counts.astype(np.int64)
+        widths = np.maximum(judged.lengths.astype(np.int64), counts)
+        # a class per power of two of the width: a block pads its rows to at most twice
+        classes = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
+        order = np.argsort(classes, kind="stable")
+        bounds = np.flatnonzero(np.diff(classes[order])) + 1
+        walks = []
+        for members in np.split(order, bounds):
+            widest = int(widths[members].max()) if len(members) else 0
+            per_block = max(1, _BLOCK_CELLS // max(widest, 1))
+            for start in range(0, len(members), per_block):
+                walks.append(_walk(judged, np.sort(members[start : start + per_block])))
+        return walks
+
+    return judged.cached("trec_walks", make)
+
+
+def _walk(judged: JudgedRun, rows: np.ndarray) -> _Walk:
+    """The queries ``rows`` (ascending) as one block."""
+    lengths = judged.lengths[rows].astype(np.int64)
+    width = int(lengths.max()) if len(rows) else 0
+    columns = np.arange(width)
+    grades = np.where(columns < lengths[:, None], NONPOOL, PAST)
+    # the judged docs retrieved: their grades at their ranks (a negative grade: UNJUDGED)
+    starts = np.searchsorted(judged.hit_rows, rows)
+    ends = np.searchsorted(judged.hit_rows, rows, side="right")
+    local, _, hits = spans(starts, ends - starts)
+    located = judged.hit_grades[hits].astype(np.int64)
+    grades[local, judged.hit_ranks[hits]] = np.where(located < 0, UNJUDGED, located)
+    # each query's judged docs, counted by grade (the negative grades left out)
+    counts = judged.judged_counts.astype(np.int64)
+    offsets = np.cumsum(counts) - counts
+    owner, _, where = spans(offsets[rows], counts[rows])
+    own = judged.judged_grades[where]
+    kept = own >= 0
+    owner, own = owner[kept], own[kept].astype(np.int64)
+    top = int(own.max()) + 1 if len(own) else 0
+    levels = np.bincount(owner * top + own, minlength=len(rows) * top).reshape(len(rows), top)
+    # the highest grade with a doc, plus one (the length np.bincount gives: 0 for none)
+    n_levels = np.zeros(len(rows), dtype=np.int64)
+    if top:
+        n_levels = np.where(levels.any(axis=1), top - np.argmax(levels[:, ::-1] > 0, axis=1), 0)
+    return _Walk(rows, grades, lengths, levels, n_levels)
 
 
 def _gain_pairs(text: str) -> list[tuple[str, float]]:
@@ -399,18 +470,21 @@ def _gain_pairs(text: str) -> list[tuple[str, float]]:
     return pairs
 
 
-def _gain_table(levels: np.ndarray, pairs: list[tuple[str, float]]) -> list[list[float]]:
-    """``[grade, gain, docs judged at that grade]`` rows, ascending by gain as trec_eval
-    orders them (its comparison keeps the integer part of the difference, so gains closer
-    than 1 keep their order: given pairs first, then the other grades from 0 up)."""
+def _gain_table(n_levels: int, pairs: list[tuple[str, float]]) -> list[list[float]]:
+    """trec_eval's gain table for a query whose grades reach ``n_levels``: ``[grade, gain,
+    grade + 1]`` rows (the last 0 for a row that counts no docs: a grade given twice counts
+    its docs in its first row), ascending by gain as trec_eval orders them (its comparison
+    keeps the integer part of the difference, so gains closer than 1 keep their order:
+    given pairs first, then the other grades from 0 up). The order depends on the grades
+    reached alone, not on how many docs each has."""
     table: list[list[float]] = [[int(g), gain, 0] for g, gain in pairs if ascii_int(g) is not None]
-    for grade, count in enumerate(levels.tolist()):
+    for grade in range(n_levels):
         for row in table:
             if row[0] == grade:
-                row[2] = count
+                row[2] = grade + 1
                 break
         else:
-            table.append([grade, float(grade), count])
+            table.append([grade, float(grade), grade + 1])
     from functools import cmp_to_key
 
     def by_gain(a: list[float], b: list[float]) -> int:
@@ -419,11 +493,61 @@ def _gain_table(levels: np.ndarray, pairs: list[tuple[str, float]]) -> list[list
     return sorted(table, key=cmp_to_key(by_gain))
 
 
-def _gain_of(table: list[list[float]]) -> dict[int, float]:
-    gains: dict[int, float] = {}
+def _gain_lookup(table: list[list[float]], top: int) -> np.ndarray:
+    """Each grade's gain (the first row of it in ``table``), indexed by grade + 3 for the
+    grades ``PAST`` .. ``top``; 0 for a grade the table lacks, and past a ranking's end."""
+    lookup = np.zeros(top + 4)
+    seen: set[int] = set()
     for grade, gain, _ in table:
-        gains.setdefault(int(grade), gain)
-    return gains
+        if int(grade) not in seen and -2 <= grade <= top:
+            lookup[int(grade) + 3] = gain
+        seen.add(int(grade))
+    return lookup
+
+
+def _gains(walk: _Walk, gains: str, *, scaled: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Each rank's gain (its grade's, 0 for a doc the table gives none) and the ideal
+    ranking's positive gains rank by rank (padded with 0): the highest gain as often as
+    docs are judged at it, then the next, as trec_eval walks its table from the top.
+    ``scaled`` (rbp): a table whose gains leave [0, 1] is scaled into it first."""
+    pairs = _gain_pairs(gains)
+    n_rows, width = walk.grades.shape
+    given = [ascii_int(g) for g, _ in pairs]
+    top = max([walk.levels.shape[1] - 1, 0] + [g for g in given if g is not None])
+    gained = np.zeros((n_rows, width))
+    pieces: list[tuple[np.ndarray, float, np.ndarray]] = []  # rows, gain, docs: in order
+    for n_levels in np.unique(walk.n_levels).tolist():
+        table = _gain_table(n_levels, pairs)
+        if scaled:
+            low = min((row[1] for row in table), default=0.0)
+            high = max((row[1] for row in table), default=0.0)
+            if low < 0 or high > 1:  # one gain alone outside: 0 / 0 in C, NaN
+                for row in table:
+                    row[1] = (row[1] - low) / (high - low) if high > low else math.nan
+        members = np.flatnonzero(walk.n_levels == n_levels)
+        gained[members] = _gain_lookup(table, top)[walk.grades[members] + 3]
+        if not table or table[-1][1] <= 0.0:
+            continue  # no positive gain on top: no ideal ranking
+        stopped = np.zeros(len(members), dtype=bool)
+        for _, gain, counted in reversed(table):
+            if not counted:
+                continue
+            docs = walk.levels[members, int(counted) - 1]
+            if gain <= 0.0:  # the walk ends at the first grade of docs without gain
+                stopped |= docs > 0
+                continue
+            pieces.append((members, gain, np.where(stopped, 0, docs)))
+    ideal_lengths = np.zeros(n_rows, dtype=np.int64)
+    for members, _, docs in pieces:
+        ideal_lengths[members] += docs
+    ideal = np.zeros((n_rows, int(ideal_lengths.max()) if n_rows else 0))
+    filled = np.zeros(n_rows, dtype=np.int64)
+    columns = np.arange(ideal.shape[1])
+    for members, gain, docs in pieces:
+        start = filled[members][:, None]
+        ideal[members] += np.where((columns >= start) & (columns < start + docs[:, None]), gain, 0)
+        filled[members] += docs
+    return gained, ideal
 
 
 _LOG2: list[float] = []
@@ -437,58 +561,54 @@ def _log2_of_ranks(n: int) -> np.ndarray:
     return np.asarray(_LOG2[:n], dtype=np.float64)
 
 
-def _gains_at(grades: np.ndarray, table: list[list[float]]) -> np.ndarray:
-    """Each rank's gain: its grade's gain in ``table``, 0 for an unjudged doc."""
-    gain_of = _gain_of(table)
-    top = max([int(g) for g in gain_of] + [0, int(grades.max()) if len(grades) else 0])
-    lookup = np.zeros(top + 3)  # grades -2 .. top
-    for grade, gain in gain_of.items():
-        if grade >= -2:
-            lookup[grade + 2] = gain
-    return lookup[grades + 2] if len(grades) else np.zeros(0)
+def _c_log2(values: np.ndarray) -> np.ndarray:
+    """C's ``log2`` of each value (numpy's may differ in the last bit): each distinct
+    value's once."""
+    distinct, where = np.unique(values, return_inverse=True)
+    logs = np.array([math.log2(x) for x in distinct.tolist()], dtype=np.float64)
+    return logs[where.reshape(values.shape)]
 
 
-def _ideal_sequence(table: list[list[float]]) -> np.ndarray:
-    """The ideal ranking's positive gains, rank by rank: the highest gain as often as docs
-    are judged at it, then the next (trec_eval's walk from the top of its table)."""
-    if not table or table[-1][1] <= 0.0:
-        return np.zeros(0)
-    gains: list[float] = []
-    for _, gain, count in reversed(table):
-        if not count:
-            continue
-        if gain <= 0.0:
-            break
-        gains.extend([gain] * int(count))
-    return np.asarray(gains, dtype=np.float64)
+def _widened(matrix: np.ndarray, width: int) -> np.ndarray:
+    """``matrix`` with columns of 0 added up to ``width``."""
+    if matrix.shape[1] >= width:
+        return matrix
+    wide = np.zeros((matrix.shape[0], width))
+    wide[:, : matrix.shape[1]] = matrix
+    return wide
 
 
-def _gain_walks(judged: JudgedRun, gains: str) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
-    """Per query: its row, each rank's gain, and the ideal ranking's positive gains."""
-    pairs = _gain_pairs(gains)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
-        table = _gain_table(levels, pairs)
-        yield row, _gains_at(grades, table), _ideal_sequence(table)
+class _Dcg(NamedTuple):
+    """A block's discounted gains: each rank's gain and its term ``gain / log2(rank + 1)``
+    (0 where the gain is), the ideal ranking's terms; both as wide as the wider."""
+
+    gained: np.ndarray
+    terms: np.ndarray
+    ideal: np.ndarray
+    ideal_terms: np.ndarray
+    n_ideal: np.ndarray
 
 
-def _dcg_sums(gained: np.ndarray, ideal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The DCG of the ranking and of the ideal one, cumulated rank by rank in order."""
-    results = np.cumsum(np.where(gained != 0, gained / _log2_of_ranks(len(gained)), 0.0))
-    return results, np.cumsum(ideal / _log2_of_ranks(len(ideal)))
+def _dcg(walk: _Walk, gains: str) -> _Dcg:
+    gained, ideal = _gains(walk, gains)
+    width = max(gained.shape[1], ideal.shape[1])
+    logs = _log2_of_ranks(width)
+    with np.errstate(all="ignore"):
+        terms = np.where(gained != 0, gained / logs[: gained.shape[1]], 0.0)
+    n_ideal = np.count_nonzero(ideal, axis=1)
+    ideal_terms = ideal / logs[: ideal.shape[1]]
+    return _Dcg(
+        _widened(gained, width), _widened(terms, width), _widened(ideal, width),
+        _widened(ideal_terms, width), n_ideal,
+    )  # fmt: skip
 
 
-def _in_order(terms: np.ndarray) -> float:
-    """The terms added one by one, first to last (``cumsum`` adds in order)."""
-    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
-
-
-def _dcg_totals(judged: JudgedRun, gains: str) -> Iterator[tuple[int, float, float]]:
-    """Per query: its row, the DCG of its ranking and of the ideal one, added rank by rank
-    as trec_eval adds them (the ideal only while its gain is positive)."""
-    for row, gained, ideal in _gain_walks(judged, gains):
-        hit = gained != 0
-        results = _in_order(gained[hit] / _log2_of_ranks(len(gained))[hit])
-        yield row, results, _in_order(ideal / _log2_of_ranks(len(ideal)))
+def _per_walk(judged: JudgedRun, value: Callable[[_Walk], np.ndarray]) -> np.ndarray:
+    """One value per query: ``value`` of each block, put at its rows."""
+    values = np.zeros(judged.n_queries)
+    for walk in _walks(judged):
+        values[walk.rows] = value(walk)
+    return values
 
 
 def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -501,11 +621,13 @@ def ndcg_gains(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarr
         >>> ndcg_gains(j, None, gains="1:3;2:1").round(6).tolist()  # a is worth 3 here
         [1.0]
     """
-    values = np.zeros(judged.n_queries)
-    for row, results, best in _dcg_totals(judged, gains):
-        if best > 0.0:
-            values[row] = results / best
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        dcg = _dcg(walk, gains)
+        results, best = row_sums(dcg.terms), row_sums(dcg.ideal_terms)
+        return _ratio(results, best, best > 0.0)
+
+    return _per_walk(judged, value)
 
 
 def dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -516,7 +638,7 @@ def dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
         >>> dcg(j, None, gains="").tolist()  # 2 / log2(3)
         [1.261859507142915]
     """
-    return np.array([results for _, results, _ in _dcg_totals(judged, gains)], dtype=np.float64)
+    return _per_walk(judged, lambda walk: row_sums(_dcg(walk, gains).terms))
 
 
 def ideal_dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -527,7 +649,7 @@ def ideal_dcg(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarra
         >>> ideal_dcg(j, None, gains="").tolist()  # 2 / 1 + 1 / log2(3)
         [2.6309297535714578]
     """
-    return np.array([best for _, _, best in _dcg_totals(judged, gains)], dtype=np.float64)
+    return _per_walk(judged, lambda walk: row_sums(_dcg(walk, gains).ideal_terms))
 
 
 def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -540,20 +662,23 @@ def ndcg_rel(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray
         >>> ndcg_rel(j, None, gains="").round(4).tolist()
         [0.8066]
     """
-    values = np.zeros(judged.n_queries)
-    for row, gained, ideal in _gain_walks(judged, gains):
-        n, m = len(gained), len(ideal)
-        results, best = _dcg_sums(gained, ideal)
-        found = np.flatnonzero(gained > 0)
+
+    def value(walk: _Walk) -> np.ndarray:
+        dcg = _dcg(walk, gains)
+        # the ranking's and the ideal's DCG so far; past its end each stays at its total
+        results = np.cumsum(dcg.terms, axis=1)
+        best = np.cumsum(dcg.ideal_terms, axis=1)
+        found = dcg.gained > 0
+        last_results = results[:, -1] if results.shape[1] else np.zeros(len(walk.rows))
+        last_best = best[:, -1] if best.shape[1] else np.zeros(len(walk.rows))
+        m = dcg.n_ideal.astype(np.float64)
         with np.errstate(all="ignore"):
-            at = best[np.minimum(found, m - 1)] if m else np.zeros(len(found))
-            total = _in_order(results[found] / at)
-            last_results = float(results[-1]) if n else 0.0
-            last_best = float(best[-1]) if m else 0.0
-            total += float(np.float64(m - len(found)) * last_results / np.float64(last_best))
-        if total > 0.0:
-            values[row] = total / m
-    return values
+            total = row_sums(np.where(found, results / best, 0.0))
+            missed = m - np.count_nonzero(found, axis=1)
+            total += missed * last_results / last_best
+            return np.where(total > 0.0, total / m, 0.0)
+
+    return _per_walk(judged, value)
 
 
 def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np.ndarray:
@@ -566,24 +691,30 @@ def r_ndcg(judged: JudgedRun, cutoff: int | None, *, rel: int, gains: str) -> np
         [0.6799]
     """
     relevant = judged.n_relevant(rel)
-    values = np.zeros(judged.n_queries)
-    for row, gained, ideal in _gain_walks(judged, gains):
-        if relevant[row] == 0:
-            continue
-        n, m = len(gained), len(ideal)
-        results, best = _dcg_sums(gained, ideal)
-        # the ideal gain changes after rank i - 1 for each i in ``changes`` (and past its
-        # last positive gain): nDCG there, with the ranking's DCG as far as it goes
-        changes = [i for i in range(1, m) if ideal[i] != ideal[i - 1]] + ([m] if m else [])
-        at = np.asarray(changes, dtype=np.int64)
-        reached = np.minimum(at - 1, n - 1)
-        so_far = np.where(reached >= 0, results[np.maximum(reached, 0)] if n else 0.0, 0.0)
-        terms: list[float] = (so_far / best[at - 1]).tolist() if len(at) else []
-        if m and m + 1 < n:  # the ranking goes on past the ideal: its end counts once more
-            terms.append(float(results[-1]) / float(best[-1]))
-        with np.errstate(invalid="ignore"):  # no change at all: 0 / 0, as trec_eval
-            values[row] = np.float64(_in_order(np.asarray(terms))) / np.float64(len(terms))
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        dcg = _dcg(walk, gains)
+        results = np.cumsum(dcg.terms, axis=1)
+        best = np.cumsum(dcg.ideal_terms, axis=1)
+        m, n = dcg.n_ideal, walk.lengths
+        columns = np.arange(dcg.ideal.shape[1])
+        # the nDCG at rank j + 1 for each j after which the ideal gain changes, and at the
+        # ideal's last positive gain: with the ranking's DCG as far as it goes
+        changes = np.zeros(dcg.ideal.shape, dtype=bool)
+        changes[:, :-1] = dcg.ideal[:, 1:] != dcg.ideal[:, :-1]
+        changes &= columns < (m - 1)[:, None]
+        changes |= columns == (m - 1)[:, None]
+        with np.errstate(all="ignore"):
+            total = row_sums(np.where(changes, results / best, 0.0))
+            count = np.count_nonzero(changes, axis=1)
+            # the ranking goes on past the ideal: its end counts once more
+            past = (m > 0) & (m + 1 < n)
+            if results.shape[1]:
+                total = np.where(past, total + results[:, -1] / best[:, -1], total)
+            values = total / (count + past)
+        return np.where(relevant[walk.rows] == 0, 0.0, values)
+
+    return _per_walk(judged, value)
 
 
 def bin_g(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -596,15 +727,19 @@ def bin_g(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
         [0.3155]
     """
     relevant = judged.n_relevant(rel)
-    values = np.zeros(judged.n_queries)
-    for row, (grades, _) in enumerate(_rankings(judged)):
-        ranks = np.flatnonzero(grades >= rel)
-        if not len(ranks):
-            continue
-        above = 3 + ranks - np.arange(1, len(ranks) + 1)  # 2 + the non-relevant docs above
-        logs = np.array([math.log2(float(x)) for x in above.tolist()])
-        values[row] = _in_order(1.0 / logs) / float(relevant[row])
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        hit = walk.grades >= rel
+        width = hit.shape[1]
+        # 2 + the non-relevant docs above each relevant one (an integer, from 2 up)
+        above = 3 + np.arange(width) - np.cumsum(hit, axis=1)
+        logs = _log2_of_ranks(width + 1)[np.where(hit, above - 2, 0)]
+        total = row_sums(np.where(hit, 1.0 / logs, 0.0))
+        found = hit.any(axis=1)
+        with np.errstate(all="ignore"):
+            return np.where(found, total / relevant[walk.rows], 0.0)
+
+    return _per_walk(judged, value)
 
 
 def g_measure(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarray:
@@ -616,21 +751,19 @@ def g_measure(judged: JudgedRun, cutoff: int | None, *, gains: str) -> np.ndarra
         >>> g_measure(j, None, gains="").tolist()
         [1.0]
     """
-    values = np.zeros(judged.n_queries)
-    for row, gained, ideal in _gain_walks(judged, gains):
-        n = len(gained)
-        padded = np.zeros(n)
-        padded[: min(n, len(ideal))] = ideal[:n]
-        cost = np.cumsum(np.maximum(padded, 1.0))  # the ideal's gain, at least 1 a rank
-        so_far = np.cumsum(gained)
-        hit = np.flatnonzero(gained != 0)
-        spread = (2.0 + cost[hit]) - so_far[hit]
-        logs = np.array([math.log2(x) for x in spread.tolist()])
-        g = _in_order(gained[hit] / logs) if len(hit) else 0.0
-        best = _in_order(ideal)
-        if best > 0.0:
-            values[row] = g / best
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        gained, ideal = _gains(walk, gains)
+        width = gained.shape[1]
+        cost = np.cumsum(np.maximum(_widened(ideal, width)[:, :width], 1.0), axis=1)
+        so_far = np.cumsum(gained, axis=1)
+        hit = gained != 0
+        terms = np.zeros(gained.shape)
+        terms[hit] = gained[hit] / _c_log2((2.0 + cost[hit]) - so_far[hit])
+        best = row_sums(ideal)
+        return _ratio(row_sums(terms), best, best > 0.0)
+
+    return _per_walk(judged, value)
 
 
 def rbp(judged: JudgedRun, cutoff: int | None, *, p: float, gains: str) -> np.ndarray:
@@ -642,20 +775,13 @@ def rbp(judged: JudgedRun, cutoff: int | None, *, p: float, gains: str) -> np.nd
         >>> rbp(j, None, p=0.5, gains="").tolist()
         [0.5]
     """
-    pairs = _gain_pairs(gains)
-    values = np.zeros(judged.n_queries)
-    for row, (grades, levels) in enumerate(_rankings(judged)):
-        table = _gain_table(levels, pairs)
-        low = min((r[1] for r in table), default=0.0)
-        high = max((r[1] for r in table), default=0.0)
-        if low < 0 or high > 1:
-            for entry in table:
-                entry[1] = (entry[1] - low) / (high - low)
-        gained = _gains_at(grades, table)
-        weights = _persistence_weights(p, len(gained))
-        hit = gained != 0
-        values[row] = (1.0 - p) * _in_order(gained[hit] * weights[hit])
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        gained, _ = _gains(walk, gains, scaled=True)
+        weights = _persistence_weights(p, gained.shape[1])
+        return (1.0 - p) * row_sums(np.where(gained != 0, gained * weights, 0.0))
+
+    return _per_walk(judged, value)
 
 
 def _persistence_weights(p: float, n: int) -> np.ndarray:
@@ -676,14 +802,15 @@ def rbp_residual(judged: JudgedRun, cutoff: int | None, *, p: float) -> np.ndarr
         >>> rbp_residual(j, None, p=0.5).tolist()  # 0.25 left past rank 2, 0.5 x 0.5 at x
         [0.5]
     """
-    values = np.zeros(judged.n_queries)
-    for row, (grades, _) in enumerate(_rankings(judged)):
-        n = len(grades)
-        weights = _persistence_weights(p, n + 1)  # the last: p^n, past the ranking's end
-        unjudged = grades < 0
-        if unjudged.any():
-            values[row] = weights[n] + (1 - p) * _in_order(weights[:n][unjudged])
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        width = walk.grades.shape[1]
+        weights = _persistence_weights(p, width + 1)  # the last: p^n, past the ranking's end
+        unjudged = (walk.grades == NONPOOL) | (walk.grades == UNJUDGED)
+        total = row_sums(np.where(unjudged, weights[:width], 0.0))
+        return np.where(unjudged.any(axis=1), weights[walk.lengths] + (1 - p) * total, 0.0)
+
+    return _per_walk(judged, value)
 
 
 def inferred_ap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -698,26 +825,26 @@ def inferred_ap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarra
         [0.4792]
     """
     relevant = judged.n_relevant(rel)
-    values = np.zeros(judged.n_queries)
-    for row, (grades, _) in enumerate(_rankings(judged)):
-        unjudged = np.cumsum(grades == UNJUDGED)
-        below = np.cumsum((grades >= 0) & (grades < rel))
-        hits = np.flatnonzero(grades >= rel)
-        total = 0.0
-        if len(hits):
-            found = np.arange(len(hits))  # relevant docs above each (rel_so_far - 1)
-            at = hits.astype(np.float64)
-            judged_above = (found + below[hits] + unjudged[hits]).astype(np.float64)
-            with np.errstate(all="ignore"):
-                terms = 1.0 / (at + 1.0) + (at / (at + 1.0)) * (judged_above / at) * (
-                    (found + INFAP_EPSILON) / ((found + below[hits]) + 2 * INFAP_EPSILON)
-                )
-            terms[hits == 0] = 1.0
-            total = _in_order(terms)
-        if relevant[row]:
-            total /= float(relevant[row])
-        values[row] = total
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        grades = walk.grades
+        unjudged = np.cumsum(grades == UNJUDGED, axis=1)
+        below = np.cumsum((grades >= 0) & (grades < rel), axis=1)
+        hit = grades >= rel
+        found = np.cumsum(hit, axis=1) - 1  # relevant docs above each (rel_so_far - 1)
+        at = np.broadcast_to(np.arange(grades.shape[1], dtype=np.float64), grades.shape)
+        judged_above = (found + below + unjudged).astype(np.float64)
+        with np.errstate(all="ignore"):
+            terms = 1.0 / (at + 1.0) + (at / (at + 1.0)) * (judged_above / at) * (
+                (found + INFAP_EPSILON) / ((found + below) + 2 * INFAP_EPSILON)
+            )
+        if terms.shape[1]:
+            terms[:, 0] = 1.0
+        total = row_sums(np.where(hit, terms, 0.0))
+        counted = relevant[walk.rows]
+        return np.where(counted > 0, total / np.maximum(counted, 1), total)
+
+    return _per_walk(judged, value)
 
 
 def yaap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
@@ -729,12 +856,15 @@ def yaap(judged: JudgedRun, cutoff: int | None, *, rel: int) -> np.ndarray:
         [0.6931471805599453]
     """
     relevant = judged.n_relevant(rel)
-    values = np.zeros(judged.n_queries)
-    for row, (grades, _) in enumerate(_rankings(judged)):
-        hits = np.flatnonzero(grades >= rel)
-        total = _in_order(np.arange(1, len(hits) + 1) / (hits + 1.0))
-        values[row] = _c_log((1.0 + total) / (1.0 + float(relevant[row]) - total))
-    return values
+
+    def value(walk: _Walk) -> np.ndarray:
+        hit = walk.grades >= rel
+        ranks = np.arange(1, hit.shape[1] + 1, dtype=np.float64)
+        total = row_sums(np.where(hit, np.cumsum(hit, axis=1) / ranks, 0.0))
+        ratios = (1.0 + total) / (1.0 + relevant[walk.rows].astype(np.float64) - total)
+        return np.array([_c_log(x) for x in ratios.tolist()], dtype=np.float64)
+
+    return _per_walk(judged, value)
 
 
 def _c_log(x: float) -> float:
