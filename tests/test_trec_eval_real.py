@@ -55,7 +55,7 @@ FLAG_SETS = {
         "-mRndcg.2=5",
         "-myaap",
     ],
-    "rbp": ["-q", "-mrbp.1=2,p=0.8", "-mrbp_resid.p=0.5"],
+    "rbp": ["-q", "-mrbp.1=2,p=0.8", "-mrbp_resid.p=0.5", "-mrbp.0=2,1=3", "-mrbp.-1=5"],
 }
 # trec_eval's own quick test (its Makefile), for the qrels format
 QUICKTEST = [

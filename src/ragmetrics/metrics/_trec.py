@@ -518,12 +518,12 @@ def _gains(walk: _Walk, gains: str, *, scaled: bool = False) -> tuple[np.ndarray
     pieces: list[tuple[np.ndarray, float, np.ndarray]] = []  # rows, gain, docs: in order
     for n_levels in np.unique(walk.n_levels).tolist():
         table = _gain_table(n_levels, pairs)
-        if scaled:
-            low = min((row[1] for row in table), default=0.0)
-            high = max((row[1] for row in table), default=0.0)
-            if low < 0 or high > 1:  # one gain alone outside: 0 / 0 in C, NaN
+        if scaled:  # the range of the gains and 0, as the trec_eval program finds it
+            low = min([0.0] + [row[1] for row in table])
+            high = max([0.0] + [row[1] for row in table])
+            if low < 0 or high > 1:  # then high - low > 0
                 for row in table:
-                    row[1] = (row[1] - low) / (high - low) if high > low else math.nan
+                    row[1] = (row[1] - low) / (high - low)
         members = np.flatnonzero(walk.n_levels == n_levels)
         gained[members] = _gain_lookup(table, top)[walk.grades[members] + 3]
         if not table or table[-1][1] <= 0.0:
