@@ -12,6 +12,9 @@ Prints, as medians of alternating runs:
 - ``ragmetrics trec_eval -q -c`` on a run shaped like a TREC Robust track's (100 topics x
   1,000 docs, ids in the styles of its four collections, scores with four decimals) against
   qrels of 1,400 judgments a topic, most of them not relevant, as pooled judging leaves them;
+- ``-m all_trec`` and ``-q -m all_trec`` on a run of 5,000 queries x 100 results (the
+  shape of a RAG benchmark's run): every measure, its walks down each ranking, and half a
+  million lines printed with ``-q``;
 - with ``--qrels FILE --run FILE``, the same on files of the user's own (a real TREC run);
   with ``--qrels FILE`` alone, on those qrels and a run drawn from their pool (real qrels,
   such as NIST's for the Robust collections' topics, when no real run is at hand).
@@ -50,7 +53,9 @@ def write_track(folder: Path, n_queries: int = 100, depth: int = 1000, seed: int
         for q in range(301, 301 + n_queries):
             docs = [f"FBIS{rng.randrange(10**6):07d}" for _ in range(depth)]
             docs = list(dict.fromkeys(docs))
-            judged = {doc: rng.choice([0, 0, 1, 2]) for doc in rng.sample(docs, 150)}
+            judged = {
+                doc: rng.choice([0, 0, 1, 2]) for doc in rng.sample(docs, min(150, len(docs)))
+            }
             for doc in (f"LA{rng.randrange(10**6):07d}" for _ in range(100)):
                 judged.setdefault(doc, rng.choice([0, 1]))  # judged, never retrieved
             qrels.writelines(f"{q} 0 {doc} {grade}\n" for doc, grade in judged.items())
@@ -165,6 +170,10 @@ def main() -> None:
         folder = Path(name)
         write_track(folder)
         write_robust(folder)
+        many = folder / "many"
+        many.mkdir()
+        write_track(many, n_queries=5000, depth=100)
+        wide = [str(many / "qrels.txt"), str(many / "run.txt")]
         qrels = str(folder / "qrels.txt")
         robust = [str(folder / "robust-qrels.txt"), str(folder / "robust-run.txt")]
         cases = {  # label: the arguments after the program's name
@@ -172,6 +181,8 @@ def main() -> None:
             "-q, ties written up": ["-q", qrels, str(folder / "run-ties-up.txt")],
             "-q -m all_trec": ["-q", "-m", "all_trec", qrels, str(folder / "run.txt")],
             "-q -c, Robust-shaped": ["-q", "-c", *robust],
+            "-m all_trec (5,000 x 100)": ["-m", "all_trec", *wide],
+            "-q -m all_trec (5,000 x 100)": ["-q", "-m", "all_trec", *wide],
         }
         if args.qrels:
             run = args.run or str(write_run_for(Path(args.qrels), folder))
