@@ -232,6 +232,24 @@ def check_metric(spec: MetricSpec) -> None:
         assert refused_or(lambda: rm.evaluate(qrels, {}, names, **options)) is None, (
             "empty run scored"
         )
+    for param in spec.params:
+        for value in _hostile_values(param):
+            label = f"{spec.name}({param.name}={value})"
+            with contract(what, f"the parameter {label}"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow too
+                    found = refused_or(partial(rm.evaluate, qrels, run, [label], **options))
+                if found is not None:
+                    _check_result(spec, found, label)
+
+
+def _hostile_values(param: Any) -> list[str]:
+    """Values of a parameter as a user may write them, hostile ones, in a metric's name."""
+    if param.kind is str:
+        texts = ["", "x", "nan", "inf", "-inf", "1e308", ";", "0;nan", "1:inf", "1:nan", "2:5"]
+        texts += ["-1:5", "1:1e308;2:-1e308", "1e308;0"]
+        return [repr(text) for text in [*param.choices, *texts]]
+    return ["nan", "inf", "-inf", "1e308", "-1e308", "0", "-1", "1e-320", "2**70", "1.5"]
 
 
 # --- fusion -------------------------------------------------------------------------------

@@ -179,7 +179,7 @@ def test_bad_missing_policy() -> None:
 def test_bad_threshold_type() -> None:
     with pytest.raises(
         rm.RagMetricsError,
-        match=r"relevance_threshold must be an integer \(the lowest grade that counts as relevant, inclusive\)\. Got 0\.5",
+        match=r"relevance_threshold must be an integer >= 0 \(the lowest grade that counts as relevant, inclusive\)\. Got 0\.5",
     ):
         rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["mrr"], relevance_threshold=0.5)  # type: ignore[arg-type]
 
@@ -209,3 +209,10 @@ def test_a_warning_points_at_the_callers_line() -> None:
     assert caught and all(w.filename == __file__ for w in caught), [
         (w.filename, w.lineno) for w in caught
     ]
+
+
+def test_a_negative_threshold_is_refused() -> None:
+    """A negative grade marks a doc judged as not to be counted: no threshold goes below 0
+    (one did count unjudged docs as relevant: binG 2.0)."""
+    with pytest.raises(rm.InvalidParameterError, match=r"must be an integer >= 0 .* Got -1"):
+        rm.evaluate({"q": {"a": 1}}, {"q": ["a", "x"]}, ["bin_g"], relevance_threshold=-1)

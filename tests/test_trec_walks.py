@@ -16,7 +16,7 @@ import pytest
 import ragmetrics as rm
 from ragmetrics.metrics import _trec
 
-GAINS = ["", "1:3;2:9;4:4.5", "0:1;1:2", "2:5", "1:0;0:5", "1:0.3;2:0.6;3:0.9", "-1:0.5;1:2;1:7"]
+GAINS = ["", "1:3;2:9;4:4.5", "0:1;1:2", "2:5", "1:0;0:5", "1:0.3;2:0.6;3:0.9", "0:0.5;1:2;1:7"]
 LEVELS = ["0;0.1;0.2;0.3;0.4;0.5;0.6;0.7;0.8;0.9;1", "1;0;0.5", "0.5;0.5;0", "2;1;0.3"]
 
 
@@ -308,3 +308,19 @@ def test_any_cut_into_blocks_gives_the_same_values(
         for query, values in whole.items():
             for label in labels:
                 assert _same(cut[query][label], values[label]), (seed, query, label)
+
+
+@pytest.mark.parametrize("levels", ["inf", "0;nan", "-inf;0.5"])
+def test_recall_levels_that_are_not_finite_are_refused(levels: str) -> None:
+    with pytest.raises(rm.InvalidParameterError, match="finite numbers"):
+        rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, [f"eleven_point_average(levels='{levels}')"])
+
+
+def test_a_level_past_every_ranking_counts_as_any_level_past_it() -> None:
+    """1e308 x R overflows to inf: still a count no ranking reaches, as level 2 gives."""
+    qrels, run = {"q": {"a": 1, "b": 1}}, {"q": ["a", "x", "b"]}
+    far, near = (
+        rm.evaluate(qrels, run, [f"eleven_point_average(levels='0;{x}')"]).aggregate
+        for x in ("1e308", "2")
+    )
+    assert list(far.values()) == list(near.values()) == [0.5]

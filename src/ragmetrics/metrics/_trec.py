@@ -76,17 +76,22 @@ LEVELS = Param(
     "0;0.1;0.2;0.3;0.4;0.5;0.6;0.7;0.8;0.9;1",
     "the recall levels averaged, separated by ';'",
 )
+# a worth beyond 10^15 a doc would let a utility overflow (10^18 docs at most)
+_WORTH = 1e15
 UTILITY_WEIGHTS = (
-    Param("rel_ret", float, 1.0, "worth of each relevant doc retrieved"),
-    Param("nonrel_ret", float, -1.0, "worth of each non-relevant doc retrieved"),
-    Param("rel_missed", float, 0.0, "worth of each relevant doc not retrieved"),
-    Param("nonrel_missed", float, 0.0, "worth of each non-relevant doc not retrieved"),
+    Param("rel_ret", float, 1.0, "worth of each relevant doc retrieved", -_WORTH, _WORTH),
+    Param("nonrel_ret", float, -1.0, "worth of each non-relevant doc retrieved", -_WORTH, _WORTH),
+    Param("rel_missed", float, 0.0, "worth of each relevant doc not retrieved", -_WORTH, _WORTH),
+    Param(
+        "nonrel_missed", float, 0.0, "worth of each non-relevant doc not retrieved", -_WORTH, _WORTH
+    ),
     Param(
         "n_docs",
         int,
         0,
         "docs in the collection (trec_eval -N; 0 as trec_eval without it), for nonrel_missed",
         low=0,
+        high=1e18,
     ),
 )
 
@@ -246,10 +251,11 @@ def r_precision_multiple(
         [0.5]
     """
     relevant = judged.n_relevant(rel).astype(np.float64)
-    ranks = (mult * relevant + 0.9).astype(np.int64)
+    with np.errstate(over="ignore"):  # a rank past every ranking: inf, a precision of 0
+        ranks = np.floor(mult * relevant + 0.9)  # C's cast to long, for what it can hold
     rows, hit_ranks = judged.relevant_at(rel)
     within = np.bincount(rows[hit_ranks < ranks[rows]], minlength=judged.n_queries)
-    return _ratio(within.astype(np.float64), ranks.astype(np.float64), ranks > 0)
+    return _ratio(within.astype(np.float64), ranks, ranks > 0)
 
 
 def eleven_point_average(
@@ -307,7 +313,8 @@ def _interpolated_sums(
     waiting = np.zeros(len(found), dtype=bool)
     at = found - 1  # the relevant doc the walk is at
     for level in reversed(levels):
-        scaled = level * relevant
+        with np.errstate(over="ignore"):  # a count past every ranking counts alike
+            scaled = np.clip(level * relevant, -_FAR, _FAR)
         if rounding == "trec9":
             counts = np.floor(scaled + 0.9).astype(np.int64)
         else:
@@ -326,6 +333,9 @@ def _interpolated_sums(
     return total
 
 
+_FAR = 2.0**62  # more relevant docs than any ranking holds, and an exact int64
+
+
 def _levels(text: str) -> list[float]:
     from ragmetrics.errors import InvalidParameterError
 
@@ -333,9 +343,10 @@ def _levels(text: str) -> list[float]:
         levels = [float(part) for part in text.split(";")]
     except ValueError:
         levels = []
-    if not levels:
+    if not levels or not all(map(math.isfinite, levels)):
         raise InvalidParameterError(
-            f"levels={text!r}: give recall levels separated by ';', e.g. '0;0.5;1'."
+            f"levels={text!r}: give recall levels (finite numbers) separated by ';', "
+            "e.g. '0;0.5;1'."
         )
     return levels
 
@@ -379,7 +390,9 @@ NONPOOL = -1  # a retrieved doc with no judgment
 UNJUDGED = -2  # a retrieved doc judged with a negative grade: in the pool, not judged
 PAST = -3  # a cell past the end of a ranking
 
-PERSISTENCE = Param("p", float, 0.9, "the user's persistence: the chance to read on", low=0.0)
+PERSISTENCE = Param(
+    "p", float, 0.9, "the user's persistence: the chance to read on", low=0.0, high=1.0
+)
 INFAP_EPSILON = 0.00001
 # cells of one block's padded matrix (rows x widest): blocks of rankings of one length
 # class (within a factor of two) are cut to stay within it (one ranking at least)
@@ -463,11 +476,21 @@ def _gain_pairs(text: str) -> list[tuple[str, float]]:
             pairs.append((grade.strip(), float(gain)))
         except ValueError:
             colon = ""
-        if not colon:
+        if not colon or not abs(pairs[-1][1]) <= _MOST_GAIN:
             raise InvalidParameterError(
-                f"gains={text!r}: write 'grade:gain' pairs separated by ';', e.g. '1:3;2:9'."
+                f"gains={text!r}: write 'grade:gain' pairs separated by ';', e.g. '1:3;2:9' "
+                f"(gains within +-{_MOST_GAIN:g})."
+            )
+        given = ascii_int(pairs[-1][0])
+        if given is not None and given < 0:
+            raise InvalidParameterError(
+                f"gains={text!r}: grade {given} is below 0, where a doc counts as not judged; "
+                "give gains to grades 0 and up."
             )
     return pairs
+
+
+_MOST_GAIN = 1e15  # trec_eval orders gains by their difference cast to an integer
 
 
 def _gain_table(n_levels: int, pairs: list[tuple[str, float]]) -> list[list[float]]:
@@ -563,9 +586,12 @@ def _log2_of_ranks(n: int) -> np.ndarray:
 
 def _c_log2(values: np.ndarray) -> np.ndarray:
     """C's ``log2`` of each value (numpy's may differ in the last bit): each distinct
-    value's once."""
+    value's once; -inf at 0 and NaN below, as C gives them."""
     distinct, where = np.unique(values, return_inverse=True)
-    logs = np.array([math.log2(x) for x in distinct.tolist()], dtype=np.float64)
+    logs = np.array(
+        [math.log2(x) if x > 0 else -math.inf if x == 0 else math.nan for x in distinct.tolist()],
+        dtype=np.float64,
+    )
     return logs[where.reshape(values.shape)]
 
 
@@ -1085,6 +1111,10 @@ for _name, _kernel, _what, _params, _aliases in (
         _traits["higher_is_better"] = False
     if _name == "r_ndcg":
         _traits["can_be_na"] = True  # the ideal gain never changes: 0 / 0, as trec_eval
+    if _name == "g":
+        # gains ordered so that the ideal ranking stops before a gain above 1: the cost
+        # falls behind the gain, and trec_eval takes the log2 of a number below 0 (NaN)
+        _traits["can_be_na"] = True
     if _name in ("infap",):
         _traits["counts_judged"] = True
     register(_trec(_name, _kernel, Cutoff.NONE, _what, **_traits), *_aliases)

@@ -280,6 +280,7 @@ REL = register_param(
         int,
         1,
         "the lowest grade that counts as relevant, inclusive",
+        low=0,  # a negative grade marks a doc judged as not to be counted
         keyword="relevance_threshold",
         short_flag="-l",
     )
