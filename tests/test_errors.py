@@ -216,3 +216,10 @@ def test_a_negative_threshold_is_refused() -> None:
     (one did count unjudged docs as relevant: binG 2.0)."""
     with pytest.raises(rm.InvalidParameterError, match=r"must be an integer >= 0 .* Got -1"):
         rm.evaluate({"q": {"a": 1}}, {"q": ["a", "x"]}, ["bin_g"], relevance_threshold=-1)
+
+
+def test_a_text_parameter_given_a_number_says_to_quote_it() -> None:
+    """``levels=0.5`` reads as a number, where the levels are a text: the message says how
+    to write it (it used to say the value must be a number, which it was)."""
+    with pytest.raises(rm.InvalidParameterError, match=r"must be a text in quotes \(levels='0;"):
+        rm.evaluate({"q": {"a": 1}}, {"q": ["a"]}, ["eleven_point_average(levels=0.5)"])

@@ -29,7 +29,7 @@ MEASURES = [arg for name in COMPUTED for arg in ("-m", name)]
 PARAMETERS = [
     "-miprec_at_recall..10,.20,.25,.75,.50", "-mP.5,7,3", "-mrecall.20,2000",
     "-mRprec_mult.5.0,0.2,0.35", "-mutility.2,-1,0,0", "-m11pt_avg..25,.5,.75",
-    "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20",
+    "-mndcg_cut.10,20,23.4", "-msuccess.2,5,20", "-m11pt_avg.0.5", "-m11pt_avg.1",
 ]  # fmt: skip
 FLAG_SETS = {
     "default": [],

@@ -227,7 +227,7 @@ _FAMILIES: dict[str, _Family] = {
     ),
     "utility": _numbers(_utility, (1.0, -1.0, 0.0, 0.0), zero_if_missing=True, collection=True),
     "11pt_avg": _numbers(
-        lambda v: "eleven_point_average(levels=" + ";".join(map(repr, v)) + ")",
+        lambda v: "eleven_point_average(levels='" + ";".join(map(repr, v)) + "')",
         _RECALL_LEVELS,
         interpolated=True,
     ),

@@ -194,6 +194,8 @@ class Param:
             text = "one of " + ", ".join(map(repr, self.choices))
         elif self.kind is int:
             text = "an integer"
+        elif self.kind is str:
+            text = f"a text in quotes ({self.name}='{self.default}')"
         else:
             text = "a number"
         if self.low is not None and self.high is not None:
