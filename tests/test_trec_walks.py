@@ -84,18 +84,9 @@ def _log2(x: float) -> float:
 
 def _ndcg_rel(grades: list[int], levels: list[int], gains: str) -> float:
     gain_of, ideal = _table(levels, gains)
-    gained = [gain_of.get(g, 0.0) for g in grades]
-    results = best = total = 0.0
-    n_found = 0
-    sums, bests = [], []
-    for rank, gain in enumerate(gained):
-        if gain != 0:
-            results += gain / _log2(rank + 2)
-        sums.append(results)
-    for rank, gain in enumerate(ideal):
-        best += gain / _log2(rank + 2)
-        bests.append(best)
-    for rank, gain in enumerate(gained):
+    sums, bests = _dcgs(grades, levels, gains)
+    total, n_found = 0.0, 0
+    for rank, gain in enumerate(gain_of.get(g, 0.0) for g in grades):
         if gain > 0:
             n_found += 1
             at = bests[min(rank, len(ideal) - 1)] if ideal else 0.0
