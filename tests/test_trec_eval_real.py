@@ -55,7 +55,8 @@ FLAG_SETS = {
         "-mRndcg.2=5",
         "-myaap",
     ],
-    "rbp": ["-q", "-mrbp.1=2,p=0.8", "-mrbp_resid.p=0.5", "-mrbp.0=2,1=3", "-mrbp.-1=5"],
+    "rbp": ["-q", "-mrbp.1=2,p=0.8", "-mrbp_resid.p=0.5", "-mrbp.0=2,1=3", "-mrbp.1=5"],
+    "hex": ["-q", "-m11pt_avg.0x1p-1,0X.Cp0", "-mrbp.p=0x1.8p-1", "-mutility.0x2,-1,0,0"],
 }
 # trec_eval's own quick test (its Makefile), for the qrels format
 QUICKTEST = [
@@ -383,9 +384,14 @@ def test_where_trec_eval_reads_garbage_we_refuse(
     test_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """-M below 0 crashes trec_eval; -l below 0 counts unjudged docs as relevant outside R;
-    a flag's non-number is read as 0. Each is one line and exit 1 here (docs/cli.md)."""
+    a flag's non-number is read as 0; a measure's parameter that reads as NaN or infinity
+    (C's atof reads "nan" and "inf") makes trec_eval print NaN, or a number from an
+    undefined cast; a gain for a grade below 0 goes to every unjudged doc. Each is one line
+    and exit 1 here (docs/cli.md)."""
     files = [str(test_folder / "qrels.test"), str(test_folder / "results.test")]
-    for flags in (["-M", "-3"], ["-l", "-1"], ["-l", "two"]):
+    hostile = [["-m", m] for m in ("rbp.p=nan", "utility.inf,0,0,0", "11pt_avg.nan", "G.1=nan")]
+    hostile += [["-m", "ndcg.-1=5"], ["-m", "rbp.p=2"], ["-m", "iprec_at_recall.-Infinity,1"]]
+    for flags in (["-M", "-3"], ["-l", "-1"], ["-l", "two"], *hostile):
         assert main(["trec_eval", *flags, *files]) == 1
         out, err = capsys.readouterr()
         assert out == "" and err.count("\n") == 1, flags

@@ -4,6 +4,8 @@ rest of ``ragmetrics trec_eval``."""
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -299,8 +301,15 @@ def c_long(text: str) -> int:
 
 
 def c_double(text: str) -> float:
-    """C's ``atof`` for decimal numbers: the longest leading part that reads as a number."""
+    """C's ``atof``: the longest leading part that reads as a number (decimal, hexadecimal
+    as ``0x1p3``, or ``inf``, ``infinity`` and ``nan`` in any case)."""
     stripped = text.lstrip(" \t\n\v\f\r")
+    special = _C_SPECIAL.match(stripped)
+    if special:
+        return float(special.group(0))
+    hexadecimal = _C_HEX.match(stripped)
+    if hexadecimal:
+        return float.fromhex(hexadecimal.group(0))
     for end in range(len(stripped), 0, -1):
         part = stripped[:end]
         if part[-1:].isdigit() or part[-1:] == ".":
@@ -309,6 +318,10 @@ def c_double(text: str) -> float:
             except ValueError:
                 continue
     return 0.0
+
+
+_C_SPECIAL = re.compile(r"[+-]?(?:infinity|inf|nan)", re.IGNORECASE)
+_C_HEX = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?")
 
 
 def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
@@ -330,6 +343,8 @@ def _parameters(name: str, family: _Family, text: str | None) -> list[Any]:
         return cutoffs
     if family.kind == "levels":
         levels = sorted(c_double(p) for p in parts)
+        if not all(map(math.isfinite, levels)):  # C's cast of them is undefined
+            raise TrecEvalError(f"ragmetrics trec_eval: -m {name}.{text}: give finite numbers.", 1)
         if len(set(levels)) != len(levels):
             raise TrecEvalError("trec_eval: duplicate cutoffs detected", 2)
         return levels
