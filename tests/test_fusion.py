@@ -190,6 +190,38 @@ def test_condorcet_equals_ranx_where_the_majorities_order_the_docs(method: str) 
     assert {q: ours[q] for q in decided} == {q: theirs[q] for q in decided}
 
 
+def test_condorcet_breaks_a_full_tie_by_doc_id_descending() -> None:
+    """Two runs in opposite orders: every pair ties in votes, every doc in wins and in
+    summed ranks; the doc ids decide, descending, whatever order the runs list them in."""
+    one = Run.from_dict({"q": {"m": 3.0, "z": 2.0, "a": 1.0}, "p": {"k": 2.0, "b": 1.0}})
+    two = Run.from_dict({"q": {"a": 3.0, "z": 2.0, "m": 1.0}, "p": {"b": 2.0, "k": 1.0}})
+    fused = fuse([one, two], method="condorcet", norm=None).to_dict()
+    assert fused == {"q": {"z": 3.0, "m": 2.0, "a": 1.0}, "p": {"k": 2.0, "b": 1.0}}
+
+
+@pytest.mark.parametrize("method", ["condorcet", "w_condorcet"])
+def test_condorcet_counted_in_any_blocks_gives_the_same_scores(
+    method: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queries of one candidate count are counted together, a block at a time: blocks of
+    one query give the scores of one block of all, queries of uneven counts included."""
+    from ragmetrics.fusion import _methods
+
+    rng = random.Random(3)
+    runs = []
+    for r in range(3):
+        lists = {}
+        for q in range(40):
+            pool = [f"d{i}" for i in range(rng.choice([1, 4, 9, 30]))]
+            picked = rng.sample(pool, rng.randrange(1, len(pool) + 1))
+            lists[f"q{q}"] = {d: float(rng.choice([1, 2, 2, 3])) for d in picked}  # ties
+        runs.append(Run.from_dict(lists, name=f"r{r}"))
+    params = {"weights": [0.7, 1.3, 0.25]} if method == "w_condorcet" else None
+    whole = fuse(runs, method=method, params=params).to_dict()
+    monkeypatch.setattr(_methods, "_CONDORCET_CELLS", 1)
+    assert fuse(runs, method=method, params=params).to_dict() == whole
+
+
 @pytest.mark.parametrize("norm", ["min-max", "rank", None])
 @pytest.mark.parametrize(
     "method", ["probfuse", "segfuse", "slidefuse", "posfuse", "bayesfuse", "mapfuse"]

@@ -296,7 +296,10 @@ def _condorcet_of(table: Table, runs: list[Rows], weights: Sequence[float] | Non
     those ranking y above x (a doc a run missed ranks below all it ranked). Docs are ordered
     by how many others they beat, ties by their summed ranks, then by doc id, descending;
     the fused score is ``n - place`` (n candidates). Where the majorities form an order
-    (no tie, no cycle) this is the order every Condorcet sort finds."""
+    (no tie, no cycle) this is the order every Condorcet sort finds.
+
+    The queries with the same number of candidates are counted together, a block of them
+    at a time (their pairwise votes one array), not one query at a time."""
     n_cand = table.n_cand
     unranked = np.iinfo(np.int64).max // 4
     ranks = np.full((len(runs), n_cand), unranked, dtype=np.int64)
@@ -304,22 +307,37 @@ def _condorcet_of(table: Table, runs: list[Rows], weights: Sequence[float] | Non
         ranks[r, rows.cand] = positions(rows.lengths)
     weight = np.ones(len(runs)) if weights is None else np.asarray(weights, dtype=np.float64)
     scores = np.zeros(n_cand)
-    bounds = offsets_of(table.cand_lengths).tolist()
-    docs = table.docs
-    for q in range(len(table.cand_lengths)):
-        start, end = bounds[q], bounds[q + 1]
-        n = end - start
+    lengths = np.asarray(table.cand_lengths, dtype=np.int64)
+    starts = offsets_of(lengths)[:-1]
+    for n in np.unique(lengths).tolist():
         if not n:
             continue
-        block = ranks[:, start:end]
-        above = block[:, :, None] < block[:, None, :]  # run r ranks x above y
-        votes = np.tensordot(weight, above.astype(np.float64), axes=1)
-        beats = (votes > votes.T).sum(axis=1)
-        summed = np.minimum(block, n).sum(axis=0)
-        order_of_ids = np.argsort(np.argsort(docs[start:end], kind="stable"), kind="stable")
-        order = np.lexsort((-order_of_ids, summed, -beats))
-        scores[start + order] = n - np.arange(n)
+        same = starts[lengths == n]
+        per_block = max(1, _CONDORCET_CELLS // (n * n * len(runs)))
+        for first in range(0, len(same), per_block):
+            at = same[first : first + per_block, None] + np.arange(n)  # queries x candidates
+            scores[at] = _condorcet_places(ranks[:, at], weight, table.docs[at], n)
     return scores
+
+
+# pairwise cells (runs x queries x candidates x candidates) counted at once
+_CONDORCET_CELLS = 1 << 22
+
+
+def _condorcet_places(
+    block: np.ndarray, weight: np.ndarray, docs: np.ndarray, n: int
+) -> np.ndarray:
+    """``n - place`` of each candidate of queries of ``n`` candidates each (``block``: each
+    run's rank of them, runs x queries x n; ``docs``: their ids, queries x n)."""
+    above = block[:, :, :, None] < block[:, :, None, :]  # run r ranks x above y
+    votes = np.tensordot(weight, above.astype(np.float64), axes=1)
+    beats = (votes > votes.transpose(0, 2, 1)).sum(axis=2)
+    summed = np.minimum(block, n).sum(axis=0)
+    order_of_ids = np.argsort(np.argsort(docs, axis=1, kind="stable"), axis=1, kind="stable")
+    order = np.lexsort((-order_of_ids, summed, -beats), axis=-1)
+    places = np.empty(order.shape)
+    np.put_along_axis(places, order, n - np.arange(n, dtype=np.float64), axis=1)
+    return places
 
 
 def _condorcet(table: Table, runs: list[Rows], params: dict[str, Any]) -> np.ndarray:
