@@ -315,3 +315,23 @@ def test_a_level_past_every_ranking_counts_as_any_level_past_it() -> None:
         for x in ("1e308", "2")
     )
     assert list(far.values()) == list(near.values()) == [0.5]
+
+
+def test_a_huge_grade_keeps_its_query_in_a_block_of_its_own() -> None:
+    """Docs are counted by grade in a matrix as wide as the highest grade: a query graded
+    up to 100,000 goes to a block of its width class, not into the others' blocks (which
+    would make each of their rows that wide), and its gain table is built in one pass."""
+    from ragmetrics.engine._locate import locate_judged
+
+    qrels = {f"q{i}": {"a": 1, "b": 0} for i in range(3000)}
+    qrels["q7"]["a"] = 100_000
+    run = {f"q{i}": {"a": 2.0, "b": 1.0, "c": 0.5} for i in range(3000)}
+    judged = locate_judged(
+        rm.Qrels.from_dict(qrels), rm.Run.from_dict(run), list(qrels), depth=None
+    )
+    walks = _trec._walks(judged)
+    assert all(w.levels.size <= max(_trec._BLOCK_CELLS, 100_001) for w in walks)
+    assert [len(w.rows) for w in walks if w.levels.shape[1] > 2] == [1]
+    values = rm.evaluate(qrels, run, ["dcg", "ndcg_rel"]).per_query
+    assert values["q7"]["dcg"] == 100_000.0
+    assert values["q8"]["dcg"] == 1.0 and values["q8"]["ndcg_rel"] == 1.0

@@ -422,7 +422,8 @@ def _walks(judged: JudgedRun) -> list[_Walk]:
 
     def make() -> list[_Walk]:
         counts = judged.judged_counts.astype(np.int64)
-        widths = np.maximum(judged.lengths.astype(np.int64), counts)
+        # a block's matrices: its rankings, its ideal rankings, its docs counted by grade
+        widths = np.maximum(np.maximum(judged.lengths.astype(np.int64), counts), _levels_of(judged))
         # a class per power of two of the width: a block pads its rows to at most twice
         classes = np.ceil(np.log2(np.maximum(widths, 1))).astype(np.int64)
         order = np.argsort(classes, kind="stable")
@@ -436,6 +437,18 @@ def _walks(judged: JudgedRun) -> list[_Walk]:
         return walks
 
     return judged.cached("trec_walks", make)
+
+
+def _levels_of(judged: JudgedRun) -> np.ndarray:
+    """Per query, its highest grade 0 or above plus one (0: none)."""
+    counts = judged.judged_counts.astype(np.int64)
+    grades = np.where(judged.judged_grades >= 0, np.trunc(judged.judged_grades), -1.0)
+    top = np.full(len(counts), -1.0)
+    filled = np.flatnonzero(counts > 0)
+    if len(filled):
+        offsets = np.cumsum(counts) - counts
+        top[filled] = np.maximum.reduceat(grades, offsets[filled])
+    return (top + 1).astype(np.int64)
 
 
 def _walk(judged: JudgedRun, rows: np.ndarray) -> _Walk:
@@ -501,11 +514,12 @@ def _gain_table(n_levels: int, pairs: list[tuple[str, float]]) -> list[list[floa
     given pairs first, then the other grades from 0 up). The order depends on the grades
     reached alone, not on how many docs each has."""
     table: list[list[float]] = [[int(g), gain, 0] for g, gain in pairs if ascii_int(g) is not None]
+    first: dict[int, list[float]] = {}
+    for row in table:
+        first.setdefault(int(row[0]), row)
     for grade in range(n_levels):
-        for row in table:
-            if row[0] == grade:
-                row[2] = grade + 1
-                break
+        if grade in first:
+            first[grade][2] = grade + 1
         else:
             table.append([grade, float(grade), grade + 1])
     from functools import cmp_to_key
@@ -552,9 +566,10 @@ def _gains(walk: _Walk, gains: str, *, scaled: bool = False) -> tuple[np.ndarray
         if not table or table[-1][1] <= 0.0:
             continue  # no positive gain on top: no ideal ranking
         stopped = np.zeros(len(members), dtype=bool)
+        present = np.any(walk.levels[members] > 0, axis=0).tolist()  # grades some have docs at
         for _, gain, counted in reversed(table):
-            if not counted:
-                continue
+            if not counted or not present[int(counted) - 1]:
+                continue  # no docs at this grade: it adds nothing and stops nothing
             docs = walk.levels[members, int(counted) - 1]
             if gain <= 0.0:  # the walk ends at the first grade of docs without gain
                 stopped |= docs > 0
