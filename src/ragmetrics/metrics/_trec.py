@@ -318,10 +318,7 @@ def _interpolated_sums(
         if rounding == "trec9":
             counts = np.floor(scaled + 0.9).astype(np.int64)
         else:
-            whole = np.trunc(scaled)
-            counts = (whole + np.where(np.abs(scaled - whole) >= 0.5, np.sign(scaled), 0)).astype(
-                np.int64
-            )
+            counts = rounded_half_away(scaled)
         skipping &= counts > found
         reached = ~skipping & ~waiting & (counts >= 1) & (counts - 1 <= at)
         waiting |= ~skipping & ~reached
@@ -352,12 +349,17 @@ def _levels(text: str) -> list[float]:
 
 
 def round_half_away(x: float) -> int:
-    """C's ``lround``: to the nearest integer, halves away from zero (``x - trunc(x)`` is
-    exact, so no sum rounds a value just under a half up)."""
-    whole = math.trunc(x)
-    if abs(x - whole) >= 0.5:
-        whole += 1 if x > 0 else -1
-    return whole
+    """C's ``lround``: to the nearest integer, halves away from zero."""
+    return int(rounded_half_away(np.array([x]))[0])
+
+
+def rounded_half_away(x: np.ndarray) -> np.ndarray:
+    """:func:`round_half_away` of each value (``x - trunc(x)`` is exact, so no sum rounds a
+    value just under a half up), as int64."""
+    whole = np.trunc(x)
+    away = np.where(np.abs(x - whole) >= 0.5, np.sign(x), 0.0)
+    rounded: np.ndarray = (whole + away).astype(np.int64)
+    return rounded
 
 
 def unjudged_rate(judged: JudgedRun, cutoff: int | None) -> np.ndarray:
