@@ -12,15 +12,21 @@ import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain, count, repeat
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
+
+from ragmetrics._util.arrays import offsets_of
+from ragmetrics._util.gc import without_gc
+from ragmetrics.data._store import Store
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._atomic import write_text
 from ragmetrics.formats._convert import read_json_or_jsonl
 from ragmetrics.formats._io import PathLike
 
-__all__ = ["Nugget", "Nuggets"]
+__all__ = ["Nugget", "Nuggets", "Support"]
 
 _FORMAT = "ragmetrics.nuggets"
 
@@ -52,11 +58,12 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
         (('d3', 'd7'), 1, 1)
     """
 
-    __slots__ = ("_data",)
+    __slots__ = ("_data", "_support")
 
     def __init__(self, data: Mapping[str, Mapping[str, Nugget]]) -> None:
         """Prefer :meth:`from_dict`; this one takes checked :class:`Nugget` values."""
         self._data = {q: MappingProxyType(dict(n)) for q, n in data.items()}
+        self._support: Support | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as plain dicts (a worker process of a streamed evaluation gets a copy)."""
@@ -65,6 +72,7 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
     # --- reading ------------------------------------------------------------------------
 
     @classmethod
+    @without_gc
     def from_dict(cls, nuggets: Mapping[str, Mapping[str, Any]]) -> Nuggets:
         """Build from ``{qid: {nugget_id: {"text": str, "vital": bool, "support": [doc_id,
         ...]}}}``; every field is checked, and an error names the query, the nugget and the
@@ -84,13 +92,18 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
                     f"The nuggets of query {query_id!r} must map nugget id to "
                     f"{{'text', 'vital', 'support'}}; got {type(of_query).__name__}."
                 )
-            data[query_id] = {
-                _check_id(nugget_id, f"A nugget id of query {query_id!r}"): _nugget(
-                    fields, f"nugget {nugget_id!r} of query {query_id!r}"
-                )
-                for nugget_id, fields in of_query.items()
-            }
-        return cls(data)
+            made: dict[str, Nugget] = {}
+            for nugget_id, fields in of_query.items():
+                nugget = _plain_nugget(nugget_id, fields)
+                if nugget is None:  # anything less plain: checked field by field, named
+                    _check_id(nugget_id, f"A nugget id of query {query_id!r}")
+                    nugget = _nugget(fields, f"nugget {nugget_id!r} of query {query_id!r}")
+                made[nugget_id] = nugget
+            data[query_id] = made
+        built = cls.__new__(cls)  # the dicts just made are the nuggets' own: not copied
+        built._data = {query_id: MappingProxyType(made) for query_id, made in data.items()}
+        built._support = None
+        return built
 
     @classmethod
     def from_json(cls, path: PathLike) -> Nuggets:
@@ -158,15 +171,23 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
     def query_ids(self) -> tuple[str, ...]:
         return tuple(self._data)
 
+    def support(self) -> Support:
+        """The nuggets as flat columns (:class:`Support`), to be located in runs; made on
+        first use and kept (the nuggets never change, and every evaluation asks)."""
+        if self._support is None:
+            self._support = _support(self._data)
+        return self._support
+
     @property
     def n_nuggets(self) -> int:
         """How many nuggets, over every query."""
-        return sum(len(n) for n in self._data.values())
+        return sum(map(len, self._data.values()))
 
     @property
     def n_vital(self) -> int:
-        """How many vital nuggets, over every query."""
-        return sum(x.vital for n in self._data.values() for x in n.values())
+        """How many vital nuggets, over every query (counted once, on first use: every
+        evaluation's settings name it)."""
+        return int(self.support().vital.sum())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Nuggets):
@@ -179,10 +200,86 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
         return f"Nuggets({len(self)} queries, {self.n_nuggets} nuggets, {self.n_vital} vital)"
 
 
+class Support(NamedTuple):
+    """The nuggets of every query that has one, as flat columns, to be located in runs.
+
+    ``docs``: one row per such query (in the nuggets' order) holding every doc that
+    supports one of its nuggets, each once, valued by its index among all rows' docs
+    (flat). ``counts`` and ``vital``: each row's number of nuggets, and each nugget's flag
+    (flat, row after row). Every (doc, nugget) pair, grouped by doc: the pairs of flat doc
+    ``d`` are ``pair_nuggets[starts[d]:starts[d] + sizes[d]]``, each the nugget's index in
+    its query, in the order the nuggets were given."""
+
+    docs: Store
+    counts: np.ndarray
+    vital: np.ndarray
+    pair_nuggets: np.ndarray
+    starts: np.ndarray
+    sizes: np.ndarray
+
+
+def _support(data: Mapping[str, Mapping[str, Nugget]]) -> Support:
+    query_ids = [query_id for query_id, of_query in data.items() if of_query]
+    docs: list[tuple[str, ...]] = []
+    pair_docs: list[int] = []
+    pair_nuggets: list[int] = []
+    vital: list[bool] = []
+    n_docs = 0
+    for query_id in query_ids:
+        nuggets = data[query_id].values()
+        supports = [nugget.support for nugget in nuggets]
+        named = tuple(dict.fromkeys(chain.from_iterable(supports)))  # each doc once
+        index = dict(zip(named, count(n_docs)))  # its flat index
+        n_docs += len(named)
+        docs.append(named)
+        pair_docs.extend(map(index.__getitem__, chain.from_iterable(supports)))
+        each = map(repeat, range(len(supports)), map(len, supports))
+        pair_nuggets.extend(chain.from_iterable(each))
+        vital.extend(nugget.vital for nugget in nuggets)
+    store = Store.from_tuples(query_ids, docs, np.arange(n_docs, dtype=np.float64))
+    flat_docs = np.array(pair_docs, dtype=np.int64)
+    order = np.argsort(flat_docs, kind="stable")
+    sizes = np.bincount(flat_docs, minlength=n_docs)
+    return Support(
+        store,
+        np.array([len(data[query_id]) for query_id in query_ids], dtype=np.int64),
+        np.array(vital, dtype=bool),
+        np.array(pair_nuggets, dtype=np.int64)[order],
+        offsets_of(sizes)[:-1],
+        sizes,
+    )
+
+
 def _check_id(value: object, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise InputFormatError(f"{what} must be a non-empty string; got {value!r}.")
     return value
+
+
+_FIELDS = frozenset({"text", "vital", "support"})
+_ALL_STR = "".startswith  # TypeError at a tuple item that is not a str; True if one is ''
+
+
+def _plain_nugget(nugget_id: object, fields: object) -> Nugget | None:
+    """The nugget of a plain record (a non-empty string id; a dict of known fields, a str
+    text, a bool flag, a list or tuple of non-empty string ids), checked in full at a
+    fraction of :func:`_nugget`'s cost; None for anything else, which :func:`_nugget` then
+    checks field by field (and names what is wrong)."""
+    if type(nugget_id) is not str or not nugget_id or type(fields) is not dict:
+        return None
+    if not fields.keys() <= _FIELDS:
+        return None
+    text, vital = fields.get("text", ""), fields.get("vital", False)
+    support = fields.get("support", ())
+    if type(text) is not str or type(vital) is not bool or type(support) not in (list, tuple):
+        return None
+    support = tuple(support)
+    try:
+        if _ALL_STR(support):
+            return None  # an empty id
+    except TypeError:
+        return None  # an id that is not a str
+    return Nugget(text, vital, tuple(dict.fromkeys(support)))
 
 
 def _nugget(fields: object, where: str) -> Nugget:
