@@ -125,3 +125,19 @@ def test_the_support_table_is_made_once_and_names_each_doc_once() -> None:
     ]
     assert pairs == [[0], [0, 1], [1], [0]]
     assert nuggets.n_nuggets == 3 and nuggets.n_vital == 2
+
+
+def test_nuggets_supported_by_ids_bytes_cannot_hold_are_found() -> None:
+    # a NUL, a newline, a lone surrogate, a very long id: the strings' path finds them
+    ids = ["a\x00b", "line\nbreak", "é", "\ud800x", " ", "x" * 3000, "d"]
+    run = {"q": {doc: float(score) for score, doc in enumerate(ids)}}
+    given = {
+        "q": {f"n{i}": {"text": "t", "vital": True, "support": [d]} for i, d in enumerate(ids)}
+    }
+    names = ["nugget_recall@3", "nugget_recall@7", "sufficient_k"]
+    result = rm.evaluate({"q": {"d": 1}}, run, names, nuggets=given)
+    assert result.per_query["q"] == {
+        "nugget_recall@3": 3 / 7,
+        "nugget_recall@7": 1.0,
+        "sufficient_k": 7.0,
+    }
