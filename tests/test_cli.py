@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -406,6 +407,47 @@ def test_the_console_script_starts_no_blas_threads_for_trec_eval(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     assert done.stdout.strip() == expected
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's allocator only")
+def test_the_trec_eval_console_keeps_the_memory_it_frees() -> None:
+    """After ``keep_freed_memory`` an array of 64 MB made and freed again reuses the pages of
+    the first (no page fault); by default each is mapped fresh and faulted in. The console
+    script asks for it before ``trec_eval`` only."""
+    code = (
+        "import resource, sys\n"
+        "import numpy as np\n"
+        "import ragmetrics.cli._commands as commands\n"
+        "if sys.argv[1] == 'keep':\n"
+        "    commands.keep_freed_memory()\n"
+        "a = np.ones(64 << 20, np.uint8); del a\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+        "for _ in range(4):\n"
+        "    a = np.ones(64 << 20, np.uint8); del a\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n"
+    )
+    faults = {
+        how: int(
+            subprocess.run(
+                [sys.executable, "-c", code, how], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for how in ("keep", "default")
+    }
+    assert faults["keep"] * 10 < faults["default"], faults
+    asked = (
+        "import sys\n"
+        "import ragmetrics.cli._commands as commands\n"
+        "commands.keep_freed_memory = lambda: print('kept')\n"
+        "commands.main = lambda: 0\n"
+        "sys.argv = ['ragmetrics', sys.argv[1]]\n"
+        "commands.console()\n"
+    )
+    for command, expected in (("trec_eval", "kept"), ("compare", "")):
+        done = subprocess.run(
+            [sys.executable, "-c", asked, command], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == expected, command
 
 
 def test_cli_user_errors_found_by_a_hostile_pass(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
