@@ -229,6 +229,78 @@ def test_blank_and_comment_lines_are_dropped_by_the_fast_reader_as_the_careful_o
         rm.Run.from_trec(path)
 
 
+_BODY = "".join(f"q{q} Q0 d{d}é 0 {d / 7:.4f} t\n" for q in range(30) for d in range(20))
+
+
+@pytest.mark.parametrize("block_bytes", [700, 1 << 25], ids=["many blocks", "one block"])
+@pytest.mark.parametrize(
+    ("text", "by_blocks"),
+    [
+        ("# query Q0 doc rank score tag\n" + _BODY + "\n", True),
+        ("\r\n# header\r\n" + _BODY.replace("\n", "\r\n") + "\r\n", True),
+        ("\n" * 3 + _BODY.replace("t\nq7 ", "t\n\n# q7 next\nq7 ", 1), True),
+        (_BODY.replace("t\n", "t\n\n"), True),  # a blank line after each: more than a few
+        ("\t# indented header\n" + _BODY, True),
+        ("# a note \x01\n" + _BODY, False),  # a control byte: the careful reader names it
+        ("# header\n\rq0 Q0 x 0 1 t\n" + _BODY, False),  # a CR that ends no line
+    ],
+    ids=[
+        "header and blank last line",
+        "CR LF",
+        "blank lines and a comment inside",
+        "a blank line after each",
+        "indented",
+        "a control byte in a comment",
+        "a lone CR",
+    ],
+)
+def test_skipped_lines_told_by_their_first_byte_as_the_careful_reader_tells_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int, text: str, by_blocks: bool
+) -> None:
+    """A header comment or a blank last line is seen from the block's first and last bytes
+    and dropped before the block is parsed once; comments and blank lines inside are told by
+    each line's first byte, or, for lines that start with a space or a tab and for many
+    dropped lines, by every byte. Ids beyond ASCII with a header comment are read by blocks
+    too. The values are the careful reader's in every case."""
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block_bytes)
+    path = tmp_path / "run.txt"
+    path.write_bytes(text.encode())
+    assert (_fast_run(path) is not None) == by_blocks
+    if "\x01" in text:
+        with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 1, column 10: U\+0001"):
+            rm.Run.from_trec(path)
+    elif "\rq0" in text:
+        with pytest.raises(rm.InputFormatError, match=r"run\.txt, line 2"):
+            rm.Run.from_trec(path)
+    else:
+        assert rm.Run.from_trec(path).to_dict() == _careful_run(path)
+
+
+@pytest.mark.parametrize(
+    ("head", "tail"), [("# header\n", ""), ("", "\n"), ("\n", ""), ("", "\r\n")]
+)
+def test_a_header_comment_and_a_blank_last_line_cost_no_second_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, head: str, tail: str
+) -> None:
+    """Told from the block's ends, the skipped lines are dropped before the block is parsed:
+    a file of one block is parsed once, not once declined and once again."""
+    calls = []
+    parse = _trec_fast._read_block
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(_trec_fast, "_read_block", counted)
+    path = tmp_path / "run.txt"
+    body = _BODY.replace("é", "")
+    path.write_bytes(
+        (head + (body.replace("\n", "\r\n") if tail == "\r\n" else body) + tail).encode()
+    )
+    assert _fast_run(path) is not None
+    assert len(calls) == 1
+
+
 @pytest.mark.parametrize("block_bytes", [150, 1 << 25], ids=["tiny blocks", "one block"])
 @pytest.mark.parametrize("collide", [False, True], ids=["hashes", "every id one hash"])
 def test_queries_that_come_back_are_grouped_on_bytes_as_the_careful_reader_reads_them(

@@ -248,19 +248,22 @@ def parsed_blocks(
     share of a file is read without it, so that a query met in two places is seen."""
 
     def parse(block: Block) -> _Parsed | None:
-        parsed = _read_block(block, n_columns, doc_col, value_col, integer, regroup)
-        if parsed is None:  # maybe blank or comment lines, which the careful reader skips
-            cleaned = _without_skipped_lines(block)
-            if cleaned is not None and not cleaned.size:  # nothing but such lines
-                none = np.zeros(0, dtype="S8")
-                values = np.zeros(0, dtype=np.int64 if integer else np.float64)
-                lengths = np.zeros(0, dtype=np.int64)
-                return _Parsed(none, lengths, none, values, False, block.count_lines())
-            if cleaned is not None:
-                parsed = _read_block(cleaned, n_columns, doc_col, value_col, integer, regroup)
-                if parsed is not None:
-                    parsed = _Parsed(*parsed[:5], block.count_lines())
-        return parsed
+        if not _skips_at_an_end(block):
+            parsed = _read_block(block, n_columns, doc_col, value_col, integer, regroup)
+            if parsed is not None:
+                return parsed
+        # blank or comment lines, which the careful reader skips: the block without them (a
+        # file's header comment or blank last line, told at once, is not parsed twice)
+        cleaned = _without_skipped_lines(block)
+        if cleaned is None:
+            return None
+        if not cleaned.size:  # nothing but such lines
+            none = np.zeros(0, dtype="S8")
+            values = np.zeros(0, dtype=np.int64 if integer else np.float64)
+            lengths = np.zeros(0, dtype=np.int64)
+            return _Parsed(none, lengths, none, values, False, block.count_lines())
+        parsed = _read_block(cleaned, n_columns, doc_col, value_col, integer, regroup)
+        return None if parsed is None else _Parsed(*parsed[:5], block.count_lines())
 
     spare: list[np.ndarray] = []  # buffers of blocks done with, read into again
     head = handle.read(len(_BOM))
@@ -454,6 +457,22 @@ def _read_block(
     return _Parsed(heads, run_lengths, doc_ids, values, scattered, n_newlines)
 
 
+def _skips_at_an_end(block: Block) -> bool:
+    """True when the block starts with a comment or a blank line (a file's header) or ends
+    with a blank line (after a file's last record), told from a few bytes."""
+    data, size = block.buffer, block.size
+    if not size:
+        return False
+    if data[0] in _SKIPPED_FIRST_BYTES:
+        return True
+    tail = data[max(0, size - 3) : size].tobytes()
+    return tail.endswith((b"\n\n", b"\n\r\n"))
+
+
+_SKIPPED_FIRST_BYTES = (ord("#"), ord("\n"), ord("\r"))
+_FEW_SKIPPED = 64  # more dropped lines than this: every byte of the block looked at
+
+
 def _without_skipped_lines(block: Block) -> Block | None:
     """The block without its blank lines (whitespace alone) and comment lines (a first field
     that starts with ``#``), which the careful reader skips, so that a file with a header
@@ -461,13 +480,57 @@ def _without_skipped_lines(block: Block) -> Block | None:
     the whole file to the careful reader, three times slower). None when it has no such
     line, or a byte the line rule could refuse in the lines dropped (any but printable
     ASCII, tab and line ends; a CR not before LF), or a dropped line longer than the rule
-    allows: the careful reader then reads the file, and names the line of an error."""
+    allows: the careful reader then reads the file, and names the line of an error.
+
+    Lines are told by their first byte (``#``, or a line end: blank); a line that starts
+    with a space or a tab, or many lines dropped, are told by :func:`_skipped_everywhere`,
+    which reads every byte of the block."""
     data = block.buffer[: block.size]
     size = len(data)
-    outside = ((data < 32) & (data != 9) & (data != 10) & (data != 13)) | (data >= 127)
-    returns = np.flatnonzero(data == 13)
-    if outside.any() or (len(returns) and not (block.buffer[returns + 1] == 10).all()):
+    if not size:
         return None
+    starts = np.flatnonzero(data == 10) + 1  # each line's first byte, the first line's aside
+    starts = np.concatenate(([0], starts[:-1] if len(starts) and starts[-1] == size else starts))
+    firsts = data[starts]
+    if bool(((firsts == 32) | (firsts == 9)).any()):
+        return _skipped_everywhere(block)
+    blank_cr = firsts == 13
+    if blank_cr.any() and not bool((block.buffer[starts[blank_cr] + 1] == 10).all()):
+        return _skipped_everywhere(block)  # a CR that does not end its line
+    drop = (firsts == ord("#")) | (firsts == 10) | blank_cr
+    n_dropped = int(np.count_nonzero(drop))
+    if not n_dropped:
+        return None  # the block is not plain for another reason
+    if n_dropped > _FEW_SKIPPED:
+        return _skipped_everywhere(block)
+    ends = np.append(starts[1:], size)
+    pieces, kept_from = [], 0
+    for start, end in zip(starts[drop].tolist(), ends[drop].tolist(), strict=True):
+        line = data[start:end]
+        if end - start > MAX_LINE_BYTES or _refused_bytes(line, block.buffer, start):
+            return None
+        pieces.append(data[kept_from:start])
+        kept_from = end
+    pieces.append(data[kept_from:])
+    kept = sum(map(len, pieces))
+    buffer = np.zeros(kept + _MAX_FIELD_WIDTH, dtype=np.uint8)
+    np.concatenate(pieces, out=buffer[:kept])
+    return Block(buffer, kept)
+
+
+def _refused_bytes(line: np.ndarray, buffer: np.ndarray, start: int) -> bool:
+    """True when a dropped line (``line``, at ``start`` of ``buffer``) holds a byte the line
+    rule could refuse: any but printable ASCII, tab and line ends, or a CR not before LF."""
+    outside = ((line < 32) & (line != 9) & (line != 10) & (line != 13)) | (line >= 127)
+    returns = np.flatnonzero(line == 13) + start
+    return bool(outside.any()) or not bool((buffer[returns + 1] == 10).all())
+
+
+def _skipped_everywhere(block: Block) -> Block | None:
+    """:func:`_without_skipped_lines`, every byte of the block looked at: a line's first
+    byte that is not a space, a tab or a line end decides whether it is blank or a comment."""
+    data = block.buffer[: block.size]
+    size = len(data)
     starts = np.concatenate(([0], np.flatnonzero(data == 10) + 1))  # each line's first byte
     lengths = np.diff(starts, append=size)  # with its line end
     # each line's first byte that is not a space, a tab or a line end
@@ -481,7 +544,13 @@ def _without_skipped_lines(block: Block) -> Block | None:
         return None  # the block is not plain for another reason
     if int(lengths[drop].max()) > MAX_LINE_BYTES:
         return None
-    kept = data[np.repeat(~drop, lengths)]
+    # the dropped lines' bytes against the line rule (the kept lines' are the parse's)
+    dropped = np.repeat(drop, lengths)
+    outside = ((data < 32) & (data != 9) & (data != 10) & (data != 13)) | (data >= 127)
+    returns = np.flatnonzero((data == 13) & dropped)
+    if (outside & dropped).any() or not bool((block.buffer[returns + 1] == 10).all()):
+        return None
+    kept = data[~dropped]
     buffer = np.zeros(len(kept) + _MAX_FIELD_WIDTH, dtype=np.uint8)
     buffer[: len(kept)] = kept
     return Block(buffer, len(kept))
