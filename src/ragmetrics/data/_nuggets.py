@@ -185,9 +185,10 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
 
     @property
     def n_vital(self) -> int:
-        """How many vital nuggets, over every query (counted once, on first use: every
-        evaluation's settings name it)."""
-        return int(self.support().vital.sum())
+        """How many vital nuggets, over every query."""
+        if self._support is not None:  # laid out for an evaluation: counted at once
+            return int(self._support.vital.sum())
+        return sum(nugget.vital for of_query in self._data.values() for nugget in of_query.values())
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Nuggets):
