@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ragmetrics._util.arrays import spans
+
 __all__ = ["Entry", "PrefsError", "QueryPrefs", "count_query", "query_values", "values"]
 
 
@@ -49,7 +51,7 @@ class _Group:
     rel_ret: int = 0
     nonrel: int = 0
     nonrel_ret: int = 0
-    classes: list[list[int]] | None = None  # one subgroup: docs by level, highest first
+    classes: list[np.ndarray] | None = None  # one subgroup: docs by level, highest first
     prefers: np.ndarray | None = None  # several: prefers[a, b] when a is preferred to b
     level_of: np.ndarray | None = None
 
@@ -63,6 +65,7 @@ class QueryPrefs:
     n_judged: int
     n_retrieved: int
     pairs: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.int64))
+    shares: tuple[np.ndarray, np.ndarray, int] | None = None  # see _pair_shares
 
 
 def count_query(entries: list[Entry], ranking: list[str]) -> QueryPrefs:
@@ -94,45 +97,50 @@ def count_query(entries: list[Entry], ranking: list[str]) -> QueryPrefs:
 def _by_classes(
     block: list[Entry], number: dict[str, int], n_ret: int, pairs: np.ndarray
 ) -> _Group:
-    classes: list[tuple[float, list[int]]] = []
-    for _, _, doc, level in block:
-        if not classes or classes[-1][0] != level:
-            classes.append((level, []))
-        classes[-1][1].append(number[doc])
-    group = _Group(classes=[ids for _, ids in classes])
-    for index, (level, ids) in enumerate(classes):
-        seen = sum(1 for i in ids if i < n_ret)
+    """A group of one subgroup: its docs in classes of equal level (``block`` is sorted by
+    level, highest first, then by number), each doc preferred to every doc of every lower
+    class; the preferences counted as arrays, a block of preferring docs at a time."""
+    nums = np.fromiter((number[doc] for _, _, doc, _ in block), dtype=np.int64, count=len(block))
+    levels = np.fromiter((entry[3] for entry in block), dtype=np.float64, count=len(block))
+    bounds = np.flatnonzero(np.diff(levels)) + 1  # where each class after the first starts
+    class_ids = np.split(nums, bounds)
+    group = _Group(classes=class_ids)
+    for level, ids in zip(levels[np.concatenate(([0], bounds))].tolist(), class_ids, strict=True):
+        seen = int(np.count_nonzero(ids < n_ret))
         if level > 0.0:
             group.rel_ret += seen
             group.rel += len(ids)
         else:
             group.nonrel_ret += seen
             group.nonrel += len(ids)
-        for _, lower in classes[index + 1 :]:
-            for a in ids:
-                for b in lower:
-                    pairs[a, b] += 1
-                    if a == b:
-                        raise PrefsError(
-                            "trec_eval.form_prefs_counts: a doc has two levels in one subgroup",
-                            4,
-                        )
-                    if a < b:
-                        if b < n_ret:
-                            group.ful_ret += 1
-                        elif a < n_ret:
-                            group.ful_imp += 1
-                        else:
-                            group.notoccur += 1
-                    elif a < n_ret:
-                        group.poss_ret += 1
-                    elif b < n_ret:
-                        group.poss_imp += 1
-                    else:
-                        group.notoccur += 1
+    # entry i prefers every entry from the end of its class on
+    m = len(block)
+    ends = np.append(bounds, m)
+    class_end = np.repeat(ends, np.diff(np.concatenate(([0], ends))))
+    counts = m - class_end
+    flat = pairs.reshape(-1)
+    n = pairs.shape[1]
+    step = max(1, _PAIR_CELLS // max(m, 1))
+    for first in range(0, m, step):
+        rows = slice(first, first + step)
+        which, _, at = spans(class_end[rows], counts[rows])
+        a, b = nums[rows][which], nums[at]
+        if bool((a == b).any()):
+            raise PrefsError("trec_eval.form_prefs_counts: a doc has two levels in one subgroup", 4)
+        np.add.at(flat, a * n + b, 1)
+        before = a < b
+        a_ret, b_ret = a < n_ret, b < n_ret
+        group.ful_ret += int(np.count_nonzero(before & b_ret))
+        group.ful_imp += int(np.count_nonzero(before & ~b_ret & a_ret))
+        group.poss_ret += int(np.count_nonzero(~before & a_ret))
+        group.poss_imp += int(np.count_nonzero(~before & ~a_ret & b_ret))
+        group.notoccur += int(np.count_nonzero(~(a_ret | b_ret)))
     group.poss_ret += group.ful_ret
     group.poss_imp += group.ful_imp
     return group
+
+
+_PAIR_CELLS = 1 << 20  # preferences counted a block of about this many at a time
 
 
 def _by_array(
@@ -189,33 +197,19 @@ def _recount(group: _Group, n_ret: int, *, retrieved_only: bool) -> tuple[int, i
     if group.classes is not None:
         classes = group.classes
         keep = group.rel_ret if retrieved_only else group.rel
+        # a class's docs ascend: the retrieved ones (numbered first) are a prefix
+        within = [ids[ids < n_ret] if retrieved_only else ids for ids in classes]
         kept_nonrel = classes[-1][:keep]
-
-        def within(ids: list[int]) -> list[int]:
-            if not retrieved_only:
-                return ids
-            out = []
-            for i in ids:
-                if i >= n_ret:
-                    break
-                out.append(i)
-            return out
-
-        for index, ids in enumerate(classes):
-            for lower in classes[index + 1 : len(classes) - 1]:
-                for a in within(ids):
-                    for b in within(lower):
-                        if a < b and (retrieved_only or a < n_ret):
-                            ful += 1
-                        else:
-                            poss += 1
-        for ids in classes:
-            for a in within(ids):
-                for b in within(kept_nonrel):
-                    if a < b and (retrieved_only or a < n_ret):
-                        ful += 1
-                    else:
-                        poss += 1
+        if retrieved_only:
+            kept_nonrel = kept_nonrel[kept_nonrel < n_ret]
+        for index, ids in enumerate(within):
+            lower = within[index + 1 : len(within) - 1]
+            if lower:
+                won, pairs = _preferred_before(ids, np.concatenate(lower), n_ret, retrieved_only)
+                ful, poss = ful + won, poss + pairs - won
+        for ids in within:
+            won, pairs = _preferred_before(ids, kept_nonrel, n_ret, retrieved_only)
+            ful, poss = ful + won, poss + pairs - won
         return ful, poss + ful
     assert group.prefers is not None
     assert group.level_of is not None
@@ -244,30 +238,68 @@ def _recount(group: _Group, n_ret: int, *, retrieved_only: bool) -> tuple[int, i
     return ful, poss + ful
 
 
+def _preferred_before(
+    higher: np.ndarray, lower: np.ndarray, n_ret: int, retrieved_only: bool
+) -> tuple[int, int]:
+    """Of the pairs (a of ``higher``, b of ``lower``): how many the ranking fulfils (a
+    numbered before b, and a retrieved unless ``retrieved_only``), and how many in all."""
+    counted = higher if retrieved_only else higher[higher < n_ret]
+    below = np.sort(lower)
+    after = len(below) - np.searchsorted(below, counted, side="right")
+    return int(after.sum()), len(higher) * len(lower)
+
+
 def _pair(query: QueryPrefs, parts: tuple[bool, bool, bool]) -> float:
     """The mean over doc pairs with a preference of the share of it the ranking fulfils
     (counts summed over groups); ``parts``: pairs among retrieved docs, between retrieved
-    and others, and among others (counted as pairs only)."""
-    c, n_ret, n = query.pairs, query.n_retrieved, query.n_judged
-    total, n_pairs = 0.0, 0
-    if parts[0]:
-        for i in range(n_ret):
-            for j in range(i + 1, n_ret):
-                if c[i, j] or c[j, i]:
-                    n_pairs += 1
-                    total += float(c[i, j]) / float(c[i, j] + c[j, i])
-    if parts[1]:
-        for i in range(n_ret):
-            for j in range(n_ret, n):
-                if c[i, j] or c[j, i]:
-                    n_pairs += 1
-                    total += float(c[i, j]) / float(c[i, j] + c[j, i])
-    if parts[2]:
-        for i in range(n_ret, n):
-            for j in range(i + 1, n):
-                if c[i, j] or c[j, i]:
-                    n_pairs += 1
-    return total / n_pairs if n_pairs else 0.0
+    and others, and among others (counted as pairs only). The shares are added one by one
+    in trec_eval's order (a running sum): the same double as its loop."""
+    if query.shares is None:
+        query.shares = _pair_shares(query)
+    running, counts, among_others = query.shares
+    assert parts[0]  # every measure counts the pairs among retrieved docs
+    shared = int(counts[0]) + (int(counts[1]) if parts[1] else 0)  # the pairs with a share
+    n_pairs = shared + (among_others if parts[2] else 0)
+    if not n_pairs:
+        return 0.0
+    return (float(running[shared - 1]) if shared else 0.0) / n_pairs
+
+
+def _pair_shares(query: QueryPrefs) -> tuple[np.ndarray, np.ndarray, int]:
+    """For :func:`_pair`, once a query: the running sum of the shares ``c[i, j] / (c[i, j]
+    + c[j, i])`` of the pairs with a preference, first those among retrieved docs (i < j <
+    n_ret), then those between a retrieved doc and another (i < n_ret <= j), each part row
+    by row; how many of each; and how many pairs among the other docs."""
+    c, n_ret = query.pairs, query.n_retrieved
+    top = c[:n_ret, :n_ret]
+    above = _upper(n_ret)
+    forward = [top[above], c[:n_ret, n_ret:].reshape(-1)]
+    backward = [top.T[above], c[n_ret:, :n_ret].T.reshape(-1)]
+    shares, counts = [], np.zeros(2, dtype=np.int64)
+    for part, (f, b) in enumerate(zip(forward, backward, strict=True)):
+        some = (f != 0) | (b != 0)
+        kept_f, kept_b = f[some].astype(np.float64), b[some].astype(np.float64)
+        shares.append(kept_f / (kept_f + kept_b))
+        counts[part] = len(kept_f)
+    rest = c[n_ret:, n_ret:]  # symmetric once or-ed with its transpose; no doc with itself
+    among_others = int(np.count_nonzero((rest != 0) | (rest.T != 0))) // 2
+    return np.cumsum(np.concatenate(shares)), counts, among_others
+
+
+def _upper(n: int) -> np.ndarray:
+    """The cells above the diagonal of an n x n matrix (kept for the sizes of rankings)."""
+    mask = _UPPER.get(n)
+    if mask is None:
+        mask = np.triu(np.ones((n, n), dtype=bool), 1)
+        if n <= _KEPT_UPPER:
+            _UPPER[n] = mask
+    return mask
+
+
+_KEPT_UPPER = 1024
+
+
+_UPPER: dict[int, np.ndarray] = {}
 
 
 def _ratio(numerator: int, denominator: int) -> float:
