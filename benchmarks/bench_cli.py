@@ -14,7 +14,8 @@ Prints, as medians of alternating runs:
   qrels of 1,400 judgments a topic, most of them not relevant, as pooled judging leaves them;
 - ``-m all_trec`` and ``-q -m all_trec`` on a run of 5,000 queries x 100 results (the
   shape of a RAG benchmark's run): every measure, its walks down each ranking, and half a
-  million lines printed with ``-q``;
+  million lines printed with ``-q``; and the preference measures on the same files read as
+  preferences (``-R qrels_prefs -m all_prefs``: every pair of a query's judged docs);
 - with ``--qrels FILE --run FILE``, the same on files of the user's own (a real TREC run);
   with ``--qrels FILE`` alone, on those qrels and a run drawn from their pool (real qrels,
   such as NIST's for the Robust collections' topics, when no real run is at hand).
@@ -176,6 +177,7 @@ def main() -> None:
         wide = [str(many / "qrels.txt"), str(many / "run.txt")]
         qrels = str(folder / "qrels.txt")
         robust = [str(folder / "robust-qrels.txt"), str(folder / "robust-run.txt")]
+        prefs = ["-R", "qrels_prefs", "-m", "all_prefs", *wide]  # the judgments as preferences
         cases = {  # label: the arguments after the program's name
             "-q (100 x 1,000)": ["-q", qrels, str(folder / "run.txt")],
             "-q, ties written up": ["-q", qrels, str(folder / "run-ties-up.txt")],
@@ -183,6 +185,7 @@ def main() -> None:
             "-q -c, Robust-shaped": ["-q", "-c", *robust],
             "-m all_trec (5,000 x 100)": ["-m", "all_trec", *wide],
             "-q -m all_trec (5,000 x 100)": ["-q", "-m", "all_trec", *wide],
+            "-R qrels_prefs -m all_prefs (5,000 x 100)": prefs,
         }
         if args.qrels:
             run = args.run or str(write_run_for(Path(args.qrels), folder))
