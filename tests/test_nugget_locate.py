@@ -67,16 +67,23 @@ def _runs(run: dict[str, dict[str, float]], tmp_path: Path) -> dict[str, rm.Run]
     }
 
 
-@pytest.mark.parametrize("few", [0, 10**9], ids=["all rows at once", "the queries' rows"])
+@pytest.mark.parametrize(
+    ("few", "laid_out"),
+    [(10**9, True), (0, False), (0, True)],
+    ids=["every row at once", "the queries' rows alone", "the queries' rows of every row"],
+)
 @pytest.mark.parametrize("seed", range(30))
 def test_nuggets_are_found_where_a_walk_finds_them(
-    seed: int, few: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    seed: int, few: int, laid_out: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # both ways to the nugget rows: every row with the unevaluated ones left out, or the
-    # evaluated queries' rows looked up (chosen by how few queries are evaluated)
+    # every way to the nugget rows: every row, with the unevaluated ones left out; or only
+    # the evaluated queries' rows (chosen when they are few), laid out for them alone, or
+    # looked up among every query's, when those are laid out already
     monkeypatch.setattr(_nuggets, "_FEW", few)
     run, given = _case(seed)
     nuggets = Nuggets.from_dict(given)
+    if laid_out:
+        nuggets.support()
     rng = random.Random(seed)
     # the evaluated queries: some of the run's and the nuggets', some of neither, any order
     pool = sorted({*run, *given, "absent"})

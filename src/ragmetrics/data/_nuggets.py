@@ -58,12 +58,13 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
         (('d3', 'd7'), 1, 1)
     """
 
-    __slots__ = ("_data", "_support")
+    __slots__ = ("_data", "_n_vital", "_support")
 
     def __init__(self, data: Mapping[str, Mapping[str, Nugget]]) -> None:
         """Prefer :meth:`from_dict`; this one takes checked :class:`Nugget` values."""
         self._data = {q: MappingProxyType(dict(n)) for q, n in data.items()}
         self._support: Support | None = None
+        self._n_vital: int | None = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled as plain dicts (a worker process of a streamed evaluation gets a copy)."""
@@ -103,6 +104,7 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
         built = cls.__new__(cls)  # the dicts just made are the nuggets' own: not copied
         built._data = {query_id: MappingProxyType(made) for query_id, made in data.items()}
         built._support = None
+        built._n_vital = None
         return built
 
     @classmethod
@@ -171,9 +173,14 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
     def query_ids(self) -> tuple[str, ...]:
         return tuple(self._data)
 
-    def support(self) -> Support:
+    def support(self, query_ids: Sequence[str] | None = None) -> Support:
         """The nuggets as flat columns (:class:`Support`), to be located in runs; made on
-        first use and kept (the nuggets never change, and every evaluation asks)."""
+        first use and kept (the nuggets never change, and every evaluation asks).
+        ``query_ids``: only those queries' nuggets are needed (a query scored alone): laid
+        out for them, not kept, unless every query's are kept already."""
+        if self._support is None and query_ids is not None:
+            data = self._data
+            return _support({q: data[q] for q in dict.fromkeys(query_ids) if q in data})
         if self._support is None:
             self._support = _support(self._data)
         return self._support
@@ -185,10 +192,12 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
 
     @property
     def n_vital(self) -> int:
-        """How many vital nuggets, over every query."""
-        if self._support is not None:  # laid out for an evaluation: counted at once
-            return int(self._support.vital.sum())
-        return sum(nugget.vital for of_query in self._data.values() for nugget in of_query.values())
+        """How many vital nuggets, over every query (counted once: every evaluation's
+        settings name it)."""
+        if self._n_vital is None:
+            every = (x.vital for of_query in self._data.values() for x in of_query.values())
+            self._n_vital = sum(every)
+        return self._n_vital
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Nuggets):

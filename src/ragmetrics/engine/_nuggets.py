@@ -37,11 +37,12 @@ def locate_nuggets(
     The supporting docs of every query (each once) are located in the rankings as judged
     docs are (``Store.find``, all queries at once), then each doc found gives its rank to
     every nugget it supports; a nugget keeps the lowest."""
-    table = nuggets.support()
-    supporting = table.docs
     n_queries = len(query_ids)
+    few = n_queries * _FEW < len(nuggets)  # a few queries (one scored at a time)
+    table = nuggets.support(query_ids if few else None)
+    supporting = table.docs
     # the nugget rows evaluated, and each one's query among those evaluated
-    if n_queries * _FEW < len(supporting):  # a few queries (one scored at a time)
+    if few:
         found_at = supporting.rows(query_ids)
         evaluated = np.flatnonzero(found_at >= 0)
         kept, rows = found_at[evaluated], evaluated
