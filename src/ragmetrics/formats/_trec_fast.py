@@ -32,7 +32,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 import numpy as np
 
-from ragmetrics._util.arrays import first_of_runs, gathered, runs_in_order, sorted_keys
+from ragmetrics._util.arrays import first_of_runs, gathered, runs_in_order, sorted_keys, spans
 from ragmetrics._util.threads import Pending, Workers, threads
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._decimal import (
@@ -503,14 +503,15 @@ def _without_skipped_lines(block: Block) -> Block | None:
         return None  # the block is not plain for another reason
     if n_dropped > _FEW_SKIPPED:
         return _skipped_everywhere(block)
-    ends = np.append(starts[1:], size)
+    first = starts[drop]
+    lengths = np.append(starts[1:], size)[drop] - first
+    _, _, at = spans(first, lengths)  # the dropped lines' bytes
+    if int(lengths.max()) > MAX_LINE_BYTES or _refused_bytes(block.buffer, at):
+        return None
     pieces, kept_from = [], 0
-    for start, end in zip(starts[drop].tolist(), ends[drop].tolist(), strict=True):
-        line = data[start:end]
-        if end - start > MAX_LINE_BYTES or _refused_bytes(line, block.buffer, start):
-            return None
+    for start, length in zip(first.tolist(), lengths.tolist(), strict=True):
         pieces.append(data[kept_from:start])
-        kept_from = end
+        kept_from = start + length
     pieces.append(data[kept_from:])
     kept = sum(map(len, pieces))
     buffer = np.zeros(kept + _MAX_FIELD_WIDTH, dtype=np.uint8)
@@ -518,11 +519,12 @@ def _without_skipped_lines(block: Block) -> Block | None:
     return Block(buffer, kept)
 
 
-def _refused_bytes(line: np.ndarray, buffer: np.ndarray, start: int) -> bool:
-    """True when a dropped line (``line``, at ``start`` of ``buffer``) holds a byte the line
-    rule could refuse: any but printable ASCII, tab and line ends, or a CR not before LF."""
-    outside = ((line < 32) & (line != 9) & (line != 10) & (line != 13)) | (line >= 127)
-    returns = np.flatnonzero(line == 13) + start
+def _refused_bytes(buffer: np.ndarray, at: np.ndarray) -> bool:
+    """True when a byte of ``buffer`` at ``at`` (the dropped lines') is one the line rule
+    could refuse: any but printable ASCII, tab and line ends, or a CR not before LF."""
+    taken = buffer[at]
+    outside = ((taken < 32) & (taken != 9) & (taken != 10) & (taken != 13)) | (taken >= 127)
+    returns = at[taken == 13]
     return bool(outside.any()) or not bool((buffer[returns + 1] == 10).all())
 
 
@@ -546,9 +548,7 @@ def _skipped_everywhere(block: Block) -> Block | None:
         return None
     # the dropped lines' bytes against the line rule (the kept lines' are the parse's)
     dropped = np.repeat(drop, lengths)
-    outside = ((data < 32) & (data != 9) & (data != 10) & (data != 13)) | (data >= 127)
-    returns = np.flatnonzero((data == 13) & dropped)
-    if (outside & dropped).any() or not bool((block.buffer[returns + 1] == 10).all()):
+    if _refused_bytes(block.buffer, np.flatnonzero(dropped)):
         return None
     kept = data[~dropped]
     buffer = np.zeros(len(kept) + _MAX_FIELD_WIDTH, dtype=np.uint8)
