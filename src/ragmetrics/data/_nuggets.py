@@ -23,7 +23,7 @@ from ragmetrics._util.gc import without_gc
 from ragmetrics.data._store import Store
 from ragmetrics.errors import InputFormatError
 from ragmetrics.formats._atomic import write_text
-from ragmetrics.formats._convert import read_json_or_jsonl
+from ragmetrics.formats._convert import plain_ids, read_json_or_jsonl
 from ragmetrics.formats._io import PathLike
 
 __all__ = ["Nugget", "Nuggets", "Support"]
@@ -62,7 +62,11 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
 
     def __init__(self, data: Mapping[str, Mapping[str, Nugget]]) -> None:
         """Prefer :meth:`from_dict`; this one takes checked :class:`Nugget` values."""
-        self._data = {q: MappingProxyType(dict(n)) for q, n in data.items()}
+        self._own({q: dict(n) for q, n in data.items()})
+
+    def _own(self, data: dict[str, dict[str, Nugget]]) -> None:
+        """Take ``data`` as these nuggets (not copied: no one else holds its dicts)."""
+        self._data = {q: MappingProxyType(n) for q, n in data.items()}
         self._support: Support | None = None
         self._n_vital: int | None = None
 
@@ -101,10 +105,8 @@ class Nuggets(Mapping[str, Mapping[str, Nugget]]):
                     nugget = _nugget(fields, f"nugget {nugget_id!r} of query {query_id!r}")
                 made[nugget_id] = nugget
             data[query_id] = made
-        built = cls.__new__(cls)  # the dicts just made are the nuggets' own: not copied
-        built._data = {query_id: MappingProxyType(made) for query_id, made in data.items()}
-        built._support = None
-        built._n_vital = None
+        built = cls.__new__(cls)
+        built._own(data)  # the dicts just made
         return built
 
     @classmethod
@@ -267,7 +269,6 @@ def _check_id(value: object, what: str) -> str:
 
 
 _FIELDS = frozenset({"text", "vital", "support"})
-_ALL_STR = "".startswith  # TypeError at a tuple item that is not a str; True if one is ''
 
 
 def _plain_nugget(nugget_id: object, fields: object) -> Nugget | None:
@@ -284,11 +285,8 @@ def _plain_nugget(nugget_id: object, fields: object) -> Nugget | None:
     if type(text) is not str or type(vital) is not bool or type(support) not in (list, tuple):
         return None
     support = tuple(support)
-    try:
-        if _ALL_STR(support):
-            return None  # an empty id
-    except TypeError:
-        return None  # an id that is not a str
+    if not plain_ids(support):
+        return None  # an empty id, or one that is not a str
     return Nugget(text, vital, tuple(dict.fromkeys(support)))
 
 
