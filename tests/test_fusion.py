@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from ragmetrics import Qrels, Run
+from ragmetrics.data._run import packed_columns
 from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMismatchWarning
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, REQUIRED, fuse, optimize_fusion
 
@@ -520,3 +521,89 @@ def test_max_normalization_of_a_query_whose_best_score_is_zero_stays_finite() ->
     fused = fuse(runs, method="sum", norm="max")
     assert list(fused["q"]) == ["a", "b"]
     assert all(math.isfinite(v) for v in fused.to_dict()["q"].values())
+
+
+def _fused_by_hand(runs: list[dict[str, dict[str, float]]], k: int = 60) -> dict[str, dict]:
+    """RRF and CombSUM (no normalization) of dict runs, by a plain walk."""
+    rrf: dict[str, dict[str, float]] = {}
+    summed: dict[str, dict[str, float]] = {}
+    for run in runs:
+        for query_id, docs in run.items():
+            # best first, ties by doc id descending (code points: the bytes' order)
+            ranked = sorted(docs, key=lambda d: (docs[d], d), reverse=True)
+            for rank, doc in enumerate(ranked, start=1):
+                rrf.setdefault(query_id, {}).setdefault(doc, 0.0)
+                rrf[query_id][doc] += 1 / (k + rank)
+                summed.setdefault(query_id, {}).setdefault(doc, 0.0)
+                summed[query_id][doc] += docs[doc]
+    return {"rrf": rrf, "sum": summed}
+
+
+def _awkward_ids(seed: int, n_runs: int) -> list[dict[str, dict[str, float]]]:
+    """Runs whose doc ids differ in width (1 to 200 bytes), hold non-ASCII letters and
+    share many docs within each query, in every order."""
+    rng = random.Random(seed)
+    pool = ["a", "é", "ü-9", "9" * 17, "x" * 200, "δοκ-1", "doc-10", "doc-1", "doc-100"]
+    pool += [f"u{rng.getrandbits(64):x}" for _ in range(30)]
+    runs = []
+    for _ in range(n_runs):
+        run = {}
+        for q in range(12):
+            docs = rng.sample(pool, rng.randint(1, len(pool)))
+            run[f"q{q}"] = {d: float(rng.randint(0, 5)) for d in docs}  # ties
+        runs.append(run)
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fusion_pairs_docs_on_bytes_as_by_hand(seed: int, tmp_path: Path) -> None:
+    """The pairs are found on the ids' bytes (runs from dicts, and runs read from TREC
+    files, which keep bytes); the same fusion as a walk over the dicts, whatever the ids'
+    widths, and the same as the strings' path (an id that cannot be packed)."""
+    dicts = _awkward_ids(seed, n_runs=2 + seed % 2)
+    expected = _fused_by_hand(dicts)
+    from_dicts = [Run.from_dict(d) for d in dicts]
+    written = []
+    for r, run in enumerate(from_dicts):
+        path = tmp_path / f"run{r}.txt"
+        run.to_trec(path)
+        written.append(Run.from_trec(path))
+    assert all(packed_columns(run) is not None for run in from_dicts + written)
+    for runs in (from_dicts, written):
+        for method, norm in (("rrf", None), ("sum", None)):
+            fused = fuse(runs, method=method, norm=norm)
+            got = {q: d for q, d in _ours(fused).items() if d}
+            want = {q: d for q, d in expected[method].items() if d}
+            assert got.keys() == want.keys()
+            for query_id, docs in want.items():
+                assert got[query_id] == pytest.approx(docs, rel=1e-15), (method, query_id)
+    # a NUL in one id: no run is packed, the strings are compared
+    stringy = [dict(d) for d in dicts]
+    stringy[0] = {**stringy[0], "q0": {**stringy[0]["q0"], "n\x00ul": 9.0}}
+    runs = [Run.from_dict(d) for d in stringy]
+    assert packed_columns(runs[0]) is None
+    by_strings = fuse(runs, method="rrf", norm=None)
+    want_strings = _fused_by_hand(stringy)["rrf"]
+    got_strings = _ours(by_strings)
+    for query_id, docs in want_strings.items():
+        assert got_strings[query_id] == pytest.approx(docs, rel=1e-15), query_id
+
+
+def test_two_docs_whose_hashes_meet_stay_two_candidates() -> None:
+    """Two ids whose hashes agree in the bits the pairs are sorted by (found by search)
+    are told apart by their bytes: the fusion numbers the ids themselves."""
+    from ragmetrics.formats import _packed
+
+    left, right = "doc-1615829", "doc-3065297"
+    ids = np.array([left.encode(), right.encode()])
+    keys = _packed.hashes(ids, _packed.n_words(ids)) >> np.uint64(24)
+    assert keys[0] == keys[1]  # the premise: the two meet
+    # the second query's ids sort around the first's: numbered by id, the rows must still
+    # be grouped by query
+    one = Run.from_dict({"q": {left: 2.0, "doc-1": 1.0}, "p": {"a": 1.0, "z": 0.5}})
+    two = Run.from_dict({"q": {right: 3.0, "doc-1": 2.0}, "p": {"z": 1.0}})
+    fused = fuse([one, two], method="sum", norm=None)
+    assert fused.to_dict() == {
+        "q": {right: 3.0, "doc-1": 3.0, left: 2.0},
+        "p": {"z": 1.5, "a": 1.0},
+    }

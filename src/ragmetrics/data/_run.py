@@ -369,15 +369,19 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
     ) -> Run:
         """A run from flat columns grouped by query, as readers make them: each query
         once with its number of rows, then the doc ids (strings, or a fixed-width ``S`` array
-        of ASCII ids) and scores of every row, query by query. A repeated doc keeps its best
-        score (counted in ``duplicates``). The values are taken as checked; ``distinct``:
-        the caller knows no doc repeats within a query (fusion's candidates), so that is not
-        looked for. ``scores`` None: each query's rows are its ranking, in order (a repeated
-        doc keeps its first place), and the run has no scores."""
+        of their UTF-8 bytes) and scores of every row, query by query. A repeated doc keeps
+        its best score (counted in ``duplicates``). The values are taken as checked;
+        ``distinct``: the caller knows no doc repeats within a query and each query comes
+        once (fusion's candidates), so neither is looked for. ``scores`` None: each query's
+        rows are its ranking, in order (a repeated doc keeps its first place), and the run
+        has no scores."""
         if scores is None:
             return cls._from_ranked_columns(query_ids, lengths, doc_ids, name)
-        if distinct and not isinstance(doc_ids, np.ndarray):
+        if distinct:
             counts = np.asarray(lengths, dtype=np.int64)
+            if isinstance(doc_ids, np.ndarray):
+                store = Store.from_bytes(query_ids, counts, doc_ids, scores)
+                return cls._make(store, {}, name)
             per_query = split(doc_ids, counts)
             return cls._make(Store.from_tuples(query_ids, per_query, scores, counts), {}, name)
         return cls._from_columns(query_ids, lengths, doc_ids, scores, name)
@@ -537,6 +541,12 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         them), the permutation that puts them in rank order (``docs[order[i]]`` is the i-th
         doc in rank order; within each query's span), and the scores in the order held
         (``None`` for a run from lists)."""
+        store, order = self._columns_store()
+        values = store.values if store.scored else None
+        return store.query_ids, store.lengths, store.flat_docs(), order, values
+
+    def _columns_store(self) -> tuple[Store, np.ndarray]:
+        """The store :meth:`ranked_columns` reads and its rank order."""
         ranked = self._ranked.get("float64")
         store = ranked if ranked is not None else self._store
         order = (
@@ -544,8 +554,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
             if ranked is None and store.scored and store.n_docs
             else np.arange(store.n_docs, dtype=np.int64)
         )
-        values = store.values if store.scored else None
-        return store.query_ids, store.lengths, store.flat_docs(), order, values
+        return store, order
 
     def to_lists(self) -> dict[str, list[str]]:
         """``{query_id: [doc_id, ...]}``, best first."""
@@ -737,3 +746,18 @@ def restricted(run: Run, query_ids: Sequence[str]) -> Run:
     wanted = set(query_ids)
     dropped = {q: n for q, n in run._duplicates.items() if q in wanted}
     return Run._make(run._store.take(run._store.rows(query_ids)), dropped, run.name)
+
+
+def packed_columns(
+    run: Run,
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """:meth:`Run.ranked_columns` with the doc ids as bytes (a fixed-width ``S`` array of
+    their UTF-8, as the evaluation compares them; kept with the run), or None when they
+    cannot be packed (an id holding a NUL or a lone surrogate, or ids too uneven to pad):
+    code that works on whole runs then takes the strings."""
+    store, order = run._columns_store()
+    ids = store.encoded()
+    if ids is None:
+        return None
+    values = store.values if store.scored else None
+    return store.query_ids, store.lengths, ids, order, values

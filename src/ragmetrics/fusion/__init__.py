@@ -385,7 +385,7 @@ def _first_not_finite(
         return None
     first = int(cand[int(bad[0])])
     query = table.query_ids[int(table.cand_query[first])]
-    return str(table.docs[first]), query, float(values[int(bad[0])]), len(bad)
+    return table.doc_ids(np.array([first]))[0], query, float(values[int(bad[0])]), len(bad)
 
 
 def _checked_scores(
@@ -433,7 +433,7 @@ def _as_run(table: Table, fused: np.ndarray, name: str) -> Run:
     return Run.from_grouped(
         table.query_ids,
         table.cand_lengths,
-        table.docs.tolist(),
+        table.docs if table.docs.dtype.kind == "S" else table.doc_ids(),
         fused.astype(np.float64),
         name=name,
         distinct=True,  # one candidate per (query, doc)
@@ -471,7 +471,7 @@ def _learn(
 
 def _ranked_run(table: Table, rows: Rows) -> Run:
     """One run's rows as a run of ranked lists, in their order."""
-    docs = table.docs[rows.cand].tolist()
+    docs = table.doc_ids(rows.cand)
     bounds = rows.offsets.tolist()
     return Run.from_lists(
         {q: docs[bounds[i] : bounds[i + 1]] for i, q in enumerate(table.query_ids)}

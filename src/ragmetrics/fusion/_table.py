@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from ragmetrics._util.arrays import offsets_of
-from ragmetrics.data._run import Run
+from ragmetrics.data._run import Run, packed_columns
+from ragmetrics.formats import _packed
 
 __all__ = ["Rows", "Table", "align", "positions", "sequential_sums"]
 
@@ -49,12 +52,20 @@ class Table:
 
     query_ids: list[str]
     cand_lengths: np.ndarray  # candidates per query
-    docs: np.ndarray  # the doc id of each candidate (object array), grouped by query
+    # the doc id of each candidate, grouped by query: their UTF-8 bytes (an ``S`` array,
+    # which sorts as the strings do) or, where some run's ids cannot be packed, the strings
+    # (an object array); read them as strings with :meth:`doc_ids`
+    docs: np.ndarray
     runs: list[Rows]
 
     @property
     def n_cand(self) -> int:
         return len(self.docs)
+
+    def doc_ids(self, at: np.ndarray | slice = slice(None)) -> list[str]:
+        """The doc ids of the candidates ``at``, as strings."""
+        picked = self.docs[at]
+        return _packed.decode(picked) if picked.dtype.kind == "S" else list(picked.tolist())
 
     @property
     def cand_query(self) -> np.ndarray:
@@ -91,27 +102,28 @@ def align(runs: Sequence[Run]) -> Table:
 
     A (query, doc) pair is found across runs by sorting keys made of the query and the
     hash of the doc id (see :func:`_pairs`); candidates are grouped by query, in no
-    particular order within one."""
+    particular order within one. The doc ids are compared as the bytes each run keeps for
+    its evaluation (no string per row is made), or as strings when some run's cannot be
+    packed (:func:`ragmetrics.data._run.packed_columns`)."""
+    packed = [packed_columns(run) for run in runs]
+    columns: list[tuple[Sequence[str], np.ndarray, Any, np.ndarray, np.ndarray | None]]
+    if all(c is not None for c in packed):
+        columns = [c for c in packed if c is not None]
+    else:
+        columns = [run.ranked_columns() for run in runs]
     query_index: dict[str, int] = {}
-    columns = []
-    for run in runs:
-        query_ids, lengths, docs, order, values = run.ranked_columns()
+    for query_ids, *_ in columns:
         for query_id in query_ids:
             query_index.setdefault(query_id, len(query_index))
-        columns.append((query_ids, lengths, docs, order, values))
     n_queries = len(query_index)
-    every_doc: list[str] = []
     row_query = []
-    for query_ids, lengths, docs, _, _ in columns:
+    for query_ids, lengths, *_ in columns:
         where = np.fromiter(map(query_index.__getitem__, query_ids), np.int64, len(query_ids))
         row_query.append(np.repeat(where, lengths))
-        every_doc.extend(docs)
     queries = np.concatenate(row_query) if row_query else np.zeros(0, dtype=np.int64)
-    doc_objects = np.empty(len(every_doc), dtype=object)
-    doc_objects[:] = every_doc
-    inverse, first = _pairs(queries, every_doc, doc_objects)
+    docs = _joined([c[2] for c in columns])
+    inverse, first = _pairs(queries, docs)
     cand_lengths = np.bincount(queries[first], minlength=n_queries).astype(np.int64)
-    docs_array = doc_objects[first]
     rows: list[Rows] = []
     start = 0
     for (_, lengths, _, order, values), where_rows in zip(columns, row_query, strict=True):
@@ -122,52 +134,75 @@ def align(runs: Sequence[Run]) -> Table:
         rows.append(
             _in_query_order(cand, where_rows, np.asarray(lengths), ranked_values, n_queries)
         )
-    return Table(list(query_index), cand_lengths, docs_array, rows)
+    return Table(list(query_index), cand_lengths, docs[first], rows)
+
+
+def _joined(docs: list[Any]) -> np.ndarray:
+    """The runs' doc ids, flat: one ``S`` array (the widest id's width) when each run's are
+    bytes, else an object array of strings."""
+    if all(isinstance(d, np.ndarray) for d in docs):
+        return np.concatenate(docs) if docs else np.zeros(0, dtype="S8")
+    every = list(chain.from_iterable(docs))
+    joined = np.empty(len(every), dtype=object)
+    joined[:] = every
+    return joined
 
 
 _QUERY_BITS = 24  # queries numbered in the top bits of a key (16.7M queries)
 
 
-def _pairs(
-    queries: np.ndarray, docs: list[str], objects: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
+def _pairs(queries: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Number the distinct (query, doc) pairs of the rows, grouped by query: each row's
     number, and the first row of each number.
 
     Each row gets a key: its query's number in the top bits, the top bits of its doc id's
-    hash below. Sorting the keys groups the rows by query and brings a pair's rows
-    together; rows whose keys meet are checked to hold the same doc id (``objects``, the
-    ids as an object array), and should two ids ever meet by their hashes alone, the ids
-    themselves are numbered instead (:func:`_pairs_exactly`)."""
-    if not docs:
+    hash below (of its bytes, for ``docs`` an ``S`` array; else of the string). Sorting
+    the keys groups the rows by query and brings a pair's rows together; rows whose keys
+    meet are checked to hold the same doc id, and should two ids ever meet by their hashes
+    alone, the ids themselves are numbered instead (:func:`_pairs_exactly`)."""
+    if not len(docs):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty
     if int(queries.max()) >= 1 << _QUERY_BITS:
         return _pairs_exactly(queries, docs)
-    hashes = np.fromiter(map(hash, docs), np.int64, len(docs)).view(np.uint64)
+    if docs.dtype.kind == "S":
+        hashes = _packed.hashes(docs, _packed.n_words(docs))
+    else:
+        hashes = np.fromiter(map(hash, docs), np.int64, len(docs)).view(np.uint64)
     keys = (queries.astype(np.uint64) << np.uint64(64 - _QUERY_BITS)) | (
         hashes >> np.uint64(_QUERY_BITS)
     )
     order = np.argsort(keys)
     ordered = keys[order]
     same = ordered[1:] == ordered[:-1]
-    meeting = np.flatnonzero(same)
-    if len(meeting) and not np.all(objects[order[meeting]] == objects[order[meeting + 1]]):
+    meeting = order[np.flatnonzero(same)]
+    following = order[np.flatnonzero(same) + 1]
+    if len(meeting) and not _same_ids(docs[meeting], docs[following]).all():
         return _pairs_exactly(queries, docs)
-    starts = np.concatenate([[True], ~same])
-    numbers = np.empty(len(docs), dtype=np.int64)
-    numbers[order] = np.cumsum(starts) - 1
-    return numbers, order[starts]
+    return _numbered(order, same)
 
 
-def _pairs_exactly(queries: np.ndarray, docs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _same_ids(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``left == right``, id by id."""
+    if left.dtype.kind == "S":
+        return _packed.equal(left, right)
+    return np.asarray(left == right)
+
+
+def _pairs_exactly(queries: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_pairs` by numbering the doc ids themselves (exact, slower)."""
-    code_of = dict(zip(docs, range(len(docs))))
-    codes = np.fromiter(map(code_of.__getitem__, docs), np.int64, len(docs))
+    _, codes = np.unique(docs, return_inverse=True)
+    codes = codes.ravel()
     order = np.lexsort((codes, queries))
     same = (queries[order][1:] == queries[order][:-1]) & (codes[order][1:] == codes[order][:-1])
+    return _numbered(order, same)
+
+
+def _numbered(order: np.ndarray, same: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's pair number and each pair's first row, for rows sorted by ``order`` in
+    which ``same`` marks a row whose pair is the previous row's."""
     starts = np.concatenate([[True], ~same])
-    numbers = np.empty(len(docs), dtype=np.int64)
+    numbers = np.empty(len(order), dtype=np.int64)
     numbers[order] = np.cumsum(starts) - 1
     return numbers, order[starts]
 

@@ -40,14 +40,14 @@ def relevant_candidates(table: Table, qrels: Qrels, threshold: int) -> np.ndarra
     """True for each candidate whose doc is judged at ``threshold`` or above."""
     marks = np.zeros(table.n_cand, dtype=bool)
     starts = offsets_of(table.cand_lengths).tolist()
-    docs = table.docs
+    docs = table.doc_ids()
     for q, query_id in enumerate(table.query_ids):
         if query_id not in qrels:
             continue
         relevant = qrels.relevant(query_id, relevance_threshold=threshold)
         if relevant:
             start, end = starts[q], starts[q + 1]
-            marks[start:end] = [doc in relevant for doc in docs[start:end].tolist()]
+            marks[start:end] = [doc in relevant for doc in docs[start:end]]
     return marks
 
 
