@@ -250,3 +250,40 @@ def test_missed_evidence_reads_the_threshold_in_force(tmp_path: Path) -> None:
 
     assert relevant() == 1 and relevant(relevance_threshold=0) == 0
     assert relevant(relevance_threshold=2) == 2
+
+
+def test_the_views_data_is_each_query_as_a_walk_over_the_runs_gives_it(tmp_path: Path) -> None:
+    """The views' data, made a column at a time, read back query by query: each run's top
+    k (a run read from TREC keeps its ids as bytes; one run lacks queries), the grades
+    and each value, against the runs and results themselves."""
+    rng = random.Random(8)
+    ids = [str(uuid.UUID(int=rng.getrandbits(128), version=4)) for _ in range(300)]
+    qrels = {f"q{i}": {d: rng.randint(0, 3) for d in rng.sample(ids, 5)} for i in range(40)}
+    qrels["empty-judged"] = {}
+    bm25 = rm.Run.from_dict(
+        {q: {d: float(rng.randint(0, 4)) for d in rng.sample(ids, 25)} for q in qrels}
+    )  # ties, broken by doc id
+    bm25.to_trec(tmp_path / "bm25.txt")
+    from_file = rm.Run.from_trec(tmp_path / "bm25.txt")
+    partial = rm.Run.from_lists({q: rng.sample(ids, 7) for q in list(qrels)[::3]})
+    runs = {"file": from_file, "partial": partial}
+    comparison = rm.compare(
+        {q: g for q, g in qrels.items() if g}, runs, ["ndcg@5", "recall@10"],
+        n_permutations=50, n_bootstrap=50, missing="skip",
+    )  # fmt: skip
+    page = write_report(comparison, tmp_path / "r.html", plots=False, explorer_k=6).read_text()
+    data = json.loads(re.search(r"id='rm-data'>(.*?)</script>", page, re.S).group(1))  # type: ignore[union-attr]
+    docs = data["docs"]
+    assert len(set(docs)) == len(docs)
+    first = comparison.results["file"]
+    assert data["ids"] == list(first.query_ids)
+    for query_id, view in zip(data["ids"], data["q"], strict=True):
+        for r, (name, run) in enumerate(runs.items()):
+            top = [docs[i] for i in view["t"][r]]
+            assert top == (list(run[query_id][:6]) if query_id in run else []), (name, query_id)
+            result = comparison.results[name]
+            for m, metric in enumerate(comparison.metrics):
+                value = result.per_query.get(query_id, {}).get(metric)
+                expected = None if value is None else round(value, 6)
+                assert view["v"][r][m] == expected, (name, query_id, metric)
+        assert {docs[i]: g for i, g in view["g"]} == qrels[query_id]

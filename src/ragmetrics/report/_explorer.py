@@ -13,7 +13,10 @@ import html
 import json
 import math
 from collections.abc import Mapping
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from ragmetrics.metrics.registry import Scale
 
@@ -114,19 +117,26 @@ def _table(comparison: Comparison, query_ids: list[str], queries: Mapping[str, s
                 f"{html.escape(metric)}<br><small>{html.escape(name)}</small></th>"
             )
             column += 1
-    columns = [(comparison.results[name].column(metric)) for metric in metrics for name in names]
-    positions = [{q: i for i, q in enumerate(comparison.results[name].query_ids)} for name in names]
-    body = []
-    for row, query_id in enumerate(query_ids):
-        cells = [f"<td class='q'>{html.escape(query_id)}</td>"]
-        if queries:
-            cells.append(f"<td class='t'>{html.escape(queries.get(query_id, ''))}</td>")
-        for index, values in enumerate(columns):
-            where = positions[index % len(names)].get(query_id)
-            value = math.nan if where is None else float(values[where])
-            shown = "NA" if math.isnan(value) else f"{value:.4f}"
-            cells.append(f"<td class='num' data-metric='{index // len(names)}'>{shown}</td>")
-        body.append(f"<tr data-row='{row}'>{''.join(cells)}</tr>")
+    # one list of cells per column (metric by metric, each run's), in the rows' order
+    columns = []
+    for m, metric in enumerate(metrics):
+        for name in names:
+            values = _aligned(comparison, name, metric, query_ids).tolist()
+            columns.append(
+                [
+                    f"<td class='num' data-metric='{m}'>"
+                    f"{'NA' if math.isnan(value) else f'{value:.4f}'}</td>"
+                    for value in values
+                ]
+            )
+    firsts = [f"<td class='q'>{html.escape(query_id)}</td>" for query_id in query_ids]
+    if queries:
+        texts = [f"<td class='t'>{html.escape(queries.get(q, ''))}</td>" for q in query_ids]
+        firsts = [a + b for a, b in zip(firsts, texts, strict=True)]
+    body = [
+        f"<tr data-row='{row}'>{first}{''.join(cells)}</tr>"
+        for row, (first, *cells) in enumerate(zip(firsts, *columns, strict=True))
+    ]
     return (
         "<div class='scroll rm-table'><table id='rm-queries'><thead><tr>"
         + "".join(head)
@@ -134,6 +144,19 @@ def _table(comparison: Comparison, query_ids: list[str], queries: Mapping[str, s
         + "".join(body)
         + "</tbody></table></div>"
     )
+
+
+def _aligned(comparison: Comparison, name: str, metric: str, query_ids: list[str]) -> np.ndarray:
+    """Run ``name``'s values of ``metric`` for ``query_ids``, NaN where it has none."""
+    result = comparison.results[name]
+    values = result.column(metric)
+    if list(result.query_ids) == query_ids:
+        return np.asarray(values, dtype=np.float64)
+    where = dict(zip(result.query_ids, range(len(result.query_ids))))
+    rows = np.fromiter(map(where.get, query_ids, repeat(-1)), np.int64, len(query_ids))
+    aligned = np.full(len(query_ids), np.nan)
+    aligned[rows >= 0] = values[rows[rows >= 0]]
+    return aligned
 
 
 def _data(
@@ -146,38 +169,35 @@ def _data(
     k: int,
 ) -> dict[str, Any]:
     """What the views draw from: doc ids once (``docs``), per query its grades and each
-    run's top ``k`` as indexes into ``docs``."""
+    run's top ``k`` as indexes into ``docs``. Made a column at a time (each run's top ``k``
+    read as its first ``k`` docs, never the whole ranking as strings)."""
     names = list(comparison.runs)
-    docs: dict[str, int] = {}
-
-    def index(doc_id: str) -> int:
-        found = docs.get(doc_id)
-        if found is None:
-            found = docs[doc_id] = len(docs)
-        return found
-
     metrics = list(comparison.metrics)
-    columns = {name: [comparison.results[name].column(m) for m in metrics] for name in names}
-    where = {
-        name: {q: i for i, q in enumerate(comparison.results[name].query_ids)} for name in names
-    }
-
-    def value(name: str, m: int, query_id: str) -> float | None:
-        i = where[name].get(query_id)
-        number = math.nan if i is None else float(columns[name][m][i])
-        return None if math.isnan(number) else round(number, 6)
-
-    per_query = []
-    for query_id in query_ids:
-        grades = {} if qrels is None or query_id not in qrels else dict(qrels[query_id])
-        tops = []
-        for name in names:
-            run = runs.get(name)
-            ranked = list(run[query_id][:k]) if run is not None and query_id in run else []
-            tops.append([index(d) for d in ranked])
-        judged = [[index(d), g] for d, g in grades.items()]
-        values = [[value(name, m, query_id) for m in range(len(metrics))] for name in names]
-        per_query.append({"t": tops, "g": judged, "v": values})
+    tops = [_tops(runs.get(name), query_ids, k) for name in names]
+    empty: Mapping[str, int] = {}
+    grades = [qrels.get(query_id, empty) if qrels is not None else empty for query_id in query_ids]
+    # each doc numbered once, in the order first met: the runs' tops, then the grades
+    docs = dict.fromkeys(
+        chain(
+            *(chain.from_iterable(run_tops) for run_tops in tops),
+            chain.from_iterable(grades),
+        )
+    )
+    number = dict(zip(docs, range(len(docs))))
+    numbered = [[list(map(number.__getitem__, top)) for top in run_tops] for run_tops in tops]
+    judged = [[[number[d], g] for d, g in graded.items()] for graded in grades]
+    values = []
+    for name in names:
+        matrix = np.column_stack(
+            [_aligned(comparison, name, m, query_ids) for m in metrics]
+        ).reshape(len(query_ids), len(metrics))
+        shown = np.round(matrix, 6).astype(object)
+        shown[np.isnan(matrix)] = None
+        values.append(shown.tolist())
+    per_query = [
+        {"t": list(t), "g": g, "v": list(v)}
+        for t, g, v in zip(zip(*numbered), judged, zip(*values), strict=True)
+    ]
     texts: list[str | None] = []
     used = 0
     if corpus:
@@ -207,6 +227,19 @@ def _data(
         "texts_cut": bool(corpus) and used > TEXT_BUDGET,
         "q": per_query,
     }
+
+
+def _tops(run: Run | None, query_ids: list[str], k: int) -> list[tuple[str, ...]]:
+    """The first ``k`` docs of ``run``'s ranking of each of ``query_ids`` (none where the
+    run has no ranking of it, or there is no run)."""
+    if run is None:
+        return [()] * len(query_ids)
+    rankings = run.truncate(k).rankings()
+    where = dict(zip(run.query_ids, range(len(run.query_ids))))
+    none: tuple[str, ...] = ()
+    return [
+        none if (row := where.get(query_id)) is None else rankings[row] for query_id in query_ids
+    ]
 
 
 _STYLE = """
