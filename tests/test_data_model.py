@@ -249,3 +249,33 @@ def test_grade_values_are_the_distinct_grades_ascending(seed: int) -> None:
     assert found.tolist() == np.unique(grades).tolist()
     real = rm.Qrels({"q": {"a": 0.5, "b": 2.0, "c": 0.5}})
     assert real.grade_values().tolist() == [0.5, 2.0]
+
+
+@pytest.mark.parametrize("depth", [1, 3, 7, 40])
+def test_truncate_keeps_each_rankings_best_in_every_store_form(depth: int, tmp_path: Path) -> None:
+    """``Run.truncate`` on a run of strings (sliced row by row), of bytes (read from TREC)
+    and of ranked lists: each ranking's first ``depth`` docs and their scores, ties in
+    trec_eval's order, as a walk down the full rankings gives them."""
+    import random
+
+    rng = random.Random(depth)  # rankings of 0 to 12 docs, ties among them
+    scored = {
+        f"q{i}": {
+            f"d{rng.randrange(60)}": float(rng.randint(0, 3)) for _ in range(rng.randint(0, 12))
+        }
+        for i in range(30)
+    }
+    from_dict = rm.Run.from_dict(scored)
+    with pytest.warns(rm.FormatLossWarning):  # the empty rankings: kept by the others
+        from_dict.to_trec(tmp_path / "run.txt")
+    lists = rm.Run.from_lists({q: list(from_dict[q]) for q in from_dict.query_ids})
+    runs = [from_dict, rm.Run.from_trec(tmp_path / "run.txt"), lists]
+    for run in runs:
+        cut = run.truncate(depth)
+        assert cut.query_ids == run.query_ids
+        for query_id in run.query_ids:
+            assert cut[query_id] == run[query_id][:depth]
+            scores = run.scores(query_id)
+            expected = None if scores is None else scores[:depth]
+            assert cut.scores(query_id) == expected
+        assert cut.lengths.tolist() == [min(n, depth) for n in run.lengths.tolist()]

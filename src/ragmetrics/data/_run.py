@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragmetrics._util.arrays import lengths_of, offsets_of, packed_in_order, spans, split
+from ragmetrics._util.arrays import lengths_of, offsets_of, packed_in_order, split
 from ragmetrics._util.gc import without_gc
 from ragmetrics._util.paths import file_stem
 from ragmetrics.data._precision import check_score_precision
@@ -692,8 +692,7 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         if not isinstance(depth, int) or depth < 1:
             raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
         ranked = self._ranked_store()  # in rank order: a row's first docs are its best
-        _, place, _ = spans(ranked.offsets[:-1], ranked.lengths)
-        return Run._make(ranked.kept(place < depth), dict(self._duplicates), self.name)
+        return Run._make(ranked.prefixes(depth), dict(self._duplicates), self.name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Run):

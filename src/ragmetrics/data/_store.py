@@ -189,6 +189,17 @@ class Store:
         flat = [doc for doc, kept in zip(chain.from_iterable(self.tuples()), keep.tolist()) if kept]
         return Store.from_tuples(self.query_ids, split(flat, lengths), values, lengths)
 
+    def prefixes(self, depth: int) -> Store:
+        """This store with each row's first ``depth`` docs only (of a store in rank order:
+        its best). Rows of strings are sliced, not walked doc by doc."""
+        _, place, _ = spans(self.offsets[:-1], self.lengths)
+        if self._tuples is None or self._ids is not None:
+            return self.kept(place < depth)
+        values = None if self.values is None else self.values[place < depth]
+        tuples = [row[:depth] for row in self._tuples]
+        lengths = np.minimum(self.lengths, depth)
+        return Store(self.query_ids, lengths, tuples=tuples, values=values, scored=self.scored)
+
     def with_rows(
         self, query_ids: Sequence[str], docs: list[tuple[str, ...]], values: np.ndarray | None
     ) -> Store:
