@@ -213,6 +213,32 @@ def test_robustness_grid_reports_order_changes() -> None:
     assert "(changed)" in flipped.to_markdown()
 
 
+@pytest.mark.parametrize("metric", ["ra_nwg@5", "proc@5", "pct_proc@5"])
+def test_robustness_gives_what_each_setting_evaluated_alone_gives(metric: str) -> None:
+    """Every setting of the grid is one label of one evaluation per run; each mean is the
+    one an evaluation with that weighting alone gives, to the bit (pools and a query a run
+    lacks included)."""
+    import random
+
+    rng = random.Random(metric)
+    docs = [f"d{i}" for i in range(40)]
+    qrels = {f"q{i}": {d: rng.randint(1, 5) for d in rng.sample(docs, 9)} for i in range(25)}
+    runs = {
+        name: rm.Run.from_lists({q: rng.sample(docs, 8) for q in list(qrels)[skip:]})
+        for name, skip in (("a", 0), ("b", 3), ("c", 0))
+    }
+    pools = {name: rm.Run.from_lists({q: rng.sample(docs, 20) for q in qrels}) for name in runs}
+    grid = [(0.0, 0.5, 0.1), (2.0, 1.0, 0.5), (0.5, 0.3, 0.0), (1.0, 1.0, 0.25)]
+    result = rm.robustness(qrels, runs, metric, grid=grid, pools=pools)
+    assert result.settings == tuple(grid)
+    for row, (alpha, cap4, cap3) in enumerate(grid):
+        for column, (name, run) in enumerate(runs.items()):
+            alone = rm.evaluate(
+                qrels, run, [metric], rarity_alpha=alpha, cap4=cap4, cap3=cap3, pool=pools[name]
+            ).aggregate[metric]
+            assert result.means[row, column] == alone, (alpha, cap4, cap3, name)
+
+
 def test_cli_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "q.json").write_text(json.dumps({"q": CASE_U}))
     (tmp_path / "r.json").write_text(json.dumps({"q": ["b", "d", "e", "f"]}))

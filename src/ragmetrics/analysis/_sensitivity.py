@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -167,21 +167,33 @@ def robustness(
     defaults = DEFAULT_WEIGHTING
     if defaults not in settings:
         settings = (defaults, *settings)
+    # every setting one metric label, so that each run is evaluated once: its judged docs
+    # found once for all the settings, each weighted its own way
+    declared = {param.name for param in parsed.spec.params}
+    labels = [
+        replace(
+            parsed,
+            params={
+                **parsed.params,
+                **{
+                    p.name: v for p, v in zip(WEIGHTING, setting, strict=True) if p.name in declared
+                },
+            },
+        ).name
+        for setting in settings
+    ]
     means = np.zeros((len(settings), len(named)))
-    for row, (alpha, cap4, cap3) in enumerate(settings):
-        for column, (name, run) in enumerate(named.items()):
-            result: EvaluationResult = evaluate(
-                qrels,
-                run,
-                [metric],
-                rarity_alpha=alpha,
-                cap4=cap4,
-                cap3=cap3,
-                grade_map=grade_map,
-                pool=(pools or {}).get(name),
-                missing=missing,  # type: ignore[arg-type]
-            )
-            value = result.aggregate[metric]
+    for column, (name, run) in enumerate(named.items()):
+        result: EvaluationResult = evaluate(
+            qrels,
+            run,
+            list(dict.fromkeys(labels)),
+            grade_map=grade_map,
+            pool=(pools or {}).get(name),
+            missing=missing,  # type: ignore[arg-type]
+        )
+        for row, label in enumerate(labels):
+            value = result.aggregate[label]
             means[row, column] = np.nan if value is None else value
     names = tuple(named)
     sign = 1.0 if parsed.higher_is_better else -1.0
