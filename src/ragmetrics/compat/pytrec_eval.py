@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import numpy as np
+
 from ragmetrics.cli._trec_measures import MIN_GEO_MEAN, Measure, TrecEvalError
 from ragmetrics.cli._trec_measures import measures as trec_lines
 from ragmetrics.errors import InputFormatError, InvalidParameterError
@@ -202,12 +204,17 @@ class RelevanceEvaluator:
         if not scores:
             return {}
         qrels = self._qrels
-        kept = {q: dict(docs) for q, docs in scores.items() if q in qrels}
+        # the run's dicts are read as they are (a plain dict needs no copy)
+        kept = {
+            q: docs if type(docs) is dict else dict(docs)
+            for q, docs in scores.items()
+            if q in qrels
+        }
         query_ids = list(kept)
         if not query_ids:
             return {}
         metrics = list(dict.fromkeys(filter(None, self._metrics.values())))
-        columns = {}
+        columns: dict[str, list[float]] = {}
         if metrics:
             result = evaluate(
                 qrels,
@@ -218,31 +225,36 @@ class RelevanceEvaluator:
                 score_precision="float32",
                 judged_only=self._judged_only,  # trec_eval's -J: docs graded >= 0 only
             )
-            where = {q: i for i, q in enumerate(result.query_ids)}
+            where = dict(zip(result.query_ids, range(len(result.query_ids))))
+            rows = np.fromiter(map(where.__getitem__, query_ids), np.int64, len(query_ids))
             for index, metric in enumerate(metrics):
-                column = result.values[:, index]
-                columns[metric] = {q: float(column[where[q]]) for q in query_ids}
-        out: dict[str, dict[str, float]] = {}
-        for query_id in query_ids:
-            row: dict[str, float] = {}
-            for line in self._lines:
-                label = next(
+                columns[metric] = result.values[rows, index].astype(np.float64).tolist()
+        # each output line's name and its values over the queries, then one dict a query
+        names: list[str] = []
+        lines: list[Iterable[float]] = []
+        n = len(query_ids)
+        for line in self._lines:
+            names.append(
+                next(
                     (bare for bare in _BARE_IN_TREC9 if line.label.startswith(bare + "_")),
                     line.label,
                 )
-                if line.value in ("runid", "string"):
-                    row[label] = 0.0
-                elif line.value == "num_q":
-                    row[label] = 1.0
-                elif (name := self._metrics[line.label]) is None:
-                    row[label] = 0.0
-                else:
-                    value = columns[name][query_id]
-                    if line.summary == "gm":
-                        value = math.log(max(value, MIN_GEO_MEAN))
-                    row[label] = value
-            out[query_id] = row
-        return out
+            )
+            name = self._metrics[line.label]
+            if line.value == "num_q":
+                lines.append([1.0] * n)
+            elif line.value in ("runid", "string") or name is None:
+                lines.append([0.0] * n)
+            elif line.summary == "gm":
+                lines.append([math.log(max(value, MIN_GEO_MEAN)) for value in columns[name]])
+            else:
+                lines.append(columns[name])
+        if not lines:
+            return {query_id: {} for query_id in query_ids}
+        return {
+            query_id: dict(zip(names, values, strict=True))
+            for query_id, values in zip(query_ids, zip(*lines, strict=True), strict=True)
+        }
 
 
 def _trec9(line: Measure) -> str | None:
