@@ -180,6 +180,29 @@ def test_every_ir_measures_name_means_what_it_means_there(name: str) -> None:
     assert aggregate == pytest.approx(next(iter(expected.values())), abs=close)
 
 
+def test_every_ir_measures_name_in_one_call_means_what_it_means_alone() -> None:
+    """Every name at once: the trec_eval-backed ones are evaluated together where they read
+    the qrels alike (and apart where two print the same name: ``SetF`` with two betas),
+    each with the values it has alone in ir_measures."""
+    from ragmetrics.compat import ir_measures as port_irm
+
+    qrels, run = _ir_inputs(7)
+    # each measure once (MRR@10 is RR@10, NDCG@5 is nDCG@5)
+    names = list({str(ir_measures.parse_measure(n)): n for n in IR_MEASURES_NAMES}.values())
+    ours: dict[tuple[str, str], float] = {}
+    for metric in port_irm.iter_calc([port_irm.parse_measure(n) for n in names], qrels, run):
+        key = (str(metric.measure), metric.query_id)
+        assert key not in ours
+        ours[key] = metric.value
+    for name in names:
+        measure = ir_measures.parse_measure(name)
+        for metric in ir_measures.iter_calc([measure], qrels, run):
+            close = 5e-6 if "ERR" in name or "exp-log2" in name else 1e-12
+            got = ours.pop((str(measure), metric.query_id))
+            assert got == pytest.approx(metric.value, abs=close), (name, metric.query_id)
+    assert not ours
+
+
 def test_ir_measures_objects_pandas_and_refusals() -> None:
     pandas = pytest.importorskip("pandas")
     from ragmetrics.compat import ir_measures as port_irm

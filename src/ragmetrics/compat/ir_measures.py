@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ragmetrics.errors import InputFormatError, InvalidParameterError, UnknownMetricError
+from ragmetrics.formats._rules import INT64_MAX, INT64_MIN
 
 __all__ = [
     "AP",
@@ -322,6 +323,8 @@ def _nested(
     """``{query_id: {doc_id: convert(value)}}`` from a dict of dicts, a DataFrame with the
     columns ``query_id``, ``doc_id`` and ``value``, or rows (ir_measures' namedtuples)."""
     if isinstance(given, Mapping):
+        if _plain(given, _PLAIN_VALUES[value]):
+            return dict(given)  # nothing to convert: the inner dicts are read as they are
         return {
             str(q): {str(d): convert(v, str(q), str(d)) for d, v in docs.items()}
             for q, docs in given.items()
@@ -338,6 +341,27 @@ def _nested(
     for row in given:
         out.setdefault(str(row[0]), {})[str(row[1])] = convert(row[2], str(row[0]), str(row[1]))
     return out
+
+
+# the value types each input keeps as given (a run's float scores, the qrels' int grades)
+_PLAIN_VALUES = {"score": float, "relevance": int}
+
+
+def _plain(given: Mapping[Any, Any], kind: type) -> bool:
+    """True when ``given`` is string ids mapped to plain dicts of string ids and values of
+    exactly ``kind`` (grades within int64): what the conversion would give back unchanged."""
+    if set(map(type, given)) - {str} or set(map(type, given.values())) - {dict}:
+        return False
+    for docs in given.values():
+        if set(map(type, docs)) - {str} or set(map(type, docs.values())) - {kind}:
+            return False
+        if (
+            kind is int
+            and docs
+            and not INT64_MIN <= min(docs.values()) <= max(docs.values()) <= INT64_MAX
+        ):
+            return False
+    return True
 
 
 def _qrels(qrels: Any) -> dict[str, dict[str, int]]:
@@ -439,10 +463,11 @@ class _Evaluator:
     def iter_calc(self, run: Any) -> Iterator[Metric]:
         scores = _run(run)
         queries = [q for q in scores if q in self.qrels]
+        trec = self._trec([m for m in self.measures if self.routes[m] == "trec"], scores)
         for measure in self.measures:
             route = self.routes[measure]
             if route == "trec":
-                values = self._trec(measure, scores)
+                values = trec[measure]
             elif route == "judged":
                 values = self._judged(measure, scores, queries)
             elif route == "msmarco":
@@ -468,19 +493,42 @@ class _Evaluator:
                 out[measure] = math.fsum(values) / len(values) if values else math.nan
         return out
 
-    def _trec(self, measure: Measure, scores: dict[str, dict[str, float]]) -> dict[str, float]:
+    def _trec(
+        self, measures: list[Measure], scores: dict[str, dict[str, float]]
+    ) -> dict[Measure, dict[str, float]]:
+        """Each trec_eval-backed measure's value per query: the measures that share the
+        qrels' reading (gains, relevance level, judged docs only) and no output name are
+        evaluated together, the run read once for all of them."""
         from ragmetrics.compat.pytrec_eval import RelevanceEvaluator
 
-        spec, label = _trec_spec(measure)
-        qrels = self.qrels
-        gains = measure.param("gains") if measure.NAME == "nDCG" else None
-        if gains is not None:  # ir_measures maps the grades to the gains first
-            qrels = {q: {d: gains.get(g, g) for d, g in docs.items()} for q, docs in qrels.items()}
-        rel = measure.param("rel") if "rel" in _SPECS[measure.NAME][0] else 1
-        level = 1 if rel is None else int(rel)
-        judged_only = bool(dict(measure.params).get("judged_only", False))
-        evaluator = RelevanceEvaluator(qrels, {spec}, level, judged_only)
-        return {q: row[label] for q, row in evaluator.evaluate(scores).items()}
+        groups: list[tuple[tuple[Any, int, bool], dict[str, str], list[Measure]]] = []
+        for measure in measures:
+            spec, label = _trec_spec(measure)
+            gains = measure.param("gains") if measure.NAME == "nDCG" else None
+            rel = measure.param("rel") if "rel" in _SPECS[measure.NAME][0] else 1
+            level = 1 if rel is None else int(rel)
+            judged_only = bool(dict(measure.params).get("judged_only", False))
+            key = (None if gains is None else tuple(gains.items()), level, judged_only)
+            group = next((g for g in groups if g[0] == key and g[1].get(label, spec) == spec), None)
+            if group is None:
+                group = (key, {}, [])
+                groups.append(group)
+            group[1][label] = spec
+            group[2].append(measure)
+        out: dict[Measure, dict[str, float]] = {}
+        for (gains_key, level, judged_only), specs, members in groups:
+            qrels = self.qrels
+            if gains_key is not None:  # ir_measures maps the grades to the gains first
+                gains = dict(gains_key)
+                qrels = {
+                    q: {d: gains.get(g, g) for d, g in docs.items()} for q, docs in qrels.items()
+                }
+            evaluator = RelevanceEvaluator(qrels, set(specs.values()), level, judged_only)
+            rows = evaluator.evaluate(scores)
+            for measure in members:
+                label = _trec_spec(measure)[1]
+                out[measure] = {q: row[label] for q, row in rows.items()}
+        return out
 
     def _judged(
         self, measure: Measure, scores: dict[str, dict[str, float]], queries: list[str]
