@@ -607,3 +607,18 @@ def test_two_docs_whose_hashes_meet_stay_two_candidates() -> None:
         "q": {right: 3.0, "doc-1": 3.0, left: 2.0},
         "p": {"z": 1.5, "a": 1.0},
     }
+
+
+def test_one_runs_wide_ids_do_not_pad_every_other_runs() -> None:
+    """Ids of one width however wide stay bytes within their run; beside a run of short
+    ids, where joining would pad every short id to the widest, the strings are compared."""
+    from ragmetrics.fusion._table import align
+
+    wide = Run.from_dict({"q": {"x" * 300: 1.0}})
+    short = Run.from_dict({"q": {"z": 1.0, "x" * 300: 0.2}})
+    narrow = Run.from_dict({"q": {"y" * 200: 2.0, "z": 0.5}})
+    assert packed_columns(wide) is not None and packed_columns(short) is None
+    assert align([wide, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.kind == "O"
+    assert align([narrow, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.kind == "S"
+    fused = fuse([wide, short, narrow], method="sum", norm=None)
+    assert fused.to_dict() == {"q": {"y" * 200: 2.0, "z": 1.5, "x" * 300: 1.2}}

@@ -107,9 +107,10 @@ def align(runs: Sequence[Run]) -> Table:
     packed (:func:`ragmetrics.data._run.packed_columns`)."""
     packed = [packed_columns(run) for run in runs]
     columns: list[tuple[Sequence[str], np.ndarray, Any, np.ndarray, np.ndarray | None]]
-    if all(c is not None for c in packed):
-        columns = [c for c in packed if c is not None]
-    else:
+    columns = [c for c in packed if c is not None]
+    widths = {c[2].dtype.itemsize for c in columns}
+    if len(columns) < len(runs) or (len(widths) > 1 and max(widths) > _packed.WIDEST):
+        # some run's ids are strings, or one run's wide ids would pad every other's
         columns = [run.ranked_columns() for run in runs]
     query_index: dict[str, int] = {}
     for query_ids, *_ in columns:
