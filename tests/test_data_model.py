@@ -269,7 +269,8 @@ def test_truncate_keeps_each_rankings_best_in_every_store_form(depth: int, tmp_p
     with pytest.warns(rm.FormatLossWarning):  # the empty rankings: kept by the others
         from_dict.to_trec(tmp_path / "run.txt")
     lists = rm.Run.from_lists({q: list(from_dict[q]) for q in from_dict.query_ids})
-    runs = [from_dict, rm.Run.from_trec(tmp_path / "run.txt"), lists]
+    # a run not yet ranked (its best found as arrays) and one ranked already (sliced)
+    runs = [rm.Run.from_dict(scored), from_dict, rm.Run.from_trec(tmp_path / "run.txt"), lists]
     for run in runs:
         cut = run.truncate(depth)
         assert cut.query_ids == run.query_ids

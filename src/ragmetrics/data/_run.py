@@ -691,8 +691,9 @@ class Run(Stored, Mapping[str, tuple[str, ...]]):
         """A new run with each ranking cut to its first ``depth`` docs."""
         if not isinstance(depth, int) or depth < 1:
             raise InvalidParameterError(f"The depth must be an int >= 1. Got {depth!r} instead.")
-        ranked = self._ranked_store()  # in rank order: a row's first docs are its best
-        return Run._make(ranked.prefixes(depth), dict(self._duplicates), self.name)
+        ranked = self._ranked.get("float64")  # in rank order: a row's first docs are its best
+        store = self._store.top(depth, "float64") if ranked is None else ranked.prefixes(depth)
+        return Run._make(store, dict(self._duplicates), self.name)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Run):

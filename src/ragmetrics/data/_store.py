@@ -200,6 +200,23 @@ class Store:
         lengths = np.minimum(self.lengths, depth)
         return Store(self.query_ids, lengths, tuples=tuples, values=values, scored=self.scored)
 
+    def top(self, depth: int, score_precision: ScorePrecision) -> Store:
+        """Each row's best ``depth`` docs, in rank order: the rank order is found as arrays
+        and only the docs kept are gathered (a store of strings is not put in order whole,
+        which builds every row again)."""
+        values = self.values
+        if values is None or not self.n_docs:
+            return self.prefixes(depth)
+        order = self.ranked_order(score_precision)
+        _, place, _ = spans(self.offsets[:-1], self.lengths)
+        picked = order[place < depth]  # input positions of the docs kept, in rank order
+        lengths = np.minimum(self.lengths, depth)
+        if self._ids is not None:
+            return Store(self.query_ids, lengths, ids=self._ids[picked], values=values[picked])
+        rows = np.repeat(np.arange(len(self)), lengths)
+        docs = self.docs_at(rows, picked - self.offsets[rows])
+        return Store.from_tuples(self.query_ids, split(docs, lengths), values[picked], lengths)
+
     def with_rows(
         self, query_ids: Sequence[str], docs: list[tuple[str, ...]], values: np.ndarray | None
     ) -> Store:
