@@ -280,3 +280,44 @@ def test_truncate_keeps_each_rankings_best_in_every_store_form(depth: int, tmp_p
             expected = None if scores is None else scores[:depth]
             assert cut.scores(query_id) == expected
         assert cut.lengths.tolist() == [min(n, depth) for n in run.lengths.tolist()]
+
+
+@pytest.mark.parametrize("scored", [True, False])
+def test_to_trec_writes_each_ranking_as_a_line_by_line_walk_does(
+    scored: bool, tmp_path: Path
+) -> None:
+    """The file ``to_trec`` writes (queries formatted a block at a time) against lines
+    written one by one from the rankings: more queries than a block, scores that ``repr``
+    writes in every form, ties, ids beyond ASCII, a tag holding braces."""
+    import random
+
+    rng = random.Random(11)
+    odd = [0.1 + 0.2, 1e-300, -0.0, 1e16, 3.0, -2.5e-7, 123456789.123456789]
+    rankings = {
+        f"q{i}-é": {f"d{rng.randrange(500)}·": rng.choice(odd) for _ in range(rng.randint(1, 6))}
+        for i in range(5000)
+    }
+    if scored:
+        run = rm.Run.from_dict(rankings, name="{tag}")
+    else:
+        run = rm.Run.from_lists({q: list(d) for q, d in rankings.items()}, name="{tag}")
+    run.to_trec(tmp_path / "run.txt")
+    expected = []
+    for query_id in run.query_ids:
+        scores = run.scores(query_id) or tuple(float(n) for n in range(len(run[query_id]), 0, -1))
+        for rank, (doc, score) in enumerate(zip(run[query_id], scores, strict=True), start=1):
+            expected.append(f"{query_id} Q0 {doc} {rank} {score!r} {{tag}}\n")
+    assert (tmp_path / "run.txt").read_text(encoding="utf-8") == "".join(expected)
+
+
+def test_to_trec_names_the_first_id_it_cannot_write(tmp_path: Path) -> None:
+    """Ids are checked all at once, and one by one only to name the first refused."""
+    for bad, reason in (
+        ("a b", r"U\+0020 SPACE"),
+        ("x\u2028", r"U\+2028"),
+        ("t\tab", r"U\+0009"),
+    ):
+        run = rm.Run.from_dict({"q1": {"ok": 1.0, bad: 0.5}, "q2": {"fine": 1.0}})
+        with pytest.raises(rm.InputFormatError, match=reason):
+            run.to_trec(tmp_path / "run.txt")
+        assert not (tmp_path / "run.txt").exists()
