@@ -286,9 +286,9 @@ def test_truncate_keeps_each_rankings_best_in_every_store_form(depth: int, tmp_p
 def test_to_trec_writes_each_ranking_as_a_line_by_line_walk_does(
     scored: bool, tmp_path: Path
 ) -> None:
-    """The file ``to_trec`` writes (queries formatted a block at a time) against lines
-    written one by one from the rankings: more queries than a block, scores that ``repr``
-    writes in every form, ties, ids beyond ASCII, a tag holding braces."""
+    """The file ``to_trec`` writes against lines written one by one from the rankings as
+    read back: 5,000 queries, scores that ``repr`` writes in every form, ties, ids beyond
+    ASCII, a tag holding braces."""
     import random
 
     rng = random.Random(11)
@@ -311,7 +311,8 @@ def test_to_trec_writes_each_ranking_as_a_line_by_line_walk_does(
 
 
 def test_to_trec_names_the_first_id_it_cannot_write(tmp_path: Path) -> None:
-    """Ids are checked all at once, and one by one only to name the first refused."""
+    """An id a TREC file cannot hold is refused, named with its character, and nothing is
+    written."""
     for bad, reason in (
         ("a b", r"U\+0020 SPACE"),
         ("x\u2028", r"U\+2028"),
