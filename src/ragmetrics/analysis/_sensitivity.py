@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -169,16 +169,9 @@ def robustness(
         settings = (defaults, *settings)
     # every setting one metric label, so that each run is evaluated once: its judged docs
     # found once for all the settings, each weighted its own way
-    declared = {param.name for param in parsed.spec.params}
     labels = [
-        replace(
-            parsed,
-            params={
-                **parsed.params,
-                **{
-                    p.name: v for p, v in zip(WEIGHTING, setting, strict=True) if p.name in declared
-                },
-            },
+        parsed.resolve(
+            {p.keyword: v for p, v in zip(WEIGHTING, setting, strict=True) if p.keyword}
         ).name
         for setting in settings
     ]

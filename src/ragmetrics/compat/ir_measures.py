@@ -501,7 +501,9 @@ class _Evaluator:
         evaluated together, the run read once for all of them."""
         from ragmetrics.compat.pytrec_eval import RelevanceEvaluator
 
-        groups: list[tuple[tuple[Any, int, bool], dict[str, str], list[Measure]]] = []
+        # (how the qrels are read, output name -> pytrec_eval measure, (measure, name) pairs)
+        groups: list[tuple[tuple[Any, int, bool], dict[str, str], list[tuple[Measure, str]]]]
+        groups = []
         for measure in measures:
             spec, label = _trec_spec(measure)
             gains = measure.param("gains") if measure.NAME == "nDCG" else None
@@ -514,7 +516,7 @@ class _Evaluator:
                 group = (key, {}, [])
                 groups.append(group)
             group[1][label] = spec
-            group[2].append(measure)
+            group[2].append((measure, label))
         out: dict[Measure, dict[str, float]] = {}
         for (gains_key, level, judged_only), specs, members in groups:
             qrels = self.qrels
@@ -525,8 +527,7 @@ class _Evaluator:
                 }
             evaluator = RelevanceEvaluator(qrels, set(specs.values()), level, judged_only)
             rows = evaluator.evaluate(scores)
-            for measure in members:
-                label = _trec_spec(measure)[1]
+            for measure, label in members:
                 out[measure] = {q: row[label] for q, row in rows.items()}
         return out
 

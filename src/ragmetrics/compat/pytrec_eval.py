@@ -182,6 +182,11 @@ class RelevanceEvaluator:
             raise InvalidParameterError(str(exc).replace("trec_eval: ", "")) from exc
         # trec_eval 9 turns a recall level into relevant docs as floor(level x R + 0.9)
         self._metrics = {line.label: _trec9(line) for line in self._lines}
+        # each line's name in pytrec_eval's output (trec_eval 9 prints some without "_k")
+        self._names = [
+            next((bare for bare in _BARE_IN_TREC9 if line.label.startswith(bare + "_")), line.label)
+            for line in self._lines
+        ]
         if (
             isinstance(relevance_level, bool)
             or not isinstance(relevance_level, int)
@@ -229,17 +234,10 @@ class RelevanceEvaluator:
             rows = np.fromiter(map(where.__getitem__, query_ids), np.int64, len(query_ids))
             for index, metric in enumerate(metrics):
                 columns[metric] = result.values[rows, index].astype(np.float64).tolist()
-        # each output line's name and its values over the queries, then one dict a query
-        names: list[str] = []
+        # each output line's values over the queries, then one dict a query
         lines: list[Iterable[float]] = []
         n = len(query_ids)
         for line in self._lines:
-            names.append(
-                next(
-                    (bare for bare in _BARE_IN_TREC9 if line.label.startswith(bare + "_")),
-                    line.label,
-                )
-            )
             name = self._metrics[line.label]
             if line.value == "num_q":
                 lines.append([1.0] * n)
@@ -252,7 +250,7 @@ class RelevanceEvaluator:
         if not lines:
             return {query_id: {} for query_id in query_ids}
         return {
-            query_id: dict(zip(names, values, strict=True))
+            query_id: dict(zip(self._names, values, strict=True))
             for query_id, values in zip(query_ids, zip(*lines, strict=True), strict=True)
         }
 

@@ -52,7 +52,8 @@ def explorer_html(
     query_ids = list(first.query_ids)
     runs = dict(runs) if runs is not None else _evaluated_runs(comparison)
     qrels = qrels if qrels is not None else first.evaluated_qrels
-    data = _data(comparison, query_ids, qrels, runs, corpus, queries, k)
+    values = _values(comparison, query_ids)
+    data = _data(comparison, query_ids, values, qrels, runs, corpus, queries, k)
     payload = json.dumps(data, ensure_ascii=True, separators=(",", ":"))
     payload = payload.replace("<", "\\u003c")  # nothing in it can end the script element
     return (
@@ -67,7 +68,7 @@ def explorer_html(
         "value; the query views need scripts.</p></noscript>"
         + _controls(names, metrics)
         + "<div id='rm-view' class='rm-view' hidden></div>"
-        + _table(comparison, query_ids, queries)
+        + _table(comparison, query_ids, values, queries)
         + f"<script type='application/json' id='rm-data'>{payload}</script>"
         + f"<style>{_STYLE}</style><script>{_SCRIPT}</script>"
         + "</section>"
@@ -102,7 +103,12 @@ def _controls(names: list[str], metrics: list[str]) -> str:
     )
 
 
-def _table(comparison: Comparison, query_ids: list[str], queries: Mapping[str, str] | None) -> str:
+def _table(
+    comparison: Comparison,
+    query_ids: list[str],
+    values: dict[str, np.ndarray],
+    queries: Mapping[str, str] | None,
+) -> str:
     names = list(comparison.runs)
     metrics = list(comparison.metrics)
     head = ["<th data-col='0'>query</th>"]
@@ -119,14 +125,13 @@ def _table(comparison: Comparison, query_ids: list[str], queries: Mapping[str, s
             column += 1
     # one list of cells per column (metric by metric, each run's), in the rows' order
     columns = []
-    for m, metric in enumerate(metrics):
+    for m in range(len(metrics)):
         for name in names:
-            values = _aligned(comparison, name, metric, query_ids).tolist()
             columns.append(
                 [
                     f"<td class='num' data-metric='{m}'>"
                     f"{'NA' if math.isnan(value) else f'{value:.4f}'}</td>"
-                    for value in values
+                    for value in values[name][:, m].tolist()
                 ]
             )
     firsts = [f"<td class='q'>{html.escape(query_id)}</td>" for query_id in query_ids]
@@ -146,22 +151,26 @@ def _table(comparison: Comparison, query_ids: list[str], queries: Mapping[str, s
     )
 
 
-def _aligned(comparison: Comparison, name: str, metric: str, query_ids: list[str]) -> np.ndarray:
-    """Run ``name``'s values of ``metric`` for ``query_ids``, NaN where it has none."""
-    result = comparison.results[name]
-    values = result.column(metric)
-    if list(result.query_ids) == query_ids:
-        return np.asarray(values, dtype=np.float64)
-    where = dict(zip(result.query_ids, range(len(result.query_ids))))
-    rows = np.fromiter(map(where.get, query_ids, repeat(-1)), np.int64, len(query_ids))
-    aligned = np.full(len(query_ids), np.nan)
-    aligned[rows >= 0] = values[rows[rows >= 0]]
-    return aligned
+def _values(comparison: Comparison, query_ids: list[str]) -> dict[str, np.ndarray]:
+    """Each run's values for ``query_ids`` (rows) x the comparison's metrics (columns), NaN
+    where it has none: the table and the views both read them."""
+    out = {}
+    for name, result in comparison.results.items():
+        matrix = np.column_stack([result.column(m) for m in comparison.metrics])
+        if list(result.query_ids) != query_ids:
+            where = dict(zip(result.query_ids, range(len(result.query_ids))))
+            rows = np.fromiter(map(where.get, query_ids, repeat(-1)), np.int64, len(query_ids))
+            aligned = np.full((len(query_ids), matrix.shape[1]), np.nan)
+            aligned[rows >= 0] = matrix[rows[rows >= 0]]
+            matrix = aligned
+        out[name] = matrix
+    return out
 
 
 def _data(
     comparison: Comparison,
     query_ids: list[str],
+    values: dict[str, np.ndarray],
     qrels: Qrels | None,
     runs: Mapping[str, Run],
     corpus: Mapping[str, str] | None,
@@ -186,17 +195,15 @@ def _data(
     number = dict(zip(docs, range(len(docs))))
     numbered = [[list(map(number.__getitem__, top)) for top in run_tops] for run_tops in tops]
     judged = [[[number[d], g] for d, g in graded.items()] for graded in grades]
-    values = []
+    shown = []
     for name in names:
-        matrix = np.column_stack(
-            [_aligned(comparison, name, m, query_ids) for m in metrics]
-        ).reshape(len(query_ids), len(metrics))
-        shown = np.round(matrix, 6).astype(object)
-        shown[np.isnan(matrix)] = None
-        values.append(shown.tolist())
+        matrix = values[name]
+        rounded = np.round(matrix, 6).astype(object)
+        rounded[np.isnan(matrix)] = None
+        shown.append(rounded.tolist())
     per_query = [
         {"t": list(t), "g": g, "v": list(v)}
-        for t, g, v in zip(zip(*numbered), judged, zip(*values), strict=True)
+        for t, g, v in zip(zip(*numbered), judged, zip(*shown), strict=True)
     ]
     texts: list[str | None] = []
     used = 0
