@@ -6,6 +6,7 @@ mends only the queries that need it (benchmarks/bench_irregular.py measures the 
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import random
 import warnings
@@ -193,25 +194,23 @@ def test_a_block_is_scattered_whether_its_queries_come_back_early_or_late() -> N
 
 
 @pytest.mark.parametrize("depth", [1, 5, 20])
-def test_only_blocks_whose_queries_come_back_are_grouped(
+def test_only_files_whose_queries_come_back_are_grouped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, depth: int
 ) -> None:
     """A file grouped by query is read as it is, however shallow its rankings (a query
-    changing on every line is not scattered); the same lines sorted by doc id are grouped
-    block by block (at depth 1 no query comes back there either). Both read as the same
-    run. (Grouping every block of a grouped run of depth 20 cost a quarter of the read.)"""
-    from ragmetrics.formats import _trec_fast
+    changing on every line does not come back); the same lines sorted by doc id are put in
+    query order once, for the whole file (at depth 1 no query comes back there either).
+    Both read as the same run."""
+    from ragmetrics.formats import _query_codes, _trec_fast
 
-    calls: list[int] = []  # the blocks found scattered (the file's runs are grouped apart)
-    scattered = _trec_fast._scattered
+    calls: list[int] = []  # the files put in query order (their rows)
+    stable_order = _query_codes.stable_order
 
-    def counting(rows: np.ndarray, first_lines: np.ndarray) -> bool:
-        found = scattered(rows, first_lines)
-        if found:
-            calls.append(len(rows))
-        return found
+    def counting(codes: np.ndarray, n_codes: int) -> np.ndarray:
+        calls.append(len(codes))
+        return stable_order(codes, n_codes)
 
-    monkeypatch.setattr(_trec_fast, "_scattered", counting)
+    monkeypatch.setattr(_query_codes, "stable_order", counting)
     rng = random.Random(depth)
     lines = [
         (f"q{q:06d}", f"{rng.randrange(10**7):07d}", rank)
@@ -230,7 +229,7 @@ def test_only_blocks_whose_queries_come_back_are_grouped(
     if depth == 1:  # one line a query: sorted by doc id, no query comes back either
         assert calls == []
     else:
-        assert len(calls) >= 2
+        assert calls == [len(lines)]
     assert first.to_dict() == second.to_dict()
 
 
@@ -949,3 +948,146 @@ def test_a_workers_share_grouped_by_its_reader_is_refused_at_once(
         )
     assert streamed.per_query == expected.per_query
     assert streamed.counts == expected.counts
+
+
+# --- the TREC readers' numbering of queries (formats._query_codes) ----------------------------
+
+
+def _numbered_runs(
+    runs: list[tuple[bytes, int]], cuts: list[int]
+) -> tuple[list[str], np.ndarray, np.ndarray | None] | None:
+    """``QueryCodes`` given ``runs`` (query id, rows) in pieces cut at ``cuts``."""
+    from ragmetrics.formats._query_codes import QueryCodes
+
+    codes = QueryCodes()
+    bounds = [0, *cuts, len(runs)]
+    for start, stop in itertools.pairwise(bounds):
+        piece = runs[start:stop]
+        if piece:
+            heads = np.array([q for q, _ in piece])  # each piece its own width
+            codes.add(heads, np.array([n for _, n in piece], dtype=np.int64))
+    return codes.grouped()
+
+
+def _walked(runs: list[tuple[bytes, int]]) -> tuple[list[str], list[int], list[int]]:
+    """What the numbering must give, by a walk: the queries in the order first seen, their
+    rows, and the rows' order that puts each query's together."""
+    rows: dict[bytes, list[int]] = {}
+    at = 0
+    for query, n in runs:
+        rows.setdefault(query, []).extend(range(at, at + n))
+        at += n
+    order = [row for query_rows in rows.values() for row in query_rows]
+    return [q.decode() for q in rows], [len(r) for r in rows.values()], order
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_query_numbers_match_a_walk_over_the_runs(seed: int) -> None:
+    """Queries of 1 to 40 bytes (some beyond ASCII, some sharing their first 8 or 16 bytes),
+    in runs of 1 to 4 rows that come back anywhere, a run of one query cut over pieces, added
+    in pieces of every size (one run, a few, more than one numbering at a time): the queries
+    in the order first seen, their rows, and the order that puts each query's rows together,
+    each query's in their order, as a walk gives them; a file whose runs never come back is
+    left as it is."""
+    rng = random.Random(seed)
+    stems = ["", "shared-prefix-of", "exactly-sixteen-", "é"]
+    names = [
+        (rng.choice(stems) + f"{rng.randrange(10 ** rng.randint(1, 12))}")[:40].encode()
+        for _ in range(rng.choice([1, 7, 300, 5_000]))
+    ]
+    names = list(dict.fromkeys(names))
+    grouped = [(name, rng.randint(1, 4)) for name in names]
+    scattered = [(rng.choice(names), rng.randint(1, 4)) for _ in range(rng.choice([50, 90_000]))]
+    for runs in (grouped, scattered):
+        n = len(runs)
+        for cuts in ([], sorted(rng.sample(range(1, n), min(n - 1, 30))), list(range(1, n, 7))):
+            result = _numbered_runs(runs, cuts)
+            assert result is not None
+            queries, counts, order = result
+            expected_queries, expected_counts, expected_order = _walked(runs)
+            assert queries == expected_queries
+            assert counts.tolist() == expected_counts
+            if runs is grouped or order is None:  # (scattered runs of one query: no comeback)
+                assert expected_order == list(range(len(expected_order)))
+                assert order is None
+            else:
+                assert order.tolist() == expected_order
+
+
+def test_a_run_cut_where_pieces_meet_is_one_run() -> None:
+    """A query's run split over two pieces (where two blocks meet) goes on, and does not
+    make the file look scattered; the same query after another one does."""
+    runs = [(b"a", 2), (b"a", 3), (b"b", 1), (b"b", 1), (b"b", 2)]
+    result = _numbered_runs(runs, [1, 3, 4])
+    assert result is not None
+    assert (result[0], result[1].tolist(), result[2]) == (["a", "b"], [5, 4], None)
+    result = _numbered_runs([(b"a", 1), (b"b", 1), (b"a", 1)], [2])
+    assert result is not None
+    assert result[2] is not None and result[2].tolist() == [0, 2, 1]
+
+
+def test_more_than_65536_queries_scattered_are_numbered_and_grouped() -> None:
+    """Past 16-bit numbers (the table grown many times, the stable sort of wider codes):
+    150,000 queries, each in two runs far apart."""
+    names = [f"{i:07d}".encode() for i in range(150_000)]
+    rng = random.Random(3)
+    later = names[:]
+    rng.shuffle(later)
+    runs = [(name, 1) for name in names] + [(name, 2) for name in later]
+    result = _numbered_runs(runs, list(range(40_000, len(runs), 40_000)))
+    assert result is not None
+    queries, counts, order = result
+    assert queries == [name.decode() for name in names]
+    assert set(counts.tolist()) == {3}
+    expected = _walked(runs)[2]
+    assert order is not None and order.tolist() == expected
+
+
+@pytest.mark.parametrize("bits", ["low", "high", "all"])
+def test_ids_whose_hashes_meet_are_never_one_query(
+    monkeypatch: pytest.MonkeyPatch, bits: str
+) -> None:
+    """Hashes that share their low bits (one slot of the table: the overflow list) still
+    number the ids apart; hashes that share their high bits too, or the whole hash, make
+    the numbering give up (None) rather than take two ids for one query, so the caller reads
+    the rows another way. (The runs are numbered 65,536 at a time: the later pieces look
+    the ids up in the table the first one made.)"""
+    from ragmetrics.formats import _query_codes
+
+    def shared(ids: np.ndarray) -> np.ndarray:
+        numbers = np.array([int(x[1:]) for x in ids.tolist()], dtype=np.uint64)
+        if bits == "low":  # one low part, the high 32 bits differ
+            return (numbers << np.uint64(32)) | np.uint64(5)
+        if bits == "high":  # one slot and the same high 32 bits: only the middle differs
+            return (numbers << np.uint64(24)) | np.uint64(5)
+        return np.zeros(len(ids), dtype=np.uint64)
+
+    monkeypatch.setattr(_query_codes, "spread_hashes", shared)
+    names = [f"q{i}".encode() for i in range(3_000)]
+    rng = random.Random(4)
+    runs = [(rng.choice(names), 1) for _ in range(140_000)]  # numbered in three pieces
+    result = _numbered_runs(runs, list(range(10_000, 140_000, 10_000)))
+    if bits == "low":
+        assert result is not None
+        expected_queries, expected_counts, expected_order = _walked(runs)
+        assert result[0] == expected_queries
+        assert result[1].tolist() == expected_counts
+        assert result[2] is not None and result[2].tolist() == expected_order
+    else:
+        assert result is None
+
+
+def test_a_file_sorted_by_doc_id_whose_query_ids_share_a_hash_is_read_by_the_careful_reader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast reader gives such a file up; the run is the same."""
+    from ragmetrics.formats import _query_codes
+
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"q{i % 3} Q0 d{i} 0 {i % 5} r\n" for i in range(30)))
+    expected = rm.read_run(path).to_dict()
+    monkeypatch.setattr(_query_codes, "spread_hashes", lambda a: np.zeros(len(a), np.uint64))
+    from ragmetrics.formats._trec_fast import read_plain_trec_packed
+
+    assert read_plain_trec_packed(path, n_columns=6, doc_col=2, value_col=4, integer=False) is None
+    assert rm.read_run(path).to_dict() == expected

@@ -52,6 +52,7 @@ from ragmetrics.formats._packed import (
     word_rows,
     word_view,
 )
+from ragmetrics.formats._query_codes import QueryCodes
 from ragmetrics.formats._rules import MAX_LINE_BYTES, line_too_long, parse_float, parse_int
 
 # The file is read in blocks of about 2 MB, cut at line ends: small enough that a block and
@@ -93,9 +94,9 @@ def read_plain_trec_packed(
     seen, with its lines together in file order (a query whose lines lie apart, as in a file
     sorted by doc id, is grouped here, on bytes) and ``doc_ids`` one fixed-width ``S`` array
     (ASCII, zero-padded: no Python string per line); or None when the file is not plain
-    (see the module docstring). In the rare case that two query ids share a hash key, the
-    runs are given as they lie, and a query may come back (``formats._io.regroup_order``
-    groups those as strings). ``header``: the file's first line is a header, not read.
+    (see the module docstring), or in the vanishingly rare case that two query ids share a
+    64-bit hash (:class:`~ragmetrics.formats._query_codes.QueryCodes`): the careful reader
+    then reads it. ``header``: the file's first line is a header, not read.
     """
     if os.fspath(path) == "-":
         return None  # standard input cannot be read twice: the careful reader takes it
@@ -104,71 +105,55 @@ def read_plain_trec_packed(
     except InputFormatError:
         return None  # the careful reader reports it
     file_bytes = _plain_size(handle)
-    heads: list[np.ndarray] = []
-    lengths: list[np.ndarray] = []
+    codes = QueryCodes()
     doc_ids, values = _Rows(), _Rows()
     try:
         with reading(path):  # the header too: its read errors named, its handle closed
             start = read = len(handle.readline(MAX_LINE_BYTES)) if header else 0
-            blocks = parsed_blocks(
-                handle, n_columns, doc_col, value_col, integer, offset=start, regroup=True
-            )
+            blocks = parsed_blocks(handle, n_columns, doc_col, value_col, integer, offset=start)
             for block, parsed in blocks:
-                if parsed is None:
-                    blocks.close()
+                if parsed is None or (len(parsed.docs) and not codes.add(*parsed[:2])):
+                    blocks.close()  # not plain, or two query ids share a hash
                     return None
-                block_heads, block_lengths, block_docs, block_values = parsed[:4]
                 read += block.size
-                if not len(block_docs):
+                if not len(parsed.docs):
                     continue  # blank and comment lines alone
-                if heads and heads[-1][-1] == block_heads[0]:  # a run goes on: counted once
-                    lengths[-1][-1] += block_lengths[0]
-                    block_heads, block_lengths = block_heads[1:], block_lengths[1:]
-                if len(block_heads):
-                    heads.append(block_heads)
-                    lengths.append(block_lengths)
                 # rows still to come if the rest of the file is like what was read
-                seen = doc_ids.rows + len(block_docs)
+                seen = doc_ids.rows + len(parsed.docs)
                 more = (file_bytes - read) * seen // read if file_bytes > read else 0
-                doc_ids.append(block_docs, more)
-                values.append(block_values, more)
+                doc_ids.append(parsed.docs, more)
+                values.append(parsed.values, more)
     finally:
         close_bytes(handle)
     if not values.rows:
         return None  # an empty file: the careful reader says so
-    return grouped_rows(
-        np.concatenate(heads), np.concatenate(lengths), doc_ids.joined(), values.joined()
-    )
+    return _grouped_by_codes(codes, doc_ids.joined(), values.joined())
 
 
 def grouped_rows(
     heads: np.ndarray, lengths: np.ndarray, ids: np.ndarray, values: np.ndarray
 ) -> PackedColumns:
-    """Runs of rows (``heads``: each run's query id, an ``S`` array of whole words;
-    ``lengths``: its rows; ``ids`` and ``values``: every row's) as ``(queries, lengths,
-    ids, values)``, each query once with its rows together (see :func:`_runs_grouped`)."""
-    queries, counts, order = _runs_grouped(heads, lengths)
+    """Runs of rows (``heads``: each run's query id, an ``S`` array; ``lengths``: its rows;
+    ``ids`` and ``values``: every row's) as ``(queries, lengths, ids, values)``, each query
+    once, in the order first seen, with its rows together in their order. Should two ids
+    share a hash, the runs are given as they lie, and a query may come back
+    (``formats._io.regroup_order`` groups those as strings)."""
+    codes = QueryCodes()
+    codes.add(heads, lengths)
+    grouped = _grouped_by_codes(codes, ids, values)
+    return (decode(heads), lengths, ids, values) if grouped is None else grouped
+
+
+def _grouped_by_codes(
+    codes: QueryCodes, ids: np.ndarray, values: np.ndarray
+) -> PackedColumns | None:
+    grouped = codes.grouped()
+    if grouped is None:
+        return None  # two query ids share a hash
+    queries, counts, order = grouped
     if order is not None:
         ids, values = gathered(order, ids, values)
     return queries, counts, ids, values
-
-
-def _runs_grouped(
-    heads: np.ndarray, lengths: np.ndarray
-) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """For runs of lines (``heads``: each run's query id, an ``S`` array of whole words;
-    ``lengths``: its lines): the query ids, each once in the order first seen, their
-    lengths, and the order that brings each query's lines together (None when the lines
-    are so already). Grouped on the ids' bytes (:func:`_grouped`), so that a file whose
-    queries lie apart makes one string per query, not one per run, and no dict of them."""
-    rows = heads.view(np.uint8).reshape(len(heads), heads.dtype.itemsize)
-    grouped = _grouped(rows) if len(heads) > 1 else None
-    if grouped is None or len(grouped[2]) == len(heads):
-        # each query one run; or two ids share a key: as they lie, for the strings' path
-        return decode(heads), lengths, None
-    run_order, first_runs, counts = grouped
-    query_lengths = np.add.reduceat(lengths[run_order], np.cumsum(counts) - counts)
-    return decode(heads[first_runs]), query_lengths, runs_in_order(lengths, run_order)
 
 
 def _plain_size(handle: BinaryIO) -> int:
