@@ -84,15 +84,20 @@ def test_a_trec_file_whose_first_query_id_begins_with_a_bracket_is_trec(tmp_path
 
 def test_the_stable_order_of_many_codes_is_numpys() -> None:
     """Scattered queries are grouped by a 16-bit radix sort of their codes; past 65,536
-    queries, by sorting each code packed with its row number (and keys too wide for that
-    by 16-bit radix passes): the order must be numpy's stable argsort, exactly, and the
-    keys given back sorted."""
+    queries, by two such passes; past 2**32, by sorting each code packed with its row
+    number (and keys too wide for that by 16-bit radix passes): the order must be numpy's
+    stable argsort, exactly (codes of int64 and of int32, as the TREC reader numbers
+    queries), and the keys given back sorted."""
     from ragmetrics._util.arrays import sorted_keys, stable_order
 
     rng = np.random.default_rng(0)
-    for n_codes in (1, 3, 65_536, 65_537, 5_000_000):
+    for n_codes in (1, 3, 65_536, 65_537, 5_000_000, 1 << 32, (1 << 32) + 1, 1 << 40):
         codes = rng.integers(0, n_codes, 100_000)
+        codes[:500] = n_codes - 1  # the largest code, and many of it
         assert (stable_order(codes, n_codes) == np.argsort(codes, kind="stable")).all()
+        if n_codes < 1 << 31:
+            narrow = codes.astype(np.int32)
+            assert (stable_order(narrow, n_codes) == np.argsort(codes, kind="stable")).all()
     for n, key_bits in ((0, 20), (1, 20), (2, 63), (70_000, 17), (70_000, 47), (70_000, 48)):
         # 70,000 rows take 17 bits: keys of 48 bits do not fit beside them
         keys = rng.integers(0, 1 << key_bits, n, dtype=np.uint64)

@@ -149,7 +149,13 @@ class QueryCodes:
         new = np.flatnonzero(codes < 0)
         if not len(new):
             return codes
-        distinct, first, inverse = np.unique(hashed[new], return_index=True, return_inverse=True)
+        fresh = hashed[new]
+        distinct = np.sort(fresh)
+        if not (distinct[1:] == distinct[:-1]).any():  # each new id once: in the order met
+            codes[new] = np.arange(self._n, self._n + len(new))
+            self._append(fresh, words[new])
+            return codes
+        distinct, first, inverse = np.unique(fresh, return_index=True, return_inverse=True)
         by_first = np.argsort(first)  # the new ids in the order first met
         numbers = np.empty(len(distinct), dtype=np.int32)
         numbers[by_first] = np.arange(self._n, self._n + len(distinct))
@@ -201,18 +207,16 @@ class QueryCodes:
         """Put each query in its slot (its hash's high 32 bits beside its number), or in the
         overflow list where the slot is taken."""
         slots = (hashed & np.uint64(len(self._slots) - 1)).astype(np.intp)
-        _, first = np.unique(slots, return_index=True)
-        placed = np.zeros(len(slots), dtype=bool)
-        placed[first] = True
-        placed &= self._slots[slots] == _EMPTY
-        self._slots[slots[placed]] = (hashed[placed] & ~_LOW) | codes[placed]
+        entries = (hashed & ~_LOW) | codes
+        placed = self._slots[slots] == _EMPTY
+        self._slots[slots[placed]] = entries[placed]  # of two for one slot, one lands
+        placed &= self._slots[slots] == entries
         if not placed.all():  # merged into the sorted list
-            over = np.sort(hashed[~placed])
-            order = np.argsort(hashed[~placed])
-            at = np.searchsorted(self._over_hashes, over)
-            self._over_hashes = np.insert(self._over_hashes, at, over)
-            over_codes = codes[~placed][order].astype(np.int32)
-            self._over_codes = np.insert(self._over_codes, at, over_codes)
+            over, over_codes = hashed[~placed], codes[~placed].astype(np.int32)
+            order = np.argsort(over)
+            at = np.searchsorted(self._over_hashes, over[order])
+            self._over_hashes = np.insert(self._over_hashes, at, over[order])
+            self._over_codes = np.insert(self._over_codes, at, over_codes[order])
 
 
 def _slots_per_query(queries: int) -> int:
