@@ -27,6 +27,7 @@ file, ``Run.from_parquet``) on the same files, with the same metrics, warm, and 
 their time to ours.
 
     python benchmarks/bench_irregular.py [--queries 5000] [--rounds 3] [--tools ranx,pytrec_eval]
+        [--layouts "by doc id,repeats"] [--sources "TREC,TREC gzip"]
 """
 
 from __future__ import annotations
@@ -107,7 +108,11 @@ def _titles(docs: np.ndarray) -> np.ndarray:
     return np.char.add(np.char.add("Page ", docs), " (film)")
 
 
-def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]]:
+def _write(
+    folder: Path, layouts: dict[str, tuple], *, variants: bool = True
+) -> dict[str, dict[str, Path]]:
+    """Each layout as Parquet, TREC text and gzipped TREC text; with ``variants``, the
+    regular run written as the other tools and text styles write it too."""
     paths: dict[str, dict[str, Path]] = {}
     for name, (q, d, s) in layouts.items():
         table = pa.table({"query_id": q, "doc_id": d, "score": s})
@@ -122,6 +127,8 @@ def _write(folder: Path, layouts: dict[str, tuple]) -> dict[str, dict[str, Path]
         with trec.open("rb") as plain, gzip.open(zipped, "wb", compresslevel=1) as packed:
             shutil.copyfileobj(plain, packed)
         paths[name] = {"parquet": parquet, "trec": trec, "gzip": zipped}
+    if not variants:
+        return paths
     paths.update(_text_variants(folder, layouts["regular"]))
     q, d, s = layouts["regular"]
     titled = folder / "titles.parquet"
@@ -338,7 +345,20 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tools", default="pytrec_eval,ranx", help="others to time ('' for none)")
+    parser.add_argument(
+        "--layouts",
+        default="",
+        help="only these layouts, beside the regular one (comma-separated; '' for all), "
+        "e.g. 'by doc id' for a large run",
+    )
+    parser.add_argument(
+        "--sources", default="", help=f"only these columns (comma-separated of {list(SOURCES)})"
+    )
     args = parser.parse_args()
+    only = {name for name in args.layouts.split(",") if name}
+    sources = {
+        name: SOURCES[name] for name in (args.sources.split(",") if args.sources else SOURCES)
+    }
     queries, docs, scores = _columns(args.queries)
     qrels = _qrels(queries, docs)
     url_qrels = _qrels(_urls(queries), docs)  # the same judgments, under the URLs
@@ -349,14 +369,17 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         layouts = _layouts(queries, docs, scores)
-        paths = _write(Path(folder), layouts)
-        paths["written like Spark (8 part files)"] = {
-            "parquet": _write_spark_like(Path(folder), layouts)
-        }
+        if only:
+            layouts = {k: v for k, v in layouts.items() if k == "regular" or k in only}
+        paths = _write(Path(folder), layouts, variants=not only)
+        if not only:
+            paths["written like Spark (8 part files)"] = {
+                "parquet": _write_spark_like(Path(folder), layouts)
+            }
         jobs = {
             (name, source): _job(qrels_of(name), by_format[kind], how)
             for name, by_format in paths.items()
-            for source, (kind, how) in SOURCES.items()
+            for source, (kind, how) in sources.items()
             if kind in by_format
         }
         times: dict[tuple[str, str], list[float | None]] = {key: [] for key in jobs}
@@ -373,10 +396,10 @@ def main() -> None:
         others = _others(tools, qrels_of, paths, args.rounds) if tools else {}
     print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
     print("seconds, and the ratio to the regular layout of the same source\n")
-    print(f"{'the same run, but':<36}" + "".join(f"{s:>17}" for s in SOURCES))
+    print(f"{'the same run, but':<36}" + "".join(f"{s:>17}" for s in sources))
     for name in paths:
         cells = []
-        for source in SOURCES:
+        for source in sources:
             if (name, source) not in medians:
                 cells.append("")
                 continue
