@@ -1031,6 +1031,28 @@ def test_a_run_cut_where_pieces_meet_is_one_run() -> None:
     assert result[2] is not None and result[2].tolist() == [0, 2, 1]
 
 
+def test_a_run_that_goes_on_past_a_numbering_is_one_run() -> None:
+    """Runs are numbered 65,536 at a time: a query's run cut where one numbering ends and
+    the next begins is one run, and the file is still grouped (left as it is); a query of
+    the first numbering that comes back in the second is found there."""
+    names = [f"q{i}".encode() for i in range(70_000)]
+    cuts = list(range(10_000, 70_001, 10_000))  # the first 70,000 runs numbered together
+    runs = [(name, 1) for name in names] + [(names[-1], 2), (b"last", 1)]
+    result = _numbered_runs(runs, cuts)
+    assert result is not None
+    queries, counts, order = result
+    assert queries == [*(n.decode() for n in names), "last"]
+    assert counts.tolist() == [1] * 69_999 + [3, 1]
+    assert order is None
+    runs = [(name, 1) for name in names] + [(b"last", 1), (names[5], 2)]
+    result = _numbered_runs(runs, cuts)
+    assert result is not None
+    queries, counts, order = result
+    assert queries == [*(n.decode() for n in names), "last"]
+    assert counts.tolist() == [1] * 5 + [3] + [1] * 69_995
+    assert order is not None and order.tolist() == _walked(runs)[2]
+
+
 def test_more_than_65536_queries_scattered_are_numbered_and_grouped() -> None:
     """Past 16-bit numbers (the table grown many times, the stable sort of wider codes):
     150,000 queries, each in two runs far apart."""

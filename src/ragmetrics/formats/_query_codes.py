@@ -8,10 +8,14 @@ back, bring each query's rows together with one stable sort of small integers: n
 hashes per block, no Python string per run, and the cost per row stays flat however many
 queries the file holds.
 
-A query id is looked up through a 64-bit hash of its bytes in an open table (a slot per
-hash's low bits, two to four slots a query; a hash whose slot is taken goes to a sorted
-overflow list); a hash never decides alone: every run's bytes are compared with the bytes of
-the query it was given, and two ids that share a hash make :meth:`QueryCodes.add` give up.
+While no query has come back, each new piece of runs is checked by one sort of its ids'
+64-bit hashes and a search among the hashes met so far (a grouped file needs nothing else).
+From the first query that comes back on, ids are looked up in an open table (a slot per
+hash's low bits, beside the high 32 bits of the hash it holds; eight slots a query, four
+past a million queries; a hash whose slot is taken goes to a sorted overflow list). A hash
+never decides alone: every run's bytes are compared with the bytes of the query it was
+given, and ids whose hashes meet (in the bits the table keeps) make
+:meth:`QueryCodes.add` give up, so the caller reads the rows another way.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ class QueryCodes:
         self._rows = np.zeros((0, 1), dtype=np.uint64)  # each query's id, 8-byte words
         self._hashes = np.zeros(0, dtype=np.uint64)  # each query's hash
         self._n = 0  # the queries numbered so far
-        self._slots = np.full(_FIRST_SLOTS, _EMPTY, dtype=np.uint64)
+        self._slots = np.zeros(0, dtype=np.uint64)  # made once a query comes back
+        self._sorted = np.zeros(0, dtype=np.uint64)  # the hashes met, sorted, until then
         self._over_hashes = np.zeros(0, dtype=np.uint64)  # hashes whose slot was taken, sorted
         self._over_codes = np.zeros(0, dtype=np.int32)
         self._codes: list[np.ndarray] = []  # each run's query
@@ -84,11 +89,15 @@ class QueryCodes:
         if words.shape[1] > self._rows.shape[1]:
             self._rows = _widened(self._rows, words.shape[1])
         hashed = spread_hashes(heads)
-        before = self._n
-        codes = np.empty(len(heads), dtype=np.int32)
-        for start in range(0, len(heads), _PIECE):
-            piece = slice(start, start + _PIECE)
-            codes[piece] = self._numbered(hashed[piece], words[piece])
+        codes = None if self.came_back else self._in_order(hashed, words)
+        if codes is None:  # some query came back: looked up in the table from now on
+            if not self.came_back:
+                self.came_back = True
+                self._table_made()
+            codes = np.empty(len(heads), dtype=np.int32)
+            for start in range(0, len(heads), _PIECE):
+                piece = slice(start, start + _PIECE)
+                codes[piece] = self._numbered(hashed[piece], words[piece])
         known = self._rows[codes]
         width = words.shape[1]
         if not (known[:, :width] == words).all() or known[:, width:].any():
@@ -101,13 +110,34 @@ class QueryCodes:
         if goes_on.any():  # rare: its rows are added to the run's before it
             codes, lengths = self._joined(codes, lengths, goes_on)
         if len(codes):
-            if not self.came_back:  # each run should bring the next new query
-                fresh = len(codes) == self._n - before
-                self.came_back = not (fresh and bool((codes == np.arange(before, self._n)).all()))
             self._codes.append(codes)
             self._lengths.append(lengths)
             self._last = int(codes[-1])
         return True
+
+    def _in_order(self, hashed: np.ndarray, words: np.ndarray) -> np.ndarray | None:
+        """The runs' numbers while no query has come back: each run a new query, numbered
+        in order, or the query of the run just before it (where blocks meet); None when
+        some query comes back. One sort of the new ids' hashes and a search of them among
+        the hashes met so far (kept sorted): a file grouped by query never needs the table."""
+        same = np.zeros(len(hashed), dtype=bool)
+        np.all(words[1:] == words[:-1], axis=1, out=same[1:])
+        if self._last >= 0:
+            last, width = self._rows[self._last], words.shape[1]
+            same[0] = bool((words[0] == last[:width]).all()) and not last[width:].any()
+        new = np.flatnonzero(~same)
+        ordered = np.sort(hashed[new])
+        if (ordered[1:] == ordered[:-1]).any():
+            return None
+        at = np.searchsorted(self._sorted, ordered)
+        met = self._sorted[np.minimum(at, len(self._sorted) - 1)] if len(self._sorted) else None
+        if met is not None and (met == ordered).any():
+            return None
+        codes = np.cumsum(~same, dtype=np.int32)
+        codes += np.int32(self._n - 1)  # (a first run that goes on: the last query's number)
+        self._stored(hashed[new], words[new])
+        self._sorted = np.insert(self._sorted, at, ordered)
+        return codes
 
     def _joined(
         self, codes: np.ndarray, lengths: np.ndarray, goes_on: np.ndarray
@@ -182,7 +212,7 @@ class QueryCodes:
             codes[where[found]] = self._over_codes[at[found]]
         return codes
 
-    def _append(self, hashed: np.ndarray, words: np.ndarray) -> None:
+    def _stored(self, hashed: np.ndarray, words: np.ndarray) -> None:
         """Number new queries (their hashes and ids' words) from ``self._n`` on."""
         total = self._n + len(hashed)
         if total > len(self._hashes):
@@ -193,15 +223,25 @@ class QueryCodes:
             self._rows = rows
         self._hashes[self._n : total] = hashed
         self._rows[self._n : total, : words.shape[1]] = words
-        codes = np.arange(self._n, total, dtype=np.uint64)
         self._n = total
-        if total * _GROW_AT > len(self._slots):  # grown: every query placed again
-            size = 1 << (total * _slots_per_query(total) - 1).bit_length()
-            self._slots = np.full(size, _EMPTY, dtype=np.uint64)
-            self._over_hashes = np.zeros(0, dtype=np.uint64)
-            self._over_codes = np.zeros(0, dtype=np.int32)
-            hashed, codes = self._hashes[:total], np.arange(total, dtype=np.uint64)
-        self._placed(hashed, codes)
+
+    def _append(self, hashed: np.ndarray, words: np.ndarray) -> None:
+        """Number new queries and put them in the table."""
+        start = self._n
+        self._stored(hashed, words)
+        if self._n * _GROW_AT > len(self._slots):  # grown: every query placed again
+            self._table_made()
+        else:
+            self._placed(hashed, np.arange(start, self._n, dtype=np.uint64))
+
+    def _table_made(self) -> None:
+        """A table of every query numbered so far, with room for as many again."""
+        size = max(_FIRST_SLOTS, 1 << (self._n * _slots_per_query(self._n) - 1).bit_length())
+        self._slots = np.full(size, _EMPTY, dtype=np.uint64)
+        self._over_hashes = np.zeros(0, dtype=np.uint64)
+        self._over_codes = np.zeros(0, dtype=np.int32)
+        self._sorted = np.zeros(0, dtype=np.uint64)  # (needed no more)
+        self._placed(self._hashes[: self._n], np.arange(self._n, dtype=np.uint64))
 
     def _placed(self, hashed: np.ndarray, codes: np.ndarray) -> None:
         """Put each query in its slot (its hash's high 32 bits beside its number), or in the
