@@ -91,7 +91,18 @@ def test_the_stable_order_of_many_codes_is_numpys() -> None:
     from ragmetrics._util.arrays import sorted_keys, stable_order
 
     rng = np.random.default_rng(0)
-    for n_codes in (1, 3, 65_536, 65_537, 5_000_000, 1 << 32, (1 << 32) + 1, 1 << 40):
+    for n_codes in (
+        1,
+        3,
+        65_536,
+        65_537,
+        5_000_000,
+        1 << 24,
+        (1 << 24) + 1,
+        1 << 32,
+        (1 << 32) + 1,
+        1 << 40,
+    ):
         codes = rng.integers(0, n_codes, 100_000)
         codes[:500] = n_codes - 1  # the largest code, and many of it
         assert (stable_order(codes, n_codes) == np.argsort(codes, kind="stable")).all()

@@ -23,9 +23,10 @@ def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
     """``np.argsort(codes, kind="stable")`` for non-negative integer codes in
     ``[0, n_codes)``, faster: up to 16-bit codes, numpy's radix sort (a timsort of 500,000
     scattered int64 codes costs 15 ms; the radix sort 6 ms); up to 32-bit codes, two radix
-    passes, the low 16 bits first (10 million codes of 17 bits: 0.41 s, against 0.69 s
-    for :func:`sorted_keys`' one sort of 64-bit words on a machine whose numpy sorts them
-    without vector instructions); wider codes, see :func:`sorted_keys`.
+    passes, the low 16 bits first, the high bits as bytes where they fit (10 million codes of
+    17 bits: 0.28-0.30 s, against 0.69 s for :func:`sorted_keys`' one sort of 64-bit words
+    on a machine whose numpy sorts them without vector instructions); wider codes, see
+    :func:`sorted_keys`.
 
     Example:
         >>> stable_order(np.array([2, 0, 2, 1, 0]), 3).tolist()
@@ -34,9 +35,9 @@ def stable_order(codes: np.ndarray, n_codes: int) -> np.ndarray:
     if n_codes <= 1 << 16:
         return np.argsort(codes.astype(np.uint16), kind="stable")
     if n_codes <= 1 << 32:
+        high = (codes >> 16).astype(np.uint8 if n_codes <= 1 << 24 else np.uint16)
         order = np.argsort((codes & 0xFFFF).astype(np.uint16), kind="stable")
-        high = (codes[order] >> 16).astype(np.uint16)
-        ordered: np.ndarray = order[np.argsort(high, kind="stable")]
+        ordered: np.ndarray = order[np.argsort(high[order], kind="stable")]
         return ordered
     return sorted_keys(codes, (n_codes - 1).bit_length())[1]
 
