@@ -96,7 +96,7 @@ def spread_hashes(ids: np.ndarray) -> np.ndarray:
     the id's 8-byte words, each times its own odd weight, summed (the zero words of the
     padding add nothing), then mixed. For spreading rows over parts, where one query's
     ids come from arrays of many widths: equal ids, equal hashes."""
-    words = _words(ids, n_words(ids), "<u8")
+    words = word_matrix(ids)
     weights = (2 * np.arange(words.shape[1], dtype=np.uint64) + np.uint64(1)) * _MULTIPLIER
     value: np.ndarray = (words * weights).sum(axis=1, dtype=np.uint64)  # modulo 2**64
     value ^= value >> np.uint64(31)
@@ -112,6 +112,12 @@ def sort_words(ids: np.ndarray) -> np.ndarray:
     big = _words(ids, n_words(ids), ">u8")
     native: np.ndarray = big.astype(np.uint64)  # numpy sorts swapped bytes several times slower
     return native
+
+
+def word_matrix(ids: np.ndarray) -> np.ndarray:
+    """``ids`` (an ``S`` array) as rows of little-endian 8-byte words, as many as the widest
+    id needs, zero-padded (a view when the width is already whole words)."""
+    return _words(np.ascontiguousarray(ids), n_words(ids), "<u8")
 
 
 def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:

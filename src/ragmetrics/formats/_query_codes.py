@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ragmetrics._util.arrays import stable_order
-from ragmetrics.formats._packed import decode, n_words, spread_hashes
+from ragmetrics.formats._packed import decode, spread_hashes, word_matrix
 
 __all__ = ["QueryCodes"]
 
@@ -85,7 +85,7 @@ class QueryCodes:
             heads = np.concatenate([h for h, _ in self._pending])  # the widest width
             lengths = np.concatenate([n for _, n in self._pending])
         self._pending, self._pending_runs = [], 0
-        words = _as_words(heads)
+        words = word_matrix(heads)
         if words.shape[1] > self._rows.shape[1]:
             self._rows = _widened(self._rows, words.shape[1])
         hashed = spread_hashes(heads)
@@ -263,17 +263,6 @@ def _slots_per_query(queries: int) -> int:
     """The table's slots a query when it is made for ``queries``: eight (a slot taken by
     another query for about one query in twelve), four past a million queries (memory)."""
     return 8 if queries <= 1 << 20 else 4
-
-
-def _as_words(ids: np.ndarray) -> np.ndarray:
-    """``ids`` (an ``S`` array) as rows of 8-byte words, zero-padded."""
-    words = n_words(ids)
-    width = ids.dtype.itemsize
-    if width == 8 * words:
-        return np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), words)
-    matrix = np.zeros((len(ids), 8 * words), dtype=np.uint8)
-    matrix[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
-    return matrix.view(np.uint64)
 
 
 def _widened(rows: np.ndarray, width: int) -> np.ndarray:

@@ -5,7 +5,7 @@ objects for a run of 10 million lines, which is most of the time a line-by-line 
 This reader finds the fields with numpy on the raw bytes instead, in blocks parsed side by
 side in threads. Doc ids stay bytes (one fixed-width array, see ``_packed``), scores and
 grades are parsed as numbers straight from the bytes, and the only Python strings made are
-the query ids, one at each line where the query changes.
+the query ids, one a query (its lines numbered by ``_query_codes`` on their bytes).
 
 It reads "plain" blocks only: fields of printable characters (ASCII, or UTF-8 kept as its
 bytes) separated by spaces or tabs, LF or CRLF line ends, exactly ``n_columns`` fields on
