@@ -289,10 +289,12 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
     assert first.to_dict() == second.to_dict()
 
 
-def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings() -> None:
+@pytest.mark.parametrize("index_type", [np.int32, np.uint16, np.uint32, np.int64])
+def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings(index_type: type) -> None:
     """A query column read dictionary-encoded (Parquet's pages, Polars' categoricals) is
     grouped through its chunks' codes, not decoded and encoded again. The dictionaries may
-    differ from chunk to chunk, list ids in any order and list ids no row uses: queries must
+    differ from chunk to chunk or be shared by chunks, list ids in any order, twice, or ids
+    no row uses, with codes of any integer type: queries must
     still come in the order first seen, each with its rows in order, and repeated docs be
     dropped and counted as for plain strings."""
     pa = pytest.importorskip("pyarrow")
@@ -302,13 +304,19 @@ def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings() -> Non
     rng = np.random.default_rng(9)
     names = [f"q{i}" for i in range(3_000)]
     chunks, plain = [], []
+    dictionaries = []
     for _ in range(3):
         listed = rng.permutation(len(names) + 50)  # 50 ids no row uses
-        dictionary = pa.array(
-            [f"unused{i - len(names)}" if i >= len(names) else names[i] for i in listed]
+        dictionaries.append(
+            pa.array([f"unused{i - len(names)}" if i >= len(names) else names[i] for i in listed])
         )
-        used = np.flatnonzero(listed < len(names))
-        indices = rng.choice(used, 20_000).astype(np.int32)
+    # one dictionary lists an id twice; two chunks share one dictionary, as a Parquet row
+    # group's chunks do
+    dictionaries[2] = pa.concat_arrays([dictionaries[2], pa.array([names[7], names[1]])])
+    for dictionary in [*dictionaries, dictionaries[0]]:
+        listed = np.array(dictionary.to_pylist())
+        used = np.flatnonzero(~np.char.startswith(listed.astype(str), "unused"))
+        indices = rng.choice(used, 15_000).astype(index_type)
         chunks.append(pa.DictionaryArray.from_arrays(pa.array(indices), dictionary))
         plain.append(dictionary.take(pa.array(indices)))
     n = 60_000

@@ -739,11 +739,7 @@ def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
 
     pyarrow = import_pyarrow()
     if pyarrow.types.is_dictionary(column.type):
-        # the chunks' codes made one set (each distinct id hashed once, not once per row);
-        # a dictionary may list ids in any order, and ids no row uses
-        chunks = [chunk for chunk in column.unify_dictionaries().chunks if len(chunk)]
-        distinct = chunks[0].dictionary
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in chunks])
+        distinct, codes = _unified_codes(column)
     else:
         whole = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
         encoded = pyarrow.compute.dictionary_encode(whole)
@@ -760,6 +756,40 @@ def _scattered_queries(column: Any) -> tuple[list[str], Any, Any]:
         lengths = lengths[seen]
         distinct = distinct.take(pyarrow.array(seen))
     return distinct.to_pylist(), lengths, order
+
+
+def _unified_codes(column: Any) -> tuple[Any, Any]:
+    """The distinct ids of a dictionary-encoded (chunked) column, and each row's code
+    among them: each distinct dictionary hashed once. A Parquet file's chunks share their
+    row group's dictionary (ten row groups of a file sorted by doc id: 77 chunks, each with
+    its group's 100,000 query ids); Arrow's ``unify_dictionaries`` hashes every chunk's
+    dictionary (0.22-0.38 s there, against 0.11-0.20 s). A dictionary may list ids in any
+    order, the same id twice, and ids no row uses."""
+    import numpy as np
+
+    pyarrow = import_pyarrow()
+    chunks = [chunk for chunk in column.chunks if len(chunk)]
+    first_code: dict[tuple[int, ...], int] = {}  # a dictionary (by its memory) -> its first code
+    parts, size = [], 0
+    for chunk in chunks:
+        key = _identity(chunk.dictionary)
+        if key not in first_code:
+            first_code[key] = size
+            parts.append(chunk.dictionary)
+            size += len(chunk.dictionary)
+    encoded = pyarrow.compute.dictionary_encode(pyarrow.concat_arrays(parts))
+    to_distinct = encoded.indices.to_numpy(zero_copy_only=False)  # int32, as Arrow encodes
+    codes = [
+        to_distinct[
+            np.add(
+                chunk.indices.to_numpy(zero_copy_only=False),
+                np.int32(first_code[_identity(chunk.dictionary)]),
+                dtype=np.int32,
+            )
+        ]
+        for chunk in chunks
+    ]
+    return encoded.dictionary, codes[0] if len(codes) == 1 else np.concatenate(codes)
 
 
 def _doc_ids(column: Any, strings: bool = False) -> tuple[Any, Any] | None:
