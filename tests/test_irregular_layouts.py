@@ -289,12 +289,21 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
     assert first.to_dict() == second.to_dict()
 
 
-@pytest.mark.parametrize("index_type", [np.int32, np.uint16, np.uint32, np.int64])
-def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings(index_type: type) -> None:
+@pytest.mark.parametrize(
+    ("index_type", "sharing"),
+    [
+        *[(kind, "some") for kind in (np.int32, np.uint16, np.uint32, np.int64)],
+        *[(np.int32, shared) for shared in ("none", "one", "one, listing an id twice")],
+        (np.int32, "one chunk, listing an id twice"),
+    ],
+)
+def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings(
+    index_type: type, sharing: str
+) -> None:
     """A query column read dictionary-encoded (Parquet's pages, Polars' categoricals) is
     grouped through its chunks' codes, not decoded and encoded again. The dictionaries may
-    differ from chunk to chunk or be shared by chunks, list ids in any order, twice, or ids
-    no row uses, with codes of any integer type: queries must
+    differ from chunk to chunk or be shared by chunks (some, or one by all), list ids in any
+    order, twice, or ids no row uses, with codes of any integer type: queries must
     still come in the order first seen, each with its rows in order, and repeated docs be
     dropped and counted as for plain strings."""
     pa = pytest.importorskip("pyarrow")
@@ -313,10 +322,17 @@ def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings(index_ty
     # one dictionary lists an id twice; two chunks share one dictionary, as a Parquet row
     # group's chunks do
     dictionaries[2] = pa.concat_arrays([dictionaries[2], pa.array([names[7], names[1]])])
-    for dictionary in [*dictionaries, dictionaries[0]]:
+    used_by = {
+        "some": [*dictionaries, dictionaries[0]],
+        "none": dictionaries,
+        "one, listing an id twice": [dictionaries[2]] * 4,
+        "one": [dictionaries[1]] * 4,
+        "one chunk, listing an id twice": [dictionaries[2]],
+    }[sharing]
+    for dictionary in used_by:
         listed = np.array(dictionary.to_pylist())
         used = np.flatnonzero(~np.char.startswith(listed.astype(str), "unused"))
-        indices = rng.choice(used, 15_000).astype(index_type)
+        indices = rng.choice(used, 60_000 // len(used_by)).astype(index_type)
         chunks.append(pa.DictionaryArray.from_arrays(pa.array(indices), dictionary))
         plain.append(dictionary.take(pa.array(indices)))
     n = 60_000
@@ -325,6 +341,8 @@ def test_a_scattered_dictionary_query_column_reads_as_its_plain_strings(index_ty
     coded = pa.table({"query_id": pa.chunked_array(chunks), "doc_id": docs, "score": scores})
     strings = pa.table({"query_id": pa.chunked_array(plain), "doc_id": docs, "score": scores})
     assert _columnar._column_runs(coded.column("query_id"))[1]  # taken as scattered
+    queries, _, _ = _columnar._scattered_queries(coded.column("query_id"))
+    assert len(set(queries)) == len(queries)  # an id listed twice is one query
     run, expected = rm.Run.from_arrow(coded), rm.Run.from_arrow(strings)
     first_seen = list(dict.fromkeys(pa.chunked_array(plain).to_pylist()))
     assert list(run) == list(expected) == first_seen
