@@ -289,6 +289,46 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
     assert first.to_dict() == second.to_dict()
 
 
+@pytest.mark.parametrize("layout", ["by doc id", "grouped", "scattered past the start"])
+@pytest.mark.parametrize("encoded", [False, True])
+def test_a_column_sorted_by_doc_id_is_known_scattered_from_its_first_rows(
+    monkeypatch: pytest.MonkeyPatch, layout: str, encoded: bool
+) -> None:
+    """Whether a query column's rows lie apart is decided from its first rows when they
+    show it (every row a run of its own, as sorted by doc id): the rest is never listed.
+    A grouped column is listed whole and read run by run; a column grouped at its start and
+    scattered after is still found scattered. The run read is the same either way."""
+    pa = pytest.importorskip("pyarrow")
+
+    from ragmetrics.formats import _columnar
+
+    rng = np.random.default_rng(4)
+    n_queries, depth = 3_000, 100  # past twice the rows listed first
+    queries = np.repeat(np.arange(n_queries), depth)
+    if layout == "by doc id":
+        queries = queries[rng.permutation(len(queries))]
+    elif layout == "scattered past the start":
+        tail = slice(len(queries) // 2, None)
+        queries[tail] = queries[tail][rng.permutation(len(queries) // 2)]
+    column = pa.array(np.char.add("q", queries.astype(str)))
+    if encoded:
+        column = column.dictionary_encode()
+    listed: list[int] = []
+    runs = _columnar._runs
+    monkeypatch.setattr(_columnar, "_runs", lambda part: listed.append(len(part)) or runs(part))
+    found, scattered = _columnar._column_runs(pa.chunked_array([column]))
+    assert found is not None
+    assert scattered == (layout != "grouped")
+    assert sum(listed) == (_columnar._PROBE_ROWS if layout == "by doc id" else len(queries))
+    docs = pa.array(np.char.add("d", rng.permutation(len(queries)).astype(str)))
+    table = pa.table({"query_id": column, "doc_id": docs, "score": rng.random(len(queries))})
+    expected: dict[str, dict[str, float]] = {}
+    for q, d, v in zip(*(table.column(i).to_pylist() for i in range(3)), strict=True):
+        expected.setdefault(q, {})[d] = v
+    run = rm.Run.from_arrow(table)
+    assert list(run) == list(expected) and run.to_dict() == expected
+
+
 @pytest.mark.parametrize(
     ("index_type", "sharing"),
     [
