@@ -294,8 +294,9 @@ def test_only_parquet_runs_whose_queries_come_back_are_grouped_by_codes(
 def test_a_column_sorted_by_doc_id_is_known_scattered_from_its_first_rows(
     monkeypatch: pytest.MonkeyPatch, layout: str, encoded: bool
 ) -> None:
-    """Whether a query column's rows lie apart is decided from its first rows when they
-    show it (every row a run of its own, as sorted by doc id): the rest is never listed.
+    """Whether a long query column's rows lie apart is decided from its first rows when
+    they show it (every row a run of its own, as sorted by doc id), before the four times
+    5% of its rows that decide a shorter column: the rest is never listed.
     A grouped column is listed whole and read run by run; a column grouped at its start and
     scattered after is still found scattered. The run read is the same either way."""
     pa = pytest.importorskip("pyarrow")
@@ -303,7 +304,7 @@ def test_a_column_sorted_by_doc_id_is_known_scattered_from_its_first_rows(
     from ragmetrics.formats import _columnar
 
     rng = np.random.default_rng(4)
-    n_queries, depth = 3_000, 100  # past twice the rows listed first
+    n_queries, depth = 3_000, 100
     queries = np.repeat(np.arange(n_queries), depth)
     if layout == "by doc id":
         queries = queries[rng.permutation(len(queries))]
@@ -316,6 +317,7 @@ def test_a_column_sorted_by_doc_id_is_known_scattered_from_its_first_rows(
     listed: list[int] = []
     runs = _columnar._runs
     monkeypatch.setattr(_columnar, "_runs", lambda part: listed.append(len(part)) or runs(part))
+    monkeypatch.setattr(_columnar, "_PROBE_ROWS", 20_000)  # (131,072 in a column of 1.3M rows)
     found, scattered = _columnar._column_runs(pa.chunked_array([column]))
     assert found is not None
     assert scattered == (layout != "grouped")

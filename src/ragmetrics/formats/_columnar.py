@@ -677,27 +677,28 @@ def _column_runs(column: Any) -> tuple[list[tuple[Any, Any, int]] | None, bool]:
     more of them come back (an earlier run had their id) than the column may have to be
     read run by run: 5% of its rows, and ``_SCATTERED_FROM``.
 
-    The column is listed from its start in steps, and taken as scattered as soon as the rows
-    listed hold more runs that come back than that bound (a run that comes back in a part
-    does in the whole), the rest never listed; the runs given are then the rows listed
-    only. The first step, ``_PROBE_ROWS`` rows, is held to the same share of its own rows:
-    in a column sorted by doc id every row is a run, and listing four times 5% of ten
-    million rows before deciding took 0.18 s. Either way the run read is the same: the
-    choice sets only the speed."""
+    The first rows (four times that bound) are looked at first: when they alone hold more
+    runs that come back, so does the whole column (a run that comes back in a part does in
+    the whole), and the rest is never listed; the runs given are then the rows listed only.
+    In a long column the first ``_PROBE_ROWS`` rows come before them, held to the same share
+    of their own rows: in a column sorted by doc id every row is a run, and listing four
+    times 5% of ten million rows before deciding took 0.18 s. Either way the run read is the
+    same: the choice sets only the speed."""
     bound = max(_SCATTERED_FROM, SCATTERED_RUNS * len(column))
-    steps = ((_PROBE_ROWS, max(_SCATTERED_FROM, SCATTERED_RUNS * _PROBE_ROWS)), (4 * bound, bound))
+    first = int(4 * bound)
+    steps = [(len(column), bound)]
+    if len(column) > first:
+        steps.insert(0, (first, bound))
+        if first > 2 * _PROBE_ROWS:
+            steps.insert(0, (_PROBE_ROWS, max(_SCATTERED_FROM, SCATTERED_RUNS * _PROBE_ROWS)))
     runs: list[tuple[Any, Any, int]] = []
     at = 0
-    for stop, limit in (*steps, (len(column), bound)):
-        if stop >= len(column) // 2:  # no short last step: the rest, against the bound
-            stop, limit = len(column), bound
-        if stop <= at:
-            continue
-        listed = _runs(column.slice(at, int(stop) - at))
+    for stop, limit in steps:
+        listed = _runs(column.slice(at, stop - at))
         if listed is None:
             return None, False
         runs += listed
-        at = int(stop)
+        at = stop
         if _comebacks(runs) > limit:
             return runs, True
     return runs, False
