@@ -2,7 +2,9 @@
 
 Runs of 10^3 .. 10^7 rows (queries of 100 docs, ids up to 8.8 million, scores with ties,
 2% of the rows judged) are read and evaluated on five metrics from each source: dicts built
-in Python, a TREC file and a Parquet file. Each size runs in a fresh process, so that the
+in Python, a TREC file (plain and gzipped), a Parquet file, an Arrow stream (the Parquet
+file's batches), and the TREC and Parquet files with their rows sorted by doc id (each
+query's rows apart, as a join leaves them). Each size runs in a fresh process, so that the
 peak resident memory is the job's own; the time is the median of ``--repeat`` runs. The
 slope of log(time) against log(rows) between the two largest sizes says how the cost grows
 (1.0: linear; n log n shows as slightly above 1 at these sizes).
@@ -12,11 +14,13 @@ Parquet file of row groups of a million rows, and a TREC file) and ``evaluate_st
 each with one worker, in a fresh process: the time, the peak memory and the slope.
 
     python benchmarks/bench_growth.py [--max-exponent 7] [--repeat 3] [--streamed 8]
+        [--sources dicts,trec,gzip,parquet,arrow,"trec by doc id","parquet by doc id"]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import statistics
@@ -44,9 +48,21 @@ for _ in range(repeat):
         for q, d, s in zip(data["q"].tolist(), data["d"].tolist(), data["s"].tolist()):
             run.setdefault(q, {})[d] = s
         rm.evaluate(qrels, run, metrics)
+    elif source == "arrow":
+        import pyarrow as pa, pyarrow.parquet as pq
+        batches = pq.ParquetFile(f"{folder}/run-{rows}.parquet").iter_batches()
+        first = next(batches)
+        reader = pa.RecordBatchReader.from_batches(first.schema, [first, *batches])
+        rm.evaluate(qrels, rm.Run.from_arrow(reader), metrics)
     else:
-        suffix = "txt" if source == "trec" else "parquet"
-        rm.evaluate(qrels, rm.read_run(f"{folder}/run-{rows}.{suffix}"), metrics)
+        name = {
+            "trec": "run-{}.txt",
+            "gzip": "run-{}.txt.gz",
+            "parquet": "run-{}.parquet",
+            "trec by doc id": "by-doc-{}.txt",
+            "parquet by doc id": "by-doc-{}.parquet",
+        }[source].format(rows)
+        rm.evaluate(qrels, rm.read_run(f"{folder}/{name}"), metrics)
     times.append(time.perf_counter() - start)
 # the peak resident memory of this process (VmHWM: ru_maxrss would carry the parent's
 # peak over the exec on Linux)
@@ -130,6 +146,9 @@ def _streamed(max_exponent: int) -> None:
             print(f"{source}: streamed time grows as rows^{slope:.2f} between {n1:,} and {n2:,}")
 
 
+SOURCES = ("dicts", "trec", "gzip", "parquet", "arrow", "trec by doc id", "parquet by doc id")
+
+
 def _write(folder: Path, rows: int) -> None:
     import numpy as np
     import pyarrow as pa
@@ -138,16 +157,21 @@ def _write(folder: Path, rows: int) -> None:
     rng = np.random.default_rng(rows)
     n_queries = max(1, rows // 100)
     q = np.repeat(np.arange(n_queries), 100)[:rows].astype(str)
-    d = rng.integers(0, 8_841_823, rows).astype(str)
+    numbers = rng.integers(0, 8_841_823, rows)
+    d = numbers.astype(str)
     s = np.round(rng.random(rows) * 50, 1)
     np.savez(folder / f"run-{rows}.npz", q=q, d=d, s=s)
-    pq.write_table(
-        pa.table({"query_id": q, "doc_id": d, "score": s}), folder / f"run-{rows}.parquet"
-    )
-    with (folder / f"run-{rows}.txt").open("w") as out:
-        out.writelines(
-            f"{a} Q0 {b} 0 {c} r\n" for a, b, c in zip(q.tolist(), d.tolist(), s.tolist())
+    by_doc = np.argsort(numbers, kind="stable")  # each query's rows apart
+    for name, order in (("run", slice(None)), ("by-doc", by_doc)):
+        qq, dd, ss = q[order], d[order], s[order]
+        table = pa.table({"query_id": qq, "doc_id": dd, "score": ss})
+        pq.write_table(table, folder / f"{name}-{rows}.parquet")
+        text = "".join(
+            f"{a} Q0 {b} 0 {c} r\n" for a, b, c in zip(qq.tolist(), dd.tolist(), ss.tolist())
         )
+        (folder / f"{name}-{rows}.txt").write_text(text)
+        if name == "run":
+            (folder / f"{name}-{rows}.txt.gz").write_bytes(gzip.compress(text.encode(), 1))
     pick = rng.random(rows) < 0.02
     with (folder / f"qrels-{rows}.txt").open("w") as out:
         seen = set()
@@ -162,7 +186,13 @@ def main() -> None:
     parser.add_argument("--max-exponent", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--streamed", type=int, default=0, help="largest streamed exponent")
+    parser.add_argument(
+        "--sources", default=",".join(SOURCES), help=f"comma-separated, of {list(SOURCES)}"
+    )
     args = parser.parse_args()
+    sources = args.sources.split(",")
+    if unknown := set(sources) - set(SOURCES):
+        parser.error(f"unknown sources {sorted(unknown)}: choose among {list(SOURCES)}")
     if args.streamed:
         _streamed(args.streamed)
         return
@@ -172,7 +202,7 @@ def main() -> None:
         folder = Path(name)
         for rows in sizes:
             _write(folder, rows)
-            for source in ("dicts", "trec", "parquet"):
+            for source in sources:
                 done = subprocess.run(
                     [sys.executable, "-c", _JOB, source, str(rows), name, str(args.repeat),
                      json.dumps(METRICS)],
@@ -183,9 +213,14 @@ def main() -> None:
                     (rows, statistics.median(found["times"]), found["peak_mb"])
                 )
     print(f"read and evaluate {METRICS}; median of {args.repeat}; peak RSS of the process")
-    print(f"{'rows':>10} " + " ".join(f"{s + ' s':>12} {s + ' MB':>12}" for s in results))
+    width = {s: max(8, len(s) + 3) for s in results}
+    print(
+        f"{'rows':>10} " + " ".join(f"{s + ' s':>{w}} {s + ' MB':>{w}}" for s, w in width.items())
+    )
     for i, rows in enumerate(sizes):
-        cells = " ".join(f"{results[s][i][1]:12.3f} {results[s][i][2]:12.0f}" for s in results)
+        cells = " ".join(
+            f"{results[s][i][1]:{w}.3f} {results[s][i][2]:{w}.0f}" for s, w in width.items()
+        )
         print(f"{rows:>10} {cells}")
     for source, found in results.items():
         (n1, t1, _), (n2, t2, _) = found[-2], found[-1]
