@@ -670,6 +670,7 @@ def _score_values(pyarrow: Any, column: Any, integer: bool) -> np.ndarray | None
 # each run's id as a Python string
 SCATTERED_RUNS = 0.05
 _SCATTERED_FROM = 4096
+_PROBE_ROWS = 1 << 17  # the rows of a long query column listed first (see _column_runs)
 
 
 def _column_runs(column: Any) -> tuple[list[tuple[Any, Any, int]] | None, bool]:
@@ -702,9 +703,6 @@ def _column_runs(column: Any) -> tuple[list[tuple[Any, Any, int]] | None, bool]:
         if _comebacks(runs) > limit:
             return runs, True
     return runs, False
-
-
-_PROBE_ROWS = 1 << 17  # the rows of a query column listed first (see _column_runs)
 
 
 def _comebacks(runs: list[tuple[Any, Any, int]]) -> int:
@@ -780,24 +778,25 @@ def _unified_codes(column: Any) -> tuple[Any, Any]:
     import numpy as np
 
     pyarrow = import_pyarrow()
-    compute = pyarrow.compute
     chunks = [chunk for chunk in column.chunks if len(chunk)]
     dictionaries: dict[tuple[int, ...], Any] = {}  # each distinct one, by its memory
     for chunk in chunks:
         dictionaries.setdefault(_identity(chunk.dictionary), chunk.dictionary)
-    (first, *_) = dictionaries.values()
+    (distinct, *_) = dictionaries.values()
     if len(dictionaries) == 1:  # (an id it lists twice is merged later, as two names)
         codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
     elif len(dictionaries) == len(chunks):  # a dictionary a chunk: Arrow maps the codes
         unified = [chunk for chunk in column.unify_dictionaries().chunks if len(chunk)]
-        first = unified[0].dictionary
+        distinct = unified[0].dictionary
         codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified]
     else:  # the distinct dictionaries encoded as one, each chunk's codes mapped through it
-        encoded = compute.dictionary_encode(pyarrow.concat_arrays(list(dictionaries.values())))
+        encoded = pyarrow.compute.dictionary_encode(
+            pyarrow.concat_arrays(list(dictionaries.values()))
+        )
         to_distinct = encoded.indices.to_numpy(zero_copy_only=False)
         starts = np.cumsum([0, *map(len, dictionaries.values())])
         start_of = dict(zip(dictionaries, starts.tolist()))  # a dictionary's first code
-        first = encoded.dictionary
+        distinct = encoded.dictionary
         codes = [
             to_distinct[
                 np.add(
@@ -808,7 +807,7 @@ def _unified_codes(column: Any) -> tuple[Any, Any]:
             ]
             for chunk in chunks
         ]
-    return first, codes[0] if len(codes) == 1 else np.concatenate(codes)
+    return distinct, codes[0] if len(codes) == 1 else np.concatenate(codes)
 
 
 def _doc_ids(column: Any, strings: bool = False) -> tuple[Any, Any] | None:
