@@ -779,10 +779,8 @@ def _unified_codes(column: Any) -> tuple[Any, Any]:
 
     pyarrow = import_pyarrow()
     chunks = [chunk for chunk in column.chunks if len(chunk)]
-    dictionaries: dict[tuple[int, ...], Any] = {}  # each distinct one, by its memory
-    for chunk in chunks:
-        dictionaries.setdefault(_identity(chunk.dictionary), chunk.dictionary)
-    (distinct, *_) = dictionaries.values()
+    dictionaries, starts = _distinct_dictionaries(chunks)
+    distinct = dictionaries[0]
     if len(dictionaries) == 1:  # (an id it lists twice is merged later, as two names)
         codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in chunks]
     elif len(dictionaries) == len(chunks):  # a dictionary a chunk: Arrow maps the codes
@@ -790,24 +788,37 @@ def _unified_codes(column: Any) -> tuple[Any, Any]:
         distinct = unified[0].dictionary
         codes = [chunk.indices.to_numpy(zero_copy_only=False) for chunk in unified]
     else:  # the distinct dictionaries encoded as one, each chunk's codes mapped through it
-        encoded = pyarrow.compute.dictionary_encode(
-            pyarrow.concat_arrays(list(dictionaries.values()))
-        )
+        encoded = pyarrow.compute.dictionary_encode(pyarrow.concat_arrays(dictionaries))
         to_distinct = encoded.indices.to_numpy(zero_copy_only=False)
-        starts = np.cumsum([0, *map(len, dictionaries.values())])
-        start_of = dict(zip(dictionaries, starts.tolist()))  # a dictionary's first code
         distinct = encoded.dictionary
         codes = [
             to_distinct[
                 np.add(
-                    chunk.indices.to_numpy(zero_copy_only=False),
-                    np.int32(start_of[_identity(chunk.dictionary)]),
-                    dtype=np.int32,
+                    chunk.indices.to_numpy(zero_copy_only=False), np.int32(start), dtype=np.int32
                 )
             ]
-            for chunk in chunks
+            for chunk, start in zip(chunks, starts, strict=True)
         ]
     return distinct, codes[0] if len(codes) == 1 else np.concatenate(codes)
+
+
+def _distinct_dictionaries(chunks: Sequence[Any]) -> tuple[list[Any], list[int]]:
+    """The distinct dictionaries of dictionary-encoded ``chunks``, in the order first met
+    (chunks that share one, by where its values lie in memory, give it once), and where
+    each chunk's dictionary starts in them joined one after another: a chunk's code plus
+    its start is the row's code in the joined dictionaries."""
+    first_code: dict[tuple[int, ...], int] = {}  # a dictionary (by its memory) -> its first code
+    dictionaries: list[Any] = []
+    starts = []
+    size = 0
+    for chunk in chunks:
+        key = _identity(chunk.dictionary)
+        if key not in first_code:
+            first_code[key] = size
+            dictionaries.append(chunk.dictionary)
+            size += len(chunk.dictionary)
+        starts.append(first_code[key])
+    return dictionaries, starts
 
 
 def _doc_ids(column: Any, strings: bool = False) -> tuple[Any, Any] | None:
@@ -851,8 +862,8 @@ def _packed_doc_ids(column: Any) -> tuple[Any, Any] | None:
     if not chunks or column.null_count:
         return None
     if pyarrow.types.is_dictionary(column.type):
-        dictionaries = {_identity(chunk.dictionary): len(chunk.dictionary) for chunk in chunks}
-        if 2 * sum(dictionaries.values()) > len(column):
+        dictionaries, starts = _distinct_dictionaries(chunks)
+        if 2 * sum(map(len, dictionaries)) > len(column):
             # dictionaries about as long as their chunks (Polars' categorical ids, a row
             # group's dictionary a page of mostly distinct ids): decoded, the ids are read
             # as plain strings, each once, not as dictionaries and codes
@@ -860,21 +871,16 @@ def _packed_doc_ids(column: Any) -> tuple[Any, Any] | None:
     if not pyarrow.types.is_dictionary(chunks[0].type):
         ids = _fixed_width(chunks)  # the chunks as one column, without joining them first
         return None if ids is None else (ids, None)
-    parts: list[Any] = []
-    first_code: dict[tuple[int, ...], int] = {}  # a dictionary (by its memory) -> its first code
+    parts = []
+    for dictionary in dictionaries:
+        padded = _fixed_width(dictionary)
+        if padded is None:
+            return None
+        parts.append(padded)
     codes = []
-    size = 0
-    for chunk in chunks:
-        key = _identity(chunk.dictionary)
-        if key not in first_code:
-            distinct = _fixed_width(chunk.dictionary)
-            if distinct is None:
-                return None
-            first_code[key] = size
-            parts.append(distinct)
-            size += len(distinct)
+    for chunk, start in zip(chunks, starts, strict=True):
         indices = chunk.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-        codes.append(indices + first_code[key] if first_code[key] else indices)
+        codes.append(indices + start if start else indices)
     distinct = parts[0] if len(parts) == 1 else np.concatenate(parts)  # the widest width
     every = codes[0] if len(codes) == 1 else np.concatenate(codes)
     return distinct[every], (distinct, every)
