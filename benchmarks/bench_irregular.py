@@ -26,8 +26,14 @@ Then pytrec_eval (``parse_run`` of the TREC file) and ranx (``Run.from_file`` of
 file, ``Run.from_parquet``) on the same files, with the same metrics, warm, and the ratio of
 their time to ours.
 
+With ``--fresh``, each cell of each round is timed in a process of its own (one untimed
+call, then the median of ``--calls``), as a user's script meets the run; by default every
+job runs in this one process, which then holds every layout's files and dicts. At 100,000
+queries the one process slowed the regular TREC job to 0.84-1.10 s against 0.55-0.70 s
+fresh, and single cells there move by up to 0.5x from run to run: quote ``--fresh``.
+
     python benchmarks/bench_irregular.py [--queries 5000] [--rounds 3] [--tools ranx,pytrec_eval]
-        [--layouts "by doc id,repeats"] [--sources "TREC,TREC gzip"]
+        [--layouts "by doc id,repeats"] [--sources "TREC,TREC gzip"] [--fresh] [--calls 3]
 """
 
 from __future__ import annotations
@@ -35,11 +41,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gzip
+import json
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -108,11 +118,25 @@ def _titles(docs: np.ndarray) -> np.ndarray:
     return np.char.add(np.char.add("Page ", docs), " (film)")
 
 
+TEXT_STYLES = {  # the regular run as TREC text written otherwise: each line's text
+    "a header comment, a blank last line": lambda q, d, s: f"{q} Q0 {d} 0 {s} r\n",
+    "CR LF line ends": lambda q, d, s: f"{q} Q0 {d} 0 {s} r\r\n",
+    "scores as %e writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s * 1e-7:e} r\n",
+    "scores as Python's str() writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s / 49.99!r} r\n",
+    "small scores as str() writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s * 3.7e-7!r} r\n",
+}
+NO_SCORES = "no score column (row order ranks)"
+PANDAS, POLARS, DUCKDB = "written by pandas", "written by Polars", "written by DuckDB, shuffled"
+SPARK = "written like Spark (8 part files)"
+BASE = ["regular", "repeats", "by doc id", LONG_IDS, "1% of doc ids accented"]
+VARIANTS = [*TEXT_STYLES, TITLES, NO_SCORES, PANDAS, POLARS, DUCKDB, SPARK]
+
+
 def _write(
-    folder: Path, layouts: dict[str, tuple], *, variants: bool = True
+    folder: Path, layouts: dict[str, tuple], variants: list[str]
 ) -> dict[str, dict[str, Path]]:
-    """Each layout as Parquet, TREC text and gzipped TREC text; with ``variants``, the
-    regular run written as the other tools and text styles write it too."""
+    """Each layout as Parquet, TREC text and gzipped TREC text; and the regular run written
+    as the other tools and text styles write it, for each name of ``variants``."""
     paths: dict[str, dict[str, Path]] = {}
     for name, (q, d, s) in layouts.items():
         table = pa.table({"query_id": q, "doc_id": d, "score": s})
@@ -127,67 +151,64 @@ def _write(
         with trec.open("rb") as plain, gzip.open(zipped, "wb", compresslevel=1) as packed:
             shutil.copyfileobj(plain, packed)
         paths[name] = {"parquet": parquet, "trec": trec, "gzip": zipped}
-    if not variants:
-        return paths
-    paths.update(_text_variants(folder, layouts["regular"]))
+    paths.update(
+        _text_variants(folder, layouts["regular"], [v for v in variants if v in TEXT_STYLES])
+    )
     q, d, s = layouts["regular"]
-    titled = folder / "titles.parquet"
-    pq.write_table(pa.table({"query_id": q, "doc_id": _titles(d), "score": s}), titled)
-    paths[TITLES] = {"parquet": titled}
-    unscored = folder / "no-scores.parquet"  # a rank-only log: the row order ranks
-    pq.write_table(pa.table({"query_id": q, "doc_id": d}), unscored)
-    paths["no score column (row order ranks)"] = {"parquet": unscored}
-    import pandas as pd
+    if TITLES in variants:
+        titled = folder / "titles.parquet"
+        pq.write_table(pa.table({"query_id": q, "doc_id": _titles(d), "score": s}), titled)
+        paths[TITLES] = {"parquet": titled}
+    if NO_SCORES in variants:
+        unscored = folder / "no-scores.parquet"  # a rank-only log: the row order ranks
+        pq.write_table(pa.table({"query_id": q, "doc_id": d}), unscored)
+        paths[NO_SCORES] = {"parquet": unscored}
+    if PANDAS in variants:
+        import pandas as pd
 
-    frame = pd.DataFrame({"query_id": q, "doc_id": d, "score": s}).astype(
-        {"query_id": "string", "doc_id": "string", "score": "Float64"}
-    )
-    written = folder / "pandas.parquet"
-    frame.to_parquet(written, row_group_size=50_000)  # an index column, nullable types
-    paths["written by pandas"] = {"parquet": written}
-    try:
-        import duckdb
+        frame = pd.DataFrame({"query_id": q, "doc_id": d, "score": s}).astype(
+            {"query_id": "string", "doc_id": "string", "score": "Float64"}
+        )
+        written = folder / "pandas.parquet"
+        frame.to_parquet(written, row_group_size=50_000)  # an index column, nullable types
+        paths[PANDAS] = {"parquet": written}
+    if POLARS in variants:
         import polars as pl
-    except ImportError:  # optional: the dev environment has both
-        return paths
-    by_polars = folder / "polars.parquet"
-    pl.DataFrame({"query_id": q, "doc_id": d, "score": s}).with_columns(
-        pl.col("doc_id").cast(pl.Categorical)  # dictionary-encoded ids, large strings
-    ).write_parquet(by_polars, row_group_size=20_000)
-    paths["written by Polars"] = {"parquet": by_polars}
-    by_duckdb = folder / "duckdb.parquet"
-    duckdb.sql(  # a join's output: queries in no particular order
-        f"COPY (SELECT query_id, doc_id, score FROM read_parquet('{folder / 'regular.parquet'}') "
-        f"ORDER BY hash(doc_id)) TO '{by_duckdb}' (FORMAT PARQUET, ROW_GROUP_SIZE 100000)"
-    )
-    paths["written by DuckDB, shuffled"] = {"parquet": by_duckdb}
+
+        by_polars = folder / "polars.parquet"
+        pl.DataFrame({"query_id": q, "doc_id": d, "score": s}).with_columns(
+            pl.col("doc_id").cast(pl.Categorical)  # dictionary-encoded ids, large strings
+        ).write_parquet(by_polars, row_group_size=20_000)
+        paths[POLARS] = {"parquet": by_polars}
+    if DUCKDB in variants:
+        import duckdb
+
+        by_duckdb = folder / "duckdb.parquet"
+        duckdb.sql(  # a join's output: queries in no particular order
+            f"COPY (SELECT query_id, doc_id, score FROM read_parquet('{folder / 'regular.parquet'}') "
+            f"ORDER BY hash(doc_id)) TO '{by_duckdb}' (FORMAT PARQUET, ROW_GROUP_SIZE 100000)"
+        )
+        paths[DUCKDB] = {"parquet": by_duckdb}
+    if SPARK in variants:
+        paths[SPARK] = {"parquet": _write_spark_like(folder, layouts)}
     return paths
 
 
-def _text_variants(folder: Path, regular: tuple) -> dict[str, dict[str, Path]]:
-    """The regular run as TREC text written otherwise: with a header comment and a blank
-    last line, with CR LF line ends (Windows), with its scores as ``%e`` writes them (small
-    scores, as a reranker's probabilities), and as Python's ``str()`` writes floats (up to 17
-    digits; small ones in exponent form, ``1.7019999999999998e-05``); plain and gzipped."""
+def _text_variants(folder: Path, regular: tuple, styles: list[str]) -> dict[str, dict[str, Path]]:
+    """The regular run as TREC text written in each of ``styles`` (see ``TEXT_STYLES``): with
+    a header comment and a blank last line, with CR LF line ends (Windows), with its scores
+    as ``%e`` writes them (small scores, as a reranker's probabilities), and as Python's
+    ``str()`` writes floats (up to 17 digits; small ones in exponent form,
+    ``1.7019999999999998e-05``); plain and gzipped."""
     q, d, s = regular
     rows = list(zip(q.tolist(), d.tolist(), s.tolist(), strict=True))
-    texts = {
-        "a header comment, a blank last line": "# query Q0 doc rank score tag\n"
-        + "".join(f"{qq} Q0 {dd} 0 {ss} r\n" for qq, dd, ss in rows)
-        + "\n",
-        "CR LF line ends": "".join(f"{qq} Q0 {dd} 0 {ss} r\r\n" for qq, dd, ss in rows),
-        "scores as %e writes them": "".join(
-            f"{qq} Q0 {dd} 0 {ss * 1e-7:e} r\n" for qq, dd, ss in rows
-        ),
-        "scores as Python's str() writes them": "".join(
-            f"{qq} Q0 {dd} 0 {ss / 49.99!r} r\n" for qq, dd, ss in rows
-        ),
-        "small scores as str() writes them": "".join(
-            f"{qq} Q0 {dd} 0 {ss * 3.7e-7!r} r\n" for qq, dd, ss in rows
-        ),
-    }
     paths = {}
-    for number, (name, text) in enumerate(texts.items()):
+    for name in styles:
+        line = TEXT_STYLES[name]
+        text = "".join(line(qq, dd, ss) for qq, dd, ss in rows)
+        if name == "a header comment, a blank last line":
+            text = "# query Q0 doc rank score tag\n" + text + "\n"
+        number = list(TEXT_STYLES).index(name)
         trec, zipped = folder / f"text-{number}.txt", folder / f"text-{number}.txt.gz"
         trec.write_bytes(text.encode())
         zipped.write_bytes(gzip.compress(text.encode(), compresslevel=1))
@@ -340,6 +361,59 @@ def _others(
     return {key: refused.get(key) or statistics.median(v) for key, v in times.items()}
 
 
+def _qrels_of(n_queries: int) -> Callable[[str], rm.Qrels]:
+    """The qrels of each layout: the same judgments, under the URLs and the titles where the
+    layout's ids are those."""
+    queries, docs, _ = _columns(n_queries)
+    qrels = _qrels(queries, docs)
+    url_qrels = _qrels(_urls(queries), docs)
+    title_qrels = _qrels(queries, _titles(docs))
+    return lambda name: {LONG_IDS: url_qrels, TITLES: title_qrels}.get(name, qrels)
+
+
+def _fresh(folder: Path, n_queries: int, cell: tuple[str, str], calls: int) -> float | None:
+    """The median of ``calls`` calls of one cell's job, after an untimed one, in a process of
+    its own (this script, run with ``--child``); None where the job is refused."""
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        str(folder),
+        "--queries",
+        str(n_queries),
+        "--calls",
+        str(calls),
+        "--cell",
+        "\t".join(cell),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise SystemExit(f"the job {cell} failed:\n{done.stderr}")
+    answer = done.stdout.split()[-1]
+    return None if answer == "refused" else float(answer)
+
+
+def _child(folder: Path, n_queries: int, cell: str, calls: int) -> None:
+    """One cell's job, timed in this process (see :func:`_fresh`)."""
+    name, source = cell.split("\t")
+    paths = json.loads((folder / "paths.json").read_text())
+    kind, how = SOURCES[source]
+    job = _job(_qrels_of(n_queries)(name), Path(paths[name][kind]), how)
+    if _time(job) is None:
+        print("refused")
+        return
+    print(statistics.median(_time(job) or 0.0 for _ in range(calls)))
+
+
+def _chosen(text: str, known: list[str], what: str, parser: argparse.ArgumentParser) -> list[str]:
+    """The comma-separated names of ``text`` (all of ``known`` when empty), each checked."""
+    names = [name for name in text.split(",") if name] or known
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        parser.error(f"unknown {what} {unknown}; the script has {known}")
+    return names
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=5_000)
@@ -354,47 +428,76 @@ def main() -> None:
     parser.add_argument(
         "--sources", default="", help=f"only these columns (comma-separated of {list(SOURCES)})"
     )
+    parser.add_argument(
+        "--fresh", action="store_true", help="time each cell of each round in a fresh process"
+    )
+    parser.add_argument("--calls", type=int, default=3, help="timed calls a fresh process")
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cell", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    only = {name for name in args.layouts.split(",") if name}
+    if args.child:
+        _child(args.child, args.queries, args.cell, args.calls)
+        return
+    names = _chosen(args.layouts, [*BASE, *VARIANTS], "layouts", parser)
     sources = {
-        name: SOURCES[name] for name in (args.sources.split(",") if args.sources else SOURCES)
+        name: SOURCES[name] for name in _chosen(args.sources, list(SOURCES), "sources", parser)
     }
+    missing = [
+        v
+        for v, module in ((POLARS, "polars"), (DUCKDB, "duckdb"))
+        if v in names and find_spec(module) is None
+    ]
+    if missing:
+        print(f"(left out, their writer is not installed: {missing})")
+    variants = [name for name in VARIANTS if name in names and name not in missing]
     queries, docs, scores = _columns(args.queries)
-    qrels = _qrels(queries, docs)
-    url_qrels = _qrels(_urls(queries), docs)  # the same judgments, under the URLs
-    title_qrels = _qrels(queries, _titles(docs))  # and under the titles
-
-    def qrels_of(name: str) -> rm.Qrels:
-        return {LONG_IDS: url_qrels, TITLES: title_qrels}.get(name, qrels)
+    qrels_of = _qrels_of(args.queries)
 
     with tempfile.TemporaryDirectory() as folder:
-        layouts = _layouts(queries, docs, scores)
-        if only:
-            layouts = {k: v for k, v in layouts.items() if k == "regular" or k in only}
-        paths = _write(Path(folder), layouts, variants=not only)
-        if not only:
-            paths["written like Spark (8 part files)"] = {
-                "parquet": _write_spark_like(Path(folder), layouts)
-            }
-        jobs = {
-            (name, source): _job(qrels_of(name), by_format[kind], how)
-            for name, by_format in paths.items()
-            for source, (kind, how) in sources.items()
-            if kind in by_format
+        layouts = {
+            k: v for k, v in _layouts(queries, docs, scores).items() if k == "regular" or k in names
         }
-        times: dict[tuple[str, str], list[float | None]] = {key: [] for key in jobs}
-        for job in jobs.values():  # a first call of each, untimed (imports, thread pools)
-            _time(job)
-        for _ in range(args.rounds):
-            for key, job in jobs.items():
-                times[key].append(_time(job))
+        paths = _write(Path(folder), layouts, variants)
+        (Path(folder) / "paths.json").write_text(
+            json.dumps({name: {k: str(p) for k, p in by.items()} for name, by in paths.items()})
+        )
+        cells = [
+            (name, source)
+            for name, by_format in paths.items()
+            for source, (kind, _) in sources.items()
+            if kind in by_format
+        ]
+        times: dict[tuple[str, str], list[float | None]] = {key: [] for key in cells}
+        if args.fresh:
+            for _ in range(args.rounds):
+                for key in cells:
+                    times[key].append(_fresh(Path(folder), args.queries, key, args.calls))
+        else:
+            jobs = {
+                (name, source): _job(
+                    qrels_of(name), paths[name][SOURCES[source][0]], SOURCES[source][1]
+                )
+                for name, source in cells
+            }
+            for job in jobs.values():  # a first call of each, untimed (imports, thread pools)
+                _time(job)
+            for _ in range(args.rounds):
+                for key, job in jobs.items():
+                    times[key].append(_time(job))
         medians = {
             key: None if None in values else statistics.median(v for v in values if v is not None)
             for key, values in times.items()
         }
         tools = [t for t in args.tools.split(",") if t]
         others = _others(tools, qrels_of, paths, args.rounds) if tools else {}
-    print(f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds")
+    how_timed = (
+        f"each round's cell in a fresh process (median of {args.calls} calls)"
+        if args.fresh
+        else "every job in this one process"
+    )
+    print(
+        f"{args.queries} queries x 100 docs, {METRICS}, median of {args.rounds} rounds, {how_timed}"
+    )
     print("seconds, and the ratio to the regular layout of the same source\n")
     print(f"{'the same run, but':<36}" + "".join(f"{s:>17}" for s in sources))
     for name in paths:
