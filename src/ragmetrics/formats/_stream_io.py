@@ -308,10 +308,13 @@ def parquet_chunks(
             continue
         start = 0
         with parquet_errors(file):
-            for batch in opened.reader.iter_batches(batch_size=batch_rows, columns=opened.wanted):
+            for joined in _joined(
+                opened.reader.iter_batches(batch_size=batch_rows, columns=opened.wanted),
+                batch_rows,
+            ):
                 with naming(file, start):
-                    chunk = opened.chunk(pyarrow.Table.from_batches([batch]))
-                start += batch.num_rows
+                    chunk = opened.chunk(pyarrow.Table.from_batches(joined))
+                start += sum(batch.num_rows for batch in joined)
                 yield chunk
         opened.close()
     if together:
@@ -319,6 +322,24 @@ def parquet_chunks(
     if empty:  # at the end: the files of a folder may each list them
         no_rows = np.zeros(len(empty), np.int64)
         yield Chunk(list(empty), no_rows, [], None if score is None else np.zeros(0))
+
+
+def _joined(batches: Iterator[Any], batch_rows: int) -> Iterator[list[Any]]:
+    """Record batches in lists of at most ``batch_rows`` rows (a batch alone may be that
+    long), in order. A file whose id columns are read as dictionaries gives a batch for each
+    row group at least (DuckDB's of 100,000 rows, pandas' of 50,000, Polars' of 20,000), and
+    every chunk costs its own grouping and, in a stream that spreads its rows, its own pieces:
+    DuckDB's shuffled file of 2 million rows came as 22 chunks, now 4."""
+    held: list[Any] = []
+    rows = 0
+    for batch in batches:
+        if held and rows + batch.num_rows > batch_rows:
+            yield held
+            held, rows = [], 0
+        held.append(batch)
+        rows += batch.num_rows
+    if held:
+        yield held
 
 
 class _RunFile:
