@@ -926,6 +926,45 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
     assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
 
 
+@pytest.mark.parametrize("layout", ["by doc id", "grouped"])
+def test_a_streams_blocks_grow_once_its_queries_come_back_scattered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """The stream's reader of a TREC file (``regroup``) reads the blocks after the first one
+    whose queries came back scattered four times as large: fewer, longer runs of each query
+    to spread over the temporary file and group again. A file grouped by query keeps its
+    blocks, and so does the in-memory reader of the scattered file (no ``regroup``). The rows
+    are the file's either way, in its order within each block's queries."""
+    from ragmetrics.formats import _trec_fast
+    from ragmetrics.formats._stream_io import trec_chunks
+
+    block = 64_000  # about 2,800 lines, where some 400 queries come back, sorted by doc id
+    monkeypatch.setattr(_trec_fast, "_BLOCK_BYTES", block)
+    # buffers with little room past a block: a small block's buffer cannot hold a grown one
+    monkeypatch.setattr(_trec_fast, "MAX_LINE_BYTES", 200)
+    rng = random.Random(11)
+    rows = [(f"q{q:03d}", f"d{rng.randrange(10**6):07d}") for q in range(400) for _ in range(250)]
+    if layout == "by doc id":
+        rows.sort(key=lambda row: row[1])
+    path = tmp_path / "run.txt"
+    path.write_text("".join(f"{q} Q0 {d} 1 {n % 7} t\n" for n, (q, d) in enumerate(rows)))
+    lines = block // len("q000 Q0 d0000000 1 0 t\n") + 1  # the most a block holds
+    for regroup in (True, False):
+        chunks = list(trec_chunks(path, regroup=regroup))
+        sizes = [chunk.n_rows for chunk in chunks]
+        assert max(sizes[:4]) <= lines  # the first blocks: as large as ever
+        if layout == "by doc id" and regroup:
+            assert sum(lines < n <= 4 * lines for n in sizes) >= 3
+        else:
+            assert max(sizes) <= lines
+        read = [
+            (query, doc.decode())
+            for chunk in chunks
+            for query, doc in zip(np.repeat(chunk.queries, chunk.lengths), chunk.docs, strict=True)
+        ]
+        assert sorted(read) == sorted(rows)
+
+
 @pytest.mark.parametrize("source", ["parquet", "arrow stream", "trec"])
 def test_a_first_batch_grouped_by_its_reader_spreads_the_stream_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str
