@@ -926,6 +926,58 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
     assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
 
 
+@pytest.mark.parametrize("scattered", [False, True], ids=["grouped", "by doc id"])
+def test_a_parquet_streams_row_groups_are_joined_into_chunks_of_batch_rows(
+    tmp_path: Path, scattered: bool
+) -> None:
+    """A Parquet file of small row groups whose query ids are read as dictionaries (pyarrow
+    gives a batch a row group then) is streamed in chunks of up to ``batch_rows`` rows, not
+    one a row group (each chunk is grouped, and spread in a stream of scattered queries, on
+    its own); the rows are the file's, in its order, and the numbers evaluate()'s."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ragmetrics.formats._stream_io import Columns, parquet_chunks
+
+    rng = random.Random(5)
+    rows = [
+        (f"q{q:03d}", f"d{rng.randrange(10**6)}", rng.random())
+        for q in range(500)
+        for _ in range(20)
+    ]
+    if scattered:
+        rows.sort(key=lambda row: row[1])
+    columns = list(zip(*rows, strict=True))
+    path = tmp_path / "run.parquet"
+    table = pa.table({"query_id": columns[0], "doc_id": columns[1], "score": columns[2]})
+    pq.write_table(table, path, row_group_size=700)
+    chunks = list(parquet_chunks(path, Columns(), 3_000))
+    sizes = [chunk.n_rows for chunk in chunks]
+    assert sum(sizes) == len(rows) and max(sizes) <= 3_000
+    assert sum(size > 700 for size in sizes) >= 3  # row groups joined
+    read = [
+        (query, doc)
+        for chunk in chunks
+        for query, doc in zip(
+            np.repeat(chunk.queries, chunk.lengths),
+            chunk.docs if isinstance(chunk.docs, list) else [d.decode() for d in chunk.docs],
+            strict=True,
+        )
+    ]
+    if scattered:  # each chunk's queries grouped by its reader
+        assert sorted(read) == sorted((q, d) for q, d, _ in rows)
+    else:
+        assert read == [(q, d) for q, d, _ in rows]
+    qrels = {q: {d: 1} for q, d, _ in rows[::9]}
+    expected = rm.evaluate(qrels, rm.read_run(path), METRICS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", rm.errors.RegroupedStreamWarning)
+        streamed = rm.evaluate_stream(
+            qrels, path, METRICS, batch_rows=3_000, per_query=True, progress=False
+        )
+    assert streamed.per_query == expected.per_query
+    assert streamed.counts == expected.counts
+
+
 @pytest.mark.parametrize("layout", ["by doc id", "grouped"])
 def test_a_streams_blocks_grow_once_its_queries_come_back_scattered(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str

@@ -236,9 +236,9 @@ def parsed_blocks(
     # once a block comes back scattered (``regroup``: a stream), the blocks after it are read
     # four times as large: each is grouped on its own, and its runs of each query's lines,
     # four times as long, are spread over the temporary file and numbered again four times
-    # fewer (10 million rows sorted by doc id, streamed: 3.1-3.4 s -> 2.2-2.7 s). A larger
-    # block for every file would slow the others (the regular 20,000-query file read in
-    # memory: 0.14 s -> 0.16-0.20 s with 8 MB blocks)
+    # fewer (10 million rows sorted by doc id, streamed: 3.2-3.5 s -> 2.3-2.5 s, for about
+    # 160 MB more held while it reads). A larger block for every file would slow the others
+    # (the regular 20,000-query file read in memory: 0.14 s -> 0.16-0.20 s with 8 MB blocks)
     block_bytes = [_BLOCK_BYTES]
 
     def parse(block: Block) -> _Parsed | None:
