@@ -118,12 +118,25 @@ def _titles(docs: np.ndarray) -> np.ndarray:
     return np.char.add(np.char.add("Page ", docs), " (film)")
 
 
-TEXT_STYLES = {  # the regular run as TREC text written otherwise: each line's text
-    "a header comment, a blank last line": lambda q, d, s: f"{q} Q0 {d} 0 {s} r\n",
-    "CR LF line ends": lambda q, d, s: f"{q} Q0 {d} 0 {s} r\r\n",
-    "scores as %e writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s * 1e-7:e} r\n",
-    "scores as Python's str() writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s / 49.99!r} r\n",
-    "small scores as str() writes them": lambda q, d, s: f"{q} Q0 {d} 0 {s * 3.7e-7!r} r\n",
+TEXT_STYLES = {  # the regular run as TREC text written otherwise: (the text before its
+    # lines, each line's text, the text after them)
+    "a header comment, a blank last line": (
+        "# query Q0 doc rank score tag\n",
+        lambda q, d, s: f"{q} Q0 {d} 0 {s} r\n",
+        "\n",
+    ),
+    "CR LF line ends": ("", lambda q, d, s: f"{q} Q0 {d} 0 {s} r\r\n", ""),
+    "scores as %e writes them": ("", lambda q, d, s: f"{q} Q0 {d} 0 {s * 1e-7:e} r\n", ""),
+    "scores as Python's str() writes them": (
+        "",
+        lambda q, d, s: f"{q} Q0 {d} 0 {s / 49.99!r} r\n",
+        "",
+    ),
+    "small scores as str() writes them": (
+        "",
+        lambda q, d, s: f"{q} Q0 {d} 0 {s * 3.7e-7!r} r\n",
+        "",
+    ),
 }
 NO_SCORES = "no score column (row order ranks)"
 PANDAS, POLARS, DUCKDB = "written by pandas", "written by Polars", "written by DuckDB, shuffled"
@@ -204,10 +217,8 @@ def _text_variants(folder: Path, regular: tuple, styles: list[str]) -> dict[str,
     rows = list(zip(q.tolist(), d.tolist(), s.tolist(), strict=True))
     paths = {}
     for name in styles:
-        line = TEXT_STYLES[name]
-        text = "".join(line(qq, dd, ss) for qq, dd, ss in rows)
-        if name == "a header comment, a blank last line":
-            text = "# query Q0 doc rank score tag\n" + text + "\n"
+        head, line, tail = TEXT_STYLES[name]
+        text = head + "".join(line(qq, dd, ss) for qq, dd, ss in rows) + tail
         number = list(TEXT_STYLES).index(name)
         trec, zipped = folder / f"text-{number}.txt", folder / f"text-{number}.txt.gz"
         trec.write_bytes(text.encode())
@@ -406,12 +417,24 @@ def _child(folder: Path, n_queries: int, cell: str, calls: int) -> None:
 
 
 def _chosen(text: str, known: list[str], what: str, parser: argparse.ArgumentParser) -> list[str]:
-    """The comma-separated names of ``text`` (all of ``known`` when empty), each checked."""
-    names = [name for name in text.split(",") if name] or known
-    unknown = [name for name in names if name not in known]
+    """The comma-separated names of ``text`` (all of ``known`` when empty), each checked; a
+    name that holds a comma itself ("written by DuckDB, shuffled") is read whole."""
+    names: list[str] = []
+    unknown: list[str] = []
+    current = ""
+    for part in text.split(","):
+        current = f"{current},{part}" if current else part.strip()
+        if current in known:
+            names.append(current)
+            current = ""
+        elif not any(name.startswith(current + ",") for name in known):
+            unknown.append(current)
+            current = ""
+    if current:
+        unknown.append(current)
     if unknown:
         parser.error(f"unknown {what} {unknown}; the script has {known}")
-    return names
+    return names or known
 
 
 def main() -> None:
