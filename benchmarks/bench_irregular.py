@@ -372,14 +372,20 @@ def _others(
     return {key: refused.get(key) or statistics.median(v) for key, v in times.items()}
 
 
-def _qrels_of(n_queries: int) -> Callable[[str], rm.Qrels]:
-    """The qrels of each layout: the same judgments, under the URLs and the titles where the
-    layout's ids are those."""
-    queries, docs, _ = _columns(n_queries)
-    qrels = _qrels(queries, docs)
-    url_qrels = _qrels(_urls(queries), docs)
-    title_qrels = _qrels(queries, _titles(docs))
-    return lambda name: {LONG_IDS: url_qrels, TITLES: title_qrels}.get(name, qrels)
+def _qrels_of(queries: np.ndarray, docs: np.ndarray) -> Callable[[str], rm.Qrels]:
+    """The qrels of each layout (from the run's columns, :func:`_columns`): the same
+    judgments, under the URLs and the titles where the layout's ids are those; each made
+    when first asked for (a fresh process needs one of the three)."""
+    made: dict[str, rm.Qrels] = {}
+
+    def of(name: str) -> rm.Qrels:
+        kind = name if name in (LONG_IDS, TITLES) else "regular"
+        if kind not in made:
+            ids = _urls(queries) if kind == LONG_IDS else queries
+            made[kind] = _qrels(ids, _titles(docs) if kind == TITLES else docs)
+        return made[kind]
+
+    return of
 
 
 def _fresh(folder: Path, n_queries: int, cell: tuple[str, str], calls: int) -> float | None:
@@ -409,7 +415,8 @@ def _child(folder: Path, n_queries: int, cell: str, calls: int) -> None:
     name, source = cell.split("\t")
     paths = json.loads((folder / "paths.json").read_text())
     kind, how = SOURCES[source]
-    job = _job(_qrels_of(n_queries)(name), Path(paths[name][kind]), how)
+    queries, docs, _ = _columns(n_queries)
+    job = _job(_qrels_of(queries, docs)(name), Path(paths[name][kind]), how)
     if _time(job) is None:
         print("refused")
         return
@@ -474,7 +481,7 @@ def main() -> None:
         print(f"(left out, their writer is not installed: {missing})")
     variants = [name for name in VARIANTS if name in names and name not in missing]
     queries, docs, scores = _columns(args.queries)
-    qrels_of = _qrels_of(args.queries)
+    qrels_of = _qrels_of(queries, docs)
 
     with tempfile.TemporaryDirectory() as folder:
         layouts = {

@@ -926,6 +926,15 @@ def test_a_shuffled_stream_past_one_batch_gives_the_in_memory_numbers(
     assert streamed.aggregate == expected.aggregate and streamed.counts == expected.counts
 
 
+def _chunk_rows(chunks: list[Any]) -> list[tuple[str, str]]:
+    """The (query id, doc id) of every row of a stream reader's chunks, in their order."""
+    return [
+        (query, doc if isinstance(doc, str) else doc.decode())
+        for chunk in chunks
+        for query, doc in zip(np.repeat(chunk.queries, chunk.lengths), chunk.docs, strict=True)
+    ]
+
+
 @pytest.mark.parametrize("scattered", [False, True], ids=["grouped", "by doc id"])
 def test_a_parquet_streams_row_groups_are_joined_into_chunks_of_batch_rows(
     tmp_path: Path, scattered: bool
@@ -954,15 +963,7 @@ def test_a_parquet_streams_row_groups_are_joined_into_chunks_of_batch_rows(
     sizes = [chunk.n_rows for chunk in chunks]
     assert sum(sizes) == len(rows) and max(sizes) <= 3_000
     assert sum(size > 700 for size in sizes) >= 3  # row groups joined
-    read = [
-        (query, doc)
-        for chunk in chunks
-        for query, doc in zip(
-            np.repeat(chunk.queries, chunk.lengths),
-            chunk.docs if isinstance(chunk.docs, list) else [d.decode() for d in chunk.docs],
-            strict=True,
-        )
-    ]
+    read = _chunk_rows(chunks)
     if scattered:  # each chunk's queries grouped by its reader
         assert sorted(read) == sorted((q, d) for q, d, _ in rows)
     else:
@@ -1009,12 +1010,7 @@ def test_a_streams_blocks_grow_once_its_queries_come_back_scattered(
             assert sum(lines < n <= 4 * lines for n in sizes) >= 3
         else:
             assert max(sizes) <= lines
-        read = [
-            (query, doc.decode())
-            for chunk in chunks
-            for query, doc in zip(np.repeat(chunk.queries, chunk.lengths), chunk.docs, strict=True)
-        ]
-        assert sorted(read) == sorted(rows)
+        assert sorted(_chunk_rows(chunks)) == sorted(rows)
 
 
 @pytest.mark.parametrize("source", ["parquet", "arrow stream", "trec"])
