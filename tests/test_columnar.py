@@ -162,23 +162,29 @@ _TITLES = ["Barack Obama", "Paris (France)", " lead", "trail ", "two  spaces", "
            "a\u00a0b", "東京 駅", "line\nbreak", "\x01ctl", "x", "Barack Obama Sr."]  # fmt: skip
 
 
-def test_one_very_long_id_sends_its_column_to_strings_not_into_memory() -> None:
+def test_one_very_long_id_stands_in_and_many_send_the_column_to_strings() -> None:
     """One doc id of 3,000 bytes among 60,000 short ones: padding every id to its width
-    would take 180 MB, so the column takes the string path, and the run is the same."""
+    would take 180 MB, so it is packed as a stand-in of 24 bytes and the others stay as
+    narrow as they were; the run is the same. Chunk texts used as ids (every one long)
+    take the string path."""
     pyarrow = pytest.importorskip("pyarrow")
     from ragmetrics.data._store import store_of
-    from ragmetrics.formats import _columnar
+    from ragmetrics.formats import _columnar, _packed
 
     docs = [f"d{i}" for i in range(60_000)]
     docs[777] = "chunk text used as an id " * 120
     queries = [f"q{i // 100}" for i in range(60_000)]
     table = pyarrow.table({"query_id": queries, "doc_id": docs, "score": [1.0] * 60_000})
-    assert _columnar.packed_columns(table, "query_id", "doc_id", "score") is None
+    packed = _columnar.packed_columns(table, "query_id", "doc_id", "score")
+    assert packed is not None and packed.ids.dtype.itemsize == _packed.STANDIN_WIDTH
+    assert _packed.standin_rows(packed.ids).tolist() == [777]
     run = rm.Run.from_arrow(table)
-    assert store_of(run).ids is None and docs[777] in run["q7"]
-    uniform = pyarrow.table({"query_id": queries[:100], "doc_id": [f"{i:0500d}" for i in
-                             range(100)], "score": [1.0] * 100})  # fmt: skip
-    assert _columnar.packed_columns(uniform, "query_id", "doc_id", "score") is not None
+    assert store_of(run).ids is not None and docs[777] in run["q7"]
+    assert run.to_dict() == rm.Run.from_dict(run.to_dict()).to_dict()
+    assert _packed.decode(packed.ids) == docs
+    texts = pyarrow.table({"query_id": queries[:4000], "doc_id": [f"{i:0500d}" for i in
+                           range(4000)], "score": [1.0] * 4000})  # fmt: skip
+    assert _columnar.packed_columns(texts, "query_id", "doc_id", "score") is None
 
 
 @pytest.mark.parametrize("nul", [False, True], ids=["titles", "a NUL among them"])

@@ -609,16 +609,43 @@ def test_two_docs_whose_hashes_meet_stay_two_candidates() -> None:
     }
 
 
-def test_one_runs_wide_ids_do_not_pad_every_other_runs() -> None:
-    """Ids of one width however wide stay bytes within their run; beside a run of short
-    ids, where joining would pad every short id to the widest, the strings are compared."""
+def test_ids_past_the_widest_stand_in_and_fuse_as_their_strings() -> None:
+    """An id longer than 256 bytes is packed as a stand-in of 24 bytes, in any run: runs
+    of such ids and of short ones are joined as bytes, none padded to the long id's width,
+    and fuse to the strings' answer; two long ids that share their first bytes, tied,
+    rank as their strings do (descending), whatever their stand-ins' hashes say."""
     from ragmetrics.fusion._table import align
 
     wide = Run.from_dict({"q": {"x" * 300: 1.0}})
     short = Run.from_dict({"q": {"z": 1.0, "x" * 300: 0.2}})
     narrow = Run.from_dict({"q": {"y" * 200: 2.0, "z": 0.5}})
-    assert packed_columns(wide) is not None and packed_columns(short) is None
-    assert align([wide, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.kind == "O"
+    assert all(packed_columns(run) is not None for run in (wide, short, narrow))
+    assert align([wide, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.itemsize == 24
     assert align([narrow, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.kind == "S"
     fused = fuse([wide, short, narrow], method="sum", norm=None)
     assert fused.to_dict() == {"q": {"y" * 200: 2.0, "z": 1.5, "x" * 300: 1.2}}
+    twins = ["x" * 300 + tail for tail in "abcdefgh"]  # one prefix, hashes in any order
+    tied = fuse([Run.from_dict({"q": dict.fromkeys(twins, 1.0)}), wide], method="sum", norm=None)
+    assert list(tied.ranking("q")) == [*sorted(twins, reverse=True), "x" * 300]
+
+
+@pytest.mark.parametrize("method", ["sum", "rrf", "bordafuse", "condorcet", "mnz", "isr"])
+@pytest.mark.parametrize("norm", [None, "borda", "rank"])
+def test_ids_past_256_bytes_fuse_as_the_same_ids_short(method: str, norm: str | None) -> None:
+    """Each doc id given a prefix of 300 bytes (stand-ins, whose bytes sort in their hashes'
+    order) fuses to the same runs as the short ids: the candidates a run missed (borda) and
+    Condorcet's ties are ordered by the ids' strings, as the short ids' are."""
+    runs = _random_runs(seed=31, n_runs=3, queries=12)
+    prefix = "https://example.com/" + "p" * 280 + "/"
+    long_runs = [
+        Run.from_dict({q: {prefix + d: s for d, s in m.items()} for q, m in run.to_dict().items()})
+        for run in runs
+    ]
+    if norm == "borda" and not FUSION_METHODS[method].uses_scores:
+        return
+    params = PARAMS.get(method)
+    short = fuse(runs, method=method, norm=norm, params=params)
+    long = fuse(long_runs, method=method, norm=norm, params=params)
+    for q in short.query_ids:
+        assert [d.removeprefix(prefix) for d in long.ranking(q)] == list(short.ranking(q)), q
+        assert sorted(long.to_dict()[q].values()) == sorted(short.to_dict()[q].values()), q

@@ -147,10 +147,16 @@ def test_ids_as_bytes_round_trip() -> None:
     for ids in kept:
         encoded = _encode(ids)
         assert encoded is not None and _packed.decode(encoded) == ids, ids
-    for unusual in (["", "a"], ["a" * 300, "b" * 300], ["x\ny", "z"], ["~!", "}{"],
+    for unusual in (["", "a"], ["a" * 256, "b" * 256], ["x\ny", "z"], ["~!", "}{"],
                     ["é", "東京", "📚"], ["é" * 128, "ü\nx"]):  # fmt: skip
         encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII, UTF-8
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
+    for long in (["a" * 300, "b" * 300], ["a" * 257, "b"], ["x\ny" * 90, "z"], ["é" * 129, "a"]):
+        encoded = _encode(long)  # past 256 bytes: a stand-in of 24 bytes, given back whole
+        assert encoded is not None and encoded.dtype.itemsize == 24, long
+        assert _packed.decode(encoded) == long
+        assert _packed.standin_rows(encoded).tolist() == [i for i, d in enumerate(long)
+                                                          if len(d.encode()) > 256]  # fmt: skip
     accented = ["café", "東京-1", "e\u0301", "naïve"]
     packed = _encode(accented)
     assert packed is not None and _packed.decode(packed) == accented
@@ -238,23 +244,35 @@ def test_every_byte_of_an_id_takes_part_in_its_hash() -> None:
         assert len(np.unique(_packed.hashes(urls[:size], _packed.n_words(urls)))) == size
 
 
-def test_ids_wider_than_256_bytes_of_several_widths_are_not_padded() -> None:
+def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Packed ids are padded to the widest: one id of 2,000 bytes among 100,000 short ones
-    would take 200 MB (4 GB at 500,000), and chunk texts of 200 to 2,000 bytes cost the
-    widest one's bytes each in every hash; so ids wider than 256 bytes of several widths are
-    not packed (the string path answers). Ids up to 256 bytes, and wide ids of one width,
-    are."""
+    would take 200 MB (4 GB at 500,000). So an id past 256 bytes is packed as a stand-in of
+    24 bytes (its first bytes, a NUL, a hash), in every array alike (ids of one width too:
+    the same id must pack the same beside others), and given back whole. Chunk texts of 200
+    to 2,000 bytes, every one past the limit, are not packed (the string path answers), nor
+    are more long ids than the process keeps."""
     short = [f"d{i}" for i in range(100_000)]
-    assert _packed.encode([[*short[:500], "x" * 2000, *short[500:]]], 100_001) is None
-    assert _packed.encode([["x" * 2000, "y\nz"]], 2) is None
-    assert _packed.encode([["x" * 300, "y" * 290]], 2) is None  # texts: a little padding
-    same = [f"{i:0300d}" for i in range(1000)]  # one width: no padding at all
-    packed = _packed.encode([same], len(same))
-    assert packed is not None and packed.dtype == np.dtype("S300")
-    assert _packed.too_wide(100_001, 2000, 100_000 * 6 + 2000)
-    assert _packed.too_wide(2, 300, 590)
-    assert not _packed.too_wide(2, 300, 600)  # one width
-    assert not _packed.too_wide(100_001, 256, 100_000 * 6 + 256)  # up to 256 bytes: packed
+    ids = [*short[:500], "x" * 2000, *short[500:]]
+    packed = _packed.encode([ids], 100_001)
+    assert packed is not None and packed.dtype == np.dtype("S24")
+    assert _packed.standin_rows(packed).tolist() == [500] and _packed.decode(packed) == ids
+    assert packed[500][:16] == b"x" * 15 + b"\x00"  # its first bytes, then the NUL
+    for few in (["x" * 2000, "y\nz"], ["x" * 300, "y" * 290], [f"{i:0300d}" for i in range(16)]):
+        packed = _packed.encode([few], len(few))
+        assert (
+            packed is not None and packed.dtype == np.dtype("S24") and _packed.decode(packed) == few
+        )
+    alone = _packed.encode([["x" * 300]], 1)
+    mixed = _packed.encode([["a", "x" * 300]], 2)
+    assert alone is not None and mixed is not None and alone[0] == mixed[1]  # one rule
+    texts = [f"{i:0300d}" for i in range(17)]  # every id long: strings
+    assert _packed.encode([texts], len(texts)) is None
+    assert _packed.encode([[*texts, *short[:118]]], 135) is None  # past 1 in 8
+    assert _packed.encode([[*texts, *short[:119]]], 136) is not None
+    monkeypatch.setattr(_packed, "_MAX_LONG", len(_packed._LONG) + 1)  # the process is full
+    assert _packed.encode([["a", "z" * 300, "w" * 300]], 3) is None
 
 
 @pytest.mark.parametrize(
@@ -266,7 +284,7 @@ def test_ids_wider_than_256_bytes_of_several_widths_are_not_padded() -> None:
         (["ab", "abcde", "abc"], 8),  # widths differ: cut at the newlines, whole words
         (["x" * 17, "y"], 24),
         (["a" * 256, "b"], 256),  # the widest the cut path holds
-        (["a" * 257, "b" * 257], 257),  # wider, of one width: the rows of a matrix
+        (["a" * 256, "b" * 256], 256),  # of one width: the rows of a matrix
         (["a\nb" * 20, "c"], 60),  # a newline inside: one by one, as wide as the longest
         ([], 8),
     ],
@@ -276,8 +294,8 @@ def test_how_ids_are_cut_shows_in_their_width(ids: list[str], width: int) -> Non
     matrix, as wide as they are; ids of several widths are cut at the newlines that join
     them, into whole 8-byte words (the hashing then views them without a copy); ids holding
     a newline are encoded one by one. The width of the array says which path each took: a
-    path that silently fell back would give the right ids, slowly. (Ids past 256 bytes of
-    several widths are not packed at all: test above.)"""
+    path that silently fell back would give the right ids, slowly. (Ids past 256 bytes
+    stand in: test above.)"""
     packed = _packed.encode([ids], len(ids))
     assert packed is not None
     assert packed.dtype == np.dtype(f"S{width}")

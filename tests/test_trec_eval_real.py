@@ -152,6 +152,8 @@ def _hostile(folder: Path, seed: int, **shape: object) -> tuple[str, str]:
     for q in range(n_queries):
         query = f"q{q:03d}" if q % 3 else str(q)  # ids of different lengths: byte order
         prefixes = ["D", "Dé", "東京", "Ω", "D\u0301"] if shape.get("unicode") else ["D"]
+        if shape.get("long"):  # past 256 bytes, sharing their first 300 (stand-ins)
+            prefixes = ["D", "https://example.com/" + "p" * 280 + "/", "é" * 140]
         if shape.get("unicode") and q % 4 == 1:
             query = f"é{q}"
         docs = list(
@@ -186,6 +188,7 @@ SHAPES = {
     "a doc twice": {"duplicate": True},
     "a judged query without results": {"missing": True},
     "ids beyond ASCII, tied": {"unicode": True},
+    "ids past 256 bytes, tied": {"long": True, "duplicate": True},
 }
 
 

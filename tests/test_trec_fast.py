@@ -87,13 +87,13 @@ def test_fast_run_reader_equals_careful_reader(
         "# a note \x01\nq1 Q0 d1 1 0.5 t\n",
         "q1 Q0 d1 1 0.5 t extra\n",
         "q1 Q0 d1 1 0x10 t\n",
-        f"q1 Q0 {'d' * 300} 1 0.5 t\n",
+        f"{'q' * 300} Q0 d1 1 0.5 t\n",
     ],
     ids=[
         "comment with a control byte",
         "extra field",
         "hex score",
-        "300-byte doc id",
+        "300-byte query id",
     ],
 )
 def test_files_that_are_not_plain_go_to_the_careful_reader(tmp_path: Path, text: str) -> None:

@@ -68,6 +68,9 @@ def store_of(holder: Stored) -> Store:
     return holder._store
 
 
+_LONG_IDS = "long ids"  # a pickled store's ids behind its stand-ins (not a slot)
+
+
 class Store:
     """Query ids, lengths, doc ids and values of a run or qrels (see the module docstring).
 
@@ -130,6 +133,24 @@ class Store:
         self._subset: tuple[list[str], Store] | None = None
         self._dictionary: tuple[np.ndarray, np.ndarray] | None = None
         self._real = False
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The slots, and the ids behind any stand-ins among the bytes ids (ids longer than
+        ``_packed.WIDEST``): a process that receives the store (a worker) keeps them."""
+        state = {name: getattr(self, name) for name in self.__slots__ if hasattr(self, name)}
+        arrays = [self._ids, *self._encoded, self._dictionary and self._dictionary[0]]
+        received: dict[bytes, str] = {}
+        for array in arrays:
+            if isinstance(array, np.ndarray):
+                received.update(_packed.long_ids(array))
+        if received:
+            state[_LONG_IDS] = received
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        _packed.keep(state.pop(_LONG_IDS, {}))
+        for name, value in state.items():
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_tuples(
@@ -327,7 +348,8 @@ class Store:
     def encoded(self) -> np.ndarray | None:
         """The doc ids as UTF-8 bytes (flat), or None when one holds a NUL (no store built
         from bytes holds one) or padding them to the widest would take too much memory
-        (``_packed.too_wide``): the join then compares strings."""
+        (too many ids past ``_packed.WIDEST``, see ``_packed.few_long``): the join then
+        compares strings."""
         if self._ids is not None:
             return self._ids
         if not self._encoded:
@@ -498,7 +520,13 @@ class Store:
             ids = self.encoded()
         if ids is not None:  # UTF-8 bytes: byte order is string order
             at = self.offsets[rows]
-            bigger: np.ndarray = ids[at + columns] > ids[at + others]
+            left, right = ids[at + columns], ids[at + others]
+            bigger: np.ndarray = left > right
+            # but not for an id past _packed.WIDEST (a stand-in): compared as strings
+            long = np.union1d(_packed.standin_rows(left), _packed.standin_rows(right))
+            if len(long):
+                pairs = zip(_packed.decode(left[long]), _packed.decode(right[long]), strict=True)
+                bigger[long] = [a > b for a, b in pairs]
             return bigger
         ranking = list(map(self.tuples().__getitem__, rows.tolist()))
         left = map(tuple.__getitem__, ranking, columns.tolist())

@@ -17,7 +17,13 @@ from ragmetrics._util.arrays import packed_in_order, runs_in_order, stable_order
 from ragmetrics._util.optional import import_pyarrow
 from ragmetrics._util.threads import map_threaded
 from ragmetrics.errors import InputFormatError, MissingDependencyError
-from ragmetrics.formats._packed import too_wide, utf8, word_rows
+from ragmetrics.formats._packed import (
+    STANDIN_WIDTH,
+    WIDEST,
+    few_long,
+    rows_with_standins,
+    utf8,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -947,12 +953,13 @@ def _query_runs(runs: list[tuple[Any, Any, int]]) -> tuple[list[str], Any]:
 def _fixed_width(column: Any) -> Any:
     """A string column (an Arrow array or a list of them, read as one) as a zero-padded ``S``
     array of the ids' UTF-8 bytes, or None (nulls, empty ids, an id holding a NUL, which
-    the zero padding would hide, or ids ``_packed.too_wide`` to pad: such ids take the
-    string path, which keeps them exactly).
+    the zero padding would hide, or too many ids longer than ``_packed.WIDEST`` to stand
+    in, ``_packed.few_long``: such ids take the string path, which keeps them exactly).
 
     Without a Python string per row: one array whose ids have one width (UUIDs) is its data
     buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
-    a piece at a time on threads, each piece copied into the result as it is done."""
+    a piece at a time on threads, each piece copied into the result as it is done. Ids
+    longer than ``WIDEST`` are packed as stand-ins (``_packed.standins``), byte by byte."""
     import numpy as np
 
     pyarrow = import_pyarrow()
@@ -960,12 +967,20 @@ def _fixed_width(column: Any) -> Any:
     arrays = [a for a in (column if isinstance(column, list) else [column]) if len(a)]
     if not arrays or any(a.null_count or not _is_text(a.type) for a in arrays):
         return None
-    bounds = [compute.min_max(compute.binary_length(a)).as_py() for a in arrays]
+    lengths = [compute.binary_length(a) for a in arrays]
+    bounds = [compute.min_max(n).as_py() for n in lengths]
     shortest, width = min(b["min"] for b in bounds), max(b["max"] for b in bounds)
-    total = sum(_data_range(a)[1] - _data_range(a)[0] for a in arrays)
-    if shortest == 0 or too_wide(sum(len(a) for a in arrays), width, total):
-        return None  # empty, or one so wide that every id padded to it would fill memory
-    if len(arrays) == 1 and shortest == width:
+    rows = sum(len(a) for a in arrays)
+    if shortest == 0:
+        return None
+    long = width > WIDEST
+    if long:  # as wide as the widest other id, and room for a stand-in
+        n_long = sum(compute.sum(compute.greater(n, WIDEST)).as_py() for n in lengths)
+        if not few_long(rows, n_long):
+            return None
+        others = [compute.max(compute.if_else(compute.greater(n, WIDEST), 0, n)) for n in lengths]
+        width = max(STANDIN_WIDTH, *(o.as_py() or 0 for o in others))
+    if len(arrays) == 1 and shortest == width and not long:
         (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
         if _id_bytes(array) is None:
             return None
@@ -974,7 +989,6 @@ def _fixed_width(column: Any) -> Any:
     pad = shortest < width
     if pad:
         width = -(-width // 8) * 8  # the hashes then read the ids in place, as a TREC file's
-    rows = sum(len(a) for a in arrays)
     # in Arrow's memory pool, as the padded ids were before they were done in pieces: memory
     # the pool keeps and gives again, not fresh pages from the system for every column
     fixed = np.frombuffer(pyarrow.allocate_buffer(rows * width), dtype=f"S{width}")
@@ -990,8 +1004,11 @@ def _fixed_width(column: Any) -> Any:
         kind = _id_bytes(piece)
         if kind is None:
             return False
-        if kind == "utf-8" and pad:  # Arrow pads by characters, not bytes
-            fixed[at : at + len(piece)] = _word_rows(piece)
+        if long or (kind == "utf-8" and pad):  # Arrow pads by characters, not bytes
+            words = _word_rows(piece, rows)
+            if words is None:
+                return False
+            fixed[at : at + len(piece)] = words
             return True
         if pad:
             piece = compute.utf8_rpad(piece, width=width, padding="\x00")
@@ -1060,20 +1077,19 @@ def _id_bytes(column: Any) -> str | None:
     return "utf-8" if utf8(raw) else None
 
 
-def _word_rows(column: Any) -> Any:
+def _word_rows(column: Any, count: int) -> Any:
     """The ids of a string array as rows of whole 8-byte words, zero-padded, viewed as an
-    ``S`` array: byte by byte, for ids beyond ASCII."""
+    ``S`` array, those longer than ``WIDEST`` as stand-ins (None when they cannot be; the
+    array is a piece of ``count`` ids): byte by byte, for ids beyond ASCII or too long."""
     import numpy as np
 
     offsets = _offsets(column)
     first, last = int(offsets[0]), int(offsets[-1])
     bounds = offsets.astype(np.int64) - first
-    widths = np.diff(bounds)
-    room = -(-int(widths.max()) // 8) * 8
-    buffer = np.zeros(last - first + room, dtype=np.uint8)
+    buffer = np.zeros(last - first + WIDEST, dtype=np.uint8)
     buffer[: last - first] = np.frombuffer(column.buffers()[2], np.uint8, last - first, first)
-    rows = word_rows(buffer, bounds[:-1], widths)
-    return rows.view(f"S{rows.shape[1]}").ravel()
+    rows = rows_with_standins(buffer, bounds[:-1], np.diff(bounds), count)
+    return None if rows is None else rows.view(f"S{rows.shape[1]}").ravel()
 
 
 _CHECK_BYTES = 1 << 17

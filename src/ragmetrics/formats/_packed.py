@@ -8,27 +8,140 @@ byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain
 
 import numpy as np
 
 from ragmetrics._util.threads import map_threaded
+from ragmetrics.errors import RagMetricsError
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
-_MAX_WORDS = 32  # ids up to 256 bytes are cut from a joined buffer; longer ones one by one
-WIDEST = 8 * _MAX_WORDS
+WIDEST = 256  # ids up to this many bytes are packed as they are; longer ones as stand-ins
 
 
-def too_wide(count: int, width: int, total: int) -> bool:
-    """True when ``count`` ids of ``total`` bytes, the widest ``width``, are better kept as
-    strings than padded to that width: wider than ``WIDEST`` and not all of one width.
-    Padded, every id costs the widest one's bytes, in memory and in every hash and
-    comparison: one id of 2,000 bytes among 500,000 short ones took 4 GB, and chunk texts of
-    200 to 2,000 bytes used as ids read and evaluated five times slower than as strings. Ids
-    of one width, however wide, pad to nothing and stay bytes."""
-    return width > WIDEST and count * width > total
+# --- ids longer than WIDEST, packed as stand-ins -----------------------------------------------
+#
+# One id of 300 bytes among millions of short ones would widen every packed id to its width,
+# or (past WIDEST) send the whole run to Python strings. Instead each such id is packed as a
+# stand-in of STANDIN_WIDTH bytes: its first _PREFIX bytes, a NUL (which no packed id holds,
+# so a stand-in never equals a packed id), and 8 bytes of a hash of the whole id whose last
+# byte is never zero (so the stand-in's bytes end there). The stand-in is a function of the
+# id alone: the run's and the qrels' equal ids give equal stand-ins, in any process, and
+# the join, the repeats and the hashes treat them as the bytes they are. The id itself is
+# kept in _LONG, which every decode consults; two ids of one stand-in are found when the
+# second is kept (the caller then keeps strings), so bytes still decide equality exactly.
+# Byte order is not string order for stand-ins: what sorts ids (ties broken by doc id)
+# compares the stand-ins' ids as strings (:func:`standin_rows`).
+
+STANDIN_WIDTH = 24
+_PREFIX = 15  # the id's first bytes in its stand-in, then a NUL, then 8 bytes of hash
+_LONG: dict[bytes, str] = {}  # each stand-in made or received in this process: its id
+_MAX_LONG = 1 << 16  # ids kept at most (20 MB of ids of 300 bytes); then strings
+
+
+def few_long(count: int, n_long: int) -> bool:
+    """True when ``n_long`` ids longer than ``WIDEST`` among ``count`` are better packed as
+    stand-ins than the whole array kept as strings: up to an eighth of them (any 16), and
+    room for them among the ids this process keeps. More (chunk texts used as ids, 200 to
+    2,000 bytes each) stay strings, as before stand-ins: padded to the widest, they read
+    and evaluated five times slower than as strings, and kept here they would stay for the
+    life of the process."""
+    return 8 * n_long <= max(count, 128) and len(_LONG) + n_long <= _MAX_LONG
+
+
+def rows_with_standins(
+    buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray, count: int | None = None
+) -> np.ndarray | None:
+    """:func:`word_rows`, each id longer than ``WIDEST`` as its stand-in; None when they are
+    not :func:`few_long` (among ``count`` ids, ``len(widths)`` unless given) or cannot
+    stand in (see :func:`standins`). ``buffer`` must hold ``WIDEST`` bytes past its last
+    id."""
+    if not len(widths) or int(widths.max()) <= WIDEST:
+        return word_rows(buffer, starts, widths)
+    long = np.flatnonzero(widths > WIDEST)
+    if not few_long(len(widths) if count is None else count, len(long)):
+        return None
+    made = standins(
+        [
+            buffer[start : start + width].tobytes()
+            for start, width in zip(starts[long].tolist(), widths[long].tolist(), strict=True)
+        ]
+    )
+    if made is None:
+        return None
+    widths = widths.copy()
+    widths[long] = STANDIN_WIDTH  # the id's first bytes, each row then written over
+    rows = word_rows(buffer, starts, widths)
+    rows[long, :STANDIN_WIDTH] = made.view(np.uint8).reshape(len(long), STANDIN_WIDTH)
+    return rows
+
+
+def standins(ids: Sequence[bytes]) -> np.ndarray | None:
+    """The stand-ins of ``ids`` (each longer than ``WIDEST``, UTF-8 without a NUL) as an
+    ``S`` array of ``STANDIN_WIDTH`` bytes, each id kept to be decoded; None when one is not
+    UTF-8 or holds a NUL, or two ids would share a stand-in (then no stand-in serves)."""
+    made = []
+    for raw in ids:
+        if b"\x00" in raw:
+            return None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        digest = hashlib.blake2b(raw, digest_size=8).digest()
+        standin = raw[:_PREFIX] + b"\x00" + digest[:7] + bytes((digest[7] | 0x80,))
+        if _LONG.setdefault(standin, text) != text:
+            return None
+        made.append(standin)
+    return np.array(made, dtype=f"S{STANDIN_WIDTH}")
+
+
+def standin_rows(ids: np.ndarray) -> np.ndarray:
+    """Where ``ids`` (an ``S`` array) holds stand-ins, ascending (none, at once, while this
+    process has made none or the ids are narrower than one)."""
+    width = ids.dtype.itemsize
+    if not _LONG or width < STANDIN_WIDTH or not len(ids):
+        return np.zeros(0, dtype=np.int64)
+    raw = np.ascontiguousarray(ids).view(np.uint8).reshape(len(ids), width)
+    return np.flatnonzero((raw[:, _PREFIX] == 0) & (raw[:, STANDIN_WIDTH - 1] != 0))
+
+
+def long_ids(ids: np.ndarray) -> dict[bytes, str]:
+    """The ids behind the stand-ins among ``ids``: what a process that receives the array
+    must :func:`keep` to decode it."""
+    where = standin_rows(ids)
+    return {key: _LONG[key] for key in set(ids[where].tolist())} if len(where) else {}
+
+
+def keep(received: Mapping[bytes, str]) -> None:
+    """Keep stand-ins made in another process (:func:`long_ids`) to decode them here."""
+    for standin, text in received.items():
+        if _LONG.setdefault(standin, text) != text:
+            raise RagMetricsError(
+                f"Two doc ids longer than {WIDEST} bytes share a hash: {text[:60]!r}... and "
+                f"{_LONG[standin][:60]!r}...; no result is given rather than one that may "
+                f"confuse them. Evaluate in one process (workers=1), or shorten the ids."
+            )
+
+
+def _decoded_standins(ids: np.ndarray, where: np.ndarray) -> list[str]:
+    """:func:`decode` of ids holding stand-ins (at ``where``): each stand-in's id, the
+    others as they are."""
+    keep_rows = np.ones(len(ids), dtype=bool)
+    keep_rows[where] = False
+    others = decode(ids[keep_rows])
+    out: list[str] = []
+    start = 0
+    for i, (row, standin) in enumerate(zip(where.tolist(), ids[where].tolist(), strict=True)):
+        stop = row - i  # the other ids before this one
+        out.extend(others[start:stop])
+        out.append(_LONG[standin])
+        start = stop
+    out.extend(others[start:])
+    return out
 
 
 # the first j bytes of a little-endian 8-byte word, for j = 0..8
@@ -134,9 +247,9 @@ def _words(ids: np.ndarray, words: int, dtype: str) -> np.ndarray:
 def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     """The ``count`` ids of ``groups`` (strings in sequences or dict keys, group after group,
     flat) as an ``S`` array of their UTF-8 bytes, or None when one holds a NUL (the zero
-    padding would hide it) or a lone surrogate, or when they are :func:`too_wide`. Ids of
-    one width (UUIDs) are cut as rows of a matrix; others at the newlines that join them
-    (ids holding a newline one by one)."""
+    padding would hide it) or a lone surrogate, or when too many are longer than ``WIDEST``
+    to stand in (:func:`few_long`). Ids of one width (UUIDs) are cut as rows of a matrix;
+    others at the newlines that join them (ids holding a newline one by one)."""
     if not count:
         return np.zeros(0, dtype="S8")
     try:  # each group joined on its own: no list of every id is made
@@ -149,30 +262,32 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
     if newlines != count - 1:  # an id with a newline in it
         return _one_by_one(groups)
     width = data.find(b"\n") if count > 1 else len(data)
-    if len(data) + 1 == count * (width + 1) and width:
+    if len(data) + 1 == count * (width + 1) and 0 < width <= WIDEST:
         # every id may be one width: then each newline ends a row of the matrix
         matrix = np.frombuffer(data + b"\n", dtype=np.uint8).reshape(count, width + 1)
         if (matrix[:, width] == ord("\n")).all():
             return matrix[:, :width].copy().view(f"S{width}").ravel()
-    # cut the joined bytes at the newlines (room for whole words past the last id)
-    buffer = np.zeros(len(data) + 1 + 8 * _MAX_WORDS, dtype=np.uint8)
+    # cut the joined bytes at the newlines (room for the widest id's words past the last)
+    buffer = np.zeros(len(data) + 1 + WIDEST, dtype=np.uint8)
     buffer[: len(data)] = np.frombuffer(data, dtype=np.uint8)
     buffer[len(data)] = ord("\n")
     ends = np.flatnonzero(buffer[: len(data) + 1] == ord("\n"))
     starts = np.concatenate(([0], ends[:-1] + 1))
-    widths = ends - starts
-    if too_wide(count, int(widths.max()), int(widths.sum())):
-        return None  # past WIDEST, ids of one width took the matrix above
-    rows = word_rows(buffer, starts, widths)
-    return rows.view(f"S{rows.shape[1]}").ravel()
+    rows = rows_with_standins(buffer, starts, ends - starts)
+    return None if rows is None else rows.view(f"S{rows.shape[1]}").ravel()
 
 
 def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray | None:
-    """:func:`encode`'s answer, each id encoded on its own (None for ids :func:`too_wide`)."""
+    """:func:`encode`'s answer, each id encoded on its own (ids longer than ``WIDEST`` as
+    stand-ins, or None, as there)."""
     encoded = [i.encode("utf-8") for i in chain.from_iterable(groups)]
-    lengths = list(map(len, encoded))
-    if too_wide(len(encoded), max(lengths, default=0), sum(lengths)):
-        return None
+    long = [at for at, raw in enumerate(encoded) if len(raw) > WIDEST]
+    if long:
+        made = standins([encoded[at] for at in long]) if few_long(len(encoded), len(long)) else None
+        if made is None:
+            return None
+        for at, standin in zip(long, made.tolist(), strict=True):
+            encoded[at] = standin
     return np.array(encoded, dtype=np.bytes_)
 
 
@@ -261,6 +376,9 @@ def decode(ids: np.ndarray) -> list[str]:
     at the zeros."""
     if not len(ids):
         return []
+    where = standin_rows(ids)
+    if len(where):
+        return _decoded_standins(ids, where)
     width = ids.dtype.itemsize
     rows = np.zeros((len(ids), width + 1), dtype=np.uint8)  # a zero after every id, at least
     rows[:, :width] = ids.view(np.uint8).reshape(len(ids), width)

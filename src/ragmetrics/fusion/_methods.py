@@ -316,7 +316,7 @@ def _condorcet_of(table: Table, runs: list[Rows], weights: Sequence[float] | Non
         per_block = max(1, _CONDORCET_CELLS // (n * n * len(runs)))
         for first in range(0, len(same), per_block):
             at = same[first : first + per_block, None] + np.arange(n)  # queries x candidates
-            scores[at] = _condorcet_places(ranks[:, at], weight, table.docs[at], n)
+            scores[at] = _condorcet_places(ranks[:, at], weight, table.sortable(at), n)
     return scores
 
 

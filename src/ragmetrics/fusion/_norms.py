@@ -207,7 +207,7 @@ def _borda(rows: Rows, table: Table) -> Rows:
     rest = np.flatnonzero(~ranked)
     rest_query = table.cand_query[rest]
     # the docs the run missed follow its ranking in doc id order, descending (ties' order)
-    id_rank = np.argsort(np.argsort(table.docs[rest], kind="stable"), kind="stable")
+    id_rank = np.argsort(np.argsort(table.sortable(rest), kind="stable"), kind="stable")
     by_id = np.lexsort((-id_rank, rest_query))
     rest, rest_query = rest[by_id], rest_query[by_id]
     rest_lengths = np.bincount(rest_query, minlength=len(n)).astype(np.int64)

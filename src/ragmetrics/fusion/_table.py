@@ -52,9 +52,9 @@ class Table:
 
     query_ids: list[str]
     cand_lengths: np.ndarray  # candidates per query
-    # the doc id of each candidate, grouped by query: their UTF-8 bytes (an ``S`` array,
-    # which sorts as the strings do) or, where some run's ids cannot be packed, the strings
-    # (an object array); read them as strings with :meth:`doc_ids`
+    # the doc id of each candidate, grouped by query: their UTF-8 bytes (an ``S`` array;
+    # sort them through :meth:`sortable`) or, where some run's ids cannot be packed, the
+    # strings (an object array); read them as strings with :meth:`doc_ids`
     docs: np.ndarray
     runs: list[Rows]
 
@@ -66,6 +66,17 @@ class Table:
         """The doc ids of the candidates ``at``, as strings."""
         picked = self.docs[at]
         return _packed.decode(picked) if picked.dtype.kind == "S" else list(picked.tolist())
+
+    def sortable(self, at: np.ndarray) -> np.ndarray:
+        """The doc ids of the candidates ``at`` (of any shape) as an array that sorts as the
+        strings do: their bytes, or their strings where an id past ``_packed.WIDEST``
+        stands in among them (its bytes do not sort as its string)."""
+        picked = self.docs[at]
+        if picked.dtype.kind != "S" or not len(_packed.standin_rows(picked.ravel())):
+            return picked
+        strings = np.empty(picked.size, dtype=object)
+        strings[:] = _packed.decode(picked.ravel())
+        return strings.reshape(picked.shape)
 
     @property
     def cand_query(self) -> np.ndarray:
@@ -108,9 +119,7 @@ def align(runs: Sequence[Run]) -> Table:
     packed = [packed_columns(run) for run in runs]
     columns: list[tuple[Sequence[str], np.ndarray, Any, np.ndarray, np.ndarray | None]]
     columns = [c for c in packed if c is not None]
-    widths = {c[2].dtype.itemsize for c in columns}
-    if len(columns) < len(runs) or (len(widths) > 1 and max(widths) > _packed.WIDEST):
-        # some run's ids are strings, or one run's wide ids would pad every other's
+    if len(columns) < len(runs):  # some run's ids are strings
         columns = [run.ranked_columns() for run in runs]
     query_index: dict[str, int] = {}
     for query_ids, *_ in columns:
