@@ -71,7 +71,7 @@ class Table:
         """The doc ids of the candidates ``at`` (of any shape) as an array that sorts as the
         strings do: their bytes, or their strings where an id past ``_packed.WIDEST``
         stands in among them (its bytes do not sort as its string)."""
-        picked = self.docs[at]
+        picked: np.ndarray = self.docs[at]
         if picked.dtype.kind != "S" or not len(_packed.standin_rows(picked.ravel())):
             return picked
         strings = np.empty(picked.size, dtype=object)
