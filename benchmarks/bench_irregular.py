@@ -431,6 +431,8 @@ def _child(folder: Path, n_queries: int, cell: str, calls: int) -> None:
 def _chosen(text: str, known: list[str], what: str, parser: argparse.ArgumentParser) -> list[str]:
     """The comma-separated names of ``text`` (all of ``known`` when empty), each checked; a
     name that holds a comma itself ("written by DuckDB, shuffled") is read whole."""
+    if not text.strip():
+        return known
     names: list[str] = []
     unknown: list[str] = []
     current = ""
