@@ -6,7 +6,8 @@ with one row in 20,000 repeating its query's previous doc, with the rows sorted 
 (queries not contiguous, as a join, Spark or DuckDB leaves them), with query ids of 76
 bytes (URLs, as RAG datasets key questions by their page; their qrels use the same ids),
 with one doc id in 100 accented (a multilingual corpus), with one doc id of 326 bytes (a
-URL with its query string: past the 256 bytes ids are packed at), with doc ids holding
+URL with its query string: past the 256 bytes ids are packed at) or of 120 bytes (which
+every id was padded to), with doc ids holding
 spaces (pages keyed by title, Parquet only), without a score column (a rank-only log whose
 row order ranks, Parquet only), as TREC text with a header comment and a blank last line,
 with CR LF line ends, or with scores as ``%e`` or Python's ``str()`` writes them, and as
@@ -100,8 +101,10 @@ def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[
     accented = d.astype(object)
     accented[::100] = [f"é{doc}" for doc in d[::100].tolist()]  # a multilingual corpus's
     accented = accented.astype(str)
-    one_long = d.astype(object)  # a page's URL with its query string, say
-    one_long[len(d) // 2] = "https://example.com/search?" + "&".join(["q=retrieval"] * 25)
+    url = "https://example.com/search?" + "&".join(["q=retrieval"] * 25)  # with its query
+    one_long, one_url = d.astype(object), d.astype(object)
+    one_long[len(d) // 2] = url
+    one_url[len(d) // 2] = url[:120]
     return {
         "regular": (q, d, s),
         "repeats": (q, repeated_d, s),
@@ -109,11 +112,13 @@ def _layouts(queries: np.ndarray, docs: np.ndarray, scores: np.ndarray) -> dict[
         LONG_IDS: (_urls(q), d, s),
         "1% of doc ids accented": (q, accented, s),
         ONE_LONG_ID: (q, one_long, s),
+        ONE_URL: (q, one_url, s),
     }
 
 
 LONG_IDS = "query ids of 76 bytes (URLs)"
 ONE_LONG_ID = "one doc id of 326 bytes"
+ONE_URL = "one doc id of 120 bytes"
 TITLES = "doc ids with spaces (page titles)"
 
 
@@ -146,7 +151,7 @@ TEXT_STYLES = {  # the regular run as TREC text written otherwise: (the text bef
 NO_SCORES = "no score column (row order ranks)"
 PANDAS, POLARS, DUCKDB = "written by pandas", "written by Polars", "written by DuckDB, shuffled"
 SPARK = "written like Spark (8 part files)"
-BASE = ["regular", "repeats", "by doc id", LONG_IDS, "1% of doc ids accented", ONE_LONG_ID]
+BASE = ["regular", "repeats", "by doc id", LONG_IDS, "1% of doc ids accented", ONE_LONG_ID, ONE_URL]
 VARIANTS = [*TEXT_STYLES, TITLES, NO_SCORES, PANDAS, POLARS, DUCKDB, SPARK]
 
 

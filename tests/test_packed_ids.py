@@ -271,6 +271,17 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
     assert _packed.encode([texts], len(texts)) is None
     assert _packed.encode([[*texts, *short[:118]]], 135) is None  # past 1 in 8
     assert _packed.encode([[*texts, *short[:119]]], 136) is not None
+    url = "https://example.com/" + "u" * 80  # 100 bytes: four times the mean and more
+    urls = [f"{url[:-3]}{k:03d}" for k in range(20)]
+    for others, width in ((short[:1000], 24), ([*urls, *short[:200]], 104), (urls, 100)):
+        packed = _packed.encode([[url, *others]], len(others) + 1)
+        assert packed is not None and packed.dtype.itemsize == width, width
+        # up to 16, or one in 64, stand in; more are padded, as wide ids should be
+        assert len(_packed.standin_rows(packed)) == (width == 24)
+        assert _packed.decode(packed) == [url, *others]
+    eight = [f"d{i:07d}" for i in range(1000)]
+    near = _packed.encode([["x" * 30, *eight]], 1001)  # 30 bytes: not 4x the mean
+    assert near is not None and near.dtype.itemsize == 32 and not len(_packed.standin_rows(near))
     monkeypatch.setattr(_packed, "_MAX_LONG", len(_packed._LONG) + 1)  # the process is full
     assert _packed.encode([["a", "z" * 300, "w" * 300]], 3) is None
 

@@ -20,8 +20,9 @@ from ragmetrics.errors import InputFormatError, MissingDependencyError
 from ragmetrics.formats._packed import (
     STANDIN_WIDTH,
     WIDEST,
-    few_long,
+    outlier_width,
     rows_with_standins,
+    standin_cut,
     utf8,
 )
 
@@ -959,7 +960,8 @@ def _fixed_width(column: Any) -> Any:
     Without a Python string per row: one array whose ids have one width (UUIDs) is its data
     buffer itself; else Arrow pads every id with NUL bytes to whole 8-byte words, in C++,
     a piece at a time on threads, each piece copied into the result as it is done. Ids
-    longer than ``WIDEST`` are packed as stand-ins (``_packed.standins``), byte by byte."""
+    far wider than the others, and any past ``WIDEST``, are packed as stand-ins
+    (``_packed.standin_cut``), byte by byte."""
     import numpy as np
 
     pyarrow = import_pyarrow()
@@ -973,12 +975,17 @@ def _fixed_width(column: Any) -> Any:
     rows = sum(len(a) for a in arrays)
     if shortest == 0:
         return None
-    long = width > WIDEST
+    total = sum(_data_range(a)[1] - _data_range(a)[0] for a in arrays)
+
+    def n_over(limit: int) -> int:
+        return sum(compute.sum(compute.greater(n, limit)).as_py() or 0 for n in lengths)
+
+    cut = standin_cut(rows, width, outlier_width(total, rows), n_over)
+    if cut is None:
+        return None  # many ids past WIDEST: strings
+    long = width > cut
     if long:  # as wide as the widest other id, and room for a stand-in
-        n_long = sum(compute.sum(compute.greater(n, WIDEST)).as_py() for n in lengths)
-        if not few_long(rows, n_long):
-            return None
-        others = [compute.max(compute.if_else(compute.greater(n, WIDEST), 0, n)) for n in lengths]
+        others = [compute.max(compute.if_else(compute.greater(n, cut), 0, n)) for n in lengths]
         width = max(STANDIN_WIDTH, *(o.as_py() or 0 for o in others))
     if len(arrays) == 1 and shortest == width and not long:
         (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
@@ -1005,7 +1012,7 @@ def _fixed_width(column: Any) -> Any:
         if kind is None:
             return False
         if long or (kind == "utf-8" and pad):  # Arrow pads by characters, not bytes
-            words = _word_rows(piece, rows)
+            words = _word_rows(piece, cut)
             if words is None:
                 return False
             fixed[at : at + len(piece)] = words
@@ -1077,10 +1084,10 @@ def _id_bytes(column: Any) -> str | None:
     return "utf-8" if utf8(raw) else None
 
 
-def _word_rows(column: Any, count: int) -> Any:
+def _word_rows(column: Any, cut: int) -> Any:
     """The ids of a string array as rows of whole 8-byte words, zero-padded, viewed as an
-    ``S`` array, those longer than ``WIDEST`` as stand-ins (None when they cannot be; the
-    array is a piece of ``count`` ids): byte by byte, for ids beyond ASCII or too long."""
+    ``S`` array, those wider than ``cut`` as stand-ins (None when they cannot be): byte by
+    byte, for ids beyond ASCII or standing in."""
     import numpy as np
 
     offsets = _offsets(column)
@@ -1088,7 +1095,7 @@ def _word_rows(column: Any, count: int) -> Any:
     bounds = offsets.astype(np.int64) - first
     buffer = np.zeros(last - first + WIDEST, dtype=np.uint8)
     buffer[: last - first] = np.frombuffer(column.buffers()[2], np.uint8, last - first, first)
-    rows = rows_with_standins(buffer, bounds[:-1], np.diff(bounds), count)
+    rows = rows_with_standins(buffer, bounds[:-1], np.diff(bounds), cut)
     return None if rows is None else rows.view(f"S{rows.shape[1]}").ravel()
 
 

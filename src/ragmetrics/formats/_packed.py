@@ -9,7 +9,7 @@ byte for byte.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import chain
 
 import numpy as np
@@ -19,27 +19,31 @@ from ragmetrics.errors import RagMetricsError
 
 _MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
-WIDEST = 256  # ids up to this many bytes are packed as they are; longer ones as stand-ins
+WIDEST = 256  # ids up to this many bytes may be packed as they are; longer ones stand in
 
 
-# --- ids longer than WIDEST, packed as stand-ins -----------------------------------------------
+# --- stand-ins: ids far wider than the others ------------------------------------------------
 #
-# One id of 300 bytes among millions of short ones would widen every packed id to its width,
-# or (past WIDEST) send the whole run to Python strings. Instead each such id is packed as a
-# stand-in of STANDIN_WIDTH bytes: its first _PREFIX bytes, a NUL (which no packed id holds,
-# so a stand-in never equals a packed id), and 8 bytes of a hash of the whole id whose last
-# byte is never zero (so the stand-in's bytes end there). The stand-in is a function of the
-# id alone: the run's and the qrels' equal ids give equal stand-ins, in any process, and
-# the join, the repeats and the hashes treat them as the bytes they are. The id itself is
-# kept in _LONG, which every decode consults; two ids of one stand-in are found when the
-# second is kept (the caller then keeps strings), so bytes still decide equality exactly.
-# Byte order is not string order for stand-ins: what sorts ids (ties broken by doc id)
-# compares the stand-ins' ids as strings (:func:`standin_rows`).
+# Ids are packed at the width of the widest: one id of 300 bytes among millions of short ones
+# would widen them all (past WIDEST, it sent the whole run to Python strings). Instead such an
+# id is packed as a stand-in of STANDIN_WIDTH bytes: its first _PREFIX bytes, a NUL (which no
+# packed id holds, so a stand-in never looks like one), and 8 bytes of a BLAKE2b hash of the
+# whole id whose last byte is never zero (so the stand-in's bytes end there). Every id past
+# WIDEST stands in (or its array is kept as strings, :func:`few_long`); an id of up to
+# WIDEST bytes stands in where it is far wider than the others of its array and such ids are
+# few (:func:`standin_cut`), and is packed as its bytes elsewhere. The id itself is kept in
+# _LONG, which every decode consults; an id whose stand-in another id holds is not packed.
+# What compares ids across arrays takes a stand-in as its id: :func:`hashes` gives it the
+# id's hash, :func:`equal` compares such pairs as strings; and, as a stand-in's bytes do not
+# sort as its id, what orders docs by id compares them as strings (:func:`standin_rows`
+# finds them).
 
 STANDIN_WIDTH = 24
 _PREFIX = 15  # the id's first bytes in its stand-in, then a NUL, then 8 bytes of hash
 _LONG: dict[bytes, str] = {}  # each stand-in made or received in this process: its id
 _MAX_LONG = 1 << 16  # ids kept at most (20 MB of ids of 300 bytes); then strings
+_OUTLIER = 4  # an id this many times as wide as the mean may stand in, where few are
+_FEW_OUTLIERS = 64  # at most one id in this many (any 16): a stand-in costs a hash in Python
 
 
 def few_long(count: int, n_long: int) -> bool:
@@ -52,18 +56,53 @@ def few_long(count: int, n_long: int) -> bool:
     return 8 * n_long <= max(count, 128) and len(_LONG) + n_long <= _MAX_LONG
 
 
-def rows_with_standins(
-    buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray, count: int | None = None
-) -> np.ndarray | None:
-    """:func:`word_rows`, each id longer than ``WIDEST`` as its stand-in; None when they are
-    not :func:`few_long` (among ``count`` ids, ``len(widths)`` unless given) or cannot
-    stand in (see :func:`standins`). ``buffer`` must hold ``WIDEST`` bytes past its last
-    id."""
-    if not len(widths) or int(widths.max()) <= WIDEST:
-        return word_rows(buffer, starts, widths)
-    long = np.flatnonzero(widths > WIDEST)
-    if not few_long(len(widths) if count is None else count, len(long)):
+def outlier_width(total: int, count: int) -> int:
+    """Ids wider than this (of ``count`` ids of ``total`` bytes) are far wider than the
+    others: :data:`_OUTLIER` times their mean width, and wider than a stand-in."""
+    return max(STANDIN_WIDTH, _OUTLIER * -(-total // max(count, 1)))
+
+
+def standin_cut(count: int, widest: int, outliers: int, n_over: Callable[[int], int]) -> int | None:
+    """The width past which the ids of an array (``count`` ids, the widest ``widest``
+    bytes; ``n_over(w)``: how many are wider than ``w``) are packed as stand-ins: ``WIDEST``
+    (past it every id stands in), or ``outliers`` (:func:`outlier_width`) when at most one
+    id in :data:`_FEW_OUTLIERS` (any 16) is wider, so that one URL among short ids does not
+    widen them all (more such ids are padded, as an array of wide ids should be). None
+    when the ids past ``WIDEST`` are not :func:`few_long`: the array is kept as strings."""
+    if widest <= min(outliers, WIDEST):
+        return WIDEST
+    n_long = n_over(WIDEST) if widest > WIDEST else 0
+    if n_long and not few_long(count, n_long):
         return None
+    if outliers < WIDEST:
+        n_wide = n_over(outliers)
+        if _FEW_OUTLIERS * n_wide <= max(count, 16 * _FEW_OUTLIERS) and (
+            len(_LONG) + n_wide <= _MAX_LONG
+        ):
+            return outliers
+    return WIDEST
+
+
+def rows_with_standins(
+    buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray, cut: int | None = None
+) -> np.ndarray | None:
+    """:func:`word_rows`, each id wider than ``cut`` as its stand-in (``cut`` chosen from
+    ``widths`` by :func:`standin_cut` unless given); None when the ids are to be kept as
+    strings or cannot stand in (see :func:`standins`). ``buffer`` must hold ``WIDEST``
+    bytes past its last id."""
+    if not len(widths):
+        return word_rows(buffer, starts, widths)
+    widest = int(widths.max())
+    if cut is None:
+        outliers = outlier_width(int(widths.sum()), len(widths))
+        cut = standin_cut(
+            len(widths), widest, outliers, lambda w: int(np.count_nonzero(widths > w))
+        )
+        if cut is None:
+            return None
+    if widest <= cut:
+        return word_rows(buffer, starts, widths)
+    long = np.flatnonzero(widths > cut)
     made = standins(
         [
             buffer[start : start + width].tobytes()
@@ -80,9 +119,9 @@ def rows_with_standins(
 
 
 def standins(ids: Sequence[bytes]) -> np.ndarray | None:
-    """The stand-ins of ``ids`` (each longer than ``WIDEST``, UTF-8 without a NUL) as an
-    ``S`` array of ``STANDIN_WIDTH`` bytes, each id kept to be decoded; None when one is not
-    UTF-8 or holds a NUL, or two ids would share a stand-in (then no stand-in serves)."""
+    """The stand-ins of ``ids`` (each wider than ``STANDIN_WIDTH``, UTF-8 without a NUL) as
+    an ``S`` array of ``STANDIN_WIDTH`` bytes, each id kept to be decoded; None when one is
+    not UTF-8 or holds a NUL, or two ids would share a stand-in (then no stand-in serves)."""
     made = []
     for raw in ids:
         if b"\x00" in raw:
@@ -121,7 +160,7 @@ def keep(received: Mapping[bytes, str]) -> None:
     for standin, text in received.items():
         if _LONG.setdefault(standin, text) != text:
             raise RagMetricsError(
-                f"Two doc ids longer than {WIDEST} bytes share a hash: {text[:60]!r}... and "
+                f"Two long doc ids share a hash: {text[:60]!r}... and "
                 f"{_LONG[standin][:60]!r}...; no result is given rather than one that may "
                 f"confuse them. Evaluate in one process (workers=1), or shorten the ids."
             )
@@ -151,7 +190,20 @@ LOW_BYTES = np.array([(1 << (8 * j)) - 1 for j in range(9)], dtype="<u8")  # kee
 def equal(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``left == right``, id by id, for two ``S`` arrays of ids of one length: where both
     have one width, compared as whole 8-, 4- or 2-byte words (ids hold no NUL, so equal
-    bytes are equal ids; the comparison three times as fast as numpy's for UUIDs)."""
+    bytes are equal ids; the comparison three times as fast as numpy's for UUIDs). A pair
+    that holds a stand-in is compared as the ids' strings (one id may stand in in one array
+    and not in another)."""
+    same = _equal_bytes(left, right)
+    if _LONG and len(left):
+        where = np.union1d(standin_rows(left), standin_rows(right))
+        if len(where):
+            same = np.array(same, dtype=bool)
+            pairs = zip(decode(left[where]), decode(right[where]), strict=True)
+            same[where] = [a == b for a, b in pairs]
+    return same
+
+
+def _equal_bytes(left: np.ndarray, right: np.ndarray) -> np.ndarray:
     width = left.dtype.itemsize
     if right.dtype.itemsize != width or not len(left):
         return np.asarray(left == right)
@@ -172,18 +224,27 @@ def n_words(*arrays: np.ndarray) -> int:
 
 def hashes(ids: np.ndarray, words: int) -> np.ndarray:
     """A 64-bit hash of each id, read as ``words`` 8-byte words (equal ids, equal hashes,
-    whatever the width of the array they come from)."""
+    whatever the width of the array they come from). A stand-in's hash is its id's, read
+    as ``words`` words or as many as the id needs: where the id is not a stand-in, its
+    array is that wide, so ``words`` is at least that many (ids of both sides are hashed
+    at the width of the widest of either)."""
     if len(ids) <= _HASH_CHUNK:
-        return _hashes(ids, words)
-    # a chunk at a time: its temporaries stay in the processor's cache (twice as fast); the
-    # chunks side by side on threads (numpy lets go of the interpreter)
-    hashed = np.empty(len(ids), dtype=np.uint64)
+        hashed = _hashes(ids, words)
+    else:
+        # a chunk at a time: its temporaries stay in the processor's cache (twice as fast);
+        # the chunks side by side on threads (numpy lets go of the interpreter)
+        hashed = np.empty(len(ids), dtype=np.uint64)
 
-    def chunk(start: int) -> None:
-        stop = start + _HASH_CHUNK
-        hashed[start:stop] = _hashes(ids[start:stop], words)
+        def chunk(start: int) -> None:
+            stop = start + _HASH_CHUNK
+            hashed[start:stop] = _hashes(ids[start:stop], words)
 
-    map_threaded(chunk, range(0, len(ids), _HASH_CHUNK))
+        map_threaded(chunk, range(0, len(ids), _HASH_CHUNK))
+    where = standin_rows(ids)
+    for row, standin in zip(where.tolist(), ids[where].tolist(), strict=True):
+        raw = _LONG[standin].encode("utf-8")
+        own = np.array([raw], dtype=f"S{len(raw)}")
+        hashed[row] = _hashes(own, max(words, n_words(own)))[0]
     return hashed
 
 

@@ -64,8 +64,8 @@ _SCATTERED_GROWTH = 4  # a stream's blocks of scattered queries: this many times
 # in the calling thread, where a short process (``ragmetrics trec_eval`` on one run) would
 # spend more on the threads' fresh memory than they save.
 _THREADED_FROM = 4
-# a wider query id or number sends the file to the careful reader (a wider doc id is packed
-# as a stand-in, see ``_packed``); query ids are compared as rows of this many bytes at most
+# a wider query id or number sends the file to the careful reader (a wider doc id stands
+# in, see ``_packed``); query ids are compared as rows of this many bytes at most
 # (a limit of 64 sent ids such as URLs, 8x slower, to that reader)
 _MAX_FIELD_WIDTH = 256
 
@@ -674,8 +674,8 @@ def _text(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> str | Non
 
 def _packed(padded: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
     """The fields ``[starts, ends)`` as a fixed-width ``S`` array, zero-padded to whole
-    8-byte words, those longer than ``_packed.WIDEST`` as stand-ins; None when they cannot
-    be (``_packed.rows_with_standins``)."""
+    8-byte words, those far wider than the others (or past ``_packed.WIDEST``) as
+    stand-ins; None when they are to be strings (``_packed.rows_with_standins``)."""
     rows = rows_with_standins(padded, starts, ends - starts)
     return None if rows is None else rows.view(f"S{rows.shape[1]}").ravel()
 

@@ -200,7 +200,12 @@ def _same_ids(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 
 def _pairs_exactly(queries: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_pairs` by numbering the doc ids themselves (exact, slower)."""
+    """:func:`_pairs` by numbering the doc ids themselves (exact, slower; as strings where
+    an id stands in, which another run may hold as its bytes)."""
+    if docs.dtype.kind == "S" and len(_packed.standin_rows(docs)):
+        strings = np.empty(len(docs), dtype=object)
+        strings[:] = _packed.decode(docs)
+        docs = strings
     _, codes = np.unique(docs, return_inverse=True)
     codes = codes.ravel()
     order = np.lexsort((codes, queries))
