@@ -164,7 +164,7 @@ _TITLES = ["Barack Obama", "Paris (France)", " lead", "trail ", "two  spaces", "
 
 def test_one_very_long_id_stands_in_and_many_send_the_column_to_strings() -> None:
     """One doc id of 3,000 bytes among 60,000 short ones: padding every id to its width
-    would take 180 MB, so it is packed as a stand-in of 24 bytes and the others stay as
+    would take 180 MB, so it is packed as a stand-in of 16 bytes and the others stay as
     narrow as they were; the run is the same. Chunk texts used as ids (every one long)
     take the string path."""
     pyarrow = pytest.importorskip("pyarrow")

@@ -610,7 +610,7 @@ def test_two_docs_whose_hashes_meet_stay_two_candidates() -> None:
 
 
 def test_ids_past_the_widest_stand_in_and_fuse_as_their_strings() -> None:
-    """An id longer than 256 bytes is packed as a stand-in of 24 bytes, in any run: runs
+    """An id longer than 256 bytes is packed as a stand-in of 16 bytes, in any run: runs
     of such ids and of short ones are joined as bytes, none padded to the long id's width,
     and fuse to the strings' answer; two long ids that share their first bytes, tied,
     rank as their strings do (descending), whatever their stand-ins' hashes say."""
@@ -620,7 +620,7 @@ def test_ids_past_the_widest_stand_in_and_fuse_as_their_strings() -> None:
     short = Run.from_dict({"q": {"z": 1.0, "x" * 300: 0.2}})
     narrow = Run.from_dict({"q": {"y" * 200: 2.0, "z": 0.5}})
     assert all(packed_columns(run) is not None for run in (wide, short, narrow))
-    assert align([wide, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.itemsize == 24
+    assert align([wide, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.itemsize == 16
     assert align([narrow, Run.from_dict({"q": {"z": 1.0}})]).docs.dtype.kind == "S"
     fused = fuse([wide, short, narrow], method="sum", norm=None)
     assert fused.to_dict() == {"q": {"y" * 200: 2.0, "z": 1.5, "x" * 300: 1.2}}

@@ -1317,7 +1317,7 @@ def test_an_id_past_256_bytes_stands_in_and_the_rest_of_the_run_stays_bytes(
     tmp_path: Path, layout: str
 ) -> None:
     """One id past 256 bytes sent a whole run to Python strings (Parquet 5.9x, TREC 12x
-    slower): now it is packed as a stand-in of 24 bytes and only its rows are told apart.
+    slower): now it is packed as a stand-in of 16 bytes and only its rows are told apart.
     From TREC text, gzip, Parquet, an Arrow table and dicts, in memory and streamed, the
     ids stay bytes no wider than 24, the long ones come back whole, and the numbers are
     those of the same run's strings, with the judged long ids found and ties among them
@@ -1360,7 +1360,7 @@ def test_an_id_past_256_bytes_stands_in_and_the_rest_of_the_run_stays_bytes(
     for source, run in runs.items():
         store = store_of(run)
         ids = store.ids if store.ids is not None else store.encoded()
-        assert ids is not None and ids.dtype.itemsize <= 24, source
+        assert ids is not None and ids.dtype.itemsize <= 16, source
         assert len(_packed.standin_rows(ids)) == n_long, source
         assert run.to_dict() == truth, source
         for q in truth:
@@ -1518,7 +1518,7 @@ def test_one_wide_id_among_short_ones_stands_in_and_meets_itself_unpadded(
     for name in ("run.txt", "run.parquet"):
         run = rm.read_run(tmp_path / name)
         ids = store_of(run).ids
-        assert ids is not None and ids.dtype.itemsize <= 24, name  # none padded to the URL
+        assert ids is not None and ids.dtype.itemsize <= 16, name  # none padded to the URL
         n_url = sum(d == url for _, d, _ in rows)
         assert len(_packed.standin_rows(ids)) == n_url, name
         assert run.to_dict() == truth, name

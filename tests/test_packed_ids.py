@@ -152,8 +152,8 @@ def test_ids_as_bytes_round_trip() -> None:
         encoded = _encode(unusual)  # empty, long, newline, the edges of printable ASCII, UTF-8
         assert encoded is not None and encoded.tolist() == [i.encode() for i in unusual]
     for long in (["a" * 300, "b" * 300], ["a" * 257, "b"], ["x\ny" * 90, "z"], ["é" * 129, "a"]):
-        encoded = _encode(long)  # past 256 bytes: a stand-in of 24 bytes, given back whole
-        assert encoded is not None and encoded.dtype.itemsize == 24, long
+        encoded = _encode(long)  # past 256 bytes: a stand-in of 16 bytes, given back whole
+        assert encoded is not None and encoded.dtype.itemsize == 16, long
         assert _packed.decode(encoded) == long
         assert _packed.standin_rows(encoded).tolist() == [i for i, d in enumerate(long)
                                                           if len(d.encode()) > 256]  # fmt: skip
@@ -249,20 +249,20 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
 ) -> None:
     """Packed ids are padded to the widest: one id of 2,000 bytes among 100,000 short ones
     would take 200 MB (4 GB at 500,000). So an id past 256 bytes is packed as a stand-in of
-    24 bytes (its first bytes, a NUL, a hash), in every array alike (ids of one width too:
+    16 bytes (its first bytes, a NUL, a hash), in every array alike (ids of one width too:
     the same id must pack the same beside others), and given back whole. Chunk texts of 200
     to 2,000 bytes, every one past the limit, are not packed (the string path answers), nor
     are more long ids than the process keeps."""
     short = [f"d{i}" for i in range(100_000)]
     ids = [*short[:500], "x" * 2000, *short[500:]]
     packed = _packed.encode([ids], 100_001)
-    assert packed is not None and packed.dtype == np.dtype("S24")
+    assert packed is not None and packed.dtype == np.dtype("S16")
     assert _packed.standin_rows(packed).tolist() == [500] and _packed.decode(packed) == ids
-    assert packed[500][:16] == b"x" * 15 + b"\x00"  # its first bytes, then the NUL
+    assert packed[500][:8] == b"x" * 7 + b"\x00"  # its first bytes, then the NUL
     for few in (["x" * 2000, "y\nz"], ["x" * 300, "y" * 290], [f"{i:0300d}" for i in range(16)]):
         packed = _packed.encode([few], len(few))
         assert (
-            packed is not None and packed.dtype == np.dtype("S24") and _packed.decode(packed) == few
+            packed is not None and packed.dtype == np.dtype("S16") and _packed.decode(packed) == few
         )
     alone = _packed.encode([["x" * 300]], 1)
     mixed = _packed.encode([["a", "x" * 300]], 2)
@@ -273,11 +273,11 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
     assert _packed.encode([[*texts, *short[:119]]], 136) is not None
     url = "https://example.com/" + "u" * 80  # 100 bytes: four times the mean and more
     urls = [f"{url[:-3]}{k:03d}" for k in range(20)]
-    for others, width in ((short[:1000], 24), ([*urls, *short[:200]], 104), (urls, 100)):
+    for others, width in ((short[:1000], 16), ([*urls, *short[:200]], 104), (urls, 100)):
         packed = _packed.encode([[url, *others]], len(others) + 1)
         assert packed is not None and packed.dtype.itemsize == width, width
         # up to 16, or one in 64, stand in; more are padded, as wide ids should be
-        assert len(_packed.standin_rows(packed)) == (width == 24)
+        assert len(_packed.standin_rows(packed)) == (width == 16)
         assert _packed.decode(packed) == [url, *others]
     eight = [f"d{i:07d}" for i in range(1000)]
     near = _packed.encode([["x" * 30, *eight]], 1001)  # 30 bytes: not 4x the mean

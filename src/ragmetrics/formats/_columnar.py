@@ -1011,7 +1011,8 @@ def _fixed_width(column: Any) -> Any:
         kind = _id_bytes(piece)
         if kind is None:
             return False
-        if long or (kind == "utf-8" and pad):  # Arrow pads by characters, not bytes
+        standing = long and compute.max(compute.binary_length(piece)).as_py() > cut
+        if standing or (kind == "utf-8" and pad):  # Arrow pads by characters, not bytes
             words = _word_rows(piece, cut)
             if words is None:
                 return False

@@ -38,8 +38,8 @@ WIDEST = 256  # ids up to this many bytes may be packed as they are; longer ones
 # sort as its id, what orders docs by id compares them as strings (:func:`standin_rows`
 # finds them).
 
-STANDIN_WIDTH = 24
-_PREFIX = 15  # the id's first bytes in its stand-in, then a NUL, then 8 bytes of hash
+STANDIN_WIDTH = 16
+_PREFIX = 7  # the id's first bytes in its stand-in, then a NUL, then 8 bytes of hash
 _LONG: dict[bytes, str] = {}  # each stand-in made or received in this process: its id
 _MAX_LONG = 1 << 16  # ids kept at most (20 MB of ids of 300 bytes); then strings
 _OUTLIER = 4  # an id this many times as wide as the mean may stand in, where few are
