@@ -976,17 +976,22 @@ def _fixed_width(column: Any) -> Any:
     if shortest == 0:
         return None
     total = sum(_data_range(a)[1] - _data_range(a)[0] for a in arrays)
+    outliers = outlier_width(total, rows)
+    # every id's width, as one array, only where some may stand in
+    may_stand_in = width > min(outliers, WIDEST)
+    widths = np.concatenate([np.asarray(n) for n in lengths]) if may_stand_in else None
 
     def n_over(limit: int) -> int:
-        return sum(compute.sum(compute.greater(n, limit)).as_py() or 0 for n in lengths)
+        assert widths is not None
+        return int(np.count_nonzero(widths > limit))
 
-    cut = standin_cut(rows, width, outlier_width(total, rows), n_over)
+    cut = standin_cut(rows, width, outliers, n_over)
     if cut is None:
         return None  # many ids past WIDEST: strings
     long = width > cut
     if long:  # as wide as the widest other id, and room for a stand-in
-        others = [compute.max(compute.if_else(compute.greater(n, cut), 0, n)) for n in lengths]
-        width = max(STANDIN_WIDTH, *(o.as_py() or 0 for o in others))
+        assert widths is not None
+        width = max(STANDIN_WIDTH, int(widths[widths <= cut].max(initial=0)))
     if len(arrays) == 1 and shortest == width and not long:
         (array,) = arrays  # ids of one width lie in the data buffer as a fixed-width array
         if _id_bytes(array) is None:
@@ -1011,7 +1016,7 @@ def _fixed_width(column: Any) -> Any:
         kind = _id_bytes(piece)
         if kind is None:
             return False
-        standing = long and compute.max(compute.binary_length(piece)).as_py() > cut
+        standing = long and widths is not None and int(widths[at : at + len(piece)].max()) > cut
         if standing or (kind == "utf-8" and pad):  # Arrow pads by characters, not bytes
             words = _word_rows(piece, cut)
             if words is None:
