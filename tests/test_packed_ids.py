@@ -279,6 +279,10 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
         # up to 16, or one in 64, stand in; more are padded, as wide ids should be
         assert len(_packed.standin_rows(packed)) == (width == 16)
         assert _packed.decode(packed) == [url, *others]
+    newline = ["a\nb", url, *short[:200]]  # encoded one by one: the same rule
+    packed = _packed.encode([newline], len(newline))
+    assert packed is not None and packed.dtype.itemsize == 16 and _packed.decode(packed) == newline
+    assert _packed.standin_rows(packed).tolist() == [1]
     eight = [f"d{i:07d}" for i in range(1000)]
     near = _packed.encode([["x" * 30, *eight]], 1001)  # 30 bytes: not 4x the mean
     assert near is not None and near.dtype.itemsize == 32 and not len(_packed.standin_rows(near))

@@ -339,16 +339,21 @@ def encode(groups: Sequence[Iterable[str]], count: int) -> np.ndarray | None:
 
 
 def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray | None:
-    """:func:`encode`'s answer, each id encoded on its own (ids longer than ``WIDEST`` as
-    stand-ins, or None, as there)."""
+    """:func:`encode`'s answer, each id encoded on its own (the ids :func:`standin_cut`
+    names as stand-ins, or None, as there)."""
     encoded = [i.encode("utf-8") for i in chain.from_iterable(groups)]
-    long = [at for at, raw in enumerate(encoded) if len(raw) > WIDEST]
-    if long:
-        made = standins([encoded[at] for at in long]) if few_long(len(encoded), len(long)) else None
-        if made is None:
-            return None
-        for at, standin in zip(long, made.tolist(), strict=True):
-            encoded[at] = standin
+    widths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    widest = int(widths.max(initial=0))
+    outliers = outlier_width(int(widths.sum()), len(widths))
+    cut = standin_cut(len(widths), widest, outliers, lambda w: int(np.count_nonzero(widths > w)))
+    if cut is None:
+        return None
+    long = np.flatnonzero(widths > cut).tolist()
+    made = standins([encoded[at] for at in long]) if long else None
+    if long and made is None:
+        return None
+    for at, standin in zip(long, [] if made is None else made.tolist(), strict=True):
+        encoded[at] = standin
     return np.array(encoded, dtype=np.bytes_)
 
 
