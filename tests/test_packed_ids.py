@@ -286,8 +286,10 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
     eight = [f"d{i:07d}" for i in range(1000)]
     near = _packed.encode([["x" * 30, *eight]], 1001)  # 30 bytes: not 4x the mean
     assert near is not None and near.dtype.itemsize == 32 and not len(_packed.standin_rows(near))
-    monkeypatch.setattr(_packed, "_MAX_LONG", len(_packed._LONG) + 1)  # the process is full
-    assert _packed.encode([["a", "z" * 300, "w" * 300]], 3) is None
+    monkeypatch.setattr(_packed, "_MAX_LONG", len(_packed._LONG) + 1)  # room for one more id
+    twice = _packed.encode([["a", "z" * 300, "z" * 300]], 3)  # one id, kept once
+    assert twice is not None and _packed.decode(twice) == ["a", "z" * 300, "z" * 300]
+    assert _packed.encode([["a", "z" * 300, "w" * 300]], 3) is None  # the process is full
 
 
 @pytest.mark.parametrize(

@@ -53,7 +53,7 @@ def few_long(count: int, n_long: int) -> bool:
     2,000 bytes each) stay strings, as before stand-ins: padded to the widest, they read
     and evaluated five times slower than as strings, and kept here they would stay for the
     life of the process."""
-    return 8 * n_long <= max(count, 128) and len(_LONG) + n_long <= _MAX_LONG
+    return 8 * n_long <= max(count, 128) and len(_LONG) < _MAX_LONG
 
 
 def outlier_width(total: int, count: int) -> int:
@@ -76,9 +76,7 @@ def standin_cut(count: int, widest: int, outliers: int, n_over: Callable[[int], 
         return None
     if outliers < WIDEST:
         n_wide = n_over(outliers)
-        if _FEW_OUTLIERS * n_wide <= max(count, 16 * _FEW_OUTLIERS) and (
-            len(_LONG) + n_wide <= _MAX_LONG
-        ):
+        if _FEW_OUTLIERS * n_wide <= max(count, 16 * _FEW_OUTLIERS) and len(_LONG) < _MAX_LONG:
             return outliers
     return WIDEST
 
@@ -121,9 +119,13 @@ def rows_with_standins(
 def standins(ids: Sequence[bytes]) -> np.ndarray | None:
     """The stand-ins of ``ids`` (each wider than ``STANDIN_WIDTH``, UTF-8 without a NUL) as
     an ``S`` array of ``STANDIN_WIDTH`` bytes, each id kept to be decoded; None when one is
-    not UTF-8 or holds a NUL, or two ids would share a stand-in (then no stand-in serves)."""
-    made = []
+    not UTF-8 or holds a NUL, two ids would share a stand-in (then no stand-in serves), or
+    this process keeps as many ids as it may (:data:`_MAX_LONG`). An id repeated is hashed
+    once."""
+    made: dict[bytes, bytes] = {}
     for raw in ids:
+        if raw in made:
+            continue
         if b"\x00" in raw:
             return None
         try:
@@ -132,10 +134,12 @@ def standins(ids: Sequence[bytes]) -> np.ndarray | None:
             return None
         digest = hashlib.blake2b(raw, digest_size=8).digest()
         standin = raw[:_PREFIX] + b"\x00" + digest[:7] + bytes((digest[7] | 0x80,))
-        if _LONG.setdefault(standin, text) != text:
+        if standin not in _LONG and len(_LONG) >= _MAX_LONG:
             return None
-        made.append(standin)
-    return np.array(made, dtype=f"S{STANDIN_WIDTH}")
+        if _LONG.setdefault(standin, text) != text:  # one step: parsing threads share it
+            return None
+        made[raw] = standin
+    return np.array(list(map(made.__getitem__, ids)), dtype=f"S{STANDIN_WIDTH}")
 
 
 def standin_rows(ids: np.ndarray) -> np.ndarray:
@@ -241,10 +245,17 @@ def hashes(ids: np.ndarray, words: int) -> np.ndarray:
 
         map_threaded(chunk, range(0, len(ids), _HASH_CHUNK))
     where = standin_rows(ids)
-    for row, standin in zip(where.tolist(), ids[where].tolist(), strict=True):
-        raw = _LONG[standin].encode("utf-8")
-        own = np.array([raw], dtype=f"S{len(raw)}")
-        hashed[row] = _hashes(own, max(words, n_words(own)))[0]
+    if len(where):  # each id's own bytes, once, hashed together where they need as many words
+        distinct, each = np.unique(ids[where], return_inverse=True)
+        raws = [_LONG[standin].encode("utf-8") for standin in distinct.tolist()]
+        lengths = np.fromiter(map(len, raws), dtype=np.int64, count=len(raws))
+        needed = np.maximum(words, -(-lengths // 8))
+        own = np.empty(len(raws), dtype=np.uint64)
+        for n in np.unique(needed).tolist():
+            picked = np.flatnonzero(needed == n)
+            group = np.array([raws[i] for i in picked.tolist()], dtype=f"S{8 * n}")
+            own[picked] = _hashes(group, n)
+        hashed[where] = own[each.ravel()]
     return hashed
 
 
