@@ -8,6 +8,7 @@ libraries fuse the same rankings and any difference is in the fusion itself.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -649,3 +650,28 @@ def test_ids_past_256_bytes_fuse_as_the_same_ids_short(method: str, norm: str | 
     for q in short.query_ids:
         assert [d.removeprefix(prefix) for d in long.ranking(q)] == list(short.ranking(q)), q
         assert sorted(long.to_dict()[q].values()) == sorted(short.to_dict()[q].values()), q
+
+
+@pytest.mark.parametrize("method", ["condorcet", "bordafuse"])
+def test_a_tie_between_long_ids_is_broken_as_their_strings_are(method: str) -> None:
+    """Two runs that rank two long ids in opposite orders tie them; the tie goes by doc id,
+    and two ids whose stand-ins sort the other way round from their strings (picked so)
+    come out in the strings' order, as the same tie between short ids does."""
+    from ragmetrics.formats import _packed
+
+    prefix = "https://example.com/" + "p" * 300 + "/"
+    pairs = ((prefix + a, prefix + b) for a, b in itertools.combinations("abcdefgh", 2))
+    low, high = next(
+        (x, y)
+        for x, y in pairs
+        if (made := _packed.standins([x.encode(), y.encode()])) is not None and made[0] > made[1]
+    )
+    runs = [
+        Run.from_lists({"q": [low, high, "z"]}),
+        Run.from_lists({"q": [high, low, "z"]}),
+    ]
+    short = [Run.from_lists({"q": ["a", "b", "z"]}), Run.from_lists({"q": ["b", "a", "z"]})]
+    names = {"a": low, "b": high, "z": "z"}
+    fused = fuse(runs, method=method)
+    expected = fuse(short, method=method)
+    assert list(fused.ranking("q")) == [names[d] for d in expected.ranking("q")]

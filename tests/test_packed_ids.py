@@ -290,6 +290,8 @@ def test_a_few_ids_past_256_bytes_stand_in_and_many_are_not_packed(
     twice = _packed.encode([["a", "z" * 300, "z" * 300]], 3)  # one id, kept once
     assert twice is not None and _packed.decode(twice) == ["a", "z" * 300, "z" * 300]
     assert _packed.encode([["a", "z" * 300, "w" * 300]], 3) is None  # the process is full
+    monkeypatch.setattr(_packed, "_MAX_LONG", len(_packed._LONG) + 1)  # room for one, two come
+    assert _packed.encode([["a", "v" * 300, "u" * 300]], 3) is None
 
 
 @pytest.mark.parametrize(
