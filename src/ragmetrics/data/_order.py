@@ -249,21 +249,19 @@ def _tie_order(order: np.ndarray | None, ties: np.ndarray, store: Store) -> str 
     larger doc id first, as trec_eval ranks them: a run written in trec_eval's order needs
     no tie broken; ``"ascending"`` when every pair has the smaller id first (as Anserini
     writes ties), each run of ties then only reversed; None otherwise, or for ids that are
-    not bytes. Bytes compare in the strings' order (but stand-ins, see ``_packed``: None); a
-    doc repeated in a tie is neither larger nor smaller, so its ties are broken in full.
-    ``order`` None: the identity."""
+    not bytes. Bytes compare in the strings' order (``_packed.greater``); a doc repeated in a
+    tie is neither larger nor smaller, so its ties are broken in full. ``order`` None: the
+    identity."""
     ids = store.ids
     if ids is None:
-        return None
-    if _tied_standin(ids, order, ties):
         return None
     if order is None:
         above, below = ids[ties], ids[ties + 1]
     else:
         above, below = ids[order[ties]], ids[order[ties + 1]]
-    if bool((above > below).all()):
+    if bool(_packed.greater(above, below).all()):
         return "descending"
-    if bool((above < below).all()):
+    if bool(_packed.greater(below, above).all()):
         return "ascending"
     return None
 
@@ -276,19 +274,6 @@ def _tie_runs(ties: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, np.concatenate((ties[breaks], [ties[-1]])) + 2 - starts
 
 
-def _tied_standin(ids: np.ndarray, order: np.ndarray | None, ties: np.ndarray) -> bool:
-    """True when a tied doc's id (``ties[i]`` ties with ``ties[i] + 1`` in ``order``, None:
-    the identity) is a stand-in (``_packed``: an id past ``WIDEST``, whose bytes do not sort
-    as its string)."""
-    standins = _packed.standin_rows(ids)
-    if not len(standins):
-        return False
-    marked = np.zeros(len(ids), dtype=bool)
-    marked[standins] = True
-    tied = (ties, ties + 1) if order is None else (order[ties], order[ties + 1])
-    return any(bool(marked[at].any()) for at in tied)
-
-
 def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray:
     """``order`` with each run of tied positions (``ties[i]`` ties with ``ties[i] + 1``)
     sorted by doc id descending (trec_eval), all runs in one sort."""
@@ -298,32 +283,30 @@ def _break_ties(order: np.ndarray, ties: np.ndarray, store: Store) -> np.ndarray
         # many tied strings: encoded once as bytes (None if they cannot be packed),
         # which costs less than ranking millions of strings among themselves
         ids = store.encoded()
-    long_ids = None  # the ids, when a tied one is past _packed.WIDEST: ranked as strings
-    if ids is not None and _tied_standin(ids, order, ties):
-        long_ids, ids = ids, None
     out = order.copy()
     if ids is not None:
         # a tie of two docs (most ties, with scores of a few decimals) takes one comparison
         # of bytes: the larger id first
         two = lengths == 2
         pairs = starts[two]
-        swap = pairs[ids[order[pairs]] < ids[order[pairs + 1]]]
+        swap = pairs[_packed.greater(ids[order[pairs + 1]], ids[order[pairs]])]
         out[swap], out[swap + 1] = order[swap + 1], order[swap]
         starts, lengths = starts[~two], lengths[~two]
         if not len(starts):
             return out
     run_of, within, positions = spans(starts, lengths)
     docs = order[positions]
-    if ids is not None:  # UTF-8 bytes: byte order is string order
+    tied_ids = None if ids is None else _packed.sortable(ids[docs])
+    if tied_ids is not None and tied_ids.dtype.kind == "S":  # byte order is string order
         # as integers, in byte order: sorting them is faster than sorting bytes
-        words = _packed.sort_words(ids[docs])
+        words = _packed.sort_words(tied_ids)
         keys = [words[:, k] for k in range(words.shape[1] - 1, -1, -1)]
-    else:  # strings: ranked among themselves (exact, unlike a fixed-width copy)
-        if long_ids is None:
+    else:  # strings (a stand-in's among them): ranked among themselves
+        if tied_ids is None:
             flat = store.flat_docs()
             tied = [flat[i] for i in docs.tolist()]
         else:
-            tied = _packed.decode(long_ids[docs])
+            tied = list(tied_ids.tolist())
         code = {doc: rank for rank, doc in enumerate(sorted(set(tied)))}
         keys = [np.fromiter(map(code.__getitem__, tied), dtype=np.int64, count=len(tied))]
     width = int(lengths.max())

@@ -520,14 +520,7 @@ class Store:
             ids = self.encoded()
         if ids is not None:  # UTF-8 bytes: byte order is string order
             at = self.offsets[rows]
-            left, right = ids[at + columns], ids[at + others]
-            bigger: np.ndarray = left > right
-            # but not for an id past _packed.WIDEST (a stand-in): compared as strings
-            long = np.union1d(_packed.standin_rows(left), _packed.standin_rows(right))
-            if len(long):
-                pairs = zip(_packed.decode(left[long]), _packed.decode(right[long]), strict=True)
-                bigger[long] = [a > b for a, b in pairs]
-            return bigger
+            return _packed.greater(ids[at + columns], ids[at + others])
         ranking = list(map(self.tuples().__getitem__, rows.tolist()))
         left = map(tuple.__getitem__, ranking, columns.tolist())
         right = map(tuple.__getitem__, ranking, others.tolist())

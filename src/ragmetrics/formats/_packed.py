@@ -35,8 +35,8 @@ WIDEST = 256  # ids up to this many bytes may be packed as they are; longer ones
 # _LONG, which every decode consults; an id whose stand-in another id holds is not packed.
 # What compares ids across arrays takes a stand-in as its id: :func:`hashes` gives it the
 # id's hash, :func:`equal` compares such pairs as strings; and, as a stand-in's bytes do not
-# sort as its id, what orders docs by id compares them as strings (:func:`standin_rows`
-# finds them).
+# sort as its id, what orders docs by id compares them as strings (:func:`greater`,
+# :func:`sortable`).
 
 STANDIN_WIDTH = 16
 _PREFIX = 7  # the id's first bytes in its stand-in, then a NUL, then 8 bytes of hash
@@ -81,6 +81,16 @@ def standin_cut(count: int, widest: int, outliers: int, n_over: Callable[[int], 
     return WIDEST
 
 
+def cut_of(widths: np.ndarray) -> int | None:
+    """:func:`standin_cut` of an array whose ids are ``widths`` bytes wide (at least one)."""
+
+    def over(limit: int) -> int:
+        return int(np.count_nonzero(widths > limit))
+
+    outliers = outlier_width(int(widths.sum()), len(widths))
+    return standin_cut(len(widths), int(widths.max()), outliers, over)
+
+
 def rows_with_standins(
     buffer: np.ndarray, starts: np.ndarray, widths: np.ndarray, cut: int | None = None
 ) -> np.ndarray | None:
@@ -90,15 +100,11 @@ def rows_with_standins(
     bytes past its last id."""
     if not len(widths):
         return word_rows(buffer, starts, widths)
-    widest = int(widths.max())
     if cut is None:
-        outliers = outlier_width(int(widths.sum()), len(widths))
-        cut = standin_cut(
-            len(widths), widest, outliers, lambda w: int(np.count_nonzero(widths > w))
-        )
+        cut = cut_of(widths)
         if cut is None:
             return None
-    if widest <= cut:
+    if int(widths.max()) <= cut:
         return word_rows(buffer, starts, widths)
     long = np.flatnonzero(widths > cut)
     made = standins(
@@ -205,6 +211,30 @@ def equal(left: np.ndarray, right: np.ndarray) -> np.ndarray:
             pairs = zip(decode(left[where]), decode(right[where]), strict=True)
             same[where] = [a == b for a, b in pairs]
     return same
+
+
+def greater(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``left > right``, id by id, for two ``S`` arrays of ids of one length, in the strings'
+    order: UTF-8 bytes sort as their strings, but a stand-in's bytes do not, so a pair that
+    holds one is compared as the ids' strings."""
+    bigger: np.ndarray = np.asarray(left > right)
+    if _LONG and len(left):
+        where = np.union1d(standin_rows(left), standin_rows(right))
+        if len(where):
+            pairs = zip(decode(left[where]), decode(right[where]), strict=True)
+            bigger[where] = [a > b for a, b in pairs]
+    return bigger
+
+
+def sortable(ids: np.ndarray) -> np.ndarray:
+    """``ids`` (an ``S`` array of any shape) as an array that sorts as their strings do:
+    itself, or, where a stand-in is among them, their strings (an object array)."""
+    where = standin_rows(ids.ravel())
+    if not len(where):
+        return ids
+    strings = np.empty(ids.size, dtype=object)
+    strings[:] = decode(ids.ravel())
+    return strings.reshape(ids.shape)
 
 
 def _equal_bytes(left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -354,9 +384,7 @@ def _one_by_one(groups: Sequence[Iterable[str]]) -> np.ndarray | None:
     names as stand-ins, or None, as there)."""
     encoded = [i.encode("utf-8") for i in chain.from_iterable(groups)]
     widths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-    widest = int(widths.max(initial=0))
-    outliers = outlier_width(int(widths.sum()), len(widths))
-    cut = standin_cut(len(widths), widest, outliers, lambda w: int(np.count_nonzero(widths > w)))
+    cut = cut_of(widths) if len(widths) else WIDEST
     if cut is None:
         return None
     long = np.flatnonzero(widths > cut).tolist()

@@ -72,11 +72,7 @@ class Table:
         strings do: their bytes, or their strings where an id past ``_packed.WIDEST``
         stands in among them (its bytes do not sort as its string)."""
         picked: np.ndarray = self.docs[at]
-        if picked.dtype.kind != "S" or not len(_packed.standin_rows(picked.ravel())):
-            return picked
-        strings = np.empty(picked.size, dtype=object)
-        strings[:] = _packed.decode(picked.ravel())
-        return strings.reshape(picked.shape)
+        return _packed.sortable(picked) if picked.dtype.kind == "S" else picked
 
     @property
     def cand_query(self) -> np.ndarray:
@@ -202,10 +198,8 @@ def _same_ids(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 def _pairs_exactly(queries: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`_pairs` by numbering the doc ids themselves (exact, slower; as strings where
     an id stands in, which another run may hold as its bytes)."""
-    if docs.dtype.kind == "S" and len(_packed.standin_rows(docs)):
-        strings = np.empty(len(docs), dtype=object)
-        strings[:] = _packed.decode(docs)
-        docs = strings
+    if docs.dtype.kind == "S":
+        docs = _packed.sortable(docs)
     _, codes = np.unique(docs, return_inverse=True)
     codes = codes.ravel()
     order = np.lexsort((codes, queries))
