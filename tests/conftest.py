@@ -244,3 +244,19 @@ def best_copies(rows: list[tuple[str, str, float]]) -> tuple[dict, dict[str, int
         else:
             of_query[d] = s
     return best, copies
+
+
+def standins_out_of_order() -> tuple[str, str]:
+    """Two long doc ids, the smaller string first, whose stand-ins (``formats._packed``)
+    sort the other way round: what tests of the order by id among stand-ins need."""
+    import itertools
+
+    from ragmetrics.formats import _packed
+
+    prefix = "https://example.com/" + "p" * 300 + "/"
+    pairs = ((prefix + a, prefix + b) for a, b in itertools.combinations("abcdefgh", 2))
+    return next(
+        (x, y)
+        for x, y in pairs
+        if (made := _packed.standins([x.encode(), y.encode()])) is not None and made[0] > made[1]
+    )

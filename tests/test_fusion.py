@@ -8,7 +8,6 @@ libraries fuse the same rankings and any difference is in the fusion itself.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 import random
@@ -24,6 +23,7 @@ from ragmetrics import Qrels, Run
 from ragmetrics.data._run import packed_columns
 from ragmetrics.errors import InputFormatError, InvalidParameterError, QueryMismatchWarning
 from ragmetrics.fusion import FUSION_METHODS, NORMALIZATIONS, REQUIRED, fuse, optimize_fusion
+from tests.conftest import standins_out_of_order
 
 ranx = pytest.importorskip("ranx")
 
@@ -657,15 +657,7 @@ def test_a_tie_between_long_ids_is_broken_as_their_strings_are(method: str) -> N
     """Two runs that rank two long ids in opposite orders tie them; the tie goes by doc id,
     and two ids whose stand-ins sort the other way round from their strings (picked so)
     come out in the strings' order, as the same tie between short ids does."""
-    from ragmetrics.formats import _packed
-
-    prefix = "https://example.com/" + "p" * 300 + "/"
-    pairs = ((prefix + a, prefix + b) for a, b in itertools.combinations("abcdefgh", 2))
-    low, high = next(
-        (x, y)
-        for x, y in pairs
-        if (made := _packed.standins([x.encode(), y.encode()])) is not None and made[0] > made[1]
-    )
+    low, high = standins_out_of_order()  # their stand-ins sort the other way round
     runs = [
         Run.from_lists({"q": [low, high, "z"]}),
         Run.from_lists({"q": [high, low, "z"]}),

@@ -20,6 +20,7 @@ import pytest
 
 import ragmetrics as rm
 from tests.conftest import best_copies as _expected
+from tests.conftest import standins_out_of_order
 
 METRICS = ["ndcg@10", "map", "recall@20", "mrr", "P@5"]
 
@@ -1442,15 +1443,7 @@ def test_tied_long_ids_written_in_their_stand_ins_order_are_ranked_as_strings(
     pa = pytest.importorskip("pyarrow")
     import pyarrow.parquet as pq
 
-    from ragmetrics.formats import _packed
-
-    prefix = "https://example.com/" + "p" * 300 + "/"
-    pairs = ((prefix + a, prefix + b) for a, b in itertools.combinations("abcdefgh", 2))
-    low, high = next(  # two ids whose stand-ins sort the other way round
-        (x, y)
-        for x, y in pairs
-        if (made := _packed.standins([x.encode(), y.encode()])) is not None and made[0] > made[1]
-    )
+    low, high = standins_out_of_order()  # their stand-ins sort the other way round
     rows = [("q1", "d9", 3.0), ("q1", low, 2.0), ("q1", high, 2.0), ("q1", "d1", 1.0)]
     if source == "trec":
         path = tmp_path / "run.txt"
